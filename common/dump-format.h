@@ -1,0 +1,180 @@
+/* dump-format.h - the instr dump file, defined once.
+ *
+ * Shared by the runtime (the only writer of real dumps) and the tools (one
+ * validating reader; instr-dump can also build a dump from its text form).
+ * Everything is little-endian and fixed width: no bitfields, bool or pointers.
+ *
+ *   offset 0            +--------------------------------------+
+ *                       | struct instr_dump_header             |  INSTR_DUMP_HEADER_SIZE bytes
+ *   header_size         +--------------------------------------+
+ *                       | chunk 0: struct instr_chunk_header   |  64 bytes
+ *                       |          payload                     |  chunk_size - 64 bytes
+ *   + chunk_size        +--------------------------------------+
+ *                       | chunk 1 ...                          |
+ *                       +--------------------------------------+
+ *
+ * Chunks are handed out to threads one at a time (append-only, shared file
+ * mapping), so the file is readable at any moment, even after SIGKILL: an
+ * unfinished chunk has used_bytes == 0 and its payload ends at the first
+ * zero byte (no record or event starts with a zero byte).
+ *
+ * EVENTS chunk payload: one thread's events, in order.  Each event is
+ *
+ *   varint  v = delta_ticks << 4 | os_flag << 3 | kind      (kind 1..7, so v != 0)
+ *   [u8     transition bits]         present iff os_flag == 1 (INSTR_OS_*)
+ *   [kind-specific payload]
+ *
+ * delta_ticks is the TSC distance from the previous event of the same thread
+ * (the first event of a chunk counts from the chunk's base_tsc).  os_flag says
+ * the OS did something on this thread in the interval that this event ends.
+ * varint = unsigned LEB128.  Typical sizes: exit 2 bytes, enter 3-4 bytes.
+ *
+ * METADATA chunk payload: records, each
+ *
+ *   u8 type (INSTR_META_*, != 0)   varint payload_length   payload
+ *
+ * Strings inside records are varint length + bytes (no terminator).
+ */
+#ifndef INSTR_DUMP_FORMAT_H
+#define INSTR_DUMP_FORMAT_H
+
+#include <stdint.h>
+
+#define INSTR_DUMP_MAGIC "INSTRDMP" /* 8 bytes, no terminator in the file */
+#define INSTR_DUMP_VERSION 1u
+#define INSTR_DUMP_HEADER_SIZE 4096u
+#define INSTR_CHUNK_MAGIC 0x4b484349u /* "ICHK" */
+#define INSTR_CHUNK_HEADER_SIZE 64u
+#define INSTR_DUMP_MAX_CHUNK_SIZE (1u << 26) /* reader refuses larger chunks */
+
+/* Header flags. */
+#define INSTR_DUMP_COMPLETE 0x1u      /* end_* fields written by the exit path */
+#define INSTR_DUMP_FORK_CHILD 0x2u    /* written by a forked child; open frames re-entered */
+#define INSTR_DUMP_TSC_INVARIANT 0x4u /* CPUID says the TSC is invariant */
+
+struct instr_dump_header {
+    char magic[8];                /* INSTR_DUMP_MAGIC */
+    uint32_t version;             /* INSTR_DUMP_VERSION */
+    uint32_t header_size;         /* bytes before chunk 0 */
+    uint32_t chunk_size;          /* bytes per chunk, header included */
+    uint32_t flags;               /* INSTR_DUMP_* */
+    uint64_t pid;                 /* process id */
+    uint64_t ppid;                /* parent process id */
+    uint64_t start_tsc;           /* ticks at runtime start */
+    uint64_t start_mono_ns;       /* CLOCK_MONOTONIC ns at runtime start */
+    uint64_t start_real_ns;       /* CLOCK_REALTIME ns since the epoch at runtime start */
+    uint64_t end_tsc;             /* ticks at exit; 0 if the process never finished */
+    uint64_t end_mono_ns;         /* CLOCK_MONOTONIC ns at exit; 0 likewise */
+    uint64_t last_tsc;            /* latest calibration pair (updated during the run) */
+    uint64_t last_mono_ns;        /*   so a killed process still has a tick rate */
+    uint64_t chunk_count;         /* chunks handed out so far */
+    uint64_t dropped_events;      /* events lost (no space, allocation failure) */
+    uint32_t detector;            /* INSTR_DETECTOR_* that ran */
+    uint32_t detector_sees;       /* INSTR_OS_* bits the detector can observe */
+    uint32_t thread_count;        /* threads that recorded events */
+    int32_t exit_status;          /* status passed to exit(), if known */
+    char exe_path[1024];          /* NUL-terminated executable path */
+    char detector_detail[128];    /* NUL-terminated, e.g. "rseq_cs (self-test passed)" */
+    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 1280];
+};
+
+/* Chunk kinds. */
+#define INSTR_CHUNK_EVENTS 1u
+#define INSTR_CHUNK_METADATA 2u
+
+struct instr_chunk_header {
+    uint32_t magic;        /* INSTR_CHUNK_MAGIC */
+    uint16_t kind;         /* INSTR_CHUNK_* */
+    uint16_t header_size;  /* INSTR_CHUNK_HEADER_SIZE */
+    uint32_t thread_index; /* dense per-process thread number (EVENTS) */
+    uint32_t tid;          /* kernel thread id (EVENTS) */
+    uint32_t seq;          /* this thread's (or the metadata's) chunk number, from 0 */
+    uint32_t used_bytes;   /* payload bytes; 0 = not closed, scan to the first zero byte */
+    uint64_t base_tsc;     /* ticks the first event's delta counts from */
+    uint8_t reserved[32];
+};
+
+/* Event kinds (low 3 bits of the event varint). */
+#define INSTR_EVENT_KINDS(X)                                                                       \
+    X(ENTER, 1, "enter")   /* varint function id: push it */                                     \
+    X(EXIT, 2, "exit")     /* pop the top frame */                                                \
+    X(CALL, 3, "call")     /* varint call-site id: push the callee (call-site hooks) */          \
+    X(RETURN, 4, "return") /* pop the call-site frame */                                         \
+    X(EXT, 5, "ext")       /* u8 INSTR_EXT_* subtype, then its payload */
+
+enum instr_event_kind {
+#define INSTR_X_ENUM(name, value, text) INSTR_EV_##name = value,
+    INSTR_EVENT_KINDS(INSTR_X_ENUM)
+#undef INSTR_X_ENUM
+};
+
+/* Extended events (rare: repairs, thread life, user marks). */
+#define INSTR_EXT_KINDS(X)                                                                         \
+    X(UNWIND, 1, "unwind")       /* u8 INSTR_UNWIND_*: pop the top frame, closed by a repair */  \
+    X(THREAD_END, 2, "end")      /* the thread finished; open frames close here */               \
+    X(REENTER, 3, "reenter")     /* varint function id: push without counting a call (fork) */  \
+    X(MARK, 4, "mark")           /* varint label id: a named instant */                          \
+    X(COUNTER, 5, "counter")     /* varint label id, zigzag varint value */                      \
+    X(RESYNC, 6, "resync")       /* u64 absolute ticks; the next delta counts from it */         \
+    X(DROPPED, 7, "dropped")     /* varint events lost just before this point */
+
+enum instr_ext_kind {
+#define INSTR_X_ENUM(name, value, text) INSTR_EXT_##name = value,
+    INSTR_EXT_KINDS(INSTR_X_ENUM)
+#undef INSTR_X_ENUM
+};
+
+/* Why a frame was closed without its exit hook. */
+#define INSTR_UNWIND_EXCEPTION 1u /* an exception passed through it (seen at a landing pad) */
+#define INSTR_UNWIND_STACK 2u     /* its stack frame is gone (longjmp, or unwinding seen late) */
+#define INSTR_UNWIND_MISMATCH 3u  /* an exit hook named a frame further down the stack */
+
+/* Transition bits: what the OS did in an interval (the byte after a flagged event). */
+#define INSTR_OS_KINDS(X)                                                                          \
+    X(SCHED, 0x01u, "sched")     /* context switch: preemption, blocking, sleep, migration */    \
+    X(SYSCALL, 0x02u, "syscall") /* a system call */                                             \
+    X(FAULT, 0x04u, "fault")     /* a page fault */                                              \
+    X(SIGNAL, 0x08u, "signal")   /* a signal was delivered */                                    \
+    X(IRQ, 0x10u, "irq")         /* a hardware interrupt */                                      \
+    X(UNKNOWN, 0x80u, "unknown") /* the detector lost track (e.g. someone else's rseq_cs) */
+
+enum instr_os_bit {
+#define INSTR_X_ENUM(name, value, text) INSTR_OS_##name = value,
+    INSTR_OS_KINDS(INSTR_X_ENUM)
+#undef INSTR_X_ENUM
+};
+
+/* Detectors. */
+#define INSTR_DETECTORS(X)                                                                         \
+    X(NONE, 0, "none")         /* nothing observed: Application == Elapsed */                    \
+    X(RSEQ_CS, 1, "rseq_cs")   /* rseq_cs lazy-clear */                                           \
+    X(GETRUSAGE, 2, "getrusage") /* RUSAGE_THREAD counters at each hook (slow, exact) */
+
+enum instr_detector {
+#define INSTR_X_ENUM(name, value, text) INSTR_DETECTOR_##name = value,
+    INSTR_DETECTORS(INSTR_X_ENUM)
+#undef INSTR_X_ENUM
+};
+
+/* Metadata records. */
+#define INSTR_META_KINDS(X)                                                                        \
+    X(MODULE, 1, "module")     /* varint module id, str path, u64 load address */                \
+    X(FUNCTION, 2, "function") /* varint id, varint module id, varint line, str name (mangled), str file */ \
+    X(THREAD, 3, "thread")     /* varint thread index, varint tid, str name (a later record wins) */ \
+    X(LABEL, 4, "label")       /* varint label id, str text (marks and counters) */
+
+enum instr_meta_kind {
+#define INSTR_X_ENUM(name, value, text) INSTR_META_##name = value,
+    INSTR_META_KINDS(INSTR_X_ENUM)
+#undef INSTR_X_ENUM
+};
+
+#define INSTR_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#ifdef __cplusplus
+#undef INSTR_STATIC_ASSERT
+#define INSTR_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#endif
+INSTR_STATIC_ASSERT(sizeof(struct instr_dump_header) == INSTR_DUMP_HEADER_SIZE, "dump header size");
+INSTR_STATIC_ASSERT(sizeof(struct instr_chunk_header) == INSTR_CHUNK_HEADER_SIZE, "chunk header size");
+
+#endif

@@ -1,0 +1,71 @@
+/* hook-abi.h - the contract between the GCC plugin and the runtime.
+ *
+ * The plugin emits, per instrumented function, a writable static byte array
+ * (the function's descriptor) and calls the hooks below with its address.
+ * Descriptor layout (8-byte aligned):
+ *
+ *   offset 0   u32  id       0 until the runtime registers the function
+ *   offset 4   u8   abi      INSTR_HOOK_ABI_VERSION
+ *   offset 5   u8   flags    reserved, 0
+ *   offset 6   u16  reserved 0
+ *   offset 8   "mangled-name\0source-file\0decimal-line\0"
+ *
+ * Hooks take the descriptor and the function's CFA (__builtin_dwarf_cfa():
+ * the caller's stack pointer before the call), which lets the runtime tell
+ * live frames from frames that an exception or longjmp has left.  Inlined
+ * copies of an instrumented function (when instrumenting before inlining)
+ * share their host's CFA.
+ *
+ * Binding: the plugin adds to every object, in one COMDAT group so that each
+ * module (executable or shared library) keeps exactly one copy,
+ *   - hidden trampolines __instr_enter/__instr_exit/__instr_landing, each an
+ *     indirect jump through the module's hidden table __instr_hook_table;
+ *   - the table, initialised to a hidden no-op (__instr_nop), so code that
+ *     runs before binding, or when the runtime cannot be loaded, is merely
+ *     not recorded;
+ *   - a constructor (.init_array, priority INSTR_BIND_PRIORITY) that
+ *     dlopen()s the runtime by the absolute path fixed at compile time
+ *     (libinstr-rt.so next to the plugin, or -fplugin-arg-instr-runtime=PATH)
+ *     and calls its INSTR_BIND_SYMBOL with the table.
+ */
+#ifndef INSTR_HOOK_ABI_H
+#define INSTR_HOOK_ABI_H
+
+#include <stdint.h>
+
+#define INSTR_HOOK_ABI_VERSION 1u
+#define INSTR_FN_DESC_NAMES_OFFSET 8u
+
+/* Names spelled once, used by the plugin (emitted calls) and the runtime. */
+#define INSTR_HOOK_ENTER "__instr_enter"
+#define INSTR_HOOK_EXIT "__instr_exit"
+#define INSTR_HOOK_LANDING "__instr_landing"
+#define INSTR_HOOK_TABLE "__instr_hook_table"
+#define INSTR_HOOK_NOP "__instr_nop"
+#define INSTR_BIND_SYMBOL "instr__bind"
+#define INSTR_RUNTIME_SONAME "libinstr-rt.so"
+#define INSTR_BIND_PRIORITY 100 /* the last reserved priority: before every user constructor */
+
+/* Slots of __instr_hook_table, in order. */
+enum instr_hook_slot {
+    INSTR_SLOT_ENTER = 0,   /* void enter(struct instr_fn_desc *, void *cfa) */
+    INSTR_SLOT_EXIT = 1,    /* void exit(struct instr_fn_desc *, void *cfa) */
+    INSTR_SLOT_LANDING = 2, /* void landing(struct instr_fn_desc *, void *cfa): an EH landing pad of fn runs */
+    INSTR_SLOT_COUNT = 8    /* room for call-site hooks without an ABI change */
+};
+
+struct instr_fn_desc {
+    uint32_t id;
+    uint8_t abi;
+    uint8_t flags;
+    uint16_t reserved;
+    char names[]; /* "mangled\0file\0line\0" */
+};
+
+typedef void (*instr_hook_fn)(struct instr_fn_desc *fn, void *cfa);
+
+/* The runtime's binding entry point: fills table[0..slots) with its hooks.
+ * Returns 0, or -1 if abi is not supported (the table is left alone). */
+typedef int (*instr_bind_fn)(instr_hook_fn *table, unsigned slots, unsigned abi);
+
+#endif
