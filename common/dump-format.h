@@ -69,13 +69,14 @@ struct instr_dump_header {
     uint64_t last_mono_ns;        /*   so a killed process still has a tick rate */
     uint64_t chunk_count;         /* chunks handed out so far */
     uint64_t dropped_events;      /* events lost (no space, allocation failure) */
+    uint64_t unmatched_exits;     /* exit hooks with no matching live frame (ignored) */
     uint32_t detector;            /* INSTR_DETECTOR_* that ran */
     uint32_t detector_sees;       /* INSTR_OS_* bits the detector can observe */
     uint32_t thread_count;        /* threads that recorded events */
     int32_t exit_status;          /* status passed to exit(), if known */
     char exe_path[1024];          /* NUL-terminated executable path */
     char detector_detail[128];    /* NUL-terminated, e.g. "rseq_cs (self-test passed)" */
-    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 1280];
+    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 1288];
 };
 
 /* Chunk kinds. */
