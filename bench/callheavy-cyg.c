@@ -1,0 +1,2 @@
+/* callheavy.c built with -finstrument-functions (see CMakeLists.txt). */
+#include "callheavy.c"

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Overhead benchmark, run side by side in one invocation (machines here are
+noisy: medians of interleaved runs, and ratios).
+
+Reports, for the call-heavy program:
+  - ns per instrumented call (enter+exit, dump writing included) for instr and
+    for -finstrument-functions with empty hooks, both against the plain build;
+  - bytes per event of the dump;
+  - instr-report's events per second and peak memory on that dump.
+"""
+import argparse, glob, json, os, resource, statistics, subprocess, sys, tempfile, time
+
+
+def timed(cmd, env=None, cwd=None):
+    start = time.perf_counter()
+    pid = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL).pid
+    _, status, usage = os.wait4(pid, 0)
+    elapsed = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{cmd[0]} failed with status {status}")
+    return elapsed, usage.ru_maxrss * 1024
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for k in ("plain", "cyg", "instr", "report"):
+        ap.add_argument("--" + k, required=True)
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--scale", default="2")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as work:
+        env = dict(os.environ, INSTR_OUTPUT=os.path.join(work, "bench.%p.instr"))
+        times = {"plain": [], "cyg": [], "instr": []}
+        for _ in range(a.runs):
+            for k in times:
+                for f in glob.glob(os.path.join(work, "*.instr")):
+                    os.unlink(f)
+                times[k].append(timed([getattr(a, k), a.scale], env=env, cwd=work)[0])
+        dump = glob.glob(os.path.join(work, "*.instr"))[0]
+        out = subprocess.run([a.report, "--format", "json", dump], capture_output=True, text=True, check=True)
+        rep = json.loads(out.stdout)
+        calls = sum(f["calls"] for f in rep["functions"])
+        events = 2 * calls
+        size = os.path.getsize(dump)
+        report_times, peak = [], 0
+        for _ in range(max(3, a.runs // 2)):
+            t, rss = timed([a.report, "--format", "csv", dump])
+            report_times.append(t)
+            peak = max(peak, rss)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    per_call = lambda k: (med[k] - med["plain"]) / calls * 1e9
+    print(f"calls: {calls}  (runs: {a.runs}, medians)")
+    print(f"plain: {med['plain']*1e3:.1f} ms   -finstrument-functions+empty hooks: {med['cyg']*1e3:.1f} ms   instr: {med['instr']*1e3:.1f} ms")
+    print(f"ns per call (enter+exit), instr:                 {per_call('instr'):.1f}")
+    print(f"ns per call (enter+exit), empty cyg hooks:       {per_call('cyg'):.1f}")
+    print(f"ratio instr / empty cyg hooks:                   {per_call('instr')/max(per_call('cyg'),1e-9):.2f}")
+    print(f"dump: {size} bytes for {events} events = {size/events:.2f} bytes/event (file size, chunk headers and padding included)")
+    rt = statistics.median(report_times)
+    print(f"instr-report: {events/rt/1e6:.1f} M events/s ({rt*1e3:.0f} ms), peak RSS {peak/2**20:.1f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,223 @@
+/* dump-reader.h - the one validating reader of instr dumps.
+ *
+ * The file is mapped read-only and treated as hostile input: every size and
+ * offset is checked before use and nothing is allocated from an unchecked
+ * field (counts are bounded by what the file can hold).  A dump that is cut
+ * short (killed process, copied while running) still yields everything that
+ * can be read, plus warnings; a file that is not a dump, or of another
+ * version, is refused with a one-line reason.
+ *
+ * Library code: never prints or exits.  Functions return 0 or a negative
+ * INSTR_E* code and fill the caller's error buffer.
+ */
+#ifndef INSTR_DUMP_READER_H
+#define INSTR_DUMP_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dump-format.h"
+#include "event-codec.h"
+
+/* Error codes of the tools library (negative return values). */
+#define INSTR_TOOL_ERRORS(X)                                                                       \
+    X(IO, 1, "cannot read file")                                                                   \
+    X(NOTDUMP, 2, "not an instr dump")                                                             \
+    X(VERSION, 3, "unsupported dump version")                                                      \
+    X(CORRUPT, 4, "corrupt dump")                                                                  \
+    X(NOMEM, 5, "out of memory")                                                                   \
+    X(SYNTAX, 6, "syntax error")                                                                   \
+    X(ARG, 7, "bad argument")
+
+enum instr_tool_error {
+#define INSTR_X_ENUM(name, value, text) INSTR_E##name = -(value),
+    INSTR_TOOL_ERRORS(INSTR_X_ENUM)
+#undef INSTR_X_ENUM
+};
+
+const char *instr_tool_strerror(int err);
+
+struct instr_module {
+    uint64_t id;        /* module id from its record */
+    char *path;         /* executable or shared library path */
+    uint64_t load_addr; /* load address, bytes */
+};
+
+struct instr_function {
+    uint64_t id;     /* function id used by ENTER/REENTER events */
+    uint64_t module; /* module id */
+    uint64_t line;   /* source line */
+    char *name;      /* mangled name */
+    char *file;      /* source file */
+};
+
+struct instr_label {
+    uint64_t id; /* label id used by MARK/COUNTER events */
+    char *text;
+};
+
+/* One EVENTS chunk, validated: payload bytes are inside the mapping. */
+struct instr_chunk_ref {
+    const uint8_t *payload; /* first payload byte */
+    size_t len;             /* readable payload bytes (used_bytes, or up to the end of file) */
+    uint64_t base_tsc;      /* ticks the first delta counts from */
+    uint32_t seq;           /* chunk number within its thread */
+    uint8_t open;           /* used_bytes was 0: the payload ends at the first zero byte */
+};
+
+struct instr_thread_info {
+    uint32_t index;                /* dense per-process thread number */
+    uint64_t tid;                  /* kernel thread id (thread record, else chunk header) */
+    char *name;                    /* from the latest thread record, or NULL */
+    struct instr_chunk_ref *chunks; /* ordered by seq */
+    size_t nchunks;
+};
+
+struct instr_dump {
+    const char *path;
+    const uint8_t *map; /* whole file, read-only */
+    size_t size;        /* file bytes */
+    struct instr_dump_header hdr; /* copy; strings NUL-terminated by the reader */
+    double tick_hz;     /* ticks per second, 0 if no calibration pair is usable */
+    struct instr_module *modules;
+    size_t nmodules;
+    struct instr_function *functions; /* sorted by id */
+    size_t nfunctions;
+    struct instr_label *labels; /* sorted by id */
+    size_t nlabels;
+    struct instr_thread_info *threads; /* sorted by index */
+    size_t nthreads;
+    char **warnings; /* one line each */
+    size_t nwarnings;
+    uint64_t truncated; /* nonzero if the file ends before its chunks do */
+};
+
+/* Opens and validates path.  On error returns a negative code with a
+ * one-line reason in err; d is then empty (instr_dump_close is harmless). */
+int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t errlen);
+void instr_dump_close(struct instr_dump *d);
+
+/* Adds a warning line (printf-style) to d.  Returns 0 or INSTR_ENOMEM. */
+int instr_dump_warn(struct instr_dump *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+const struct instr_function *instr_dump_function(const struct instr_dump *d, uint64_t id);
+const struct instr_module *instr_dump_module(const struct instr_dump *d, uint64_t id);
+const struct instr_label *instr_dump_label(const struct instr_dump *d, uint64_t id);
+const char *instr_detector_name(uint32_t detector);
+
+/* ---- event decoding ------------------------------------------------------ */
+
+/* One decoded event.  tick is absolute (the running tick after this event's
+ * delta); for RESYNC, arg is the new running tick that the next delta
+ * counts from. */
+struct instr_event {
+    uint64_t tick;  /* absolute ticks of this event */
+    uint64_t delta; /* encoded delta, ticks */
+    uint64_t arg;   /* function id, call-site id, label id, unwind reason, resync ticks, lost events */
+    int64_t value;  /* COUNTER value */
+    uint8_t kind;   /* INSTR_EV_* */
+    uint8_t ext;    /* INSTR_EXT_* when kind == EXT, else 0 */
+    uint8_t os;     /* 1 if the OS acted in the interval this event ends */
+    uint8_t bits;   /* INSTR_OS_* transition bits (when os) */
+};
+
+/* Decodes one event at *p (before end).  Returns 1 and advances *p, 0 at the
+ * end of the payload (end reached, or a zero byte where an event would
+ * start), or -1 if the bytes are not a valid event (cut, unknown kind).
+ * tick is not filled: the caller keeps the running tick. */
+static inline int instr_decode_event(const uint8_t **pp, const uint8_t *end, struct instr_event *ev)
+{
+    const uint8_t *p = *pp;
+    uint64_t v;
+    if (p >= end || *p == 0)
+        return 0;
+    if (*p < 0x80) {
+        v = *p++;
+    } else if (instr_get_varint(&p, end, &v) < 0) {
+        return -1;
+    }
+    ev->delta = v >> 4;
+    ev->os = (uint8_t)(v >> 3 & 1);
+    ev->kind = (uint8_t)(v & 7);
+    ev->ext = 0;
+    if (ev->os) {
+        if (p >= end)
+            return -1;
+        ev->bits = *p++;
+    } else {
+        ev->bits = 0;
+    }
+    switch (ev->kind) {
+    case INSTR_EV_ENTER:
+    case INSTR_EV_CALL:
+        if (p < end && *p < 0x80)
+            ev->arg = *p++;
+        else if (instr_get_varint(&p, end, &ev->arg) < 0)
+            return -1;
+        break;
+    case INSTR_EV_EXIT:
+    case INSTR_EV_RETURN:
+        break;
+    case INSTR_EV_EXT:
+        if (p >= end)
+            return -1;
+        ev->ext = *p++;
+        switch (ev->ext) {
+        case INSTR_EXT_UNWIND:
+            if (p >= end)
+                return -1;
+            ev->arg = *p++;
+            break;
+        case INSTR_EXT_THREAD_END:
+            break;
+        case INSTR_EXT_REENTER:
+        case INSTR_EXT_MARK:
+        case INSTR_EXT_DROPPED:
+            if (instr_get_varint(&p, end, &ev->arg) < 0)
+                return -1;
+            break;
+        case INSTR_EXT_COUNTER: {
+            uint64_t z;
+            if (instr_get_varint(&p, end, &ev->arg) < 0 || instr_get_varint(&p, end, &z) < 0)
+                return -1;
+            ev->value = instr_unzigzag(z);
+            break;
+        }
+        case INSTR_EXT_RESYNC: {
+            uint64_t t = 0;
+            if (end - p < 8)
+                return -1;
+            for (int i = 7; i >= 0; i--)
+                t = t << 8 | p[i];
+            p += 8;
+            ev->arg = t;
+            break;
+        }
+        default:
+            return -1;
+        }
+        break;
+    default:
+        return -1;
+    }
+    *pp = p;
+    return 1;
+}
+
+/* Iterates the events of one thread across its chunks, keeping the running
+ * tick (reset to base_tsc at each chunk, set by RESYNC). */
+struct instr_event_iter {
+    const struct instr_thread_info *th;
+    size_t chunk;         /* index of the current chunk */
+    const uint8_t *p, *end;
+    uint64_t tick;        /* running tick */
+    int bad;              /* set when decoding stopped on invalid bytes */
+    size_t bad_chunk;     /* chunk index where it stopped */
+};
+
+void instr_event_iter_init(struct instr_event_iter *it, const struct instr_thread_info *th);
+/* 1 = an event, 0 = the end.  Invalid bytes end the chunk (it->bad is set
+ * and the iteration goes on with the next chunk). */
+int instr_event_iter_next(struct instr_event_iter *it, struct instr_event *ev);
+
+#endif
