@@ -1,0 +1,111 @@
+/* bind.c - instr__bind, the runtime's one exported symbol, and the lazy
+ * process initialisation that the first bind triggers.
+ *
+ * Every instrumented module (the executable, each instrumented .so) calls
+ * instr__bind from a constructor; the first call creates the dump, chooses
+ * the detector and hooks exit and fork.  If the dump cannot be created the
+ * tables get a no-op and the program runs as if uninstrumented.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "detector.h"
+#include "internal.h"
+
+struct instr__process instr__rt = {
+    .fd = -1,
+    .stopped = 1,
+    .chunk_lock = PTHREAD_MUTEX_INITIALIZER,
+    .meta_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static int recording;
+
+/* The output template, made absolute now: a later chdir must not move the
+ * dump (nor the fork child's). */
+static void output_template(void)
+{
+    const char *t = secure_getenv("INSTR_OUTPUT");
+    char cwd[2048];
+    if (!t || !*t)
+        t = "%e.%p.instr";
+    if (t[0] == '/' || !getcwd(cwd, sizeof cwd)) {
+        strncpy(instr__rt.output_template, t, sizeof instr__rt.output_template - 1);
+        return;
+    }
+    size_t cl = strlen(cwd), tl = strlen(t);
+    if (cl + 1 + tl + 1 > sizeof instr__rt.output_template) {
+        strncpy(instr__rt.output_template, t, sizeof instr__rt.output_template - 1);
+        return;
+    }
+    memcpy(instr__rt.output_template, cwd, cl);
+    instr__rt.output_template[cl] = '/';
+    memcpy(instr__rt.output_template + cl + 1, t, tl + 1);
+}
+
+/* Never unloaded: threads' rseq_cs fields point at our descriptor, and
+ * atexit/atfork handlers at our code. */
+static void pin_self(void)
+{
+    Dl_info info;
+    if (dladdr((void *)instr__process_init, &info) && info.dli_fname)
+        dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
+static void process_init(void)
+{
+    struct instr__thread *saved_tls = instr__tls;
+    if (!saved_tls)
+        instr__tls = &instr__idle_thread; /* no hooks on this thread meanwhile */
+    ssize_t n = readlink("/proc/self/exe", instr__rt.exe_path, sizeof instr__rt.exe_path - 1);
+    instr__rt.exe_path[n > 0 ? n : 0] = 0;
+    output_template();
+    if (pthread_key_create(&instr__rt.key, instr__thread_end)) {
+        instr__say("cannot create a thread key", "", "", "; not recording");
+        goto out;
+    }
+    if (instr__meta_init()) {
+        instr__say("cannot map the function registry", "", "", "; not recording");
+        goto out;
+    }
+    instr__detector_init();
+    if (instr__dump_create(0))
+        goto out;
+    if (instr__lifecycle_init())
+        goto out;
+    pin_self();
+    recording = 1;
+out:
+    if (!saved_tls)
+        instr__tls = NULL;
+}
+
+int instr__process_init(void)
+{
+    int saved = errno;
+    pthread_once(&init_once, process_init);
+    errno = saved;
+    return recording ? 0 : -1;
+}
+
+__attribute__((visibility("default"))) int instr__bind(instr_hook_fn *table, unsigned slots,
+                                                       unsigned abi)
+{
+    if (abi != INSTR_HOOK_ABI_VERSION || !table)
+        return -1;
+    int on = instr__process_init() == 0;
+    for (unsigned i = 0; i < slots; i++)
+        table[i] = instr__hook_nop;
+    if (on && slots > INSTR_SLOT_LANDING) {
+        table[INSTR_SLOT_ENTER] = instr__hook_enter;
+        table[INSTR_SLOT_EXIT] = instr__hook_exit;
+        table[INSTR_SLOT_LANDING] = instr__hook_landing;
+    }
+    return 0;
+}

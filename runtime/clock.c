@@ -1,0 +1,42 @@
+/* clock.c - ticks (TSC), the calibration pairs, the invariant-TSC check. */
+#include <cpuid.h>
+#include <time.h>
+
+#include "internal.h"
+
+static uint64_t ns_of(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t instr__mono_ns(void)
+{
+    return ns_of(CLOCK_MONOTONIC);
+}
+
+/* Ticks read on both sides of the clocks; the midpoint is the best estimate
+ * of when the clocks were read (vDSO calls, no errno change). */
+void instr__clock_pair(uint64_t *tsc, uint64_t *mono_ns, uint64_t *real_ns)
+{
+    uint64_t t0 = instr__tsc();
+    uint64_t m = ns_of(CLOCK_MONOTONIC);
+    uint64_t r = real_ns ? ns_of(CLOCK_REALTIME) : 0;
+    uint64_t t1 = instr__tsc();
+    *tsc = t0 + (t1 - t0) / 2;
+    *mono_ns = m;
+    if (real_ns)
+        *real_ns = r;
+}
+
+/* CPUID 0x80000007 EDX bit 8: the TSC runs at a constant rate in all
+ * P-/C-states, so ticks convert to time with one rate. */
+int instr__tsc_invariant(void)
+{
+    unsigned a, b, c, d;
+    if (__get_cpuid_max(0x80000000u, NULL) < 0x80000007u)
+        return 0;
+    __cpuid(0x80000007u, a, b, c, d);
+    return (d >> 8) & 1;
+}

@@ -1,0 +1,119 @@
+/* detector-rseq.c - rseq_cs lazy-clear detector.
+ *
+ * glibc (>= 2.35) registers an rseq area for every thread.  User space may
+ * store a pointer to a critical-section descriptor in its rseq_cs field; the
+ * kernel sets the field back to 0 whenever it preempts the thread, delivers a
+ * signal to it or migrates it while the instruction pointer is outside the
+ * descriptor's range.  Our descriptor is valid but covers one instruction that
+ * never runs, so the kernel never aborts anything: it only clears the field,
+ * and a hook that finds 0 knows the kernel scheduled this thread in the
+ * interval.  (See /work/shared/research/transitions.md, C.2.)
+ *
+ * Blind spots: non-blocking syscalls, non-blocking page faults, interrupts
+ * that do not reschedule.  On kernels with the optimised ("V2") rseq
+ * semantics a switch while blocked in a syscall is not seen: the start-up
+ * self-test (nanosleep must clear the field) catches that and falls back.
+ *
+ * ABI rule: rseq_cs must not point at a descriptor that goes away.  The
+ * runtime pins itself (RTLD_NODELETE, bind.c) and clears the field when a
+ * thread ends.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "detector.h"
+
+#define RSEQ_CS_FIELD_OFFSET 8 /* struct rseq { u32 cpu_id_start, cpu_id; u64 rseq_cs; ... } */
+#define RSEQ_SIG 0x53053053u
+
+/* From glibc >= 2.35; weak so that an older glibc just gives 0 (no rseq). */
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+
+struct rseq_cs_desc {
+    uint32_t version;
+    uint32_t flags;
+    uint64_t start_ip;
+    uint64_t post_commit_offset;
+    uint64_t abort_ip;
+} __attribute__((aligned(32)));
+
+/* A never-executed one-byte "critical section"; the abort handler must be
+ * preceded by the signature or the kernel kills the thread. */
+__asm__(".pushsection .text.instr_rseq,\"ax\",@progbits\n"
+        ".hidden instr__rseq_start\n"
+        ".hidden instr__rseq_abort\n"
+        "instr__rseq_start:\n\tnop\n"
+        "\t.long 0x53053053\n"
+        "instr__rseq_abort:\n\tud2\n"
+        ".popsection\n");
+extern const char instr__rseq_start[] __attribute__((visibility("hidden")));
+extern const char instr__rseq_abort[] __attribute__((visibility("hidden")));
+
+static const struct rseq_cs_desc rseq_desc = {
+    .version = 0,
+    .flags = 0,
+    .start_ip = (uint64_t)(uintptr_t)instr__rseq_start,
+    .post_commit_offset = 1,
+    .abort_ip = (uint64_t)(uintptr_t)instr__rseq_abort,
+};
+
+static volatile uint64_t *rseq_word(void)
+{
+    return (volatile uint64_t *)((char *)__builtin_thread_pointer() + __rseq_offset +
+                                 RSEQ_CS_FIELD_OFFSET);
+}
+
+int instr__detector_rseq_init(struct instr__detector_info *info)
+{
+    memset(info, 0, sizeof *info);
+    if (&__rseq_size == NULL || &__rseq_offset == NULL || __rseq_size < 20) {
+        snprintf(info->detail, sizeof info->detail, "none (rseq_cs: glibc rseq not registered, __rseq_size=%u)",
+                 &__rseq_size ? __rseq_size : 0u);
+        return -1;
+    }
+    volatile uint64_t *w = rseq_word();
+    uint64_t mine = (uint64_t)(uintptr_t)&rseq_desc;
+    uint64_t before = *w;
+    if (before != 0 && before != mine) {
+        /* Someone else's critical section was the last one: harmless, the
+         * kernel clears it lazily, but say so. */
+    }
+    /* Self-test: a sleep always blocks (timer slack >= 50 us), so the kernel
+     * must have cleared our pointer when the thread comes back. */
+    int saved = errno, cleared = 0;
+    for (int i = 0; i < 3 && !cleared; i++) {
+        *w = mine;
+        struct timespec ts = {0, 1000};
+        nanosleep(&ts, NULL);
+        cleared = *w == 0;
+    }
+    *w = 0;
+    errno = saved;
+    if (!cleared) {
+        snprintf(info->detail, sizeof info->detail,
+                 "none (rseq_cs self-test failed: a sleep did not clear rseq_cs)");
+        return -1;
+    }
+    info->kind = INSTR_DETECTOR_RSEQ_CS;
+    /* Signals and migrations clear it too but look the same: SCHED. */
+    info->sees = INSTR_OS_SCHED | INSTR_OS_UNKNOWN;
+    snprintf(info->detail, sizeof info->detail, "rseq_cs (self-test passed)");
+    return 0;
+}
+
+void instr__detector_rseq_thread(struct instr__thread *t)
+{
+    t->det_word = rseq_word();
+    t->det_armed = (uint64_t)(uintptr_t)&rseq_desc;
+    *t->det_word = t->det_armed;
+}
+
+void instr__detector_rseq_thread_end(struct instr__thread *t)
+{
+    if (*t->det_word == t->det_armed)
+        *t->det_word = 0;
+}

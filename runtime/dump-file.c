@@ -1,0 +1,277 @@
+/* dump-file.c - the dump file: its name, creation, header and chunks.
+ *
+ * One file per process.  The header page and every chunk are shared file
+ * mappings, so whatever was written survives _exit, a crash or SIGKILL.
+ * Space is reserved with fallocate in extents of INSTR_RT_EXTENT_CHUNKS
+ * chunks: a sparse file on a full disk would turn a store into SIGBUS, a
+ * failed fallocate only stops the recording.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "detector.h"
+#include "internal.h"
+
+static dev_t dump_dev;
+static ino_t dump_ino;
+
+void instr__say(const char *a, const char *b, const char *c, const char *d)
+{
+    char buf[1024];
+    int saved = errno;
+    int n = snprintf(buf, sizeof buf, "instr: %s%s%s%s\n", a, b, c, d);
+    if (n > (int)sizeof buf - 1)
+        n = (int)sizeof buf - 1;
+    if (n > 0 && write(2, buf, (size_t)n) < 0) {
+        /* nothing more we can do */
+    }
+    errno = saved;
+}
+
+const char *instr__dump_path(void)
+{
+    return instr__rt.path;
+}
+
+static const char *basename_of(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+/* %p pid, %e executable basename, %% a percent sign. */
+int instr__expand_output(const char *tmpl, char *out, size_t size)
+{
+    size_t n = 0;
+    char num[24];
+    for (const char *s = tmpl; *s; s++) {
+        const char *ins = NULL;
+        char one[2] = {*s, 0};
+        if (*s == '%' && s[1]) {
+            s++;
+            if (*s == 'p') {
+                snprintf(num, sizeof num, "%d", (int)getpid());
+                ins = num;
+            } else if (*s == 'e') {
+                ins = basename_of(instr__rt.exe_path);
+            } else if (*s == '%') {
+                ins = "%";
+            } else {
+                one[0] = '%'; /* unknown: keep it literally */
+                s--;
+                ins = one;
+            }
+        } else {
+            ins = one;
+        }
+        size_t l = strlen(ins);
+        if (n + l + 1 > size)
+            return -1;
+        memcpy(out + n, ins, l);
+        n += l;
+    }
+    out[n] = 0;
+    return 0;
+}
+
+/* Never follow a symlink, never truncate or reuse an existing file: on
+ * EEXIST try NAME.1.instr, NAME.2.instr, ... */
+static int create_unique(const char *base, char *path, size_t size)
+{
+    size_t bl = strlen(base);
+    int has_ext = bl > 6 && !strcmp(base + bl - 6, ".instr");
+    for (unsigned i = 0; i < 10000; i++) {
+        int n;
+        if (i == 0)
+            n = snprintf(path, size, "%s", base);
+        else if (has_ext)
+            n = snprintf(path, size, "%.*s.%u.instr", (int)(bl - 6), base, i);
+        else
+            n = snprintf(path, size, "%s.%u", base, i);
+        if (n < 0 || (size_t)n >= size) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        int fd = open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_RDWR, 0644);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+/* Is our descriptor still our file?  A program may close all its fds and
+ * reopen others: then this number names someone else's file. */
+static int fd_is_ours(void)
+{
+    struct stat st;
+    return instr__rt.fd >= 0 && fstat(instr__rt.fd, &st) == 0 && st.st_dev == dump_dev &&
+           st.st_ino == dump_ino;
+}
+
+static int reserve(uint64_t chunks)
+{
+    off_t off = (off_t)INSTR_DUMP_HEADER_SIZE + (off_t)instr__rt.reserved_chunks * INSTR_RT_CHUNK_SIZE;
+    off_t len = (off_t)(chunks - instr__rt.reserved_chunks) * INSTR_RT_CHUNK_SIZE;
+    int e = posix_fallocate(instr__rt.fd, off, len);
+    if (e) {
+        errno = e;
+        return -1;
+    }
+    instr__rt.reserved_chunks = chunks;
+    return 0;
+}
+
+void instr__header_touch(void)
+{
+    struct instr_dump_header *h = instr__rt.header;
+    uint64_t tsc, mono;
+    instr__clock_pair(&tsc, &mono, NULL);
+    __atomic_store_n(&h->last_tsc, tsc, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->last_mono_ns, mono, __ATOMIC_RELAXED);
+}
+
+int instr__dump_create(uint32_t flags)
+{
+    char base[sizeof instr__rt.path];
+    int saved = errno;
+    instr__rt.fd = -1;
+    instr__rt.header = NULL;
+    instr__rt.stopped = 1;
+    if (instr__expand_output(instr__rt.output_template, base, sizeof base)) {
+        instr__say("cannot create ", instr__rt.output_template, ": name too long", "; not recording");
+        errno = saved;
+        return -1;
+    }
+    int fd = create_unique(base, instr__rt.path, sizeof instr__rt.path);
+    const char *what = instr__rt.path;
+    if (fd < 0) {
+        what = base;
+        goto fail;
+    }
+    instr__rt.fd = fd;
+    instr__rt.reserved_chunks = 0;
+    instr__rt.next_chunk = 0;
+    {
+        int e = posix_fallocate(fd, 0, INSTR_DUMP_HEADER_SIZE);
+        if (e) {
+            errno = e;
+            goto fail_unlink;
+        }
+    }
+    if (reserve(INSTR_RT_EXTENT_CHUNKS))
+        goto fail_unlink;
+    struct instr_dump_header *h =
+        mmap(NULL, INSTR_DUMP_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (h == MAP_FAILED)
+        goto fail_unlink;
+    struct stat st;
+    if (fstat(fd, &st))
+        goto fail_unlink;
+    dump_dev = st.st_dev;
+    dump_ino = st.st_ino;
+
+    memcpy(h->magic, INSTR_DUMP_MAGIC, 8);
+    h->version = INSTR_DUMP_VERSION;
+    h->header_size = INSTR_DUMP_HEADER_SIZE;
+    h->chunk_size = INSTR_RT_CHUNK_SIZE;
+    h->flags = flags | (instr__tsc_invariant() ? INSTR_DUMP_TSC_INVARIANT : 0);
+    h->pid = (uint64_t)getpid();
+    h->ppid = (uint64_t)getppid();
+    instr__clock_pair(&h->start_tsc, &h->start_mono_ns, &h->start_real_ns);
+    h->last_tsc = h->start_tsc;
+    h->last_mono_ns = h->start_mono_ns;
+    h->detector = instr__detector.kind;
+    h->detector_sees = instr__detector.sees;
+    memcpy(h->detector_detail, instr__detector.detail, sizeof h->detector_detail);
+    h->detector_detail[sizeof h->detector_detail - 1] = 0;
+    memcpy(h->exe_path, instr__rt.exe_path, sizeof h->exe_path);
+    h->exe_path[sizeof h->exe_path - 1] = 0;
+    instr__rt.header = h;
+    instr__rt.stopped = 0;
+    instr__rt.space_warned = 0;
+    errno = saved;
+    return 0;
+
+fail_unlink: {
+    int e = errno;
+    unlink(instr__rt.path);
+    errno = e;
+}
+fail:
+    instr__say("cannot create ", what, ": ", strerror(errno));
+    instr__say("not recording", "", "", "");
+    if (fd >= 0)
+        close(fd);
+    instr__rt.fd = -1;
+    errno = saved;
+    return -1;
+}
+
+static void stop(const char *why)
+{
+    instr__rt.stopped = 1;
+    if (!instr__rt.space_warned) {
+        instr__rt.space_warned = 1;
+        instr__say("stopped recording to ", instr__rt.path, ": ", why);
+    }
+}
+
+/* Hands out the next chunk, mapped and with its header filled in; NULL when
+ * recording has stopped.  Slow path: takes the chunk lock, may syscall. */
+void *instr__chunk_map(uint16_t kind, uint32_t thread_index, uint32_t tid, uint32_t seq,
+                       uint64_t base_tsc)
+{
+    int saved = errno;
+    struct instr_chunk_header *c = NULL;
+    pthread_mutex_lock(&instr__rt.chunk_lock);
+    if (instr__rt.stopped || !instr__rt.header)
+        goto out;
+    if (!fd_is_ours()) {
+        stop("the program closed its descriptor");
+        goto out;
+    }
+    uint64_t idx = instr__rt.next_chunk;
+    if (idx >= instr__rt.reserved_chunks &&
+        reserve(instr__rt.reserved_chunks + INSTR_RT_EXTENT_CHUNKS)) {
+        stop(strerror(errno));
+        goto out;
+    }
+    off_t off = (off_t)INSTR_DUMP_HEADER_SIZE + (off_t)idx * INSTR_RT_CHUNK_SIZE;
+    void *m = mmap(NULL, INSTR_RT_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, instr__rt.fd, off);
+    if (m == MAP_FAILED) {
+        stop(strerror(errno));
+        goto out;
+    }
+    c = m;
+    c->magic = INSTR_CHUNK_MAGIC;
+    c->kind = kind;
+    c->header_size = INSTR_CHUNK_HEADER_SIZE;
+    c->thread_index = thread_index;
+    c->tid = tid;
+    c->seq = seq;
+    c->used_bytes = 0;
+    c->base_tsc = base_tsc;
+    instr__rt.next_chunk = idx + 1;
+    __atomic_store_n(&instr__rt.header->chunk_count, idx + 1, __ATOMIC_RELEASE);
+    instr__header_touch();
+out:
+    pthread_mutex_unlock(&instr__rt.chunk_lock);
+    errno = saved;
+    return c;
+}
+
+void instr__chunk_unmap(struct instr_chunk_header *c)
+{
+    if (c)
+        munmap(c, INSTR_RT_CHUNK_SIZE);
+}

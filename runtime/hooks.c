@@ -1,0 +1,307 @@
+/* hooks.c - the hot path: enter, exit and landing hooks.
+ *
+ * Per event: one TLS load, the recursion guard, rdtsc, the detector check
+ * (two loads and a compare), the shadow-stack push or pop, a varint head and
+ * payload stored straight into the thread's chunk of the shared file mapping.
+ * No locks, no allocation, no syscalls, errno untouched; everything else
+ * (first hook of a thread, first call of a function, full chunk) is a call
+ * out of line.
+ *
+ * Shadow-stack repair.  Each entry is {desc, cfa}; a live caller's CFA is
+ * strictly greater than its callee's (the stack grows down), inlined copies
+ * share their host's CFA.  Exits that never come (longjmp, an exception
+ * unwinding through a frame, or a frame whose exit hook was not reached) are
+ * found by comparing CFAs:
+ *
+ *      shadow stack          real stack after longjmp to main's setjmp
+ *   +----------------+
+ *   | h   cfa=0x700  |  <- top     (gone)
+ *   | g   cfa=0x800  |             (gone)
+ *   | f   cfa=0xa00  |             f is live: cfa 0xa00
+ *   | main cfa=0xc00 |             main
+ *   +----------------+
+ *   enter(k, cfa=0x900):  h (0x700) and g (0x800) lie below the new frame's
+ *   CFA, so they cannot be its ancestors: close them (EXT UNWIND STACK) at
+ *   this tick, then push k.  f (0xa00 > 0x900) stays: k may be f's callee.
+ *
+ *   exit(f, 0xa00) with g, h still above: close them (UNWIND STACK, or
+ *   MISMATCH if their cfa >= 0xa00, i.e. an inlined frame sharing f's CFA
+ *   whose exit we missed), then EXIT f.  An exit that names no live frame
+ *   writes nothing and counts in the header's unmatched_exits.
+ *
+ *   landing(f, 0xa00): an exception was caught in f: everything above the
+ *   topmost (f, 0xa00) closes with UNWIND EXCEPTION; f goes on.
+ */
+#include "detector.h"
+#include "internal.h"
+
+#define barrier() __asm__ volatile("" ::: "memory")
+
+static inline uint8_t *room(struct instr__thread *t, uint8_t *p)
+{
+    if (INSTR_UNLIKELY(p >= t->limit)) {
+        t->pos = p;
+        instr__chunk_next(t);
+        p = t->pos;
+    }
+    return p;
+}
+
+/* Takes the guard and reads the interval's end; NULL if the hook must do
+ * nothing (runtime busy on this thread: a signal handler inside a hook). */
+static inline struct instr__thread *begin(void)
+{
+    struct instr__thread *t = instr__tls;
+    if (INSTR_UNLIKELY(!t))
+        t = instr__thread_create();
+    if (INSTR_UNLIKELY(t->busy))
+        return NULL;
+    t->busy = 1;
+    barrier();
+    return t;
+}
+
+static inline void end(struct instr__thread *t)
+{
+    barrier();
+    t->busy = 0;
+}
+
+static inline unsigned check(struct instr__thread *t)
+{
+    unsigned bits = instr__detector_check(t);
+    if (INSTR_UNLIKELY(t->pending_bits)) {
+        bits |= t->pending_bits;
+        t->pending_bits = 0;
+    }
+    return bits;
+}
+
+static uint8_t *unwind(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits,
+                       unsigned reason)
+{
+    t->top--;
+    p = instr__put_head(t, p, now, bits, INSTR_EV_EXT);
+    *p++ = INSTR_EXT_UNWIND;
+    *p++ = (uint8_t)reason;
+    return room(t, p);
+}
+
+/* Frames on top with cfa < the new frame's are dead: close them. */
+static __attribute__((noinline)) uint8_t *close_dead(struct instr__thread *t, uint8_t *p,
+                                                     uintptr_t cfa, uint64_t now, unsigned *bits)
+{
+    while (t->top > t->base && t->top[-1].cfa < cfa)
+        p = unwind(t, p, now, bits, INSTR_UNWIND_STACK);
+    return p;
+}
+
+static __attribute__((noinline)) uint32_t first_call(struct instr__thread *t,
+                                                     struct instr_fn_desc *d)
+{
+    uint32_t id = instr__register(d);
+    instr__detector_rearm(t); /* registration may have made syscalls */
+    return id;
+}
+
+static __attribute__((noinline)) void enter_slow(struct instr_fn_desc *d, void *cfa_p)
+{
+    struct instr__thread *t = begin();
+    if (!t)
+        return;
+    uint64_t now = instr__tsc();
+    unsigned bits = check(t);
+    uint32_t id = d->id;
+    if (INSTR_UNLIKELY(id == 0) && (id = first_call(t, d)) == 0) {
+        t->pending_bits = bits; /* not recorded: the interval goes on */
+        goto out;
+    }
+    uintptr_t cfa = (uintptr_t)cfa_p;
+    uint8_t *p = t->pos;
+    struct instr__frame *top = t->top;
+    if (INSTR_LIKELY(!t->overflow)) {
+        if (INSTR_UNLIKELY(top > t->base && top[-1].cfa < cfa)) {
+            p = close_dead(t, p, cfa, now, &bits);
+            top = t->top;
+        }
+        if (INSTR_LIKELY(top < t->end)) {
+            top->desc = d;
+            top->cfa = cfa;
+            t->top = top + 1;
+        } else {
+            t->overflow = 1;
+            __atomic_fetch_add(&instr__rt.stack_overflows, 1, __ATOMIC_RELAXED);
+        }
+    } else {
+        t->overflow++; /* beyond capacity: recorded, not tracked */
+        __atomic_fetch_add(&instr__rt.stack_overflows, 1, __ATOMIC_RELAXED);
+    }
+    p = instr__put_head(t, p, now, &bits, INSTR_EV_ENTER);
+    p = instr_put_varint(p, id);
+    t->pos = p;
+    if (INSTR_UNLIKELY(p >= t->limit))
+        instr__chunk_next(t);
+out:
+    end(t);
+}
+
+/* exit(d, cfa) that is not the top frame: search down for it. */
+static __attribute__((noinline)) void exit_repair(struct instr__thread *t,
+                                                  const struct instr_fn_desc *d, uintptr_t cfa,
+                                                  uint64_t now, unsigned bits)
+{
+    struct instr__frame *q = t->top;
+    /* CFAs never increase towards the top (enter closes lower ones), so the
+     * search stops at the first frame older than (d, cfa). */
+    while (q > t->base && q[-1].cfa <= cfa) {
+        if (q[-1].desc == d && q[-1].cfa == cfa)
+            break;
+        q--;
+    }
+    if (q == t->base || q[-1].cfa > cfa) {
+        if (instr__rt.header)
+            __atomic_fetch_add(&instr__rt.header->unmatched_exits, 1, __ATOMIC_RELAXED);
+        t->pending_bits = bits;
+        return;
+    }
+    uint8_t *p = t->pos;
+    while (t->top > q)
+        p = unwind(t, p, now, &bits,
+                   t->top[-1].cfa >= cfa ? INSTR_UNWIND_MISMATCH : INSTR_UNWIND_STACK);
+    t->top--;
+    p = instr__put_head(t, p, now, &bits, INSTR_EV_EXIT);
+    t->pos = p;
+    if (p >= t->limit)
+        instr__chunk_next(t);
+}
+
+static __attribute__((noinline)) void exit_slow(struct instr_fn_desc *d, void *cfa_p)
+{
+    struct instr__thread *t = begin();
+    if (!t)
+        return;
+    uint64_t now = instr__tsc();
+    unsigned bits = check(t);
+    uintptr_t cfa = (uintptr_t)cfa_p;
+    struct instr__frame *top = t->top;
+    if (INSTR_LIKELY(top > t->base && top[-1].desc == d && top[-1].cfa == cfa &&
+                     !t->overflow)) {
+        t->top = top - 1;
+    } else if (t->overflow) {
+        t->overflow--;
+    } else {
+        exit_repair(t, d, cfa, now, bits);
+        goto out;
+    }
+    uint8_t *p = instr__put_head(t, t->pos, now, &bits, INSTR_EV_EXIT);
+    t->pos = p;
+    if (INSTR_UNLIKELY(p >= t->limit))
+        instr__chunk_next(t);
+out:
+    end(t);
+}
+
+/* Full chunk after a fast-path event: switch, then release the guard. */
+static __attribute__((noinline)) void switch_release(struct instr__thread *t)
+{
+    instr__chunk_next(t);
+    end(t);
+}
+
+/* The fast paths handle the common case only: state exists, function
+ * registered, nothing pending, room on the shadow stack, and (enter) no dead
+ * frame to close or (exit) the top frame is the one exiting.  Anything else
+ * goes to the general versions above.  The shadow stack has a sentinel below
+ * its base (cfa UINTPTR_MAX, desc NULL), so top[-1] is always readable. */
+void instr__hook_enter(struct instr_fn_desc *d, void *cfa_p)
+{
+    struct instr__thread *t = instr__tls;
+    uintptr_t cfa = (uintptr_t)cfa_p;
+    if (INSTR_UNLIKELY(!t))
+        return enter_slow(d, cfa_p);
+    if (INSTR_UNLIKELY(t->busy))
+        return;
+    struct instr__frame *top = t->top;
+    uint32_t id = d->id;
+    if (INSTR_UNLIKELY(id == 0 || top >= t->end || top[-1].cfa < cfa || t->pending_bits))
+        return enter_slow(d, cfa_p);
+    t->busy = 1;
+    barrier();
+    uint64_t now = instr__tsc();
+    unsigned bits = instr__detector_check(t);
+    top->desc = d;
+    top->cfa = cfa;
+    t->top = top + 1;
+    uint8_t *p = instr__put_head(t, t->pos, now, &bits, INSTR_EV_ENTER);
+    p = instr_put_varint(p, id);
+    t->pos = p;
+    if (INSTR_UNLIKELY(p >= t->limit))
+        return switch_release(t);
+    end(t);
+}
+
+void instr__hook_exit(struct instr_fn_desc *d, void *cfa_p)
+{
+    struct instr__thread *t = instr__tls;
+    uintptr_t cfa = (uintptr_t)cfa_p;
+    if (INSTR_UNLIKELY(!t))
+        return exit_slow(d, cfa_p);
+    if (INSTR_UNLIKELY(t->busy))
+        return;
+    struct instr__frame *top = t->top;
+    if (INSTR_UNLIKELY(top[-1].desc != d || top[-1].cfa != cfa || t->overflow || t->pending_bits))
+        return exit_slow(d, cfa_p);
+    t->busy = 1;
+    barrier();
+    uint64_t now = instr__tsc();
+    unsigned bits = instr__detector_check(t);
+    t->top = top - 1;
+    uint8_t *p = instr__put_head(t, t->pos, now, &bits, INSTR_EV_EXIT);
+    t->pos = p;
+    if (INSTR_UNLIKELY(p >= t->limit))
+        return switch_release(t);
+    end(t);
+}
+
+void instr__hook_landing(struct instr_fn_desc *d, void *cfa_p)
+{
+    struct instr__thread *t = begin();
+    if (!t)
+        return;
+    uint64_t now = instr__tsc();
+    unsigned bits = check(t);
+    uintptr_t cfa = (uintptr_t)cfa_p;
+    struct instr__frame *q = t->top;
+    if (t->overflow) {
+        t->pending_bits = bits; /* untracked frames: nothing to repair */
+        goto out;
+    }
+    while (q > t->base && q[-1].cfa <= cfa) {
+        if (q[-1].desc == d && q[-1].cfa == cfa)
+            break;
+        q--;
+    }
+    if (q == t->base || q[-1].desc != d || q[-1].cfa != cfa) {
+        /* (d, cfa) itself is not on the stack: the frames below its CFA
+         * are gone all the same. */
+        q = t->top;
+        while (q > t->base && q[-1].cfa < cfa)
+            q--;
+    }
+    if (q == t->top) {
+        t->pending_bits = bits;
+        goto out;
+    }
+    uint8_t *p = t->pos;
+    while (t->top > q)
+        p = unwind(t, p, now, &bits, INSTR_UNWIND_EXCEPTION);
+    t->pos = p;
+out:
+    end(t);
+}
+
+void instr__hook_nop(struct instr_fn_desc *d, void *cfa)
+{
+    (void)d;
+    (void)cfa;
+}

@@ -1,0 +1,164 @@
+/* internal.h - PRIVATE to the instr runtime (libinstr-rt.so).
+ *
+ * Nothing outside runtime/ and tests/runtime/ may include this file: the
+ * plugin and the tools only know common/hook-abi.h and common/dump-format.h.
+ * Naming: non-static functions are instr__*, all hidden (-fvisibility=hidden);
+ * the only exported symbol is instr__bind (INSTR_BIND_SYMBOL).
+ */
+#ifndef INSTR_RT_INTERNAL_H
+#define INSTR_RT_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "dump-format.h"
+#include "event-codec.h"
+#include "hook-abi.h"
+
+#define INSTR_RT_CHUNK_SIZE (64u * 1024u)
+#define INSTR_RT_EXTENT_CHUNKS 64u              /* fallocate 4 MiB at a time */
+#define INSTR_RT_STACK_FRAMES (1u << 20)        /* shadow-stack capacity per thread (NORESERVE) */
+#define INSTR_RT_MAX_FUNCTIONS (1u << 22)       /* registry capacity (NORESERVE) */
+#define INSTR_RT_MAX_MODULES 4096u
+#define INSTR_RT_MAX_STRING 16384u              /* longest name/path written to a record */
+#define INSTR_RT_DROP_RETRY 65536u              /* dropped events between chunk retries */
+
+/* One shadow-stack entry: a live instrumented frame. */
+struct instr__frame {
+    const struct instr_fn_desc *desc;
+    uintptr_t cfa; /* caller's stack pointer: strictly decreasing towards the top */
+};
+
+/* Per-thread state, reached through the one initial-exec TLS pointer.  The hot
+ * fields come first (one cache line).  Lives in its own anonymous mapping,
+ * followed by the shadow stack. */
+struct instr__thread {
+    uint8_t *pos;              /* next free byte of the current chunk */
+    uint8_t *limit;            /* switch chunk once pos >= limit (room for one more event) */
+    uint64_t last_tsc;         /* ticks of the previous event written */
+    struct instr__frame *top;  /* one past the topmost live frame */
+    struct instr__frame *base; /* bottom of the shadow stack */
+    struct instr__frame *end;  /* capacity limit */
+    volatile uint64_t *det_word; /* detector word (rseq_cs field, or det_self) */
+    uint64_t det_armed;        /* value det_word holds while nothing happened */
+    uint32_t busy;             /* recursion guard: hooks do nothing while set */
+    uint32_t pending_bits;     /* transition bits seen by a hook that wrote nothing */
+    uint64_t overflow;         /* frames entered beyond capacity (untracked) */
+
+    /* cold */
+    uint64_t det_self;         /* det_word target when the detector sees nothing */
+    struct instr_chunk_header *chunk; /* current events chunk (NULL when dropping) */
+    uint32_t index;            /* dense thread number in this dump */
+    uint32_t tid;
+    uint32_t seq;              /* next chunk sequence number */
+    uint32_t dropping;         /* events go to scratch and are counted as dropped */
+    uint64_t dropped;          /* dropped since the last chunk (for EXT DROPPED) */
+    size_t map_size;           /* size of this state's mapping */
+    struct instr__thread *next; /* live-thread list (meta lock) */
+    uint8_t scratch[2 * 64];   /* where events go while dropping */
+};
+
+/* The one TLS slot (we are dlopen'd: keep static TLS tiny). */
+extern __thread struct instr__thread *instr__tls __attribute__((tls_model("initial-exec")));
+
+/* Process state. */
+struct instr__process {
+    int fd;                            /* dump file, -1 when not recording */
+    int stopped;                       /* no more chunks (no space, fd lost) */
+    struct instr_dump_header *header;  /* shared mapping of the header */
+    char path[4096];                   /* absolute dump path */
+    char output_template[4096];        /* INSTR_OUTPUT (or the default), absolute */
+    char exe_path[1024];
+    uint64_t next_chunk;               /* chunk lock */
+    uint64_t reserved_chunks;          /* chunk lock: chunks backed by fallocate */
+    pthread_mutex_t chunk_lock;
+    pthread_mutex_t meta_lock;         /* metadata, registry, thread list; before chunk_lock */
+    struct instr_chunk_header *meta;   /* current metadata chunk */
+    uint8_t *meta_pos;
+    uint32_t meta_seq;
+    uint32_t next_thread_index;        /* meta lock */
+    struct instr__thread *threads;     /* live threads (meta lock) */
+    pthread_key_t key;                 /* thread-exit destructor */
+    uint64_t stack_overflows;          /* frames not tracked (shadow stack full) */
+    int space_warned;
+};
+
+extern struct instr__process instr__rt;
+
+/* The static state hooks see when they must do nothing (busy == 1): while a
+ * thread's state is being created, after it ended, or when not recording. */
+extern struct instr__thread instr__idle_thread;
+
+/* bind.c */
+__attribute__((visibility("default"))) int instr__bind(instr_hook_fn *table, unsigned slots,
+                                                       unsigned abi);
+int instr__process_init(void);
+
+/* dump-file.c */
+int instr__dump_create(uint32_t flags);
+void *instr__chunk_map(uint16_t kind, uint32_t thread_index, uint32_t tid, uint32_t seq,
+                       uint64_t base_tsc);
+void instr__chunk_unmap(struct instr_chunk_header *c);
+void instr__header_touch(void);
+int instr__expand_output(const char *tmpl, char *out, size_t size);
+const char *instr__dump_path(void);
+
+/* metadata.c */
+uint32_t instr__register(struct instr_fn_desc *d);
+void instr__meta_thread(uint32_t index, uint32_t tid, const char *name);
+void instr__meta_reemit(void);
+void instr__meta_threads_all(void);
+int instr__meta_init(void);
+
+/* thread-state.c */
+struct instr__thread *instr__thread_create(void);
+void instr__thread_end(void *arg);
+void instr__chunk_next(struct instr__thread *t);
+void instr__thread_name(uint32_t tid, char *buf, size_t size);
+void instr__thread_drop_others(struct instr__thread *keep);
+int instr__thread_restart(struct instr__thread *t);
+
+/* hooks.c */
+void instr__hook_enter(struct instr_fn_desc *d, void *cfa);
+void instr__hook_exit(struct instr_fn_desc *d, void *cfa);
+void instr__hook_landing(struct instr_fn_desc *d, void *cfa);
+void instr__hook_nop(struct instr_fn_desc *d, void *cfa);
+
+/* clock.c */
+static inline uint64_t instr__tsc(void) { return __builtin_ia32_rdtsc(); }
+uint64_t instr__mono_ns(void);
+void instr__clock_pair(uint64_t *tsc, uint64_t *mono_ns, uint64_t *real_ns);
+int instr__tsc_invariant(void);
+
+/* lifecycle.c */
+int instr__lifecycle_init(void);
+
+/* Internal helpers. */
+uint32_t instr__gettid(void);
+void instr__say(const char *a, const char *b, const char *c, const char *d);
+
+#define INSTR_LIKELY(x) __builtin_expect(!!(x), 1)
+#define INSTR_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Writes an event head at p: the first event of a hook carries the interval
+ * (delta since the thread's previous event, and the transition bits, which
+ * it consumes); later events of the same hook get delta 0.  The caller
+ * guarantees INSTR_EVENT_MAX_BYTES of room. */
+static inline uint8_t *instr__put_head(struct instr__thread *t, uint8_t *p, uint64_t now,
+                                       unsigned *bits, unsigned kind)
+{
+    uint64_t delta = now - t->last_tsc;
+    if (INSTR_UNLIKELY((int64_t)delta < 0))
+        delta = 0; /* the TSC went back (unsynchronised CPUs): clamp */
+    t->last_tsc = now;
+    unsigned b = *bits;
+    *bits = 0;
+    p = instr_put_varint(p, instr_event_head(delta, b, kind));
+    if (INSTR_UNLIKELY(b))
+        *p++ = (uint8_t)b;
+    return p;
+}
+
+#endif

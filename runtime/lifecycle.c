@@ -1,0 +1,118 @@
+/* lifecycle.c - process exit and fork.
+ *
+ * Exit: on_exit (registered at the first bind, so it runs after every
+ * atexit handler registered later, and gets the exit status) completes the
+ * header and names the live threads.  It closes nothing: instrumented
+ * destructors run after it and their events still land in the live chunks
+ * (whose used_bytes stays 0: the reader scans to the first zero byte).
+ *
+ * Fork: the child gets a dump of its own (INSTR_OUTPUT expanded again with
+ * its pid), flagged FORK_CHILD, with the MODULE and FUNCTION records written
+ * again under the same ids; the forking thread, the only one left, re-enters
+ * its open frames.  The parent's dump is never written by the child.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "detector.h"
+#include "internal.h"
+
+static void at_exit(int status, void *arg)
+{
+    (void)arg;
+    struct instr_dump_header *h = instr__rt.header;
+    if (!h)
+        return;
+    int saved = errno;
+    struct instr__thread *t = instr__tls;
+    uint32_t was_busy = 1;
+    if (t && t != &instr__idle_thread) {
+        was_busy = t->busy;
+        t->busy = 1;
+    }
+    instr__meta_threads_all();
+    uint64_t tsc, mono;
+    instr__clock_pair(&tsc, &mono, NULL);
+    h->end_tsc = tsc;
+    h->end_mono_ns = mono;
+    h->last_tsc = tsc;
+    h->last_mono_ns = mono;
+    h->exit_status = status;
+    __atomic_fetch_or(&h->flags, INSTR_DUMP_COMPLETE, __ATOMIC_RELEASE);
+    if (t && t != &instr__idle_thread) {
+        instr__detector_rearm(t);
+        t->busy = was_busy;
+    }
+    errno = saved;
+}
+
+static void before_fork(void)
+{
+    pthread_mutex_lock(&instr__rt.meta_lock);
+    pthread_mutex_lock(&instr__rt.chunk_lock);
+}
+
+static void parent_after_fork(void)
+{
+    pthread_mutex_unlock(&instr__rt.chunk_lock);
+    pthread_mutex_unlock(&instr__rt.meta_lock);
+}
+
+static void child_after_fork(void)
+{
+    int saved = errno;
+    pthread_mutex_init(&instr__rt.chunk_lock, NULL);
+    pthread_mutex_init(&instr__rt.meta_lock, NULL);
+    if (!instr__rt.header)
+        goto out;
+    struct instr__thread *t = instr__tls;
+    if (t == &instr__idle_thread)
+        t = NULL;
+    if (t)
+        t->busy = 1;
+    /* Let go of the parent's file without touching it. */
+    munmap(instr__rt.header, INSTR_DUMP_HEADER_SIZE);
+    instr__rt.header = NULL;
+    close(instr__rt.fd);
+    instr__rt.fd = -1;
+    instr__thread_drop_others(t);
+    instr__rt.next_thread_index = 0;
+    instr__rt.stack_overflows = 0;
+    if (instr__dump_create(INSTR_DUMP_FORK_CHILD)) {
+        if (instr__rt.meta)
+            munmap(instr__rt.meta, INSTR_RT_CHUNK_SIZE);
+        instr__rt.meta = NULL;
+        if (t) {
+            if (t->chunk)
+                munmap(t->chunk, INSTR_RT_CHUNK_SIZE);
+            instr__rt.threads = NULL;
+            instr__tls = &instr__idle_thread;
+            munmap(t, t->map_size);
+        }
+        goto out;
+    }
+    pthread_mutex_lock(&instr__rt.meta_lock);
+    instr__meta_reemit();
+    pthread_mutex_unlock(&instr__rt.meta_lock);
+    if (t) {
+        instr__thread_restart(t);
+        t->busy = 0;
+    }
+out:
+    errno = saved;
+}
+
+int instr__lifecycle_init(void)
+{
+    if (on_exit(at_exit, NULL)) {
+        instr__say("cannot register the exit handler", "", "", "; not recording");
+        return -1;
+    }
+    if (pthread_atfork(before_fork, parent_after_fork, child_after_fork))
+        instr__say("cannot register fork handlers: forked children are not recorded", "", "", "");
+    return 0;
+}

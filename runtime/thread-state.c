@@ -1,0 +1,250 @@
+/* thread-state.c - per-thread state: creation, chunk switches, thread end.
+ *
+ * A thread's state and its shadow stack live in one anonymous mapping
+ * (mmap, not malloc: the first hook of a thread may run in a signal handler
+ * that interrupted malloc).  The shadow stack is reserved with MAP_NORESERVE
+ * so deep recursion costs only the pages it touches.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "detector.h"
+#include "internal.h"
+
+__thread struct instr__thread *instr__tls __attribute__((tls_model("initial-exec")));
+
+/* busy == 1: every hook that finds this state returns at once.  Never written. */
+struct instr__thread instr__idle_thread = {.busy = 1};
+
+uint32_t instr__gettid(void)
+{
+    return (uint32_t)gettid();
+}
+
+void instr__thread_name(uint32_t tid, char *buf, size_t size)
+{
+    buf[0] = 0;
+    if (size < 17)
+        return;
+    if (tid == instr__gettid()) {
+        char n[17] = {0};
+        if (prctl(PR_GET_NAME, n, 0, 0, 0) == 0)
+            memcpy(buf, n, 17);
+        return;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%u/comm", tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, buf, size - 1);
+    close(fd);
+    if (n <= 0)
+        n = 0;
+    buf[n] = 0;
+    char *nl = strchr(buf, '\n');
+    if (nl)
+        *nl = 0;
+}
+
+static void start_dropping(struct instr__thread *t)
+{
+    t->chunk = NULL;
+    t->dropping = 1;
+    t->pos = t->scratch;
+    t->limit = t->scratch; /* every event goes through instr__chunk_next */
+}
+
+/* Maps a fresh events chunk for t (its next seq); dropping mode on failure. */
+static int start_chunk(struct instr__thread *t)
+{
+    struct instr_chunk_header *c =
+        instr__chunk_map(INSTR_CHUNK_EVENTS, t->index, t->tid, t->seq, t->last_tsc);
+    if (!c) {
+        start_dropping(t);
+        return -1;
+    }
+    t->seq++;
+    t->chunk = c;
+    t->dropping = 0;
+    t->pos = (uint8_t *)c + INSTR_CHUNK_HEADER_SIZE;
+    t->limit = (uint8_t *)c + INSTR_RT_CHUNK_SIZE - INSTR_EVENT_MAX_BYTES;
+    return 0;
+}
+
+static void close_chunk(struct instr__thread *t)
+{
+    struct instr_chunk_header *c = t->chunk;
+    if (!c)
+        return;
+    __atomic_store_n(&c->used_bytes, (uint32_t)(t->pos - (uint8_t *)c - INSTR_CHUNK_HEADER_SIZE),
+                     __ATOMIC_RELEASE);
+    instr__chunk_unmap(c);
+    t->chunk = NULL;
+}
+
+/* Called by a hook (busy set) once t->pos >= t->limit. */
+void instr__chunk_next(struct instr__thread *t)
+{
+    if (t->dropping) {
+        t->pos = t->scratch;
+        t->dropped++;
+        if (instr__rt.header)
+            __atomic_fetch_add(&instr__rt.header->dropped_events, 1, __ATOMIC_RELAXED);
+        if (instr__rt.stopped || t->dropped % INSTR_RT_DROP_RETRY)
+            return;
+        if (start_chunk(t) == 0) {
+            /* Tell the reader how many events are missing here. */
+            unsigned bits = 0;
+            uint8_t *p = instr__put_head(t, t->pos, t->last_tsc, &bits, INSTR_EV_EXT);
+            *p++ = INSTR_EXT_DROPPED;
+            t->pos = instr_put_varint(p, t->dropped);
+            t->dropped = 0;
+        }
+        instr__detector_rearm(t);
+        return;
+    }
+    close_chunk(t);
+    start_chunk(t);
+    /* The switch made syscalls: they are the runtime's, not the program's. */
+    instr__detector_rearm(t);
+}
+
+static void list_remove(struct instr__thread *t)
+{
+    for (struct instr__thread **pp = &instr__rt.threads; *pp; pp = &(*pp)->next)
+        if (*pp == t) {
+            *pp = t->next;
+            return;
+        }
+}
+
+struct instr__thread *instr__thread_create(void)
+{
+    int saved = errno;
+    char name[64];
+    /* While we build it, hooks on this thread (a signal handler) do nothing. */
+    instr__tls = &instr__idle_thread;
+    if (instr__rt.fd < 0 || instr__rt.stopped)
+        goto out;
+    size_t head = (sizeof(struct instr__thread) + 4095) & ~(size_t)4095;
+    size_t size = head + (size_t)INSTR_RT_STACK_FRAMES * sizeof(struct instr__frame);
+    void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (m == MAP_FAILED)
+        goto out;
+    struct instr__thread *t = m;
+    t->map_size = size;
+    /* A sentinel below the base: no frame is older, none matches. */
+    t->base = (struct instr__frame *)((char *)m + head) + 1;
+    t->base[-1].desc = NULL;
+    t->base[-1].cfa = UINTPTR_MAX;
+    t->top = t->base;
+    t->end = t->base + INSTR_RT_STACK_FRAMES - 1;
+    t->tid = instr__gettid();
+
+    pthread_mutex_lock(&instr__rt.meta_lock);
+    t->index = instr__rt.next_thread_index++;
+    t->next = instr__rt.threads;
+    instr__rt.threads = t;
+    if (instr__rt.header)
+        __atomic_store_n(&instr__rt.header->thread_count, instr__rt.next_thread_index,
+                         __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&instr__rt.meta_lock);
+
+    instr__detector_thread(t);
+    t->last_tsc = instr__tsc();
+    start_chunk(t);
+    instr__thread_name(t->tid, name, sizeof name);
+    instr__meta_thread(t->index, t->tid, name);
+    pthread_setspecific(instr__rt.key, t);
+    instr__detector_rearm(t);
+    t->busy = 0;
+    instr__tls = t;
+out:
+    errno = saved;
+    return instr__tls;
+}
+
+/* pthread key destructor: the thread is ending (after C++ thread_local
+ * destructors).  Hooks that still run on it afterwards find the idle state. */
+void instr__thread_end(void *arg)
+{
+    struct instr__thread *t = arg;
+    int saved = errno;
+    char name[64];
+    if (!t || t == &instr__idle_thread)
+        return;
+    t->busy = 1;
+    if (t->chunk) {
+        unsigned bits = instr__detector_check(t) | t->pending_bits;
+        uint8_t *p = instr__put_head(t, t->pos, instr__tsc(), &bits, INSTR_EV_EXT);
+        *p++ = INSTR_EXT_THREAD_END;
+        t->pos = p;
+    }
+    close_chunk(t);
+    instr__thread_name(t->tid, name, sizeof name);
+    pthread_mutex_lock(&instr__rt.meta_lock);
+    list_remove(t);
+    pthread_mutex_unlock(&instr__rt.meta_lock);
+    instr__meta_thread(t->index, t->tid, name);
+    instr__detector_thread_end(t);
+    instr__tls = &instr__idle_thread;
+    munmap(t, t->map_size);
+    errno = saved;
+}
+
+/* Fork child: the other threads do not exist here.  Their chunks belong to
+ * the parent's dump: unmap them without writing. */
+void instr__thread_drop_others(struct instr__thread *keep)
+{
+    struct instr__thread *t = instr__rt.threads, *next;
+    for (; t; t = next) {
+        next = t->next;
+        if (t == keep)
+            continue;
+        if (t->chunk)
+            instr__chunk_unmap(t->chunk);
+        munmap(t, t->map_size);
+    }
+    instr__rt.threads = keep;
+    if (keep)
+        keep->next = NULL;
+}
+
+/* Fork child: the forking thread starts over in the child's new dump as
+ * thread 0 and re-enters its open frames, bottom to top. */
+int instr__thread_restart(struct instr__thread *t)
+{
+    char name[64];
+    if (t->chunk)
+        instr__chunk_unmap(t->chunk); /* the parent's: leave it as it is */
+    t->chunk = NULL;
+    t->tid = instr__gettid();
+    t->index = instr__rt.next_thread_index++;
+    __atomic_store_n(&instr__rt.header->thread_count, instr__rt.next_thread_index, __ATOMIC_RELAXED);
+    t->seq = 0;
+    t->dropped = 0;
+    t->pending_bits = 0;
+    t->last_tsc = instr__tsc();
+    start_chunk(t);
+    instr__thread_name(t->tid, name, sizeof name);
+    instr__meta_thread(t->index, t->tid, name);
+    uint64_t now = t->last_tsc;
+    for (struct instr__frame *f = t->base; f < t->top; f++) {
+        unsigned bits = 0;
+        uint8_t *p = instr__put_head(t, t->pos, now, &bits, INSTR_EV_EXT);
+        *p++ = INSTR_EXT_REENTER;
+        t->pos = instr_put_varint(p, f->desc->id);
+        if (t->pos >= t->limit)
+            instr__chunk_next(t);
+    }
+    instr__detector_rearm(t);
+    return 0;
+}

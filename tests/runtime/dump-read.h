@@ -1,0 +1,49 @@
+/* dump-read.h - a minimal dump reader for the runtime's unit tests.
+ *
+ * Not the tools' reader: it checks just enough to turn a dump into exact
+ * event sequences ("enter f|enter g|exit|unwind stack|...") per thread.
+ */
+#ifndef INSTR_TEST_DUMP_READ_H
+#define INSTR_TEST_DUMP_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dump-format.h"
+
+#define TD_MAX_FUNCS 256
+#define TD_MAX_THREADS 16
+
+struct td_event {
+    uint32_t thread;
+    uint8_t kind;
+    uint8_t bits;
+    uint8_t ext;
+    uint8_t reason;
+    uint64_t delta;
+    uint64_t arg;
+};
+
+struct td_dump {
+    struct instr_dump_header h;
+    struct td_event *ev;
+    size_t nev;
+    size_t payload_bytes; /* event bytes in all EVENTS chunks */
+    char *func_name[TD_MAX_FUNCS];
+    char *func_file[TD_MAX_FUNCS];
+    uint64_t func_line[TD_MAX_FUNCS];
+    uint64_t func_module[TD_MAX_FUNCS];
+    char *module_path[TD_MAX_FUNCS];
+    char *thread_name[TD_MAX_THREADS];
+    uint64_t thread_tid[TD_MAX_THREADS];
+    unsigned nthreads; /* distinct thread indices seen in EVENTS chunks */
+    char error[256];
+};
+
+/* 0, or -1 with d->error set. */
+int td_read(const char *path, struct td_dump *d);
+void td_free(struct td_dump *d);
+/* The events of one thread as text, e.g. "enter f|exit"; caller frees. */
+char *td_text(const struct td_dump *d, uint32_t thread);
+
+#endif

@@ -1,0 +1,792 @@
+/* rt-test.c - unit tests of the runtime: drive the hooks with fake
+ * descriptors and CFAs, read the dump back, compare exact event sequences.
+ *
+ * Usage: rt-test NAME   (one CTest entry per NAME; "bench" measures).
+ * Most tests run their scenario in a forked child that binds the runtime
+ * (the parent never does), so every scenario gets a fresh process and dump.
+ * Exit status 77 means skipped.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dump-read.h"
+#include "hook-abi.h"
+#include "internal.h"
+
+#define SKIP 77
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
+            return 1;                                                                              \
+        }                                                                                          \
+    } while (0)
+#define CHECK_INT(a, b)                                                                            \
+    do {                                                                                           \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
+        if (a_ != b_) {                                                                            \
+            fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__, #a,    \
+                    a_, #b, b_);                                                                   \
+            return 1;                                                                              \
+        }                                                                                          \
+    } while (0)
+#define CHECK_STR(a, b)                                                                            \
+    do {                                                                                           \
+        const char *a_ = (a), *b_ = (b);                                                           \
+        if (!a_ || strcmp(a_, b_)) {                                                               \
+            fprintf(stderr, "%s:%d: %s\n   is: %s\n want: %s\n", __FILE__, __LINE__, #a,           \
+                    a_ ? a_ : "(null)", b_);                                                       \
+            return 1;                                                                              \
+        }                                                                                          \
+    } while (0)
+#define CHECK_TEXT(d, thread, want)                                                                \
+    do {                                                                                           \
+        char *t_ = td_text(d, thread);                                                             \
+        int bad_ = strcmp(t_, want);                                                               \
+        if (bad_)                                                                                  \
+            fprintf(stderr, "%s:%d: thread %u events\n   are: %s\n  want: %s\n", __FILE__,         \
+                    __LINE__, (unsigned)(thread), t_, want);                                       \
+        free(t_);                                                                                  \
+        if (bad_)                                                                                  \
+            return 1;                                                                              \
+    } while (0)
+
+/* Fake descriptors with the ABI layout: id, abi, flags, reserved, names. */
+struct fake_desc {
+    uint32_t id;
+    uint8_t abi, flags;
+    uint16_t reserved;
+    char names[40];
+} __attribute__((aligned(8)));
+#define DESC(var, name)                                                                            \
+    static struct fake_desc var = {0, INSTR_HOOK_ABI_VERSION, 0, 0, name "\0" "test.c" "\0" "7"}
+DESC(f, "f");
+DESC(g, "g");
+DESC(h, "h");
+DESC(k, "k");
+DESC(a, "a");
+DESC(b, "b");
+
+static instr_hook_fn hooks[INSTR_SLOT_COUNT];
+#define CFA(x) ((void *)(uintptr_t)(x))
+#define E(d, c) hooks[INSTR_SLOT_ENTER]((struct instr_fn_desc *)&(d), CFA(c))
+#define X(d, c) hooks[INSTR_SLOT_EXIT]((struct instr_fn_desc *)&(d), CFA(c))
+#define L(d, c) hooks[INSTR_SLOT_LANDING]((struct instr_fn_desc *)&(d), CFA(c))
+
+static char dir[256];
+
+static int bind_runtime(void)
+{
+    return instr__bind(hooks, INSTR_SLOT_COUNT, INSTR_HOOK_ABI_VERSION);
+}
+
+static void set_output(const char *tmpl)
+{
+    char o[512];
+    snprintf(o, sizeof o, "%s/%s", dir, tmpl);
+    setenv("INSTR_OUTPUT", o, 1);
+}
+
+/* Runs fn in a child that binds the runtime; returns its exit status and
+ * its pid (the dump is dir/<pid>.instr unless fn changes INSTR_OUTPUT). */
+static int in_child(int (*fn)(void), pid_t *pid_out)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        set_output("%p.instr");
+        exit(fn());
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    if (pid_out)
+        *pid_out = pid;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int read_pid_dump(pid_t pid, const char *suffix, struct td_dump *d)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%d%s", dir, (int)pid, suffix);
+    if (td_read(path, d)) {
+        fprintf(stderr, "%s: %s\n", path, d->error);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- scenarios */
+
+static int child_nesting(void)
+{
+    if (bind_runtime())
+        return 2;
+    E(f, 1000);
+    E(g, 900);
+    X(g, 900);
+    X(f, 1000);
+    return 0;
+}
+
+static int test_nesting(void)
+{
+    pid_t pid;
+    struct td_dump d;
+    CHECK_INT(in_child(child_nesting, &pid), 0);
+    CHECK(read_pid_dump(pid, ".instr", &d) == 0);
+    CHECK_TEXT(&d, 0, "enter f|enter g|exit|exit");
+    CHECK_INT(d.h.pid, pid);
+    CHECK_INT(d.h.ppid, getpid());
+    CHECK_INT(d.h.chunk_size, INSTR_RT_CHUNK_SIZE);
+    CHECK(d.h.flags & INSTR_DUMP_COMPLETE);
+    CHECK(!(d.h.flags & INSTR_DUMP_FORK_CHILD));
+    CHECK_INT(d.h.exit_status, 0);
+    CHECK_INT(d.h.thread_count, 1);
+    CHECK_INT(d.h.unmatched_exits, 0);
+    CHECK(d.h.end_tsc >= d.h.start_tsc && d.h.start_tsc > 0);
+    CHECK(d.h.end_mono_ns >= d.h.start_mono_ns && d.h.start_real_ns > 0);
+    CHECK(d.h.detector_detail[0]);
+    CHECK_STR(d.func_file[1], "test.c");
+    CHECK_INT(d.func_line[1], 7);
+    CHECK_INT(d.func_module[1], 1);
+    char exe[1024] = {0};
+    CHECK(readlink("/proc/self/exe", exe, sizeof exe - 1) > 0);
+    CHECK_STR(d.module_path[1], exe);
+    CHECK_STR(d.h.exe_path, exe);
+    CHECK(d.thread_name[0] != NULL);
+    /* deltas add up: the events happened after the start */
+    uint64_t sum = 0;
+    for (size_t i = 0; i < d.nev; i++)
+        sum += d.ev[i].delta;
+    CHECK(sum <= d.h.end_tsc - d.h.start_tsc);
+    td_free(&d);
+    return 0;
+}
+
+static int child_mismatch(void)
+{
+    if (bind_runtime())
+        return 2;
+    E(f, 1000);
+    E(g, 900);
+    E(h, 800);
+    X(g, 900); /* h's exit never came: closed (stack) */
+    X(f, 1000);
+    E(a, 1000);
+    E(b, 1000); /* inlined into a: same CFA */
+    X(a, 1000); /* b's exit missed: closed (mismatch) */
+    return 0;
+}
+
+static int test_exit_mismatch(void)
+{
+    pid_t pid;
+    struct td_dump d;
+    CHECK_INT(in_child(child_mismatch, &pid), 0);
+    CHECK(read_pid_dump(pid, ".instr", &d) == 0);
+    CHECK_TEXT(&d, 0,
+               "enter f|enter g|enter h|unwind stack|exit|exit|enter a|enter b|unwind mismatch|exit");
+    /* the repair and the exit happen at one tick */
+    for (size_t i = 0; i < d.nev; i++)
+        if (d.ev[i].kind == INSTR_EV_EXIT && d.ev[i - 1].kind == INSTR_EV_EXT)
+            CHECK_INT(d.ev[i].delta, 0);
+    td_free(&d);
+    return 0;
+}
+
+static int child_landing(void)
+{
+    if (bind_runtime())
+        return 2;
+    E(f, 1000);
+    E(g, 900);
+    E(h, 800);
+    L(f, 1000); /* caught in f: g and h unwound */
+    X(f, 1000);
+    E(f, 1000);
+    E(g, 900);
+    E(h, 800);
+    L(k, 850); /* k is not on the stack: only frames below its CFA go */
+    X(g, 900);
+    X(f, 1000);
+    return 0;
+}
+
+static int test_landing(void)
+{
+    pid_t pid;
+    struct td_dump d;
+    CHECK_INT(in_child(child_landing, &pid), 0);
+    CHECK(read_pid_dump(pid, ".instr", &d) == 0);
+    CHECK_TEXT(&d, 0,
+               "enter f|enter g|enter h|unwind exception|unwind exception|exit|"
+               "enter f|enter g|enter h|unwind exception|exit|exit");
+    CHECK_INT(d.h.unmatched_exits, 0);
+    td_free(&d);
+    return 0;
+}
+
+static int child_longjmp(void)
+{
+    if (bind_runtime())
+        return 2;
+    E(f, 1000);
+    E(g, 900);
+    E(h, 800);
+    /* longjmp back into f, which calls k: g and h are gone */
+    E(k, 950);
+    X(k, 950);
+    X(f, 1000);
+    return 0;
+}
+
+static int test_longjmp(void)
+{
+    pid_t pid;
+    struct td_dump d;
+    CHECK_INT(in_child(child_longjmp, &pid), 0);
+    CHECK(read_pid_dump(pid, ".instr", &d) == 0);
+    CHECK_TEXT(&d, 0, "enter f|enter g|enter h|unwind stack|unwind stack|enter k|exit|exit");
+    td_free(&d);
+    return 0;
+}
+
+static int child_unmatched(void)
+{
+    if (bind_runtime())
+        return 2;
+    X(g, 900); /* nothing on the stack */
+    E(f, 1000);
+    X(g, 900); /* g is not f's callee on record */
+    X(f, 1000);
+    X(f, 1000); /* already closed */
+    return 0;
+}
+
+static int test_unmatched(void)
+{
+    pid_t pid;
+    struct td_dump d;
+    CHECK_INT(in_child(child_unmatched, &pid), 0);
+    CHECK(read_pid_dump(pid, ".instr", &d) == 0);
+    CHECK_TEXT(&d, 0, "enter f|exit");
+    CHECK_INT(d.h.unmatched_exits, 3);
+    td_free(&d);
+    return 0;
+}
+
+#define DEEP 100000
+static int child_deep_errno(void)
+{
+    if (bind_runtime())
+        return 2;
+    errno = 4242;
+    E(f, 1u << 30); /* thread creation, registration */
+    if (errno != 4242)
+        return 3;
+    for (unsigned i = 1; i < DEEP; i++) {
+        E(g, (1u << 30) - i * 64); /* recursion 100,000 deep */
+        if (errno != 4242)
+            return 4;
+    }
+    for (unsigned i = DEEP - 1; i >= 1; i--)
+        X(g, (1u << 30) - i * 64);
+    X(f, 1u << 30);
+    if (errno != 4242)
+        return 5;
+    return 0;
+}
+
+static int test_deep_errno(void)
+{
+    pid_t pid;
+    struct td_dump d;
+    CHECK_INT(in_child(child_deep_errno, &pid), 0);
+    CHECK(read_pid_dump(pid, ".instr", &d) == 0);
+    CHECK_INT(d.nev, 2 * DEEP);
+    CHECK(d.h.chunk_count > 3); /* several chunk switches */
+    for (size_t i = 0; i < d.nev; i++)
+        CHECK_INT(d.ev[i].kind, i < DEEP ? INSTR_EV_ENTER : INSTR_EV_EXIT);
+    CHECK_INT(d.h.unmatched_exits, 0);
+    CHECK_INT(d.h.dropped_events, 0);
+    td_free(&d);
+    return 0;
+}
+
+static int child_output(void)
+{
+    set_output("x-%e-%p-%%.instr");
+    if (bind_runtime())
+        return 2;
+    E(f, 1000);
+    X(f, 1000);
+    return 0;
+}
+
+static int test_output(void)
+{
+    pid_t pid;
+    struct td_dump d;
+    char path[512];
+    CHECK_INT(in_child(child_output, &pid), 0);
+    snprintf(path, sizeof path, "%s/x-rt-test-%d-%%.instr", dir, (int)pid);
+    CHECK(td_read(path, &d) == 0);
+    CHECK_TEXT(&d, 0, "enter f|exit");
+    td_free(&d);
+    return 0;
+}
+
+static int child_suffix(void)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%d.instr", dir, (int)getpid());
+    int fd = open(p, O_CREAT | O_WRONLY, 0600);
+    if (fd < 0 || write(fd, "keep", 4) != 4)
+        return 3;
+    close(fd);
+    if (bind_runtime())
+        return 2;
+    E(f, 1000);
+    X(f, 1000);
+    return 0;
+}
+
+static int file_is(const char *path, const char *want)
+{
+    char buf[64] = {0};
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    return n >= 0 && !strcmp(buf, want);
+}
+
+static int test_suffix(void)
+{
+    pid_t pid;
+    struct td_dump d;
+    char p[512];
+    CHECK_INT(in_child(child_suffix, &pid), 0);
+    snprintf(p, sizeof p, "%s/%d.instr", dir, (int)pid);
+    CHECK(file_is(p, "keep"));
+    CHECK(read_pid_dump(pid, ".1.instr", &d) == 0);
+    CHECK_TEXT(&d, 0, "enter f|exit");
+    td_free(&d);
+    return 0;
+}
+
+static int child_symlink(void)
+{
+    char p[512], victim[512], dangling[512];
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    snprintf(dangling, sizeof dangling, "%s/nowhere", dir);
+    snprintf(p, sizeof p, "%s/%d.instr", dir, (int)getpid());
+    if (symlink(victim, p))
+        return 3;
+    snprintf(p, sizeof p, "%s/%d.1.instr", dir, (int)getpid());
+    if (symlink(dangling, p)) /* a dangling one must not be followed either */
+        return 3;
+    if (bind_runtime())
+        return 2;
+    E(f, 1000);
+    X(f, 1000);
+    return 0;
+}
+
+static int test_symlink(void)
+{
+    pid_t pid;
+    struct td_dump d;
+    char p[512];
+    snprintf(p, sizeof p, "%s/victim", dir);
+    int fd = open(p, O_CREAT | O_WRONLY, 0600);
+    CHECK(fd >= 0 && write(fd, "keep", 4) == 4);
+    close(fd);
+    CHECK_INT(in_child(child_symlink, &pid), 0);
+    CHECK(file_is(p, "keep"));
+    snprintf(p, sizeof p, "%s/nowhere", dir);
+    CHECK(access(p, F_OK) != 0);
+    CHECK(read_pid_dump(pid, ".2.instr", &d) == 0);
+    CHECK_TEXT(&d, 0, "enter f|exit");
+    td_free(&d);
+    return 0;
+}
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "worker");
+    E(g, 500);
+    E(h, 400);
+    X(h, 400);
+    X(g, 500);
+    return NULL;
+}
+
+static int child_threads(void)
+{
+    if (bind_runtime())
+        return 2;
+    E(f, 1000);
+    pthread_t th;
+    pthread_create(&th, NULL, worker, NULL);
+    pthread_join(th, NULL);
+    X(f, 1000);
+    return 0;
+}
+
+static int test_threads(void)
+{
+    pid_t pid;
+    struct td_dump d;
+    CHECK_INT(in_child(child_threads, &pid), 0);
+    CHECK(read_pid_dump(pid, ".instr", &d) == 0);
+    CHECK_INT(d.h.thread_count, 2);
+    CHECK_INT(d.nthreads, 2);
+    CHECK_TEXT(&d, 0, "enter f|exit");
+    CHECK_TEXT(&d, 1, "enter g|enter h|exit|exit|end");
+    CHECK_STR(d.thread_name[1], "worker");
+    CHECK(d.thread_tid[0] == (uint64_t)pid);
+    CHECK(d.thread_tid[1] != (uint64_t)pid && d.thread_tid[1] != 0);
+    td_free(&d);
+    return 0;
+}
+
+static int child_fork(void)
+{
+    if (bind_runtime())
+        return 2;
+    E(f, 1000);
+    E(g, 900);
+    fflush(NULL);
+    pid_t c = fork();
+    if (c == 0) {
+        E(h, 800);
+        X(h, 800);
+        X(g, 900);
+        X(f, 1000);
+        exit(0);
+    }
+    int st;
+    waitpid(c, &st, 0);
+    X(g, 900);
+    X(f, 1000);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 3;
+}
+
+static int test_fork(void)
+{
+    pid_t pid;
+    struct td_dump d;
+    CHECK_INT(in_child(child_fork, &pid), 0);
+    CHECK(read_pid_dump(pid, ".instr", &d) == 0);
+    CHECK_TEXT(&d, 0, "enter f|enter g|exit|exit");
+    CHECK(!(d.h.flags & INSTR_DUMP_FORK_CHILD));
+    CHECK_INT(d.nthreads, 1);
+    td_free(&d);
+    /* the grandchild's dump: the only other file */
+    DIR *dd = opendir(dir);
+    struct dirent *de;
+    char other[512] = "";
+    char mine[64];
+    snprintf(mine, sizeof mine, "%d.instr", (int)pid);
+    while ((de = readdir(dd)))
+        if (de->d_name[0] != '.' && strcmp(de->d_name, mine))
+            snprintf(other, sizeof other, "%s/%s", dir, de->d_name);
+    closedir(dd);
+    CHECK(other[0]);
+    CHECK(td_read(other, &d) == 0);
+    CHECK(d.h.flags & INSTR_DUMP_FORK_CHILD);
+    CHECK(d.h.flags & INSTR_DUMP_COMPLETE);
+    CHECK_INT(d.h.ppid, pid);
+    CHECK_TEXT(&d, 0, "reenter f|reenter g|enter h|exit|exit|exit");
+    CHECK_STR(d.func_name[1], "f");
+    CHECK_STR(d.func_name[2], "g");
+    CHECK_STR(d.func_name[3], "h");
+    CHECK(d.module_path[1] != NULL);
+    CHECK_INT(d.h.thread_count, 1);
+    td_free(&d);
+    return 0;
+}
+
+static int child_crash(void)
+{
+    if (bind_runtime())
+        return 2;
+    E(f, 1000);
+    E(g, 900);
+    _exit(3); /* no exit handler: the file must still be readable */
+}
+
+static int test_underscore_exit(void)
+{
+    pid_t pid;
+    struct td_dump d;
+    CHECK_INT(in_child(child_crash, &pid), 3);
+    CHECK(read_pid_dump(pid, ".instr", &d) == 0);
+    CHECK(!(d.h.flags & INSTR_DUMP_COMPLETE));
+    CHECK_TEXT(&d, 0, "enter f|enter g");
+    td_free(&d);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- detector */
+
+static double tsc_per_ns;
+static void calibrate(void)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t c0 = __builtin_ia32_rdtsc();
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+    while ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 20000000L);
+    uint64_t c1 = __builtin_ia32_rdtsc();
+    tsc_per_ns = (double)(c1 - c0) / ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec));
+}
+
+static void spin_ns(uint64_t ns)
+{
+    uint64_t end = __builtin_ia32_rdtsc() + (uint64_t)(ns * tsc_per_ns);
+    while (__builtin_ia32_rdtsc() < end)
+        __builtin_ia32_pause();
+}
+
+static long switches(void)
+{
+    struct rusage r;
+    getrusage(RUSAGE_THREAD, &r);
+    return r.ru_nvcsw + r.ru_nivcsw;
+}
+
+extern const unsigned int __rseq_size __attribute__((weak));
+
+#define SLEEPS 50
+#define SPINS 300
+static int child_rseq(void)
+{
+    static char sw[SPINS];
+    if (&__rseq_size == NULL || __rseq_size < 20)
+        return SKIP;
+    calibrate();
+    if (bind_runtime())
+        return 2;
+    for (int i = 0; i < SLEEPS; i++) {
+        struct timespec ts = {0, 1000};
+        E(f, 1000);
+        nanosleep(&ts, NULL);
+        X(f, 1000);
+    }
+    for (int i = 0; i < SPINS; i++) {
+        long s0 = switches();
+        E(g, 1000);
+        spin_ns(10000);
+        X(g, 1000);
+        sw[i] = switches() != s0;
+    }
+    struct td_dump d;
+    if (td_read(instr__dump_path(), &d)) {
+        fprintf(stderr, "%s\n", d.error);
+        return 1;
+    }
+    CHECK_INT(d.h.detector, INSTR_DETECTOR_RSEQ_CS);
+    CHECK(d.h.detector_sees & INSTR_OS_SCHED);
+    CHECK_INT(d.nev, 2 * (SLEEPS + SPINS));
+    for (int i = 0; i < SLEEPS; i++)
+        CHECK_INT(d.ev[2 * i + 1].bits, INSTR_OS_SCHED); /* the sleep is seen */
+    int clean = 0, false_pos = 0;
+    for (int i = 0; i < SPINS; i++) {
+        const struct td_event *en = &d.ev[2 * SLEEPS + 2 * i], *ex = en + 1;
+        if (sw[i]) {
+            CHECK(en->bits || ex->bits); /* never a miss */
+        } else {
+            clean++;
+            false_pos += ex->bits != 0;
+        }
+    }
+    fprintf(stderr, "rseq: %d/%d sleeps flagged; %d switched spins; %d/%d clean spins flagged\n",
+            SLEEPS, SLEEPS, SPINS - clean, false_pos, clean);
+    CHECK(false_pos * 20 <= clean); /* <= 5%: task_work without a switch is rare */
+    td_free(&d);
+    return 0;
+}
+
+static int test_rseq(void)
+{
+    return in_child(child_rseq, NULL);
+}
+
+static int child_none(void)
+{
+    setenv("INSTR_DETECTOR", "none", 1);
+    if (bind_runtime())
+        return 2;
+    struct timespec ts = {0, 1000};
+    E(f, 1000);
+    nanosleep(&ts, NULL);
+    X(f, 1000);
+    struct td_dump d;
+    CHECK(td_read(instr__dump_path(), &d) == 0);
+    CHECK_INT(d.h.detector, INSTR_DETECTOR_NONE);
+    CHECK_INT(d.h.detector_sees, 0);
+    CHECK_INT(d.nev, 2);
+    CHECK_INT(d.ev[1].bits, 0);
+    td_free(&d);
+    return 0;
+}
+
+static int test_detector_none(void)
+{
+    return in_child(child_none, NULL);
+}
+
+/* Run with GLIBC_TUNABLES=glibc.pthread.rseq=0: no rseq area, so auto
+ * must fall back to none and say why. */
+static int child_fallback(void)
+{
+    if (&__rseq_size != NULL && __rseq_size != 0)
+        return SKIP; /* the tunable did not take */
+    if (bind_runtime())
+        return 2;
+    E(f, 1000);
+    X(f, 1000);
+    struct td_dump d;
+    CHECK(td_read(instr__dump_path(), &d) == 0);
+    CHECK_INT(d.h.detector, INSTR_DETECTOR_NONE);
+    CHECK(strstr(d.h.detector_detail, "rseq") != NULL);
+    CHECK_TEXT(&d, 0, "enter f|exit");
+    td_free(&d);
+    return 0;
+}
+
+static int test_detector_fallback(void)
+{
+    return in_child(child_fallback, NULL);
+}
+
+/* ---------------------------------------------------------------- bench */
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* ns per enter+exit pair (median of runs) with the detector in
+ * INSTR_DETECTOR, plus bytes per event from the dump.  In-process: no fork. */
+static int bench(void)
+{
+    enum { RUNS = 9, PAIRS = 1000000 };
+    double ns[RUNS];
+    calibrate();
+    set_output("bench-%p.instr");
+    if (bind_runtime())
+        return 2;
+    E(f, 1u << 30);
+    for (int r = 0; r < RUNS; r++) {
+        uint64_t t0 = __builtin_ia32_rdtsc();
+        for (int i = 0; i < PAIRS; i++) {
+            E(g, 1u << 29);
+            X(g, 1u << 29);
+        }
+        ns[r] = (double)(__builtin_ia32_rdtsc() - t0) / tsc_per_ns / PAIRS;
+    }
+    X(f, 1u << 30);
+    qsort(ns, RUNS, sizeof ns[0], cmp_double);
+    struct td_dump d;
+    CHECK(td_read(instr__dump_path(), &d) == 0);
+    printf("detector %-8s enter+exit: median %.2f ns (min %.2f, max %.2f); %.2f bytes/event; "
+           "%llu chunks\n",
+           d.h.detector == INSTR_DETECTOR_RSEQ_CS ? "rseq_cs" : "none", ns[RUNS / 2], ns[0],
+           ns[RUNS - 1], (double)d.payload_bytes / (double)d.nev,
+           (unsigned long long)d.h.chunk_count);
+    unlink(instr__dump_path());
+    td_free(&d);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- main */
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+static const struct {
+    const char *name;
+    int (*fn)(void);
+} tests[] = {
+    {"nesting", test_nesting},
+    {"exit-mismatch", test_exit_mismatch},
+    {"landing", test_landing},
+    {"longjmp", test_longjmp},
+    {"unmatched", test_unmatched},
+    {"deep-errno", test_deep_errno},
+    {"output-name", test_output},
+    {"output-suffix", test_suffix},
+    {"output-symlink", test_symlink},
+    {"threads", test_threads},
+    {"fork", test_fork},
+    {"underscore-exit", test_underscore_exit},
+    {"detector-rseq", test_rseq},
+    {"detector-none", test_detector_none},
+    {"detector-fallback", test_detector_fallback},
+};
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: rt-test NAME|all|bench\n");
+        return 2;
+    }
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/instr-rt-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    char base[sizeof dir];
+    memcpy(base, dir, sizeof dir);
+    int rc = -1, ran = 0, passed = 0, failed = 0;
+    if (!strcmp(argv[1], "bench"))
+        rc = bench();
+    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+        if (strcmp(argv[1], "all") && strcmp(argv[1], tests[i].name))
+            continue;
+        snprintf(dir, sizeof dir, "%s/%s", base, tests[i].name); /* one directory per test */
+        mkdir(dir, 0755);
+        int r = tests[i].fn();
+        fprintf(stderr, "%-18s %s\n", tests[i].name, r == 0 ? "ok" : r == SKIP ? "skipped" : "FAILED");
+        ran++;
+        passed += r == 0;
+        failed += r != 0 && r != SKIP;
+    }
+    if (ran)
+        rc = failed ? 1 : passed ? 0 : SKIP;
+    if (rc == -1) {
+        fprintf(stderr, "rt-test: unknown test %s\n", argv[1]);
+        rc = 2;
+    }
+    if (rc == 0 || rc == SKIP)
+        nftw(base, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+    else
+        fprintf(stderr, "dumps kept in %s\n", base);
+    return rc;
+}
