@@ -1,0 +1,125 @@
+/* binding-asm.cc - the assembly that binds a module's hooks to the runtime.
+ *
+ * Every instrumented object carries the same COMDAT group, so the linker
+ * keeps one copy per executable or shared library and the program needs no
+ * extra link flags:
+ *
+ *   __instr_enter:   jmp *__instr_hook_table+8*INSTR_SLOT_ENTER(%rip)
+ *   __instr_exit:    jmp *__instr_hook_table+8*INSTR_SLOT_EXIT(%rip)
+ *   __instr_landing: jmp *__instr_hook_table+8*INSTR_SLOT_LANDING(%rip)
+ *   __instr_nop:     ret
+ *   __instr_hook_table: INSTR_SLOT_COUNT x .quad __instr_nop
+ *   constructor:     h = dlopen(runtime, RTLD_NOW|RTLD_GLOBAL);
+ *                    bind = dlsym(h, INSTR_BIND_SYMBOL);
+ *                    bind(__instr_hook_table, INSTR_SLOT_COUNT, ABI)
+ *
+ * Everything is hidden, so each module binds its own table and calls to the
+ * trampolines never go through a PLT.  The table starts out pointing at the
+ * no-op, so a program whose runtime is missing runs unchanged.  When objects
+ * were compiled with different runtime= paths, the linker keeps whichever
+ * group it sees first. */
+#include "binding-asm.h"
+
+#include "hook-abi.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+
+#define GROUP "__instr_binding"
+
+/* A .string operand: quotes, backslashes and anything unprintable escaped
+ * (octal, which GAS reads as at most three digits). */
+static std::string asm_string(const std::string &s)
+{
+    std::string out = "\"";
+    for (unsigned char c : s) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += (char)c;
+        } else if (c < 0x20 || c >= 0x7f) {
+            char oct[8];
+            snprintf(oct, sizeof oct, "\\%03o", c);
+            out += oct;
+        } else {
+            out += (char)c;
+        }
+    }
+    return out + "\"";
+}
+
+static std::string hidden_weak(const char *sym, const char *type)
+{
+    return std::string("\t.weak\t") + sym + "\n\t.hidden\t" + sym + "\n\t.type\t" + sym +
+           ", " + type + "\n";
+}
+
+static std::string trampoline(const char *sym, unsigned slot)
+{
+    /* endbr64: the table holds the runtime's addresses and the trampolines
+     * are only called directly, but the no-op and the constructor are reached
+     * indirectly, and a landing pad for IBT costs nothing elsewhere. */
+    return hidden_weak(sym, "@function") + sym + ":\n\tendbr64\n\tjmp\t*" INSTR_HOOK_TABLE "+" +
+           std::to_string(8 * slot) + "(%rip)\n\t.size\t" + sym + ", .-" + sym + "\n";
+}
+
+std::string instr_binding_asm(const std::string &runtime_path)
+{
+    char init_array[64];
+    snprintf(init_array, sizeof init_array, ".init_array.%05u", INSTR_BIND_PRIORITY);
+    char flags[32];
+    snprintf(flags, sizeof flags, "$%#x", RTLD_NOW | RTLD_GLOBAL);
+
+    std::string s = "\t/* instr: hook binding, see hook-abi.h */\n";
+    s += "\t.pushsection .text." GROUP ",\"axG\",@progbits," GROUP ",comdat\n";
+    s += trampoline(INSTR_HOOK_ENTER, INSTR_SLOT_ENTER);
+    s += trampoline(INSTR_HOOK_EXIT, INSTR_SLOT_EXIT);
+    s += trampoline(INSTR_HOOK_LANDING, INSTR_SLOT_LANDING);
+    s += hidden_weak(INSTR_HOOK_NOP, "@function");
+    s += INSTR_HOOK_NOP ":\n\tendbr64\n\tret\n\t.size\t" INSTR_HOOK_NOP ", .-" INSTR_HOOK_NOP "\n";
+
+    /* The constructor is entered with %rsp 8 below a 16-byte boundary (the
+     * return address); taking 8 more realigns it for the calls.  Any failure means no binding: the
+     * runtime reports its own problems, and a missing runtime is a normal
+     * way to run an instrumented program. */
+    s += "\t.type\t__instr_bind_ctor, @function\n"
+         "__instr_bind_ctor:\n"
+         "\tendbr64\n"
+         "\tsubq\t$8, %rsp\n"
+         "\tleaq\t.Linstr_runtime_path(%rip), %rdi\n"
+         "\tmovl\t" + std::string(flags) + ", %esi\n"
+         "\tcall\tdlopen@PLT\n"
+         "\ttestq\t%rax, %rax\n"
+         "\tje\t.Linstr_bind_done\n"
+         "\tmovq\t%rax, %rdi\n"
+         "\tleaq\t.Linstr_bind_symbol(%rip), %rsi\n"
+         "\tcall\tdlsym@PLT\n"
+         "\ttestq\t%rax, %rax\n"
+         "\tje\t.Linstr_bind_done\n"
+         "\tleaq\t" INSTR_HOOK_TABLE "(%rip), %rdi\n"
+         "\tmovl\t$" + std::to_string(INSTR_SLOT_COUNT) + ", %esi\n"
+         "\tmovl\t$" + std::to_string(INSTR_HOOK_ABI_VERSION) + ", %edx\n"
+         "\tcall\t*%rax\n"
+         ".Linstr_bind_done:\n"
+         "\taddq\t$8, %rsp\n"
+         "\tret\n"
+         "\t.size\t__instr_bind_ctor, .-__instr_bind_ctor\n";
+
+    s += "\t.section .rodata." GROUP ",\"aG\",@progbits," GROUP ",comdat\n";
+    s += ".Linstr_runtime_path:\n\t.string\t" + asm_string(runtime_path) + "\n";
+    s += ".Linstr_bind_symbol:\n\t.string\t" + asm_string(INSTR_BIND_SYMBOL) + "\n";
+
+    /* Writable: the runtime fills it in, and its initial addresses need
+     * relocating in PIE and shared objects. */
+    s += "\t.section .data.rel.local." GROUP ",\"awG\",@progbits," GROUP ",comdat\n";
+    s += "\t.p2align 3\n";
+    s += hidden_weak(INSTR_HOOK_TABLE, "@object");
+    s += INSTR_HOOK_TABLE ":\n";
+    for (unsigned i = 0; i < INSTR_SLOT_COUNT; i++)
+        s += "\t.quad\t" INSTR_HOOK_NOP "\n";
+    s += "\t.size\t" INSTR_HOOK_TABLE ", " + std::to_string(8 * INSTR_SLOT_COUNT) + "\n";
+
+    s += std::string("\t.section ") + init_array + ",\"awG\",@init_array," GROUP ",comdat\n";
+    s += "\t.p2align 3\n\t.quad\t__instr_bind_ctor\n";
+    s += "\t.popsection\n";
+    return s;
+}

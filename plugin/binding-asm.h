@@ -1,0 +1,11 @@
+/* binding-asm.h - the per-module code that binds hooks to the runtime. */
+#ifndef INSTR_PLUGIN_BINDING_ASM_H
+#define INSTR_PLUGIN_BINDING_ASM_H
+
+#include <string>
+
+/* The assembly (trampolines, hook table, no-op, binding constructor, all in
+ * one COMDAT group) that an instrumented object carries; see hook-abi.h. */
+std::string instr_binding_asm(const std::string &runtime_path);
+
+#endif

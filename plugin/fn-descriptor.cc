@@ -1,0 +1,72 @@
+/* fn-descriptor.cc - building the descriptor variable of a function.
+ *
+ * The descriptor carries the function's names as plain bytes so the runtime
+ * and the report need neither DWARF nor a symbol table, and it is writable
+ * so the runtime can cache the id it assigns in place. */
+#include "fn-descriptor.h"
+
+#include "hook-abi.h"
+
+static unsigned descriptor_count;
+
+static void append_u32_le(std::string *s, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        s->push_back((char)((v >> (8 * i)) & 0xff));
+}
+
+static std::string descriptor_bytes(tree fndecl)
+{
+    std::string s;
+    append_u32_le(&s, 0);                     /* id: set by the runtime */
+    s.push_back((char)INSTR_HOOK_ABI_VERSION); /* abi */
+    s.push_back(0);                           /* flags */
+    s.append(2, '\0');                        /* reserved */
+    gcc_assert(s.size() == INSTR_FN_DESC_NAMES_OFFSET);
+
+    /* The assembler name, not the source name: it is unique, C++ overloads
+     * stay apart, and clones (foo.part.0, foo.constprop.0) keep their
+     * suffix, which the report demangles to "[clone .part.0]". */
+    s += IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(fndecl));
+    s.push_back('\0');
+    expanded_location loc = expand_location(DECL_SOURCE_LOCATION(fndecl));
+    s += loc.file ? loc.file : "";
+    s.push_back('\0');
+    s += std::to_string(loc.line);
+    s.push_back('\0');
+    return s;
+}
+
+tree instr_build_fn_descriptor(tree fndecl)
+{
+    std::string bytes = descriptor_bytes(fndecl);
+    tree type = build_array_type_nelts(char_type_node, bytes.size());
+    tree init = build_string(bytes.size(), bytes.data());
+    TREE_TYPE(init) = type;
+
+    /* A counter, not the function's name, keeps the label unique: clones and
+     * GNU C nested functions have names that are only unique as symbols. */
+    char name[32];
+    snprintf(name, sizeof name, "__instr_fd.%u", descriptor_count++);
+    tree var = build_decl(DECL_SOURCE_LOCATION(fndecl), VAR_DECL,
+                          get_identifier(name), type);
+    /* Set explicitly so no front end tries to mangle a decl it never saw. */
+    SET_DECL_ASSEMBLER_NAME(var, DECL_NAME(var));
+    TREE_STATIC(var) = 1;
+    TREE_PUBLIC(var) = 0;
+    TREE_READONLY(var) = 0; /* the runtime writes the id */
+    TREE_ADDRESSABLE(var) = 1;
+    TREE_USED(var) = 1;
+    DECL_ARTIFICIAL(var) = 1;
+    DECL_IGNORED_P(var) = 1; /* no debug info for our bookkeeping */
+    SET_DECL_ALIGN(var, 64);
+    DECL_USER_ALIGN(var) = 1;
+    DECL_INITIAL(var) = init;
+
+    /* The pass runs while functions are being expanded, after the symbol
+     * table has been analysed: finalize_decl analyses the variable at once
+     * and has it assembled with the other variables (or immediately under
+     * -fno-toplevel-reorder, which -O0 implies). */
+    varpool_node::finalize_decl(var);
+    return var;
+}

@@ -1,0 +1,96 @@
+/* instr-plugin.cc - plugin entry: version check, options, registration.
+ *
+ * Usage: gcc -fplugin=/path/to/instr.so [-fplugin-arg-instr-<key>[=value]]...
+ * (see options.h for the keys). */
+#include "gcc-compat.h"
+#include "plugin-version.h" /* gcc_version: what we were built against */
+
+#include "binding-asm.h"
+#include "options.h"
+#include "pass-instrument.h"
+
+INSTR_PLUGIN_EXPORT int plugin_is_GPL_compatible;
+
+static struct plugin_info instr_plugin_info = {
+    "0.1",
+    "instr: auto-instrumenting profiler hooks\n"
+    "  -fplugin-arg-instr-include=GLOB[,GLOB...]       only these functions\n"
+    "  -fplugin-arg-instr-exclude=GLOB[,GLOB...]       not these functions\n"
+    "  -fplugin-arg-instr-exclude-file=GLOB[,GLOB...]  not functions from these files\n"
+    "  -fplugin-arg-instr-inline=after|before          hooks after (default) or before inlining\n"
+    "  -fplugin-arg-instr-runtime=PATH                 runtime to load at start-up\n"
+    "  -fplugin-arg-instr-verbose                      note each instrumented function\n",
+};
+
+/* Inline assembly in the last moments of the unit, so that it is only
+ * emitted when a function was actually instrumented, and goes straight to
+ * the assembly file: the symbol table's top-level asm list has already been
+ * output by then. */
+static void emit_binding(void *, void *)
+{
+    if (instr_instrumented_count() == 0 || seen_error())
+        return;
+    fputs(instr_binding_asm(instr_opts.runtime).c_str(), asm_out_file);
+}
+
+/* A plugin runs inside the compiler's process and shares its internal
+ * structures, so it only works with the GCC it was built against; say which
+ * to rebuild with rather than fail obscurely later. */
+static bool version_ok(const struct plugin_name_args *info,
+                       struct plugin_gcc_version *version)
+{
+    if (strcmp(version->basever, gcc_version.basever) != 0) {
+        error("%s: %s was built for GCC %s but this is GCC %s: rebuild instr "
+              "with this compiler (apt-get install gcc-%d-plugin-dev)",
+              info->base_name, lbasename(info->full_name), gcc_version.basever,
+              version->basever, atoi(version->basever));
+        return false;
+    }
+    if (!plugin_default_version_check(version, &gcc_version)) {
+        error("%s: %s was built for a different build of GCC %s (%s %s): "
+              "rebuild instr with this compiler",
+              info->base_name, lbasename(info->full_name), version->basever,
+              gcc_version.datestamp, gcc_version.devphase);
+        return false;
+    }
+    return true;
+}
+
+INSTR_PLUGIN_EXPORT int plugin_init(struct plugin_name_args *info, struct plugin_gcc_version *version)
+{
+    const char *name = info->base_name;
+
+    if (!version_ok(info, version))
+        return 1;
+    register_callback(name, PLUGIN_INFO, NULL, &instr_plugin_info);
+    if (!instr_parse_options(info))
+        return 0; /* the errors fail the compilation; nothing to register */
+
+    struct register_pass_info pass;
+    pass.pass = instr_make_instrument_pass(g);
+    pass.pos_op = PASS_POS_INSERT_AFTER;
+    pass.ref_pass_instance_number = 1;
+    if (instr_opts.inline_before) {
+        /* Right after the function is put into SSA form, before early
+         * inlining: every function body, including those that will only
+         * survive as inlined copies, gets its own hooks, so inlined calls
+         * stay visible (at the cost of hooks in hot inlined code).  The
+         * call graph edges of the new calls are rebuilt by the
+         * rebuild_cgraph_edges pass at the end of this pass group. */
+        pass.reference_pass_name = "ssa";
+    } else {
+        /* The first GIMPLE pass of the late pipeline, after the IPA passes:
+         * inlining, cloning (.part/.constprop/.isra) and unreachable-function
+         * removal have happened, so the hooks describe the program as it
+         * will run.  EH dispatch has just been lowered but landing pads and
+         * their post-landing-pad blocks are still in lp_array, and the
+         * function is in SSA form with a CFG.  This pipeline also runs at
+         * -O0, unlike the optimisation passes further down. */
+        pass.reference_pass_name = "ehdisp";
+    }
+    register_callback(name, PLUGIN_PASS_MANAGER_SETUP, NULL, &pass);
+    register_callback(name, PLUGIN_REGISTER_GGC_ROOTS, NULL,
+                      const_cast<ggc_root_tab *>(instr_pass_gc_roots));
+    register_callback(name, PLUGIN_FINISH_UNIT, emit_binding, NULL);
+    return 0;
+}

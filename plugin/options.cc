@@ -1,0 +1,159 @@
+/* options.cc - parsing and applying the plugin's arguments. */
+#include "options.h"
+
+#include "hook-abi.h"
+
+#include <fnmatch.h>
+
+instr_options instr_opts;
+
+static const char valid_keys[] =
+    "include, exclude, exclude-file, inline, runtime, verbose";
+
+/* The argument as the user spelled it, for messages. */
+static std::string arg_spelling(const char *plugin, const plugin_argument &arg)
+{
+    std::string s = std::string("-fplugin-arg-") + plugin + "-" + arg.key;
+    if (arg.value)
+        s += std::string("=") + arg.value;
+    return s;
+}
+
+static bool need_value(const char *plugin, const plugin_argument &arg)
+{
+    if (arg.value && *arg.value)
+        return true;
+    error("%s: argument %qs needs a value", plugin,
+          arg_spelling(plugin, arg).c_str());
+    return false;
+}
+
+/* "a,b,c" -> {a, b, c}; an empty glob is more likely a typo than a wish to
+ * match nothing, so it is refused. */
+static bool split_globs(const char *plugin, const plugin_argument &arg,
+                        std::vector<std::string> *out)
+{
+    if (!need_value(plugin, arg))
+        return false;
+    std::string all(arg.value);
+    size_t start = 0;
+    for (;;) {
+        size_t comma = all.find(',', start);
+        std::string glob = all.substr(start, comma == std::string::npos
+                                                 ? std::string::npos
+                                                 : comma - start);
+        if (glob.empty()) {
+            error("%s: empty glob in %qs", plugin,
+                  arg_spelling(plugin, arg).c_str());
+            return false;
+        }
+        out->push_back(glob);
+        if (comma == std::string::npos)
+            return true;
+        start = comma + 1;
+    }
+}
+
+/* The binding constructor dlopen()s by this path from wherever the program
+ * runs, so it must not depend on the compiler's working directory.  A path
+ * that does not exist yet (the runtime is installed later) is still made
+ * absolute: a missing runtime only means an unrecorded run. */
+static std::string absolute_path(const char *path)
+{
+    char resolved[PATH_MAX];
+    if (realpath(path, resolved))
+        return resolved;
+    if (path[0] == '/')
+        return path;
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        return path;
+    return std::string(cwd) + "/" + path;
+}
+
+/* The runtime is installed next to the plugin, so an instrumented program
+ * finds the runtime that matches the plugin that compiled it. */
+static std::string default_runtime(const char *plugin_file)
+{
+    std::string self = absolute_path(plugin_file);
+    size_t slash = self.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : self.substr(0, slash);
+    return dir + "/" INSTR_RUNTIME_SONAME;
+}
+
+bool instr_parse_options(const struct plugin_name_args *info)
+{
+    const char *plugin = info->base_name;
+    bool ok = true;
+
+    instr_opts.plugin_name = plugin;
+    instr_opts.runtime = default_runtime(info->full_name);
+    for (int i = 0; i < info->argc; i++) {
+        const plugin_argument &arg = info->argv[i];
+        const char *key = arg.key;
+        if (!strcmp(key, "include")) {
+            ok &= split_globs(plugin, arg, &instr_opts.include);
+        } else if (!strcmp(key, "exclude")) {
+            ok &= split_globs(plugin, arg, &instr_opts.exclude);
+        } else if (!strcmp(key, "exclude-file")) {
+            ok &= split_globs(plugin, arg, &instr_opts.exclude_file);
+        } else if (!strcmp(key, "inline")) {
+            if (!need_value(plugin, arg)) {
+                ok = false;
+            } else if (!strcmp(arg.value, "after")) {
+                instr_opts.inline_before = false;
+            } else if (!strcmp(arg.value, "before")) {
+                instr_opts.inline_before = true;
+            } else {
+                error("%s: bad value in %qs; valid: after, before", plugin,
+                      arg_spelling(plugin, arg).c_str());
+                ok = false;
+            }
+        } else if (!strcmp(key, "runtime")) {
+            if (need_value(plugin, arg))
+                instr_opts.runtime = absolute_path(arg.value);
+            else
+                ok = false;
+        } else if (!strcmp(key, "verbose")) {
+            if (arg.value) {
+                error("%s: %qs takes no value", plugin,
+                      arg_spelling(plugin, arg).c_str());
+                ok = false;
+            }
+            instr_opts.verbose = true;
+        } else {
+            error("%s: unknown argument %qs; valid: %s", plugin,
+                  arg_spelling(plugin, arg).c_str(), valid_keys);
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+static bool any_match(const std::vector<std::string> &globs, const char *s)
+{
+    for (const std::string &g : globs)
+        if (fnmatch(g.c_str(), s, 0) == 0)
+            return true;
+    return false;
+}
+
+static bool name_matches(const std::vector<std::string> &globs, tree fndecl)
+{
+    const char *mangled = IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(fndecl));
+    const char *plain = DECL_NAME(fndecl) ? IDENTIFIER_POINTER(DECL_NAME(fndecl))
+                                          : mangled;
+    return any_match(globs, mangled) || any_match(globs, plain);
+}
+
+bool instr_options_select(tree fndecl)
+{
+    if (!instr_opts.include.empty() && !name_matches(instr_opts.include, fndecl))
+        return false;
+    if (name_matches(instr_opts.exclude, fndecl))
+        return false;
+    const char *file = DECL_SOURCE_FILE(fndecl);
+    if (file && any_match(instr_opts.exclude_file, file))
+        return false;
+    return true;
+}

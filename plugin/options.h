@@ -1,0 +1,31 @@
+/* options.h - the plugin's -fplugin-arg-instr-<key>[=value] arguments. */
+#ifndef INSTR_PLUGIN_OPTIONS_H
+#define INSTR_PLUGIN_OPTIONS_H
+
+#include "gcc-compat.h"
+
+struct instr_options {
+    /* Function-name globs (fnmatch, no flags).  A function is selected when
+     * its assembler (mangled) name or its plain source name matches. */
+    std::vector<std::string> include; /* empty: every function */
+    std::vector<std::string> exclude;
+    /* Source-file globs matched against the file of the function's
+     * declaration as GCC spells it (as written on the command line or in
+     * #include), no fnmatch flags, so '*' also crosses '/'. */
+    std::vector<std::string> exclude_file;
+    bool inline_before = false; /* inline=before: hooks go into inlined copies */
+    bool verbose = false;
+    std::string runtime; /* absolute path of the runtime to dlopen() */
+    std::string plugin_name; /* "instr", from the plugin file name */
+};
+
+extern instr_options instr_opts;
+
+/* Parses the plugin's arguments into instr_opts, reporting every problem with
+ * error().  Returns false if any argument was rejected. */
+bool instr_parse_options(const struct plugin_name_args *info);
+
+/* Whether the include/exclude/exclude-file globs select this function. */
+bool instr_options_select(tree fndecl);
+
+#endif

@@ -1,0 +1,19 @@
+/* pass-instrument.h - the GIMPLE pass that inserts the hook calls. */
+#ifndef INSTR_PLUGIN_PASS_INSTRUMENT_H
+#define INSTR_PLUGIN_PASS_INSTRUMENT_H
+
+#include "gcc-compat.h"
+
+/* The pass's name: -fdump-tree-instr shows its result. */
+#define INSTR_PASS_NAME "instr"
+
+opt_pass *instr_make_instrument_pass(gcc::context *ctxt);
+
+/* Functions instrumented so far in this translation unit. */
+unsigned instr_instrumented_count(void);
+
+/* The hook declarations live across passes, so the garbage collector must
+ * see them (PLUGIN_REGISTER_GGC_ROOTS). */
+extern const struct ggc_root_tab instr_pass_gc_roots[];
+
+#endif

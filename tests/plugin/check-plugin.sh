@@ -1,0 +1,154 @@
+#!/bin/sh
+# check-plugin.sh - plugin tests, one case per invocation (see CMakeLists.txt).
+#
+#   check-plugin.sh <case> <cc> <plugin> <srcdir> <workdir> [extra flags...]
+#
+# Exit 0 on success, 77 (CTest SKIP_RETURN_CODE) when the case cannot run
+# here, 1 with a message on failure.
+set -u
+case_name=$1 cc=$2 plugin=$3 srcdir=$4 work=$5
+shift 5
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+
+# Plugin arguments are named after the plugin file: instr.so -> instr.
+arg=-fplugin-arg-$(basename "$plugin" .so)
+# No runtime here: hooks stay no-ops, which is what these tests want.
+norun="$arg-runtime=$work/no-such-runtime.so"
+
+# compile <source> <flags...>: compiles to x.o with every tree dump (GCC
+# parses -fdump-tree-<name> before loading plugins, so -fdump-tree-instr is
+# refused; -fdump-tree-all picks up the plugin's pass).
+compile() {
+    src=$1; shift
+    case $src in *.cc) drv=$(echo "$cc" | sed 's/gcc/g++/') ;; *) drv=$cc ;; esac
+    "$drv" -fplugin="$plugin" "$norun" "$@" -fdump-tree-all -c "$srcdir/$src" -o x.o \
+        >out.txt 2>&1 || { cat out.txt >&2; fail "compile $src $*"; }
+}
+
+# summary: one line per function of the plugin's dump:
+#   <asm-name> <instrumented|skipped:reason> enter=N exit=N landing=N returns=N unhooked=N
+# where unhooked counts returns not directly preceded by an __instr_exit call.
+summary() {
+    awk '
+    function flush() { if (fn != "") printf "%s %s enter=%d exit=%d landing=%d returns=%d unhooked=%d\n", fn, st, en, ex, la, re, un }
+    /^;; Function / { flush(); fn = $4; gsub(/[(,]/, "", fn); st = "?"; en = ex = la = re = un = 0; prev = ""; next }
+    /^instr: instrumented/ { st = "instrumented" }
+    /^instr: skipped: / { st = "skipped:" $3 }
+    /__instr_enter \(/ { en++ }
+    /__instr_exit \(/ { ex++ }
+    /__instr_landing \(/ { la++ }
+    /^ *return[ ;]/ { re++; if (prev !~ /__instr_exit \(/) un++ }
+    /^ *$/ || /# DEBUG/ { next }
+    { prev = $0 }
+    END { flush() }' ./*.instr > summary.txt
+    cat summary.txt
+}
+
+expect() { # expect <asm-name> <pattern>: the summary line of the function matches
+    line=$(grep "^$1 " summary.txt) || fail "$1 not in the dump"
+    echo "$line" | grep -Eq -- "$2" || fail "$1: expected /$2/, got: $line"
+}
+
+all_exits_hooked() { # every instrumented function: one enter, every return hooked
+    grep ' instrumented ' summary.txt | grep -v ' enter=1 ' && fail "entry hook count"
+    grep ' instrumented ' summary.txt | grep -v ' unhooked=0$' && fail "unhooked return"
+    grep -q ' instrumented ' summary.txt || fail "nothing instrumented"
+}
+
+case $case_name in
+exits)
+    compile exits.c "$@"
+    summary
+    all_exits_hooked
+    expect many_returns 'instrumented .*exit=[1-9]'
+    expect loop_at_entry 'instrumented'
+    expect quiet 'skipped:no_instrument_function .*enter=0 exit=0'
+    # Descriptors carry the names, no debug info needed.
+    # (name, file, line) as consecutive strings; symbol names alone are not
+    # followed by the file name.
+    tr '\0' '\n' <x.o | grep -A2 -x many_returns | tr '\n' ' ' | grep -q 'exits.c 3' \
+        || fail "no descriptor for many_returns in x.o"
+    tr '\0' '\n' <x.o | grep -A1 -x quiet | grep -q 'exits.c$' \
+        && fail "descriptor for no_instrument_function quiet"
+    # No frame pointer just for the CFA: at -O2 the leaf-like helpers must
+    # not set one up.
+    case " $* " in *" -O2 "*)
+        "$cc" -fplugin="$plugin" "$norun" "$@" -S "$srcdir/exits.c" -o x.s || fail "-S"
+        sed -n '/^many_returns:/,/\.size.many_returns/p' x.s | grep -q 'movq.%rsp, %rbp' \
+            && fail "frame pointer in many_returns at -O2"
+        ;;
+    esac
+    ;;
+eh)
+    compile eh.cc "$@"
+    summary
+    all_exits_hooked
+    expect _Z10with_catchi 'instrumented .*landing=[1-9]'
+    expect _Z12with_cleanupi 'instrumented .*landing=[1-9]'
+    # GCC's static-initialisation functions are skipped as artificial.
+    grep '_GLOBAL__sub_I' summary.txt | grep -v 'skipped:artificial' && fail "_GLOBAL__sub_I instrumented"
+    ;;
+run)
+    # The runtime is missing: the program must behave exactly as without the plugin.
+    drv=$(echo "$cc" | sed 's/gcc/g++/')
+    "$drv" "$@" "$srcdir/eh.cc" -o plain || fail "plain build"
+    "$drv" -fplugin="$plugin" "$norun" "$@" "$srcdir/eh.cc" -o instrumented || fail "instrumented build"
+    ./plain 2 >plain.out; p=$?
+    ./instrumented 2 >instr.out; i=$?
+    [ "$p" = "$i" ] && cmp -s plain.out instr.out || fail "output differs: $(cat plain.out) vs $(cat instr.out)"
+    # One binding group per module, however many objects carry it.
+    "$cc" -fplugin="$plugin" "$norun" "$@" -c "$srcdir/exits.c" -o a.o || fail "a.o"
+    "$cc" -fplugin="$plugin" "$norun" "$@" -c "$srcdir/filters.c" -o b.o || fail "b.o"
+    "$cc" a.o b.o -o two || fail "link two objects"
+    n=$(nm two | grep -c ' __instr_hook_table$')
+    [ "$n" = 1 ] || fail "$n hook tables"
+    "$cc" -shared -fPIC -fplugin="$plugin" "$norun" "$@" "$srcdir/filters.c" -o libf.so || fail "-shared"
+    "$cc" "$@" "$srcdir/exits.c" "$srcdir/filters.c" -o two-plain || fail "plain two"
+    ./two 3 >two.out; t=$?
+    ./two-plain 3 >two-plain.out; tp=$?
+    [ "$t" = "$tp" ] && cmp -s two.out two-plain.out || fail "two: exit $t vs $tp"
+    ;;
+filters)
+    compile filters.c "$@" "$arg-include=*keep*,drop_me" "$arg-exclude=also_*"
+    summary
+    expect keep_me instrumented
+    expect drop_me instrumented
+    expect also_keep 'skipped:not'
+    compile filters.c "$@" "$arg-exclude-file=*/filt*.c"
+    summary
+    grep ' instrumented ' summary.txt && fail "exclude-file ignored"
+    compile filters.c "$@" "$arg-include=keep_me" "$arg-verbose"
+    grep -q "instrumented 'keep_me'\|instrumented .keep_me." out.txt || fail "verbose note missing"
+    ;;
+bad-arg)
+    # bad-arg <argument> <expected text>: the compile fails, naming it.
+    bad=$1 want=$2
+    "$cc" -fplugin="$plugin" "$arg-$bad" -c "$srcdir/filters.c" -o x.o >out.txt 2>&1 \
+        && fail "compile with $arg-$bad succeeded"
+    cat out.txt
+    grep -q -- "$want" out.txt || fail "message does not mention '$want'"
+    ;;
+inline-before)
+    compile exits.c -O2 "$arg-inline=before"
+    summary
+    # helper is inlined into main and keeps its own hooks there.
+    n=$(sed -n '/^;; Function main /,/^;; Function /p' ./*.optimized | grep -c '__instr_enter (')
+    [ "$n" -ge 2 ] || fail "main has $n entry hooks with inline=before"
+    ;;
+refused)
+    # A copy of the shim without a plugin for this compiler next to it.
+    [ -n "$plugin" ] || skip "no second GCC"
+    cp "$plugin" lonely.so || fail "copy"
+    "$cc" -fplugin="$work/lonely.so" -c "$srcdir/filters.c" -o x.o >out.txt 2>&1 && fail "accepted"
+    cat out.txt
+    grep -q 'was built for GCC .* but this is GCC .*: rebuild instr with this compiler (apt-get install gcc-[0-9]*-plugin-dev)' out.txt \
+        || fail "unclear refusal"
+    ;;
+*)
+    fail "unknown case $case_name"
+    ;;
+esac
+echo PASS
