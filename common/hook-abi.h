@@ -6,7 +6,7 @@
  *
  *   offset 0   u32  id       0 until the runtime registers the function
  *   offset 4   u8   abi      INSTR_HOOK_ABI_VERSION
- *   offset 5   u8   flags    reserved, 0
+ *   offset 5   u8   flags    INSTR_FN_* bits
  *   offset 6   u16  reserved 0
  *   offset 8   "mangled-name\0source-file\0decimal-line\0"
  *
@@ -35,6 +35,10 @@
 
 #define INSTR_HOOK_ABI_VERSION 1u
 #define INSTR_FN_DESC_NAMES_OFFSET 8u
+
+/* Descriptor flags. */
+#define INSTR_FN_SHARES_CFA 0x01u /* hooks may be inlined into a caller (inline=before), so a
+                                     frame with the same CFA can be a live ancestor */
 
 /* Names spelled once, used by the plugin (emitted calls) and the runtime. */
 #define INSTR_HOOK_ENTER "__instr_enter"

@@ -6,6 +6,7 @@
 #include "fn-descriptor.h"
 
 #include "hook-abi.h"
+#include "options.h"
 
 static unsigned descriptor_count;
 
@@ -20,7 +21,8 @@ static std::string descriptor_bytes(tree fndecl)
     std::string s;
     append_u32_le(&s, 0);                     /* id: set by the runtime */
     s.push_back((char)INSTR_HOOK_ABI_VERSION); /* abi */
-    s.push_back(0);                           /* flags */
+    /* flags: inlined hooks share their host's CFA, see hook-abi.h */
+    s.push_back((char)(instr_opts.inline_before ? INSTR_FN_SHARES_CFA : 0));
     s.append(2, '\0');                        /* reserved */
     gcc_assert(s.size() == INSTR_FN_DESC_NAMES_OFFSET);
 

@@ -87,7 +87,17 @@ static uint8_t *unwind(struct instr__thread *t, uint8_t *p, uint64_t now, unsign
     return room(t, p);
 }
 
-/* Frames on top with cfa < the new frame's are dead: close them. */
+/* Frames below this CFA cannot be live ancestors of a frame entered with
+ * cfa.  A frame with the same CFA cannot either, unless hooks may have been
+ * inlined into their caller (inline=before), where it can be the host.  So
+ * after a longjmp back into a function, its next call closes the frames
+ * the jump left even though the new callee reuses their CFA. */
+static inline uintptr_t dead_below(const struct instr_fn_desc *d, uintptr_t cfa)
+{
+    return cfa + !(d->flags & INSTR_FN_SHARES_CFA);
+}
+
+/* Frames on top that cannot be live ancestors of the new frame: close them. */
 static __attribute__((noinline)) uint8_t *close_dead(struct instr__thread *t, uint8_t *p,
                                                      uintptr_t cfa, uint64_t now, unsigned *bits)
 {
@@ -120,8 +130,8 @@ static __attribute__((noinline)) void enter_slow(struct instr_fn_desc *d, void *
     uint8_t *p = t->pos;
     struct instr__frame *top = t->top;
     if (INSTR_LIKELY(!t->overflow)) {
-        if (INSTR_UNLIKELY(top > t->base && top[-1].cfa < cfa)) {
-            p = close_dead(t, p, cfa, now, &bits);
+        if (INSTR_UNLIKELY(top > t->base && top[-1].cfa < dead_below(d, cfa))) {
+            p = close_dead(t, p, dead_below(d, cfa), now, &bits);
             top = t->top;
         }
         if (INSTR_LIKELY(top < t->end)) {
@@ -223,7 +233,8 @@ void instr__hook_enter(struct instr_fn_desc *d, void *cfa_p)
         return;
     struct instr__frame *top = t->top;
     uint32_t id = d->id;
-    if (INSTR_UNLIKELY(id == 0 || top >= t->end || top[-1].cfa < cfa || t->pending_bits))
+    if (INSTR_UNLIKELY(id == 0 || top >= t->end || top[-1].cfa < dead_below(d, cfa) ||
+                       t->pending_bits))
         return enter_slow(d, cfa_p);
     t->busy = 1;
     barrier();
