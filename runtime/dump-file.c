@@ -270,6 +270,19 @@ out:
     return c;
 }
 
+/* Gives back the space reserved beyond the chunks handed out, so a short
+ * run leaves a small file.  Recording goes on: a later chunk reserves again. */
+void instr__dump_trim(void)
+{
+    pthread_mutex_lock(&instr__rt.chunk_lock);
+    if (instr__rt.header && !instr__rt.stopped && fd_is_ours() &&
+        instr__rt.reserved_chunks > instr__rt.next_chunk &&
+        ftruncate(instr__rt.fd, (off_t)INSTR_DUMP_HEADER_SIZE +
+                                    (off_t)instr__rt.next_chunk * INSTR_RT_CHUNK_SIZE) == 0)
+        instr__rt.reserved_chunks = instr__rt.next_chunk;
+    pthread_mutex_unlock(&instr__rt.chunk_lock);
+}
+
 void instr__chunk_unmap(struct instr_chunk_header *c)
 {
     if (c)

@@ -100,6 +100,7 @@ int instr__process_init(void);
 int instr__dump_create(uint32_t flags);
 void *instr__chunk_map(uint16_t kind, uint32_t thread_index, uint32_t tid, uint32_t seq,
                        uint64_t base_tsc);
+void instr__dump_trim(void);
 void instr__chunk_unmap(struct instr_chunk_header *c);
 void instr__header_touch(void);
 int instr__expand_output(const char *tmpl, char *out, size_t size);

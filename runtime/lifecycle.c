@@ -43,6 +43,7 @@ static void at_exit(int status, void *arg)
     h->last_mono_ns = mono;
     h->exit_status = status;
     __atomic_fetch_or(&h->flags, INSTR_DUMP_COMPLETE, __ATOMIC_RELEASE);
+    instr__dump_trim();
     if (t && t != &instr__idle_thread) {
         instr__detector_rearm(t);
         t->busy = was_busy;

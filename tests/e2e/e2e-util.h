@@ -2,7 +2,9 @@
  * so they are instrumented too unless marked). */
 #ifndef E2E_UTIL_H
 #define E2E_UTIL_H
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <stdint.h>
 #include <time.h>
 

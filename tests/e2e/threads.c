@@ -1,4 +1,5 @@
 /* Two named threads with exact call counts, and a forked child. */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/wait.h>
