@@ -28,6 +28,8 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--scale", default="2")
     a = ap.parse_args()
+    for k in ("plain", "cyg", "instr", "report"):
+        setattr(a, k, os.path.abspath(getattr(a, k)))
     with tempfile.TemporaryDirectory() as work:
         env = dict(os.environ, INSTR_OUTPUT=os.path.join(work, "bench.%p.instr"))
         times = {"plain": [], "cyg": [], "instr": []}

@@ -1,0 +1,66 @@
+#!/bin/sh
+# Bad input: each case must give a one-line reason and the documented exit
+# code (2 unusable, 3 reported with warnings).
+#   run-bad.sh BIN_DIR SRC_DIR WORK_DIR
+set -u
+bin=$1 src=$2 work=$3
+mkdir -p "$work"
+fail=0
+expect() { # expect CODE PATTERN -- command...
+    code=$1 pat=$2
+    shift 3
+    "$@" >"$work/out" 2>"$work/err"
+    rc=$?
+    if [ $rc -ne "$code" ]; then
+        echo "FAIL: $* -> exit $rc, want $code"; cat "$work/err"; fail=1
+    elif ! grep -q -- "$pat" "$work/err"; then
+        echo "FAIL: $* -> stderr lacks '$pat':"; cat "$work/err"; fail=1
+    elif [ "$code" = 2 ] && [ "$(wc -l <"$work/err")" -ne 1 ]; then
+        echo "FAIL: $* -> more than one line:"; cat "$work/err"; fail=1
+    fi
+}
+"$bin/instr-dump" --from-text "$src/traces/nesting.txt" -o "$work/good.instr" || exit 1
+# A chunk size small enough that the trace spans several chunks.
+sed 's/flags=complete,tsc_invariant/flags=complete chunk_size=256/' "$src/traces/nesting.txt" >"$work/small.txt"
+"$bin/instr-dump" --from-text "$work/small.txt" -o "$work/small.instr" || exit 1
+
+printf 'hello world, not a dump\n' >"$work/notdump"
+expect 2 "not an instr dump" -- "$bin/instr-report" "$work/notdump"
+: >"$work/empty"
+expect 2 "not an instr dump" -- "$bin/instr-report" "$work/empty"
+expect 2 "No such file" -- "$bin/instr-report" "$work/missing.instr"
+# Wrong version: bytes 8..11.
+cp "$work/good.instr" "$work/v9.instr"
+printf '\011\000\000\000' | dd of="$work/v9.instr" bs=1 seek=8 conv=notrunc 2>/dev/null
+expect 2 "dump version 9" -- "$bin/instr-report" "$work/v9.instr"
+# Header cut short.
+head -c 2000 "$work/good.instr" >"$work/short-header.instr"
+expect 2 "ends inside the header" -- "$bin/instr-report" "$work/short-header.instr"
+# Absurd chunk size.
+cp "$work/good.instr" "$work/bigchunk.instr"
+printf '\377\377\377\177' | dd of="$work/bigchunk.instr" bs=1 seek=16 conv=notrunc 2>/dev/null
+expect 2 "bad chunk_size" -- "$bin/instr-report" "$work/bigchunk.instr"
+# Corrupt chunk header (magic of the second chunk): reported with a warning, exit 3.
+cp "$work/small.instr" "$work/badchunk.instr"
+printf 'XXXX' | dd of="$work/badchunk.instr" bs=1 seek=$((4096 + 256)) conv=notrunc 2>/dev/null
+expect 3 "corrupt chunk header" -- "$bin/instr-report" "$work/badchunk.instr"
+# Truncated in the middle of a chunk: partial values, a warning, exit 3.
+size=$(wc -c <"$work/small.instr")
+head -c $((size - 100)) "$work/small.instr" >"$work/cut.instr"
+expect 3 "truncated" -- "$bin/instr-report" --units ticks "$work/cut.instr"
+grep -q "Warning:    .*truncated" "$work/out" || { echo "FAIL: no truncation warning in the report"; fail=1; }
+expect 3 "truncated" -- "$bin/instr-dump" "$work/cut.instr"
+# Syntax errors in the text form give file:line.
+printf 'instr-dump 1\nheader pid=1\n0 10 enter\n' >"$work/bad.txt"
+expect 2 "bad.txt:3: enter takes 1 argument" -- "$bin/instr-dump" --from-text "$work/bad.txt" -o "$work/bad.instr"
+printf 'instr-dump 1\nheader pid=1\n0 10 enter 1\n0 5 exit\n' >"$work/back.txt"
+expect 2 "back.txt:4: tick 5 is before" -- "$bin/instr-dump" --from-text "$work/back.txt" -o "$work/back.instr"
+# Usage errors.
+expect 1 "unknown sort column" -- "$bin/instr-report" --sort nope "$work/good.instr"
+expect 1 "bad value" -- "$bin/instr-report" --units hours "$work/good.instr"
+# Round trip: dump -> text -> dump -> text is stable.
+"$bin/instr-dump" "$work/small.instr" >"$work/rt1.txt"
+"$bin/instr-dump" --from-text "$work/rt1.txt" -o "$work/rt.instr"
+"$bin/instr-dump" "$work/rt.instr" >"$work/rt2.txt"
+cmp -s "$work/rt1.txt" "$work/rt2.txt" || { echo "FAIL: round trip differs"; diff "$work/rt1.txt" "$work/rt2.txt"; fail=1; }
+exit $fail

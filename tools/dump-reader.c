@@ -1,0 +1,559 @@
+/* dump-reader.c - mapping, validation and metadata of instr dumps. */
+#include "dump-reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *instr_tool_strerror(int err)
+{
+    switch (err) {
+#define INSTR_X_CASE(name, value, text)                                                            \
+    case -(value):                                                                                 \
+        return text;
+        INSTR_TOOL_ERRORS(INSTR_X_CASE)
+#undef INSTR_X_CASE
+    case 0:
+        return "success";
+    }
+    return "unknown error";
+}
+
+const char *instr_detector_name(uint32_t detector)
+{
+    switch (detector) {
+#define INSTR_X_CASE(name, value, text)                                                            \
+    case value:                                                                                    \
+        return text;
+        INSTR_DETECTORS(INSTR_X_CASE)
+#undef INSTR_X_CASE
+    }
+    return "unknown";
+}
+
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (err && errlen)
+        vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int instr_dump_warn(struct instr_dump *d, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char **w = realloc(d->warnings, (d->nwarnings + 1) * sizeof *w);
+    if (!w)
+        return INSTR_ENOMEM;
+    d->warnings = w;
+    if (!(w[d->nwarnings] = strdup(buf)))
+        return INSTR_ENOMEM;
+    d->nwarnings++;
+    return 0;
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint16_t rd16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+    return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
+
+/* ---- metadata records ---------------------------------------------------- */
+
+struct cursor {
+    const uint8_t *p, *end;
+};
+
+static int get_str(struct cursor *c, char **out)
+{
+    uint64_t n;
+    if (instr_get_varint(&c->p, c->end, &n) < 0 || n > (uint64_t)(c->end - c->p))
+        return INSTR_ECORRUPT;
+    char *s = malloc(n + 1);
+    if (!s)
+        return INSTR_ENOMEM;
+    memcpy(s, c->p, n);
+    s[n] = 0;
+    /* Embedded NULs or control characters would break the text form. */
+    for (uint64_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20)
+            s[i] = '?';
+    c->p += n;
+    *out = s;
+    return 0;
+}
+
+static int get_var(struct cursor *c, uint64_t *v)
+{
+    return instr_get_varint(&c->p, c->end, v) < 0 ? INSTR_ECORRUPT : 0;
+}
+
+/* Grows *arr (of *n elements) by one; capacity doubles (cap tracked in *cap). */
+static void *grow(void *arr, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return arr;
+    size_t nc = *cap ? *cap * 2 : 16;
+    void *a = realloc(arr, nc * elem);
+    if (a)
+        *cap = nc;
+    return a;
+}
+
+struct meta_caps {
+    size_t modules, functions, labels, threads;
+};
+
+static struct instr_thread_info *thread_slot(struct instr_dump *d, size_t *cap, uint32_t index)
+{
+    for (size_t i = 0; i < d->nthreads; i++)
+        if (d->threads[i].index == index)
+            return &d->threads[i];
+    struct instr_thread_info *t = grow(d->threads, cap, d->nthreads, sizeof *t);
+    if (!t)
+        return NULL;
+    d->threads = t;
+    t = &d->threads[d->nthreads++];
+    memset(t, 0, sizeof *t);
+    t->index = index;
+    return t;
+}
+
+/* Parses one record; returns 0, or a negative code (the caller warns and
+ * skips the rest of the chunk on CORRUPT). */
+static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned type, struct cursor *c)
+{
+    int rc;
+    switch (type) {
+    case INSTR_META_MODULE: {
+        struct instr_module m = {0};
+        if ((rc = get_var(c, &m.id)) || (rc = get_str(c, &m.path)))
+            return rc;
+        if (c->end - c->p >= 8) {
+            m.load_addr = rd64(c->p);
+            c->p += 8;
+        }
+        struct instr_module *a = grow(d->modules, &caps->modules, d->nmodules, sizeof *a);
+        if (!a) {
+            free(m.path);
+            return INSTR_ENOMEM;
+        }
+        d->modules = a;
+        a[d->nmodules++] = m;
+        return 0;
+    }
+    case INSTR_META_FUNCTION: {
+        struct instr_function f = {0};
+        if ((rc = get_var(c, &f.id)) || (rc = get_var(c, &f.module)) || (rc = get_var(c, &f.line)))
+            return rc;
+        if ((rc = get_str(c, &f.name)))
+            return rc;
+        if ((rc = get_str(c, &f.file))) {
+            free(f.name);
+            return rc;
+        }
+        struct instr_function *a = grow(d->functions, &caps->functions, d->nfunctions, sizeof *a);
+        if (!a) {
+            free(f.name);
+            free(f.file);
+            return INSTR_ENOMEM;
+        }
+        d->functions = a;
+        a[d->nfunctions++] = f;
+        return 0;
+    }
+    case INSTR_META_THREAD: {
+        uint64_t index, tid;
+        char *name;
+        if ((rc = get_var(c, &index)) || (rc = get_var(c, &tid)) || (rc = get_str(c, &name)))
+            return rc;
+        if (index > UINT32_MAX) {
+            free(name);
+            return INSTR_ECORRUPT;
+        }
+        struct instr_thread_info *t = thread_slot(d, &caps->threads, (uint32_t)index);
+        if (!t) {
+            free(name);
+            return INSTR_ENOMEM;
+        }
+        free(t->name); /* a later record wins */
+        t->name = name;
+        t->tid = tid;
+        return 0;
+    }
+    case INSTR_META_LABEL: {
+        struct instr_label l = {0};
+        if ((rc = get_var(c, &l.id)) || (rc = get_str(c, &l.text)))
+            return rc;
+        struct instr_label *a = grow(d->labels, &caps->labels, d->nlabels, sizeof *a);
+        if (!a) {
+            free(l.text);
+            return INSTR_ENOMEM;
+        }
+        d->labels = a;
+        a[d->nlabels++] = l;
+        return 0;
+    }
+    }
+    return 0; /* unknown record type: skipped by its length */
+}
+
+static int parse_metadata(struct instr_dump *d, struct meta_caps *caps, const uint8_t *p, size_t len,
+                          uint64_t chunk_no)
+{
+    const uint8_t *end = p + len;
+    while (p < end && *p != 0) {
+        unsigned type = *p++;
+        uint64_t plen;
+        if (instr_get_varint(&p, end, &plen) < 0 || plen > (uint64_t)(end - p))
+            return instr_dump_warn(d, "metadata chunk %llu: record cut short; rest of chunk skipped",
+                                   (unsigned long long)chunk_no);
+        struct cursor c = {p, p + plen};
+        int rc = parse_record(d, caps, type, &c);
+        if (rc == INSTR_ENOMEM)
+            return rc;
+        if (rc < 0 && (rc = instr_dump_warn(d, "metadata chunk %llu: malformed %u record skipped",
+                                            (unsigned long long)chunk_no, type)))
+            return rc;
+        p += plen;
+    }
+    return 0;
+}
+
+/* ---- chunks ---------------------------------------------------------------- */
+
+struct raw_chunk {
+    uint32_t thread_index;
+    uint32_t seq;
+    uint64_t tid;
+    struct instr_chunk_ref ref;
+};
+
+static int cmp_raw(const void *a, const void *b)
+{
+    const struct raw_chunk *x = a, *y = b;
+    if (x->thread_index != y->thread_index)
+        return x->thread_index < y->thread_index ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_fn(const void *a, const void *b)
+{
+    const struct instr_function *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_label(const void *a, const void *b)
+{
+    const struct instr_label *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+    const struct instr_thread_info *x = a, *y = b;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int read_header(struct instr_dump *d, char *err, size_t errlen)
+{
+    const uint8_t *m = d->map;
+    if (d->size < 16 || memcmp(m, INSTR_DUMP_MAGIC, 8) != 0)
+        return fail(err, errlen, INSTR_ENOTDUMP, "%s: not an instr dump (bad magic)", d->path);
+    uint32_t version = rd32(m + 8);
+    if (version != INSTR_DUMP_VERSION)
+        return fail(err, errlen, INSTR_EVERSION, "%s: dump version %u, this reader supports %u", d->path,
+                    version, INSTR_DUMP_VERSION);
+    if (d->size < INSTR_DUMP_HEADER_SIZE)
+        return fail(err, errlen, INSTR_ECORRUPT, "%s: file ends inside the header (%zu of %u bytes)",
+                    d->path, d->size, INSTR_DUMP_HEADER_SIZE);
+    memcpy(&d->hdr, m, sizeof d->hdr);
+    d->hdr.exe_path[sizeof d->hdr.exe_path - 1] = 0;
+    d->hdr.detector_detail[sizeof d->hdr.detector_detail - 1] = 0;
+    if (d->hdr.header_size < INSTR_DUMP_HEADER_SIZE || d->hdr.header_size % 8)
+        return fail(err, errlen, INSTR_ECORRUPT, "%s: bad header_size %u", d->path, d->hdr.header_size);
+    if (d->hdr.chunk_size <= INSTR_CHUNK_HEADER_SIZE || d->hdr.chunk_size > INSTR_DUMP_MAX_CHUNK_SIZE ||
+        d->hdr.chunk_size % 8)
+        return fail(err, errlen, INSTR_ECORRUPT, "%s: bad chunk_size %u", d->path, d->hdr.chunk_size);
+    return 0;
+}
+
+static void tick_rate(struct instr_dump *d)
+{
+    const struct instr_dump_header *h = &d->hdr;
+    uint64_t tsc = h->last_tsc, ns = h->last_mono_ns;
+    if ((h->flags & INSTR_DUMP_COMPLETE) && h->end_tsc > h->start_tsc && h->end_mono_ns > h->start_mono_ns) {
+        tsc = h->end_tsc;
+        ns = h->end_mono_ns;
+    }
+    if (tsc > h->start_tsc && ns > h->start_mono_ns)
+        d->tick_hz = (double)(tsc - h->start_tsc) * 1e9 / (double)(ns - h->start_mono_ns);
+    else
+        d->tick_hz = 0;
+}
+
+int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    d->path = path;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fail(err, errlen, INSTR_EIO, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return fail(err, errlen, INSTR_EIO, "%s: not a regular file", path);
+    }
+    d->size = (size_t)st.st_size;
+    if (d->size == 0) {
+        close(fd);
+        return fail(err, errlen, INSTR_ENOTDUMP, "%s: not an instr dump (empty file)", path);
+    }
+    void *map = mmap(NULL, d->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return fail(err, errlen, INSTR_EIO, "%s: mmap: %s", path, strerror(errno));
+    d->map = map;
+    madvise(map, d->size, MADV_SEQUENTIAL);
+    int rc = read_header(d, err, errlen);
+    if (rc < 0) {
+        instr_dump_close(d);
+        return rc;
+    }
+    tick_rate(d);
+
+    /* Chunks: as many as the file holds (the header's chunk_count is only a
+     * cross-check, it may lag behind or be garbage). */
+    const size_t cs = d->hdr.chunk_size;
+    size_t avail = d->size > d->hdr.header_size ? d->size - d->hdr.header_size : 0;
+    size_t nfull = avail / cs, rest = avail % cs;
+    size_t nchunks = nfull + (rest >= INSTR_CHUNK_HEADER_SIZE ? 1 : 0);
+    if (rest && (rc = instr_dump_warn(d, "truncated: file ends %zu bytes into chunk %zu (of %zu bytes)", rest,
+                                      nfull, cs)))
+        goto fail_nomem;
+    if (rest)
+        d->truncated = 1;
+    if (!rest && d->hdr.chunk_count > nfull) {
+        if ((rc = instr_dump_warn(d, "truncated: header counts %llu chunks, file holds %zu",
+                                  (unsigned long long)d->hdr.chunk_count, nfull)))
+            goto fail_nomem;
+        d->truncated = 1;
+    }
+    struct raw_chunk *raw = nchunks ? calloc(nchunks, sizeof *raw) : NULL;
+    if (nchunks && !raw) {
+        rc = INSTR_ENOMEM;
+        goto fail_nomem;
+    }
+    size_t nraw = 0;
+    struct meta_caps caps = {0};
+    for (size_t i = 0; i < nchunks; i++) {
+        const uint8_t *c = d->map + d->hdr.header_size + i * cs;
+        size_t have = i < nfull ? cs : rest;
+        uint32_t magic = rd32(c), used = rd32(c + 20);
+        uint16_t kind = rd16(c + 4), hsize = rd16(c + 6);
+        if (magic == 0 && kind == 0) {
+            /* Handed out in the header count but never written (killed). */
+            continue;
+        }
+        if (magic != INSTR_CHUNK_MAGIC || hsize != INSTR_CHUNK_HEADER_SIZE ||
+            (kind != INSTR_CHUNK_EVENTS && kind != INSTR_CHUNK_METADATA) ||
+            used > cs - INSTR_CHUNK_HEADER_SIZE) {
+            if ((rc = instr_dump_warn(d, "chunk %zu: corrupt chunk header (magic %#x kind %u size %u used %u); skipped",
+                                      i, magic, kind, hsize, used)))
+                goto fail_raw;
+            continue;
+        }
+        size_t len = used ? used : cs - INSTR_CHUNK_HEADER_SIZE;
+        if (len > have - INSTR_CHUNK_HEADER_SIZE)
+            len = have - INSTR_CHUNK_HEADER_SIZE;
+        const uint8_t *payload = c + INSTR_CHUNK_HEADER_SIZE;
+        if (kind == INSTR_CHUNK_METADATA) {
+            if ((rc = parse_metadata(d, &caps, payload, len, i)))
+                goto fail_raw;
+            continue;
+        }
+        struct raw_chunk *r = &raw[nraw++];
+        r->thread_index = rd32(c + 8);
+        r->tid = rd32(c + 12);
+        r->seq = rd32(c + 16);
+        r->ref.payload = payload;
+        r->ref.len = len;
+        r->ref.base_tsc = rd64(c + 24);
+        r->ref.seq = r->seq;
+        r->ref.open = used == 0;
+    }
+    if (nraw > 1)
+        qsort(raw, nraw, sizeof *raw, cmp_raw);
+    for (size_t i = 0; i < nraw;) {
+        size_t j = i;
+        while (j < nraw && raw[j].thread_index == raw[i].thread_index)
+            j++;
+        struct instr_thread_info *t = thread_slot(d, &caps.threads, raw[i].thread_index);
+        if (!t || !(t->chunks = calloc(j - i, sizeof *t->chunks))) {
+            rc = INSTR_ENOMEM;
+            goto fail_raw;
+        }
+        if (!t->name && !t->tid)
+            t->tid = raw[i].tid;
+        for (size_t k = i; k < j; k++) {
+            if (t->nchunks && t->chunks[t->nchunks - 1].seq == raw[k].seq) {
+                if ((rc = instr_dump_warn(d, "thread %u: duplicate chunk seq %u skipped", raw[k].thread_index,
+                                          raw[k].seq)))
+                    goto fail_raw;
+                continue;
+            }
+            uint32_t expect = t->nchunks ? t->chunks[t->nchunks - 1].seq + 1 : 0;
+            if (raw[k].seq != expect &&
+                (rc = instr_dump_warn(d, "thread %u: chunks %u..%u missing; events lost", raw[k].thread_index,
+                                      expect, raw[k].seq - 1)))
+                goto fail_raw;
+            t->chunks[t->nchunks++] = raw[k].ref;
+        }
+        i = j;
+    }
+    free(raw);
+    if (d->nfunctions > 1)
+        qsort(d->functions, d->nfunctions, sizeof *d->functions, cmp_fn);
+    if (d->nlabels > 1)
+        qsort(d->labels, d->nlabels, sizeof *d->labels, cmp_label);
+    if (d->nthreads > 1)
+        qsort(d->threads, d->nthreads, sizeof *d->threads, cmp_thread);
+    if (!(d->hdr.flags & INSTR_DUMP_COMPLETE) &&
+        (rc = instr_dump_warn(d, "incomplete: the process did not finish (no end record)")))
+        goto fail_nomem;
+    return 0;
+
+fail_raw:
+    free(raw);
+fail_nomem:
+    instr_dump_close(d);
+    return fail(err, errlen, rc, "%s: %s", path, instr_tool_strerror(rc));
+}
+
+void instr_dump_close(struct instr_dump *d)
+{
+    if (d->map)
+        munmap((void *)d->map, d->size);
+    for (size_t i = 0; i < d->nmodules; i++)
+        free(d->modules[i].path);
+    for (size_t i = 0; i < d->nfunctions; i++) {
+        free(d->functions[i].name);
+        free(d->functions[i].file);
+    }
+    for (size_t i = 0; i < d->nlabels; i++)
+        free(d->labels[i].text);
+    for (size_t i = 0; i < d->nthreads; i++) {
+        free(d->threads[i].name);
+        free(d->threads[i].chunks);
+    }
+    for (size_t i = 0; i < d->nwarnings; i++)
+        free(d->warnings[i]);
+    free(d->modules);
+    free(d->functions);
+    free(d->labels);
+    free(d->threads);
+    free(d->warnings);
+    const char *path = d->path;
+    memset(d, 0, sizeof *d);
+    d->path = path;
+}
+
+const struct instr_function *instr_dump_function(const struct instr_dump *d, uint64_t id)
+{
+    size_t lo = 0, hi = d->nfunctions;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->functions[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* Several records for one id: the last one in file order wins; qsort is
+     * not stable, so any is acceptable (they should agree). */
+    return lo < d->nfunctions && d->functions[lo].id == id ? &d->functions[lo] : NULL;
+}
+
+const struct instr_module *instr_dump_module(const struct instr_dump *d, uint64_t id)
+{
+    for (size_t i = d->nmodules; i-- > 0;)
+        if (d->modules[i].id == id)
+            return &d->modules[i];
+    return NULL;
+}
+
+const struct instr_label *instr_dump_label(const struct instr_dump *d, uint64_t id)
+{
+    size_t lo = 0, hi = d->nlabels;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->labels[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < d->nlabels && d->labels[lo].id == id ? &d->labels[lo] : NULL;
+}
+
+/* ---- event iteration --------------------------------------------------------- */
+
+void instr_event_iter_init(struct instr_event_iter *it, const struct instr_thread_info *th)
+{
+    memset(it, 0, sizeof *it);
+    it->th = th;
+    it->chunk = (size_t)-1;
+}
+
+int instr_event_iter_next(struct instr_event_iter *it, struct instr_event *ev)
+{
+    for (;;) {
+        if (it->chunk != (size_t)-1 && it->p) {
+            int r = instr_decode_event(&it->p, it->end, ev);
+            if (r > 0) {
+                it->tick += ev->delta;
+                ev->tick = it->tick;
+                if (ev->kind == INSTR_EV_EXT && ev->ext == INSTR_EXT_RESYNC)
+                    it->tick = ev->arg;
+                return 1;
+            }
+            const struct instr_chunk_ref *c = &it->th->chunks[it->chunk];
+            if (r < 0 || (it->p < it->end && !c->open)) {
+                if (!it->bad) {
+                    it->bad = 1;
+                    it->bad_chunk = it->chunk;
+                }
+            }
+        }
+        if (++it->chunk >= it->th->nchunks) {
+            it->chunk = it->th->nchunks;
+            it->p = NULL;
+            return 0;
+        }
+        const struct instr_chunk_ref *c = &it->th->chunks[it->chunk];
+        it->p = c->payload;
+        it->end = c->payload + c->len;
+        it->tick = c->base_tsc;
+    }
+}

@@ -1,0 +1,40 @@
+/* dump-writer.h - builds binary dumps outside the runtime (tests, instr-dump).
+ *
+ * Streams: each thread fills its own chunk buffer through the shared event
+ * encoder (event-codec.h); a full chunk is written at the next free chunk
+ * slot with used_bytes set.  Memory is one chunk per thread plus one for
+ * metadata, whatever the dump size.  Library code: no printing, no exits.
+ */
+#ifndef INSTR_DUMP_WRITER_H
+#define INSTR_DUMP_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dump-format.h"
+
+struct instr_dump_writer;
+
+/* hdr supplies pid, times, detector, flags...; magic, version, header_size,
+ * chunk_count and thread_count are filled by the writer.  hdr->chunk_size 0
+ * means 64 KiB. */
+int instr_writer_open(struct instr_dump_writer **w, const char *path, const struct instr_dump_header *hdr,
+                      char *err, size_t errlen);
+int instr_writer_module(struct instr_dump_writer *w, uint64_t id, const char *path, uint64_t load_addr);
+int instr_writer_function(struct instr_dump_writer *w, uint64_t id, uint64_t module, uint64_t line,
+                          const char *name, const char *file);
+int instr_writer_thread(struct instr_dump_writer *w, uint32_t index, uint64_t tid, const char *name);
+int instr_writer_label(struct instr_dump_writer *w, uint64_t id, const char *text);
+
+/* Appends one event at absolute tick `tick` (>= the thread's previous tick,
+ * or the value of its last RESYNC).  kind is INSTR_EV_*, ext INSTR_EXT_* for
+ * EXT; arg/value as in struct instr_event.  os_flag with transition bits. */
+int instr_writer_event(struct instr_dump_writer *w, uint32_t thread, uint64_t tick, unsigned os_flag, uint8_t bits,
+                       unsigned kind, unsigned ext, uint64_t arg, int64_t value);
+/* The current running tick of a thread (for error messages). */
+uint64_t instr_writer_last_tick(struct instr_dump_writer *w, uint32_t thread);
+
+/* Flushes every chunk, rewrites the header, closes.  Always frees w. */
+int instr_writer_close(struct instr_dump_writer *w, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,484 @@
+/* profile.c - call trees per thread, values per function/thread/module. */
+#include "profile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a small open-addressing map (k1, k2) -> u32 ------------------------ */
+
+struct map_ent {
+    uint64_t k1;
+    uint32_t k2;
+    uint32_t val; /* UINT32_MAX = empty */
+};
+
+struct map {
+    struct map_ent *e;
+    size_t mask; /* capacity - 1 */
+    size_t n;
+};
+
+static inline size_t map_hash(uint64_t k1, uint32_t k2)
+{
+    uint64_t h = (k1 ^ ((uint64_t)k2 << 32 | k2)) * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h ^ h >> 29);
+}
+
+static int map_init(struct map *m, size_t cap)
+{
+    m->e = malloc(cap * sizeof *m->e);
+    if (!m->e)
+        return INSTR_ENOMEM;
+    for (size_t i = 0; i < cap; i++)
+        m->e[i].val = UINT32_MAX;
+    m->mask = cap - 1;
+    m->n = 0;
+    return 0;
+}
+
+static void map_clear(struct map *m)
+{
+    for (size_t i = 0; i <= m->mask; i++)
+        m->e[i].val = UINT32_MAX;
+    m->n = 0;
+}
+
+static inline uint32_t map_get(const struct map *m, uint64_t k1, uint32_t k2)
+{
+    for (size_t i = map_hash(k1, k2) & m->mask;; i = (i + 1) & m->mask) {
+        const struct map_ent *e = &m->e[i];
+        if (e->val == UINT32_MAX)
+            return UINT32_MAX;
+        if (e->k1 == k1 && e->k2 == k2)
+            return e->val;
+    }
+}
+
+static int map_put(struct map *m, uint64_t k1, uint32_t k2, uint32_t val)
+{
+    if ((m->n + 1) * 2 > m->mask + 1) {
+        struct map old = *m;
+        if (map_init(m, (old.mask + 1) * 2) < 0) {
+            *m = old;
+            return INSTR_ENOMEM;
+        }
+        for (size_t i = 0; i <= old.mask; i++)
+            if (old.e[i].val != UINT32_MAX)
+                map_put(m, old.e[i].k1, old.e[i].k2, old.e[i].val);
+        free(old.e);
+    }
+    size_t i = map_hash(k1, k2) & m->mask;
+    while (m->e[i].val != UINT32_MAX)
+        i = (i + 1) & m->mask;
+    m->e[i] = (struct map_ent){k1, k2, val};
+    m->n++;
+    return 0;
+}
+
+/* ---- call tree ------------------------------------------------------------ */
+
+struct node {
+    uint64_t key;        /* frame key (function id or call site) */
+    uint32_t parent;     /* node index; the root (0) is its own parent */
+    uint32_t fn;         /* index into profile funcs */
+    uint32_t last_child; /* the child found last: a one-entry cache */
+    uint64_t kid_key[4]; /* the first children, inline: most functions call few others */
+    uint32_t kid[4];     /* 0 = free slot */
+    uint32_t first_child, next_sibling; /* filled after the walk */
+    uint64_t ee, ae, ie, ia;            /* ticks */
+    uint64_t calls, flagged_n, flagged_t;
+};
+
+struct walker {
+    struct instr_profile *p;
+    struct map fnmap;   /* key -> funcs index */
+    struct map childmap; /* (key, parent) -> node */
+    struct node *nodes;
+    size_t nnodes, capnodes;
+    uint32_t *stack; /* node indices, stack[0] = root */
+    size_t capstack;
+    uint32_t *fncount, *modcount; /* DFS counters */
+    size_t capfncount;
+};
+
+static int func_index(struct walker *w, uint64_t key, uint32_t *out)
+{
+    uint32_t i = map_get(&w->fnmap, key, 0);
+    if (i != UINT32_MAX) {
+        *out = i;
+        return 0;
+    }
+    struct instr_profile *p = w->p;
+    if (p->nfuncs >= UINT32_MAX - 1)
+        return INSTR_ENOMEM;
+    struct instr_pfunc *f = realloc(p->funcs, (p->nfuncs + 1) * sizeof *f);
+    if (!f)
+        return INSTR_ENOMEM;
+    p->funcs = f;
+    f = &p->funcs[p->nfuncs];
+    memset(f, 0, sizeof *f);
+    f->key = key;
+    f->module = (uint32_t)(p->nmodules - 1);
+    if (!(key & INSTR_KEY_SITE)) {
+        f->fn = instr_dump_function(p->dump, key);
+        if (f->fn)
+            for (size_t m = p->nmodules - 1; m-- > 0;)
+                if (p->dump->modules[m].id == f->fn->module) {
+                    f->module = (uint32_t)m;
+                    break;
+                }
+    }
+    if (map_put(&w->fnmap, key, 0, (uint32_t)p->nfuncs) < 0)
+        return INSTR_ENOMEM;
+    *out = (uint32_t)p->nfuncs++;
+    return 0;
+}
+
+/* Finds or creates the child of parent for key.  Returns UINT32_MAX on
+ * allocation failure. */
+static uint32_t child_slow(struct walker *w, uint32_t parent, uint64_t key)
+{
+    uint32_t c = map_get(&w->childmap, key, parent);
+    if (c == UINT32_MAX) {
+        uint32_t fn;
+        if (w->nnodes >= UINT32_MAX - 1 || func_index(w, key, &fn) < 0)
+            return UINT32_MAX;
+        if (w->nnodes == w->capnodes) {
+            size_t nc = w->capnodes * 2;
+            struct node *n = realloc(w->nodes, nc * sizeof *n);
+            if (!n)
+                return UINT32_MAX;
+            w->nodes = n;
+            w->capnodes = nc;
+        }
+        c = (uint32_t)w->nnodes++;
+        struct node *n = &w->nodes[c];
+        memset(n, 0, sizeof *n);
+        n->key = key;
+        n->parent = parent;
+        n->fn = fn;
+        if (map_put(&w->childmap, key, parent, c) < 0)
+            return UINT32_MAX;
+        struct node *par = &w->nodes[parent];
+        for (int k = 0; k < 4; k++)
+            if (!par->kid[k]) {
+                par->kid[k] = c;
+                par->kid_key[k] = key;
+                break;
+            }
+    }
+    w->nodes[parent].last_child = c;
+    return c;
+}
+
+static inline uint32_t child(struct walker *w, uint32_t parent, uint64_t key)
+{
+    struct node *par = &w->nodes[parent];
+    uint32_t c = par->last_child;
+    if (c && w->nodes[c].key == key)
+        return c;
+    /* Branch-light scan of the inline slots (unused slots have kid 0). */
+    c = (par->kid_key[0] == key) * par->kid[0] | (par->kid_key[1] == key) * par->kid[1] |
+        (par->kid_key[2] == key) * par->kid[2] | (par->kid_key[3] == key) * par->kid[3];
+    if (c) {
+        par->last_child = c;
+        return c;
+    }
+    return child_slow(w, parent, key);
+}
+
+static void add_values(struct instr_values *a, const struct instr_values *b)
+{
+    a->ei += b->ei;
+    a->ee += b->ee;
+    a->ai += b->ai;
+    a->ae += b->ae;
+    a->calls += b->calls;
+    a->flagged_n += b->flagged_n;
+    a->flagged_t += b->flagged_t;
+}
+
+/* Derives inclusive values and adds the tree into the profile. */
+static int fold_tree(struct walker *w, struct instr_pthread *th)
+{
+    struct instr_profile *p = w->p;
+    struct node *nodes = w->nodes;
+    size_t n = w->nnodes;
+    /* Children have larger indices than their parents: one reverse pass
+     * sums inclusive values and links children lists. */
+    for (size_t i = 0; i < n; i++)
+        nodes[i].ie = nodes[i].ia = 0, nodes[i].first_child = nodes[i].next_sibling = 0;
+    for (size_t i = n; i-- > 1;) {
+        struct node *c = &nodes[i], *par = &nodes[c->parent];
+        c->ie += c->ee;
+        c->ia += c->ae;
+        par->ie += c->ie;
+        par->ia += c->ia;
+        c->next_sibling = par->first_child;
+        par->first_child = (uint32_t)i;
+    }
+    th->v.ei = th->v.ee = nodes[0].ie;
+    th->v.ai = th->v.ae = nodes[0].ia;
+    add_values(&p->total, &th->v);
+
+    if (p->nfuncs > w->capfncount) {
+        free(w->fncount);
+        if (!(w->fncount = calloc(p->nfuncs, sizeof *w->fncount)))
+            return INSTR_ENOMEM;
+        w->capfncount = p->nfuncs;
+    }
+    if (p->nfuncs)
+        memset(w->fncount, 0, p->nfuncs * sizeof *w->fncount);
+    memset(w->modcount, 0, p->nmodules * sizeof *w->modcount);
+
+    /* Depth-first walk, counting how many nodes of each function and module
+     * are on the current path: a node adds its inclusive values only when
+     * it is the outermost of its function (module).  The explicit stack
+     * holds node indices; the top bit marks "children done". */
+    uint32_t *st = w->stack; /* reused: its capacity is at least the max depth + 1 */
+    size_t cap = w->capstack, sp = 0;
+    for (uint32_t c = nodes[0].first_child; c; c = nodes[c].next_sibling) {
+        if (sp == cap) {
+            uint32_t *s = realloc(st, cap * 2 * sizeof *s);
+            if (!s)
+                return INSTR_ENOMEM;
+            st = w->stack = s;
+            cap = w->capstack = cap * 2;
+        }
+        st[sp++] = c;
+    }
+    while (sp) {
+        uint32_t top = st[--sp];
+        if (top & 0x80000000u) {
+            struct node *nd = &nodes[top & 0x7fffffffu];
+            w->fncount[nd->fn]--;
+            w->modcount[p->funcs[nd->fn].module]--;
+            continue;
+        }
+        struct node *nd = &nodes[top];
+        struct instr_pfunc *f = &p->funcs[nd->fn];
+        struct instr_pmodule *m = &p->modules[f->module];
+        if (w->fncount[nd->fn]++ == 0) {
+            f->v.ei += nd->ie;
+            f->v.ai += nd->ia;
+        }
+        if (w->modcount[f->module]++ == 0) {
+            m->v.ei += nd->ie;
+            m->v.ai += nd->ia;
+        }
+        f->v.ee += nd->ee;
+        f->v.ae += nd->ae;
+        f->v.calls += nd->calls;
+        f->v.flagged_n += nd->flagged_n;
+        f->v.flagged_t += nd->flagged_t;
+        m->v.ee += nd->ee;
+        m->v.ae += nd->ae;
+        m->v.calls += nd->calls;
+        m->v.flagged_n += nd->flagged_n;
+        m->v.flagged_t += nd->flagged_t;
+        th->v.calls += nd->calls;
+        th->v.flagged_n += nd->flagged_n;
+        th->v.flagged_t += nd->flagged_t;
+        size_t need = sp + 1;
+        for (uint32_t c = nd->first_child; c; c = nodes[c].next_sibling)
+            need++;
+        if (need > cap) {
+            size_t nc = cap;
+            while (nc < need)
+                nc *= 2;
+            uint32_t *s = realloc(st, nc * sizeof *s);
+            if (!s)
+                return INSTR_ENOMEM;
+            st = w->stack = s;
+            cap = w->capstack = nc;
+            nd = &nodes[top];
+        }
+        st[sp++] = top | 0x80000000u;
+        for (uint32_t c = nd->first_child; c; c = nodes[c].next_sibling)
+            st[sp++] = c;
+    }
+    return 0;
+}
+
+/* Walks one thread.  The hot loop: decode, charge the interval to the top
+ * node, apply the event.  No allocation unless the stack gets deeper than
+ * ever or a new call path appears. */
+static int walk_thread(struct walker *w, const struct instr_thread_info *ti, struct instr_pthread *th)
+{
+    struct instr_profile *p = w->p;
+    struct instr_repairs *rep = &p->repairs;
+    w->nnodes = 1;
+    memset(&w->nodes[0], 0, sizeof w->nodes[0]);
+    map_clear(&w->childmap);
+    uint32_t *stack = w->stack;
+    size_t depth = 0, cap = w->capstack;
+    stack[0] = 0;
+    uint64_t prev = ti->nchunks ? ti->chunks[0].base_tsc : 0, events = 0;
+    th->first_tick = prev;
+    if (ti->nchunks) {
+        /* The first event's tick, decoded once outside the hot loop. */
+        struct instr_event ev0;
+        const uint8_t *q0 = ti->chunks[0].payload;
+        if (instr_decode_event(&q0, q0 + ti->chunks[0].len, &ev0) > 0)
+            th->first_tick = ti->chunks[0].base_tsc + ev0.delta;
+    }
+
+    for (size_t ci = 0; ci < ti->nchunks; ci++) {
+        const struct instr_chunk_ref *ch = &ti->chunks[ci];
+        const uint8_t *q = ch->payload, *end = ch->payload + ch->len;
+        uint64_t tick = ch->base_tsc;
+        if (tick < prev) {
+            /* A base earlier than the last event: count the first delta
+             * only, never a negative interval. */
+            prev = tick;
+            rep->clock_back++;
+        }
+        struct instr_event ev = {0};
+        int r;
+        while ((r = instr_decode_event(&q, end, &ev)) > 0) {
+            tick += ev.delta;
+            uint64_t d = tick - prev;
+            prev = tick;
+            events++;
+            if (depth) {
+                struct node *n = &w->nodes[stack[depth]];
+                n->ee += d;
+                if (!ev.os) {
+                    n->ae += d;
+                } else {
+                    n->flagged_n++;
+                    n->flagged_t += d;
+                }
+            }
+            uint64_t key;
+            switch (ev.kind) {
+            case INSTR_EV_ENTER:
+                key = ev.arg & ~INSTR_KEY_SITE;
+                goto push;
+            case INSTR_EV_CALL:
+                key = ev.arg | INSTR_KEY_SITE;
+            push:
+                if (depth + 1 >= cap) {
+                    uint32_t *s = realloc(stack, cap * 2 * sizeof *s);
+                    if (!s)
+                        return INSTR_ENOMEM;
+                    stack = w->stack = s;
+                    cap = w->capstack = cap * 2;
+                }
+                {
+                    uint32_t c = child(w, stack[depth], key);
+                    if (c == UINT32_MAX)
+                        return INSTR_ENOMEM;
+                    stack[++depth] = c;
+                    w->nodes[c].calls += ev.ext == 0;
+                }
+                break;
+            case INSTR_EV_EXIT:
+            case INSTR_EV_RETURN:
+                if (depth)
+                    depth--;
+                else
+                    rep->unmatched_exits++;
+                break;
+            case INSTR_EV_EXT:
+                switch (ev.ext) {
+                case INSTR_EXT_UNWIND:
+                    if (depth) {
+                        depth--;
+                        rep->unwound[ev.arg < INSTR_UNWIND_REASONS ? ev.arg : 0]++;
+                    } else {
+                        rep->unmatched_exits++;
+                    }
+                    break;
+                case INSTR_EXT_THREAD_END:
+                    rep->incomplete += depth;
+                    depth = 0;
+                    th->end_tick = tick;
+                    break;
+                case INSTR_EXT_REENTER:
+                    /* ev.ext != 0: pushed without counting a call. */
+                    key = ev.arg & ~INSTR_KEY_SITE;
+                    goto push;
+                case INSTR_EXT_RESYNC:
+                    tick = prev = ev.arg;
+                    break;
+                case INSTR_EXT_DROPPED:
+                    rep->dropped += ev.arg;
+                    break;
+                default: /* MARK, COUNTER: they only split an interval */
+                    break;
+                }
+                break;
+            }
+        }
+        if (r < 0 || (q < end && !ch->open))
+            rep->bad_chunks++;
+    }
+    if (prev > th->end_tick)
+        th->end_tick = prev;
+    if (depth) {
+        const struct instr_dump_header *h = &p->dump->hdr;
+        if ((h->flags & INSTR_DUMP_COMPLETE) && h->end_tsc > prev) {
+            struct node *n = &w->nodes[stack[depth]];
+            n->ee += h->end_tsc - prev;
+            n->ae += h->end_tsc - prev;
+            th->end_tick = h->end_tsc;
+        }
+        rep->incomplete += depth;
+    }
+    th->events = events;
+    p->events += events;
+    if (w->nnodes > p->max_nodes)
+        p->max_nodes = w->nnodes;
+    return fold_tree(w, th);
+}
+
+int instr_profile_build(struct instr_profile *p, const struct instr_dump *d, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    p->dump = d;
+    struct walker w = {.p = p};
+    int rc = INSTR_ENOMEM;
+    p->nmodules = d->nmodules + 1;
+    if (!(p->modules = calloc(p->nmodules, sizeof *p->modules)) ||
+        !(w.modcount = calloc(p->nmodules, sizeof *w.modcount)) ||
+        (d->nthreads && !(p->threads = calloc(d->nthreads, sizeof *p->threads))))
+        goto out;
+    for (size_t i = 0; i < d->nmodules; i++)
+        p->modules[i].path = d->modules[i].path;
+    w.capnodes = 1024;
+    w.capstack = 256;
+    if (!(w.nodes = malloc(w.capnodes * sizeof *w.nodes)) || !(w.stack = malloc(w.capstack * sizeof *w.stack)) ||
+        map_init(&w.fnmap, 256) < 0 || map_init(&w.childmap, 1024) < 0)
+        goto out;
+    for (size_t i = 0; i < d->nthreads; i++) {
+        struct instr_pthread *th = &p->threads[p->nthreads++];
+        th->index = d->threads[i].index;
+        th->tid = d->threads[i].tid;
+        th->name = d->threads[i].name;
+        if ((rc = walk_thread(&w, &d->threads[i], th)) < 0)
+            goto out;
+    }
+    rc = 0;
+out:
+    free(w.nodes);
+    free(w.stack);
+    free(w.fncount);
+    free(w.modcount);
+    free(w.fnmap.e);
+    free(w.childmap.e);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: %s", d->path, instr_tool_strerror(rc));
+        instr_profile_free(p);
+    }
+    return rc;
+}
+
+void instr_profile_free(struct instr_profile *p)
+{
+    free(p->funcs);
+    free(p->threads);
+    free(p->modules);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,234 @@
+/* report-text.c - the human report: header lines and an aligned table. */
+#define _GNU_SOURCE /* vasprintf */
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+#define MAX_COLS 16
+
+struct table {
+    const char *title[MAX_COLS];
+    int left[MAX_COLS]; /* left-aligned (text) columns */
+    int ncols;
+    char **cells; /* rows x ncols, malloc'd strings */
+    size_t nrows;
+};
+
+static void col(struct table *t, const char *title, int left)
+{
+    t->title[t->ncols] = title;
+    t->left[t->ncols++] = left;
+}
+
+static void print_table(FILE *out, const struct table *t)
+{
+    size_t w[MAX_COLS];
+    for (int c = 0; c < t->ncols; c++) {
+        w[c] = strlen(t->title[c]);
+        for (size_t r = 0; r < t->nrows; r++) {
+            size_t l = strlen(t->cells[r * t->ncols + c]);
+            if (l > w[c])
+                w[c] = l;
+        }
+    }
+    for (size_t r = 0; r <= t->nrows; r++) {
+        for (int c = 0; c < t->ncols; c++) {
+            const char *s = r == 0 ? t->title[c] : t->cells[(r - 1) * t->ncols + c];
+            int last = c == t->ncols - 1;
+            if (t->left[c] && last)
+                fputs(s, out);
+            else if (t->left[c])
+                fprintf(out, "%-*s", (int)w[c], s);
+            else
+                fprintf(out, "%*s", (int)w[c], s);
+            if (!last)
+                fputs("  ", out);
+        }
+        fputc('\n', out);
+    }
+}
+
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...)
+{
+    char *s = NULL;
+    va_list ap;
+    va_start(ap, f);
+    if (vasprintf(&s, f, ap) < 0)
+        s = NULL;
+    va_end(ap);
+    return s;
+}
+
+static char *val(uint64_t ticks, double ns, enum instr_units u)
+{
+    char buf[64];
+    instr_fmt_value(buf, sizeof buf, ticks, ns, u);
+    return strdup(buf);
+}
+
+static void print_header(FILE *out, const struct instr_session *s, enum instr_units u)
+{
+    char a[64], b[64];
+    fprintf(out, "instr report (units: %s)\n", instr_units_name(u));
+    for (size_t i = 0; i < s->ndumps; i++) {
+        const struct instr_dump *d = &s->dumps[i];
+        fprintf(out, "Program:    %s (pid %" PRIu64 ", ppid %" PRIu64 "%s)\n", d->hdr.exe_path, d->hdr.pid,
+                d->hdr.ppid, (d->hdr.flags & INSTR_DUMP_FORK_CHILD) ? ", forked child" : "");
+    }
+    fprintf(out, "Threads:    %zu\n", s->nthreads);
+    if (s->have_rate) {
+        fprintf(out, "Duration:   %.3f ms\n", s->duration_ns / 1e6);
+        for (size_t i = 0; i < s->ndumps; i++) {
+            const struct instr_dump *d = &s->dumps[i];
+            fprintf(out, "Tick rate:  %.6f GHz%s%s\n", d->tick_hz / 1e9,
+                    (d->hdr.flags & INSTR_DUMP_TSC_INVARIANT) ? " (invariant TSC)"
+                                                               : " (TSC not known invariant: times assume a constant rate)",
+                    s->ndumps > 1 ? "" : "");
+        }
+    } else {
+        fprintf(out, "Tick rate:  unknown (values in ticks)\n");
+    }
+    for (size_t i = 0; i < s->ndumps; i++) {
+        const struct instr_dump *d = &s->dumps[i];
+        char sees[400], unseen[400];
+        instr_detector_text(d, sees, sizeof sees, unseen, sizeof unseen);
+        fprintf(out, "Detector:   %s", instr_detector_name(d->hdr.detector));
+        if (d->hdr.detector_detail[0])
+            fprintf(out, " [%s]", d->hdr.detector_detail);
+        if (s->ndumps > 1)
+            fprintf(out, " (pid %" PRIu64 ")", d->hdr.pid);
+        fprintf(out, "\n  sees:     %s\n", sees);
+        if (unseen[0])
+            fprintf(out, "  not seen: %s\n", unseen);
+    }
+    const struct instr_repairs *r = &s->repairs;
+    uint64_t unwound = r->unwound[0] + r->unwound[1] + r->unwound[2] + r->unwound[3];
+    fprintf(out,
+            "Repairs:    unwound frames %" PRIu64 " (exception %" PRIu64 ", stack %" PRIu64 ", mismatch %" PRIu64
+            ", other %" PRIu64 "); unmatched exits %" PRIu64 " (+%" PRIu64 " in the runtime); incomplete frames %" PRIu64
+            "\n",
+            unwound, r->unwound[1], r->unwound[2], r->unwound[3], r->unwound[0], r->unmatched_exits,
+            s->header_unmatched, r->incomplete);
+    if (s->dropped)
+        fprintf(out, "Dropped:    %" PRIu64 " events\n", s->dropped);
+    for (size_t i = 0; i < s->nwarnings; i++)
+        fprintf(out, "Warning:    %s\n", s->warnings[i]);
+    instr_fmt_value(a, sizeof a, s->total.ei, s->total_ns[0], u);
+    instr_fmt_value(b, sizeof b, s->total.ai, s->total_ns[1], u);
+    fprintf(out, "Totals:     Elapsed %s, Application %s (%s)\n\n", a, b, instr_units_name(u));
+}
+
+int instr_report_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
+{
+    enum instr_units u = s->have_rate ? o->units : INSTR_UNITS_TICKS;
+    const struct instr_row *rows;
+    size_t n;
+    instr_view_rows(s, o->view, &rows, &n);
+    if (o->limit && n > o->limit)
+        n = o->limit;
+    print_header(out, s, u);
+    struct table t = {.ncols = 0};
+    int fn = o->view == INSTR_VIEW_FUNCTIONS || o->view == INSTR_VIEW_MODULES;
+    col(&t, "Calls", 0);
+    if (fn) {
+        col(&t, "Elapsed Incl", 0);
+        col(&t, "Elapsed Excl", 0);
+        col(&t, "App Incl", 0);
+        col(&t, "App Excl", 0);
+        col(&t, "EI%", 0);
+        col(&t, "EE%", 0);
+        col(&t, "AI%", 0);
+        col(&t, "AE%", 0);
+    } else {
+        col(&t, "Elapsed", 0);
+        col(&t, "Application", 0);
+        col(&t, "E%", 0);
+        col(&t, "A%", 0);
+    }
+    if (o->flagged) {
+        col(&t, "Flagged", 0);
+        col(&t, "Flagged Time", 0);
+    }
+    switch (o->view) {
+    case INSTR_VIEW_FUNCTIONS:
+        col(&t, "Function", 1);
+        col(&t, "Module", 1);
+        col(&t, "File:Line", 1);
+        break;
+    case INSTR_VIEW_THREADS:
+        col(&t, "Pid", 0);
+        col(&t, "Thread", 0);
+        col(&t, "Tid", 0);
+        col(&t, "Name", 1);
+        break;
+    case INSTR_VIEW_MODULES:
+        col(&t, "Module", 1);
+        break;
+    case INSTR_VIEW_PROCESSES:
+        col(&t, "Pid", 0);
+        col(&t, "Program", 1);
+        break;
+    }
+    t.nrows = n;
+    t.cells = calloc(n * (size_t)t.ncols + 1, sizeof *t.cells);
+    if (!t.cells)
+        return INSTR_ENOMEM;
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct instr_row *r = &rows[i];
+        char **c = &t.cells[i * (size_t)t.ncols];
+        int k = 0;
+        c[k++] = fmt("%" PRIu64, r->v.calls);
+        c[k++] = val(r->v.ei, r->ns[0], u);
+        if (fn)
+            c[k++] = val(r->v.ee, r->ns[1], u);
+        c[k++] = val(r->v.ai, r->ns[2], u);
+        if (fn)
+            c[k++] = val(r->v.ae, r->ns[3], u);
+        c[k++] = fmt("%.2f", r->pct[0]);
+        if (fn)
+            c[k++] = fmt("%.2f", r->pct[1]);
+        c[k++] = fmt("%.2f", r->pct[2]);
+        if (fn)
+            c[k++] = fmt("%.2f", r->pct[3]);
+        if (o->flagged) {
+            c[k++] = fmt("%" PRIu64, r->v.flagged_n);
+            c[k++] = val(r->v.flagged_t, r->flagged_ns, u);
+        }
+        switch (o->view) {
+        case INSTR_VIEW_FUNCTIONS:
+            c[k++] = strdup(r->name);
+            c[k++] = strdup(r->module[0] ? instr_basename(r->module) : "?");
+            c[k++] = r->file[0] ? fmt("%s:%" PRIu64, r->file, r->line) : strdup("?");
+            break;
+        case INSTR_VIEW_THREADS:
+            c[k++] = fmt("%" PRIu64, r->pid);
+            c[k++] = fmt("%u", r->index);
+            c[k++] = fmt("%" PRIu64, r->tid);
+            c[k++] = strdup(r->name);
+            break;
+        case INSTR_VIEW_MODULES:
+            c[k++] = strdup(r->name);
+            break;
+        case INSTR_VIEW_PROCESSES:
+            c[k++] = fmt("%" PRIu64, r->pid);
+            c[k++] = strdup(r->name);
+            break;
+        }
+        for (int j = 0; j < k; j++)
+            if (!c[j])
+                rc = INSTR_ENOMEM;
+    }
+    if (!rc)
+        print_table(out, &t);
+    for (size_t i = 0; i < n * (size_t)t.ncols; i++)
+        free(t.cells[i]);
+    free(t.cells);
+    return rc;
+}

@@ -1,0 +1,442 @@
+/* report.c - session building, merging across processes, sorting. */
+#include "report.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "demangle.h"
+
+const char instr_sort_columns[] = "name, calls, ei, ee, ai, ae, ei%, ee%, ai%, ae%, flagged, module, file, pid, tid";
+
+const char *instr_units_name(enum instr_units u)
+{
+    static const char *const names[] = {"ticks", "ns", "us", "ms"};
+    return names[u];
+}
+
+void instr_fmt_value(char *buf, size_t len, uint64_t ticks, double ns, enum instr_units u)
+{
+    switch (u) {
+    case INSTR_UNITS_TICKS:
+        snprintf(buf, len, "%" PRIu64, ticks);
+        break;
+    case INSTR_UNITS_NS:
+        snprintf(buf, len, "%.0f", ns);
+        break;
+    case INSTR_UNITS_US:
+        snprintf(buf, len, "%.3f", ns / 1e3);
+        break;
+    case INSTR_UNITS_MS:
+        snprintf(buf, len, "%.3f", ns / 1e6);
+        break;
+    }
+}
+
+const char *instr_basename(const char *path)
+{
+    const char *s = path ? strrchr(path, '/') : NULL;
+    return s ? s + 1 : path ? path : "";
+}
+
+void instr_detector_text(const struct instr_dump *d, char *sees, size_t slen, char *unseen, size_t ulen)
+{
+    unsigned b = d->hdr.detector_sees;
+    if (d->hdr.detector == INSTR_DETECTOR_NONE)
+        b = 0;
+    static const struct {
+        unsigned bit;
+        const char *seen, *unseen;
+    } kinds[] = {
+        {INSTR_OS_SCHED, "context switches (preemption, blocking, sleep, migrations)", "context switches"},
+        {INSTR_OS_SYSCALL, "system calls", NULL},
+        {INSTR_OS_FAULT, "page faults", NULL},
+        {INSTR_OS_SIGNAL, "signals", "signals"},
+        {INSTR_OS_IRQ, "hardware interrupts", "hardware interrupts"},
+    };
+    size_t ns = 0, nu = 0;
+    sees[0] = unseen[0] = 0;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        const char *u = kinds[i].unseen;
+        if (kinds[i].bit == INSTR_OS_SYSCALL)
+            u = (b & INSTR_OS_SCHED) ? "system calls that do not block" : "system calls";
+        if (kinds[i].bit == INSTR_OS_FAULT)
+            u = (b & INSTR_OS_SCHED) ? "page faults that do not block" : "page faults";
+        if (b & kinds[i].bit) {
+            if (ns < slen)
+                ns += (size_t)snprintf(sees + ns, slen - ns, "%s%s", ns ? ", " : "", kinds[i].seen);
+        } else if (nu < ulen) {
+            nu += (size_t)snprintf(unseen + nu, ulen - nu, "%s%s", nu ? ", " : "", u);
+        }
+    }
+    if (!sees[0])
+        snprintf(sees, slen, "nothing (Application = Elapsed)");
+}
+
+static int add_warning(struct instr_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int add_warning(struct instr_session *s, const char *fmt, ...)
+{
+    char buf[700];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char **w = realloc(s->warnings, (s->nwarnings + 1) * sizeof *w);
+    if (!w)
+        return INSTR_ENOMEM;
+    s->warnings = w;
+    if (!(w[s->nwarnings] = strdup(buf)))
+        return INSTR_ENOMEM;
+    s->nwarnings++;
+    return 0;
+}
+
+static double to_ns(const struct instr_dump *d, uint64_t ticks)
+{
+    return d->tick_hz > 0 ? (double)ticks * 1e9 / d->tick_hz : NAN;
+}
+
+static void row_add(struct instr_row *r, const struct instr_dump *d, const struct instr_values *v)
+{
+    r->v.ei += v->ei;
+    r->v.ee += v->ee;
+    r->v.ai += v->ai;
+    r->v.ae += v->ae;
+    r->v.calls += v->calls;
+    r->v.flagged_n += v->flagged_n;
+    r->v.flagged_t += v->flagged_t;
+    r->ns[0] += to_ns(d, v->ei);
+    r->ns[1] += to_ns(d, v->ee);
+    r->ns[2] += to_ns(d, v->ai);
+    r->ns[3] += to_ns(d, v->ae);
+    r->flagged_ns += to_ns(d, v->flagged_t);
+}
+
+/* Merging functions (and modules) across processes: collect, sort by
+ * identity, fold equal neighbours. */
+struct fref {
+    const char *module, *mangled, *file;
+    uint64_t line;
+    char *synth; /* name made up for frames without metadata */
+    const struct instr_dump *d;
+    const struct instr_values *v;
+};
+
+static int cmp_str(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "");
+}
+
+static int cmp_fref(const void *a, const void *b)
+{
+    const struct fref *x = a, *y = b;
+    int c;
+    if ((c = cmp_str(x->module, y->module)) || (c = cmp_str(x->mangled, y->mangled)) ||
+        (c = cmp_str(x->file, y->file)))
+        return c;
+    return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static int merge(struct instr_session *s, struct fref *refs, size_t n, struct instr_row **out, size_t *nout,
+                 int functions)
+{
+    if (n > 1)
+        qsort(refs, n, sizeof *refs, cmp_fref);
+    struct instr_row *rows = n ? calloc(n, sizeof *rows) : NULL;
+    if (n && !rows)
+        return INSTR_ENOMEM;
+    size_t nr = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!nr || cmp_fref(&refs[i], &refs[i - 1])) {
+            struct instr_row *r = &rows[nr++];
+            r->module = refs[i].module ? refs[i].module : "";
+            r->file = refs[i].file ? refs[i].file : "";
+            r->line = refs[i].line;
+            if (functions) {
+                r->mangled = strdup(refs[i].mangled);
+                r->name = instr_demangle(refs[i].mangled);
+            } else {
+                r->name = strdup(r->module[0] ? r->module : "[unknown module]");
+            }
+            if (!r->name || (functions && !r->mangled)) {
+                *out = rows;
+                *nout = nr;
+                return INSTR_ENOMEM;
+            }
+        }
+        row_add(&rows[nr - 1], refs[i].d, refs[i].v);
+    }
+    *out = rows;
+    *nout = nr;
+    (void)s;
+    return 0;
+}
+
+static void percents(struct instr_session *s, struct instr_row *rows, size_t n)
+{
+    double e = (double)s->total.ei, a = (double)s->total.ai;
+    for (size_t i = 0; i < n; i++) {
+        struct instr_row *r = &rows[i];
+        r->pct[0] = e > 0 ? 100.0 * (double)r->v.ei / e : 0;
+        r->pct[1] = e > 0 ? 100.0 * (double)r->v.ee / e : 0;
+        r->pct[2] = a > 0 ? 100.0 * (double)r->v.ai / a : 0;
+        r->pct[3] = a > 0 ? 100.0 * (double)r->v.ae / a : 0;
+    }
+}
+
+int instr_session_build(struct instr_session *s, const struct instr_dump *dumps, size_t n, char *err,
+                        size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    s->dumps = dumps;
+    s->have_rate = 1;
+    int rc = INSTR_ENOMEM;
+    struct fref *frefs = NULL, *mrefs = NULL;
+    if (!(s->profiles = calloc(n, sizeof *s->profiles)) || !(s->processes = calloc(n, sizeof *s->processes)))
+        goto fail;
+    size_t nf = 0, nm = 0, nt = 0;
+    double t0 = INFINITY, t1 = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        const struct instr_dump *d = &dumps[i];
+        if ((rc = instr_profile_build(&s->profiles[i], d, err, errlen)) < 0)
+            goto fail_quiet;
+        s->ndumps++;
+        struct instr_profile *p = &s->profiles[i];
+        nf += p->nfuncs;
+        nm += p->nmodules;
+        nt += p->nthreads;
+        s->events += p->events;
+        if (d->tick_hz <= 0) {
+            s->have_rate = 0;
+            if ((rc = add_warning(s, "%s: no usable tick rate; values are shown in ticks", d->path)))
+                goto fail;
+        }
+        for (size_t w = 0; w < d->nwarnings; w++)
+            if ((rc = add_warning(s, "%s: %s", d->path, d->warnings[w])))
+                goto fail;
+        if (p->repairs.bad_chunks &&
+            (rc = add_warning(s, "%s: %" PRIu64 " chunk(s) with invalid bytes; their rest was skipped", d->path,
+                              p->repairs.bad_chunks)))
+            goto fail;
+        if (p->repairs.clock_back &&
+            (rc = add_warning(s, "%s: %" PRIu64 " chunk(s) start before the previous event (clock went back)",
+                              d->path, p->repairs.clock_back)))
+            goto fail;
+        const struct instr_repairs *r = &p->repairs;
+        for (int k = 0; k < INSTR_UNWIND_REASONS; k++)
+            s->repairs.unwound[k] += r->unwound[k];
+        s->repairs.unmatched_exits += r->unmatched_exits;
+        s->repairs.incomplete += r->incomplete;
+        s->repairs.bad_chunks += r->bad_chunks;
+        s->repairs.clock_back += r->clock_back;
+        s->dropped += r->dropped + d->hdr.dropped_events;
+        s->header_unmatched += d->hdr.unmatched_exits;
+        s->total.ei += p->total.ei;
+        s->total.ai += p->total.ai;
+        s->total_ns[0] += to_ns(d, p->total.ei);
+        s->total_ns[1] += to_ns(d, p->total.ai);
+        double start = (double)d->hdr.start_mono_ns;
+        double end = (double)((d->hdr.flags & INSTR_DUMP_COMPLETE) ? d->hdr.end_mono_ns : d->hdr.last_mono_ns);
+        if (start < t0)
+            t0 = start;
+        if (end > t1)
+            t1 = end;
+        struct instr_row *pr = &s->processes[s->nprocesses++];
+        if (!(pr->name = strdup(d->hdr.exe_path)))
+            goto fail;
+        pr->pid = d->hdr.pid;
+        struct instr_values pv = p->total;
+        pv.ee = pv.ei;
+        pv.ae = pv.ai;
+        for (size_t t = 0; t < p->nthreads; t++) {
+            pv.calls += p->threads[t].v.calls;
+            pv.flagged_n += p->threads[t].v.flagged_n;
+            pv.flagged_t += p->threads[t].v.flagged_t;
+        }
+        row_add(pr, d, &pv);
+    }
+    s->duration_ns = n && t1 > t0 ? t1 - t0 : 0;
+
+    /* Threads. */
+    if (nt && !(s->threads = calloc(nt, sizeof *s->threads)))
+        goto fail;
+    for (size_t i = 0; i < n; i++) {
+        const struct instr_dump *d = &dumps[i];
+        const struct instr_profile *p = &s->profiles[i];
+        for (size_t t = 0; t < p->nthreads; t++) {
+            const struct instr_pthread *th = &p->threads[t];
+            struct instr_row *r = &s->threads[s->nthreads++];
+            char buf[32];
+            snprintf(buf, sizeof buf, "thread %u", th->index);
+            if (!(r->name = strdup(th->name && *th->name ? th->name : buf)))
+                goto fail;
+            r->pid = d->hdr.pid;
+            r->tid = th->tid;
+            r->index = th->index;
+            r->start_tick = th->first_tick;
+            r->end_tick = th->end_tick;
+            r->start_ns = th->first_tick >= d->hdr.start_tsc ? to_ns(d, th->first_tick - d->hdr.start_tsc) : NAN;
+            r->end_ns = th->end_tick >= d->hdr.start_tsc ? to_ns(d, th->end_tick - d->hdr.start_tsc) : NAN;
+            row_add(r, d, &th->v);
+        }
+    }
+
+    /* Functions and modules, merged across processes. */
+    if ((nf && !(frefs = calloc(nf, sizeof *frefs))) || (nm && !(mrefs = calloc(nm, sizeof *mrefs))))
+        goto fail;
+    size_t kf = 0, km = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct instr_dump *d = &dumps[i];
+        const struct instr_profile *p = &s->profiles[i];
+        for (size_t f = 0; f < p->nfuncs; f++) {
+            const struct instr_pfunc *pf = &p->funcs[f];
+            struct fref *r = &frefs[kf++];
+            r->d = d;
+            r->v = &pf->v;
+            r->module = p->modules[pf->module].path;
+            if (pf->fn) {
+                r->mangled = pf->fn->name;
+                r->file = pf->fn->file;
+                r->line = pf->fn->line;
+            } else {
+                char buf[64];
+                if (pf->key & INSTR_KEY_SITE)
+                    snprintf(buf, sizeof buf, "[site %" PRIu64 "]", (uint64_t)(pf->key & ~INSTR_KEY_SITE));
+                else
+                    snprintf(buf, sizeof buf, "[function %" PRIu64 "]", pf->key);
+                if (!(r->synth = strdup(buf)))
+                    goto fail;
+                r->mangled = r->synth;
+            }
+        }
+        for (size_t m = 0; m < p->nmodules; m++) {
+            if (!p->modules[m].v.ei && !p->modules[m].v.calls)
+                continue;
+            struct fref *r = &mrefs[km++];
+            r->d = d;
+            r->v = &p->modules[m].v;
+            r->module = p->modules[m].path;
+        }
+    }
+    if ((rc = merge(s, frefs, kf, &s->functions, &s->nfunctions, 1)) < 0 ||
+        (rc = merge(s, mrefs, km, &s->modules, &s->nmodules, 0)) < 0)
+        goto fail;
+    percents(s, s->functions, s->nfunctions);
+    percents(s, s->threads, s->nthreads);
+    percents(s, s->modules, s->nmodules);
+    percents(s, s->processes, s->nprocesses);
+    for (size_t i = 0; i < kf; i++)
+        free(frefs[i].synth);
+    free(frefs);
+    free(mrefs);
+    return instr_session_sort(s, "ei");
+
+fail:
+    rc = rc < 0 ? rc : INSTR_ENOMEM;
+    snprintf(err, errlen, "%s", instr_tool_strerror(rc));
+fail_quiet:
+    if (frefs)
+        for (size_t i = 0; i < nf; i++)
+            free(frefs[i].synth);
+    free(frefs);
+    free(mrefs);
+    instr_session_free(s);
+    return rc;
+}
+
+static void free_rows(struct instr_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(rows[i].name);
+        free(rows[i].mangled);
+    }
+    free(rows);
+}
+
+void instr_session_free(struct instr_session *s)
+{
+    for (size_t i = 0; i < s->ndumps; i++)
+        instr_profile_free(&s->profiles[i]);
+    free(s->profiles);
+    free_rows(s->functions, s->nfunctions);
+    free_rows(s->threads, s->nthreads);
+    free_rows(s->modules, s->nmodules);
+    free_rows(s->processes, s->nprocesses);
+    for (size_t i = 0; i < s->nwarnings; i++)
+        free(s->warnings[i]);
+    free(s->warnings);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- sorting ------------------------------------------------------------------ */
+
+enum sort_key { K_NAME, K_CALLS, K_EI, K_EE, K_AI, K_AE, K_FLAGGED, K_MODULE, K_FILE, K_PID, K_TID };
+static enum sort_key g_key; /* qsort has no context argument; set just before sorting */
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+    return a < b ? -1 : a > b;
+}
+
+static int cmp_row(const void *pa, const void *pb)
+{
+    const struct instr_row *a = pa, *b = pb;
+    int c = 0;
+    switch (g_key) {
+    case K_NAME: break;
+    case K_CALLS: c = -cmp_u64(a->v.calls, b->v.calls); break;
+    case K_EI: c = -cmp_u64(a->v.ei, b->v.ei); break;
+    case K_EE: c = -cmp_u64(a->v.ee, b->v.ee); break;
+    case K_AI: c = -cmp_u64(a->v.ai, b->v.ai); break;
+    case K_AE: c = -cmp_u64(a->v.ae, b->v.ae); break;
+    case K_FLAGGED: c = -cmp_u64(a->v.flagged_t, b->v.flagged_t); break;
+    case K_MODULE: c = cmp_str(a->module, b->module); break;
+    case K_FILE: c = cmp_str(a->file, b->file); if (!c) c = cmp_u64(a->line, b->line); break;
+    case K_PID: c = cmp_u64(a->pid, b->pid); break;
+    case K_TID: c = cmp_u64(a->tid, b->tid); break;
+    }
+    if (c || (c = cmp_str(a->name, b->name)) || (c = cmp_str(a->module, b->module)) ||
+        (c = cmp_str(a->file, b->file)) || (c = cmp_u64(a->line, b->line)) || (c = cmp_u64(a->pid, b->pid)))
+        return c;
+    return cmp_u64(a->index, b->index);
+}
+
+int instr_session_sort(struct instr_session *s, const char *column)
+{
+    static const struct {
+        const char *name;
+        enum sort_key key;
+    } cols[] = {{"name", K_NAME}, {"function", K_NAME}, {"calls", K_CALLS}, {"ei", K_EI}, {"ee", K_EE},
+                {"ai", K_AI},     {"ae", K_AE},         {"ei%", K_EI},      {"ee%", K_EE}, {"ai%", K_AI},
+                {"ae%", K_AE},    {"ei_pct", K_EI},     {"ee_pct", K_EE},   {"ai_pct", K_AI},
+                {"ae_pct", K_AE}, {"flagged", K_FLAGGED}, {"module", K_MODULE}, {"file", K_FILE},
+                {"pid", K_PID},   {"tid", K_TID}};
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
+        if (strcasecmp(column, cols[i].name))
+            continue;
+        g_key = cols[i].key;
+        if (s->nfunctions > 1)
+            qsort(s->functions, s->nfunctions, sizeof *s->functions, cmp_row);
+        if (s->nthreads > 1)
+            qsort(s->threads, s->nthreads, sizeof *s->threads, cmp_row);
+        if (s->nmodules > 1)
+            qsort(s->modules, s->nmodules, sizeof *s->modules, cmp_row);
+        if (s->nprocesses > 1)
+            qsort(s->processes, s->nprocesses, sizeof *s->processes, cmp_row);
+        return 0;
+    }
+    return INSTR_EARG;
+}
+
+void instr_view_rows(const struct instr_session *s, enum instr_view v, const struct instr_row **rows, size_t *n)
+{
+    switch (v) {
+    case INSTR_VIEW_FUNCTIONS: *rows = s->functions; *n = s->nfunctions; break;
+    case INSTR_VIEW_THREADS: *rows = s->threads; *n = s->nthreads; break;
+    case INSTR_VIEW_MODULES: *rows = s->modules; *n = s->nmodules; break;
+    case INSTR_VIEW_PROCESSES: *rows = s->processes; *n = s->nprocesses; break;
+    }
+}

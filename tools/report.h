@@ -1,0 +1,89 @@
+/* report.h - a session (one or more dumps) as rows, and its exporters.
+ *
+ * The session merges the per-process profiles: functions are identified
+ * across processes by (module path, mangled name, file, line), modules by
+ * path.  Values stay in ticks; each process's ticks are also converted to
+ * nanoseconds with that process's own tick rate.  Percents use ticks and the
+ * session totals of data-values.md (both exclusive percents divide by the
+ * inclusive totals).
+ */
+#ifndef INSTR_REPORT_H
+#define INSTR_REPORT_H
+
+#include <stdio.h>
+
+#include "dump-reader.h"
+#include "profile.h"
+
+enum instr_units { INSTR_UNITS_TICKS, INSTR_UNITS_NS, INSTR_UNITS_US, INSTR_UNITS_MS };
+enum instr_view { INSTR_VIEW_FUNCTIONS, INSTR_VIEW_THREADS, INSTR_VIEW_MODULES, INSTR_VIEW_PROCESSES };
+
+struct instr_row {
+    char *name;          /* demangled function, thread name, module path, program */
+    char *mangled;       /* functions: the symbol */
+    const char *module;  /* functions, modules: module path ("" if unknown) */
+    const char *file;    /* functions: source file */
+    uint64_t line;       /* functions: source line */
+    uint64_t pid;        /* threads, processes */
+    uint64_t tid;        /* threads */
+    uint32_t index;      /* threads: thread index */
+    uint64_t start_tick, end_tick; /* threads: first event, end */
+    double start_ns, end_ns;       /* threads: relative to the process start (NAN without a rate) */
+    struct instr_values v;         /* ticks */
+    double ns[4];                  /* ei, ee, ai, ae in ns (NAN without a tick rate) */
+    double flagged_ns;
+    double pct[4];                 /* ei%, ee%, ai%, ae% */
+};
+
+struct instr_session {
+    const struct instr_dump *dumps;
+    struct instr_profile *profiles;
+    size_t ndumps;
+    struct instr_row *functions, *threads, *modules, *processes;
+    size_t nfunctions, nthreads, nmodules, nprocesses;
+    struct instr_values total; /* ei = Session EI, ai = Session AI (ticks) */
+    double total_ns[2];        /* the same in ns */
+    struct instr_repairs repairs;
+    uint64_t dropped;          /* header counts + DROPPED events */
+    uint64_t header_unmatched; /* exits the runtime could not match */
+    int have_rate;             /* every dump has a tick rate */
+    double duration_ns;        /* from the earliest start to the latest end */
+    char **warnings;           /* dump warnings prefixed with the file, bad chunks */
+    size_t nwarnings;
+    uint64_t events;
+};
+
+/* Builds profiles and rows for dumps[0..n).  The dumps must outlive s. */
+int instr_session_build(struct instr_session *s, const struct instr_dump *dumps, size_t n, char *err,
+                        size_t errlen);
+void instr_session_free(struct instr_session *s);
+
+/* Sorts every row array by column (see instr_sort_columns); numbers sort
+ * descending, text ascending; ties by name, module, file, line, pid, index. */
+int instr_session_sort(struct instr_session *s, const char *column);
+extern const char instr_sort_columns[];
+
+struct instr_report_opts {
+    enum instr_units units;
+    enum instr_view view;
+    size_t limit;  /* rows shown (text, csv); 0 = all */
+    int flagged;   /* text/csv: add the flagged-interval columns */
+};
+
+/* Exporters: one per format, same signature. */
+typedef int (*instr_exporter)(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+int instr_report_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+int instr_report_csv(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+int instr_report_json(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+
+/* Shared by the exporters. */
+const char *instr_units_name(enum instr_units u);
+/* A value in the chosen unit: ticks as an integer, ns rounded, us/ms with 3 decimals. */
+void instr_fmt_value(char *buf, size_t len, uint64_t ticks, double ns, enum instr_units u);
+const char *instr_basename(const char *path);
+/* What the detector of d sees and does not see, as two phrases. */
+void instr_detector_text(const struct instr_dump *d, char *sees, size_t slen, char *unseen, size_t ulen);
+/* The rows of a view. */
+void instr_view_rows(const struct instr_session *s, enum instr_view v, const struct instr_row **rows, size_t *n);
+
+#endif

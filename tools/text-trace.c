@@ -1,0 +1,597 @@
+/* text-trace.c - dump <-> text form (see text-trace.h). */
+#include "text-trace.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dump-writer.h"
+
+/* ---- names of the X-macro lists ------------------------------------------- */
+
+static const char *event_name(unsigned kind, unsigned ext)
+{
+    if (kind == INSTR_EV_EXT) {
+        switch (ext) {
+#define INSTR_X_CASE(name, value, text)                                                            \
+    case value:                                                                                    \
+        return text;
+            INSTR_EXT_KINDS(INSTR_X_CASE)
+        }
+        return NULL;
+    }
+    switch (kind) {
+        INSTR_EVENT_KINDS(INSTR_X_CASE)
+#undef INSTR_X_CASE
+    }
+    return NULL;
+}
+
+/* 1 and kind/ext set if name is an event name. */
+static int event_lookup(const char *s, unsigned *kind, unsigned *ext)
+{
+#define INSTR_X_EV(name, value, text)                                                              \
+    if (value != INSTR_EV_EXT && !strcmp(s, text)) {                                               \
+        *kind = value;                                                                             \
+        *ext = 0;                                                                                  \
+        return 1;                                                                                  \
+    }
+    INSTR_EVENT_KINDS(INSTR_X_EV)
+#undef INSTR_X_EV
+#define INSTR_X_EXT(name, value, text)                                                             \
+    if (!strcmp(s, text)) {                                                                        \
+        *kind = INSTR_EV_EXT;                                                                      \
+        *ext = value;                                                                              \
+        return 1;                                                                                  \
+    }
+    INSTR_EXT_KINDS(INSTR_X_EXT)
+#undef INSTR_X_EXT
+    return 0;
+}
+
+static const char *unwind_names[] = {NULL, "exception", "stack", "mismatch"};
+
+const char *instr_os_bits_str(unsigned bits, char *buf, size_t len)
+{
+    unsigned known = 0;
+#define INSTR_X_OR(name, value, text) known |= value;
+    INSTR_OS_KINDS(INSTR_X_OR)
+#undef INSTR_X_OR
+    if (bits == 0) {
+        snprintf(buf, len, "none");
+    } else if (bits & ~known) {
+        snprintf(buf, len, "%#x", bits);
+    } else {
+        size_t n = 0;
+        buf[0] = 0;
+#define INSTR_X_CAT(name, value, text)                                                             \
+    if ((bits & value) && n < len)                                                                 \
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "," : "", text);
+        INSTR_OS_KINDS(INSTR_X_CAT)
+#undef INSTR_X_CAT
+    }
+    return buf;
+}
+
+static int os_bits_parse(const char *s, unsigned *bits)
+{
+    char *end;
+    *bits = 0;
+    if (!strcmp(s, "none"))
+        return 0;
+    if (s[0] >= '0' && s[0] <= '9') {
+        unsigned long v = strtoul(s, &end, 0);
+        if (*end || v > 0xff)
+            return -1;
+        *bits = (unsigned)v;
+        return 0;
+    }
+    while (*s) {
+        size_t n = strcspn(s, ",");
+        int found = 0;
+#define INSTR_X_CMP(name, value, text)                                                             \
+    if (n == strlen(text) && !strncmp(s, text, n)) {                                               \
+        *bits |= value;                                                                            \
+        found = 1;                                                                                 \
+    }
+        INSTR_OS_KINDS(INSTR_X_CMP)
+#undef INSTR_X_CMP
+        if (!found)
+            return -1;
+        s += n;
+        if (*s == ',')
+            s++;
+    }
+    return 0;
+}
+
+/* ---- dump -> text ----------------------------------------------------------- */
+
+/* Writes s as a value: bare if safe, else quoted. */
+static void put_value(FILE *out, const char *s)
+{
+    if (!s)
+        s = "";
+    if (*s && !strpbrk(s, " \t\"\\#=")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *err, size_t errlen)
+{
+    const struct instr_dump_header *h = &d->hdr;
+    char bits[64];
+    *nbad = 0;
+    fprintf(out, "instr-dump 1\n");
+    for (size_t i = 0; i < d->nwarnings; i++)
+        fprintf(out, "# warning: %s\n", d->warnings[i]);
+    fprintf(out, "header pid=%" PRIu64 " ppid=%" PRIu64 " exe=", h->pid, h->ppid);
+    put_value(out, h->exe_path);
+    fprintf(out,
+            " start_tsc=%" PRIu64 " start_ns=%" PRIu64 " real_ns=%" PRIu64 " end_tsc=%" PRIu64 " end_ns=%" PRIu64
+            " last_tsc=%" PRIu64 " last_ns=%" PRIu64 " detector=%s",
+            h->start_tsc, h->start_mono_ns, h->start_real_ns, h->end_tsc, h->end_mono_ns, h->last_tsc,
+            h->last_mono_ns, instr_detector_name(h->detector));
+    fprintf(out, " sees=%s flags=", instr_os_bits_str(h->detector_sees, bits, sizeof bits));
+    const char *sep = "";
+    if (!(h->flags & 7))
+        fputs("none", out);
+    if (h->flags & INSTR_DUMP_COMPLETE)
+        fputs("complete", out), sep = ",";
+    if (h->flags & INSTR_DUMP_FORK_CHILD)
+        fprintf(out, "%sfork_child", sep), sep = ",";
+    if (h->flags & INSTR_DUMP_TSC_INVARIANT)
+        fprintf(out, "%stsc_invariant", sep);
+    fprintf(out, " dropped=%" PRIu64 " unmatched=%" PRIu64 " exit_status=%d chunk_size=%u detail=", h->dropped_events,
+            h->unmatched_exits, h->exit_status, h->chunk_size);
+    put_value(out, h->detector_detail);
+    fputc('\n', out);
+    for (size_t i = 0; i < d->nmodules; i++) {
+        fprintf(out, "module %" PRIu64 " ", d->modules[i].id);
+        put_value(out, d->modules[i].path);
+        fprintf(out, " load=%#" PRIx64 "\n", d->modules[i].load_addr);
+    }
+    for (size_t i = 0; i < d->nfunctions; i++) {
+        const struct instr_function *f = &d->functions[i];
+        fprintf(out, "function %" PRIu64 " module=%" PRIu64 " line=%" PRIu64 " file=", f->id, f->module, f->line);
+        put_value(out, f->file);
+        fputs(" name=", out);
+        put_value(out, f->name);
+        fputc('\n', out);
+    }
+    for (size_t i = 0; i < d->nlabels; i++) {
+        fprintf(out, "label %" PRIu64 " ", d->labels[i].id);
+        put_value(out, d->labels[i].text);
+        fputc('\n', out);
+    }
+    for (size_t i = 0; i < d->nthreads; i++) {
+        const struct instr_thread_info *t = &d->threads[i];
+        fprintf(out, "thread %u tid=%" PRIu64, t->index, t->tid);
+        if (t->name && *t->name) {
+            fputs(" name=", out);
+            put_value(out, t->name);
+        }
+        fputc('\n', out);
+    }
+    for (size_t i = 0; i < d->nthreads; i++) {
+        const struct instr_thread_info *t = &d->threads[i];
+        struct instr_event_iter it;
+        struct instr_event ev;
+        size_t reported = (size_t)-1;
+        instr_event_iter_init(&it, t);
+        while (instr_event_iter_next(&it, &ev) > 0) {
+            if (it.bad && it.bad_chunk != reported) {
+                fprintf(out, "# thread %u: chunk seq %u: invalid bytes, rest of the chunk skipped\n", t->index,
+                        t->chunks[it.bad_chunk].seq);
+                reported = it.bad_chunk;
+                ++*nbad;
+            }
+            fprintf(out, "%u %" PRIu64 " %s", t->index, ev.tick, event_name(ev.kind, ev.ext));
+            switch (ev.kind) {
+            case INSTR_EV_ENTER:
+            case INSTR_EV_CALL:
+                fprintf(out, " %" PRIu64, ev.arg);
+                break;
+            case INSTR_EV_EXT:
+                if (ev.ext == INSTR_EXT_UNWIND) {
+                    if (ev.arg >= 1 && ev.arg <= 3)
+                        fprintf(out, " %s", unwind_names[ev.arg]);
+                    else
+                        fprintf(out, " %" PRIu64, ev.arg);
+                } else if (ev.ext == INSTR_EXT_COUNTER) {
+                    fprintf(out, " %" PRIu64 " %" PRId64, ev.arg, ev.value);
+                } else if (ev.ext != INSTR_EXT_THREAD_END) {
+                    fprintf(out, " %" PRIu64, ev.arg);
+                }
+                break;
+            }
+            if (ev.os)
+                fprintf(out, " os=%s", instr_os_bits_str(ev.bits, bits, sizeof bits));
+            fputc('\n', out);
+        }
+        if (it.bad && it.bad_chunk != reported) {
+            fprintf(out, "# thread %u: chunk seq %u: invalid bytes, rest of the chunk skipped\n", t->index,
+                    t->chunks[it.bad_chunk].seq);
+            ++*nbad;
+        }
+    }
+    if (ferror(out)) {
+        snprintf(err, errlen, "write error: %s", strerror(errno));
+        return INSTR_EIO;
+    }
+    return 0;
+}
+
+/* ---- text -> dump ----------------------------------------------------------- */
+
+#define MAX_TOKENS 32
+
+struct line {
+    char *tok[MAX_TOKENS];
+    int n;
+};
+
+/* Splits buf in place into tokens; quotes are removed and escapes applied.
+ * In key="value" the key stays attached: the token becomes key=value. */
+static int tokenize(char *buf, struct line *ln, const char **why)
+{
+    char *r = buf, *w;
+    ln->n = 0;
+    for (;;) {
+        while (*r == ' ' || *r == '\t' || *r == '\r' || *r == '\n')
+            r++;
+        if (!*r || *r == '#')
+            return 0;
+        if (ln->n == MAX_TOKENS) {
+            *why = "too many fields";
+            return -1;
+        }
+        ln->tok[ln->n++] = w = r;
+        while (*r && *r != ' ' && *r != '\t' && *r != '\r' && *r != '\n') {
+            if (*r == '"') {
+                r++;
+                while (*r != '"') {
+                    if (!*r || *r == '\n') {
+                        *why = "unterminated quote";
+                        return -1;
+                    }
+                    if (*r == '\\' && r[1])
+                        r++;
+                    *w++ = *r++;
+                }
+                r++;
+            } else if (*r == '#') {
+                break;
+            } else {
+                *w++ = *r++;
+            }
+        }
+        int stop = !*r || *r == '#';
+        if (*r && *r != '#')
+            r++;
+        *w = 0;
+        if (stop)
+            return 0;
+    }
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+    char *end;
+    if (!s || !*s || *s == '-')
+        return -1;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 0);
+    if (*end || errno)
+        return -1;
+    *v = x;
+    return 0;
+}
+
+struct parser {
+    const char *name;
+    unsigned long lineno;
+    char *err;
+    size_t errlen;
+};
+
+static int perr(struct parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int perr(struct parser *ps, const char *fmt, ...)
+{
+    char msg[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(ps->err, ps->errlen, "%s:%lu: %s", ps->name, ps->lineno, msg);
+    return INSTR_ESYNTAX;
+}
+
+/* Returns the value of key=... among tokens [from, n), or NULL. */
+static const char *kv(struct line *ln, int from, const char *key)
+{
+    size_t k = strlen(key);
+    for (int i = from; i < ln->n; i++)
+        if (!strncmp(ln->tok[i], key, k) && ln->tok[i][k] == '=')
+            return ln->tok[i] + k + 1;
+    return NULL;
+}
+
+/* Checks that every token from `from` is key=value with a known key. */
+static int check_keys(struct parser *ps, struct line *ln, int from, const char *const *keys)
+{
+    for (int i = from; i < ln->n; i++) {
+        const char *eq = strchr(ln->tok[i], '=');
+        int ok = 0;
+        for (const char *const *k = keys; eq && *k; k++)
+            if (strlen(*k) == (size_t)(eq - ln->tok[i]) && !strncmp(*k, ln->tok[i], (size_t)(eq - ln->tok[i])))
+                ok = 1;
+        if (!ok)
+            return perr(ps, "unexpected field '%s'", ln->tok[i]);
+    }
+    return 0;
+}
+
+static int header_u64(struct parser *ps, struct line *ln, const char *key, uint64_t *out)
+{
+    const char *v = kv(ln, 1, key);
+    if (v && parse_u64(v, out) < 0)
+        return perr(ps, "%s: not a number: '%s'", key, v);
+    return 0;
+}
+
+static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_header *h)
+{
+    static const char *const keys[] = {"pid", "ppid", "exe", "start_tsc", "start_ns", "real_ns", "end_tsc",
+                                       "end_ns", "last_tsc", "last_ns", "detector", "sees", "flags", "dropped",
+                                       "unmatched", "exit_status", "chunk_size", "detail", NULL};
+    int rc;
+    uint64_t cs = 0, es = 0;
+    uint64_t last_tsc = UINT64_MAX, last_ns = UINT64_MAX;
+    memset(h, 0, sizeof *h);
+    if ((rc = check_keys(ps, ln, 1, keys)) || (rc = header_u64(ps, ln, "pid", &h->pid)) ||
+        (rc = header_u64(ps, ln, "ppid", &h->ppid)) || (rc = header_u64(ps, ln, "start_tsc", &h->start_tsc)) ||
+        (rc = header_u64(ps, ln, "start_ns", &h->start_mono_ns)) ||
+        (rc = header_u64(ps, ln, "real_ns", &h->start_real_ns)) ||
+        (rc = header_u64(ps, ln, "end_tsc", &h->end_tsc)) || (rc = header_u64(ps, ln, "end_ns", &h->end_mono_ns)) ||
+        (rc = header_u64(ps, ln, "last_tsc", &last_tsc)) || (rc = header_u64(ps, ln, "last_ns", &last_ns)) ||
+        (rc = header_u64(ps, ln, "dropped", &h->dropped_events)) ||
+        (rc = header_u64(ps, ln, "unmatched", &h->unmatched_exits)) ||
+        (rc = header_u64(ps, ln, "chunk_size", &cs)))
+        return rc;
+    h->last_tsc = last_tsc == UINT64_MAX ? h->end_tsc : last_tsc;
+    h->last_mono_ns = last_ns == UINT64_MAX ? h->end_mono_ns : last_ns;
+    if (cs > INSTR_DUMP_MAX_CHUNK_SIZE)
+        return perr(ps, "chunk_size too large");
+    h->chunk_size = (uint32_t)cs;
+    const char *v;
+    if ((v = kv(ln, 1, "exit_status"))) {
+        char *end;
+        long x = strtol(v, &end, 0);
+        if (*end)
+            return perr(ps, "exit_status: not a number: '%s'", v);
+        h->exit_status = (int32_t)x;
+    }
+    (void)es;
+    if ((v = kv(ln, 1, "exe")))
+        snprintf(h->exe_path, sizeof h->exe_path, "%s", v);
+    if ((v = kv(ln, 1, "detail")))
+        snprintf(h->detector_detail, sizeof h->detector_detail, "%s", v);
+    if ((v = kv(ln, 1, "detector"))) {
+        int found = 0;
+#define INSTR_X_DET(name, value, text)                                                             \
+    if (!strcmp(v, text))                                                                          \
+        h->detector = value, found = 1;
+        INSTR_DETECTORS(INSTR_X_DET)
+#undef INSTR_X_DET
+        if (!found)
+            return perr(ps, "unknown detector '%s'", v);
+    }
+    if ((v = kv(ln, 1, "sees"))) {
+        unsigned bits;
+        if (os_bits_parse(v, &bits) < 0)
+            return perr(ps, "bad transition bits '%s'", v);
+        h->detector_sees = bits;
+    }
+    if ((v = kv(ln, 1, "flags")) && strcmp(v, "none")) {
+        while (*v) {
+            size_t n = strcspn(v, ",");
+            if (n == 8 && !strncmp(v, "complete", n))
+                h->flags |= INSTR_DUMP_COMPLETE;
+            else if (n == 10 && !strncmp(v, "fork_child", n))
+                h->flags |= INSTR_DUMP_FORK_CHILD;
+            else if (n == 13 && !strncmp(v, "tsc_invariant", n))
+                h->flags |= INSTR_DUMP_TSC_INVARIANT;
+            else
+                return perr(ps, "unknown flag '%.*s'", (int)n, v);
+            v += n;
+            if (*v == ',')
+                v++;
+        }
+    }
+    return 0;
+}
+
+static int need_u64(struct parser *ps, const char *s, const char *what, uint64_t *v)
+{
+    if (parse_u64(s, v) < 0)
+        return perr(ps, "%s: not a number: '%s'", what, s ? s : "(missing)");
+    return 0;
+}
+
+static int parse_event(struct parser *ps, struct instr_dump_writer *w, struct line *ln)
+{
+    uint64_t index, tick, arg = 0;
+    int64_t value = 0;
+    unsigned kind, ext, os = 0, bits = 0;
+    int rc;
+    if ((rc = need_u64(ps, ln->tok[0], "thread index", &index)) || (rc = need_u64(ps, ln->tok[1], "tick", &tick)))
+        return rc;
+    if (index > (1u << 20))
+        return perr(ps, "thread index %llu too large", (unsigned long long)index);
+    if (ln->n < 3)
+        return perr(ps, "missing event name");
+    if (!event_lookup(ln->tok[2], &kind, &ext))
+        return perr(ps, "unknown event '%s'", ln->tok[2]);
+    int nargs = ln->n - 3;
+    if (nargs > 0 && !strncmp(ln->tok[ln->n - 1], "os=", 3)) {
+        os = 1;
+        if (os_bits_parse(ln->tok[ln->n - 1] + 3, &bits) < 0)
+            return perr(ps, "bad transition bits '%s'", ln->tok[ln->n - 1] + 3);
+        nargs--;
+    }
+    int want = 1;
+    if (kind == INSTR_EV_EXIT || kind == INSTR_EV_RETURN || (kind == INSTR_EV_EXT && ext == INSTR_EXT_THREAD_END))
+        want = 0;
+    else if (kind == INSTR_EV_EXT && ext == INSTR_EXT_COUNTER)
+        want = 2;
+    if (nargs != want)
+        return perr(ps, "%s takes %d argument%s", ln->tok[2], want, want == 1 ? "" : "s");
+    if (kind == INSTR_EV_EXT && ext == INSTR_EXT_UNWIND) {
+        arg = UINT64_MAX;
+        for (uint64_t r = 1; r <= 3; r++)
+            if (!strcmp(ln->tok[3], unwind_names[r]))
+                arg = r;
+        if (arg == UINT64_MAX && (parse_u64(ln->tok[3], &arg) < 0 || arg > 255))
+            return perr(ps, "bad unwind reason '%s'", ln->tok[3]);
+    } else if (want >= 1 && (rc = need_u64(ps, ln->tok[3], ln->tok[2], &arg))) {
+        return rc;
+    }
+    if (want == 2) {
+        char *end;
+        errno = 0;
+        long long x = strtoll(ln->tok[4], &end, 0);
+        if (*end || errno || !*ln->tok[4])
+            return perr(ps, "counter value: not a number: '%s'", ln->tok[4]);
+        value = x;
+    }
+    rc = instr_writer_event(w, (uint32_t)index, tick, os, (uint8_t)bits, kind, ext, arg, value);
+    if (rc == INSTR_EARG)
+        return perr(ps, "tick %llu is before the thread's previous tick %llu", (unsigned long long)tick,
+                    (unsigned long long)instr_writer_last_tick(w, (uint32_t)index));
+    if (rc < 0)
+        return perr(ps, "%s", instr_tool_strerror(rc));
+    return 0;
+}
+
+static int parse_record(struct parser *ps, struct instr_dump_writer *w, struct line *ln)
+{
+    const char *t = ln->tok[0];
+    uint64_t id, a, b;
+    int rc;
+    if (!strcmp(t, "module")) {
+        static const char *const keys[] = {"load", NULL};
+        uint64_t load = 0;
+        if (ln->n < 3)
+            return perr(ps, "module: expected ID PATH");
+        if ((rc = need_u64(ps, ln->tok[1], "module id", &id)) || (rc = check_keys(ps, ln, 3, keys)) ||
+            (kv(ln, 3, "load") && (rc = need_u64(ps, kv(ln, 3, "load"), "load", &load))))
+            return rc;
+        rc = instr_writer_module(w, id, ln->tok[2], load);
+    } else if (!strcmp(t, "function")) {
+        static const char *const keys[] = {"module", "line", "file", "name", NULL};
+        if (ln->n < 2)
+            return perr(ps, "function: expected ID");
+        if ((rc = need_u64(ps, ln->tok[1], "function id", &id)) || (rc = check_keys(ps, ln, 2, keys)))
+            return rc;
+        a = b = 0;
+        if ((kv(ln, 2, "module") && (rc = need_u64(ps, kv(ln, 2, "module"), "module", &a))) ||
+            (kv(ln, 2, "line") && (rc = need_u64(ps, kv(ln, 2, "line"), "line", &b))))
+            return rc;
+        if (!kv(ln, 2, "name"))
+            return perr(ps, "function: name= missing");
+        rc = instr_writer_function(w, id, a, b, kv(ln, 2, "name"), kv(ln, 2, "file") ? kv(ln, 2, "file") : "");
+    } else if (!strcmp(t, "thread")) {
+        static const char *const keys[] = {"tid", "name", NULL};
+        a = 0;
+        if (ln->n < 2)
+            return perr(ps, "thread: expected INDEX");
+        if ((rc = need_u64(ps, ln->tok[1], "thread index", &id)) || (rc = check_keys(ps, ln, 2, keys)) ||
+            (kv(ln, 2, "tid") && (rc = need_u64(ps, kv(ln, 2, "tid"), "tid", &a))))
+            return rc;
+        if (id > (1u << 20))
+            return perr(ps, "thread index too large");
+        rc = instr_writer_thread(w, (uint32_t)id, a, kv(ln, 2, "name") ? kv(ln, 2, "name") : "");
+    } else if (!strcmp(t, "label")) {
+        if (ln->n != 3)
+            return perr(ps, "label: expected ID TEXT");
+        if ((rc = need_u64(ps, ln->tok[1], "label id", &id)))
+            return rc;
+        rc = instr_writer_label(w, id, ln->tok[2]);
+    } else if (t[0] >= '0' && t[0] <= '9') {
+        return parse_event(ps, w, ln);
+    } else {
+        return perr(ps, "unknown record '%s'", t);
+    }
+    if (rc < 0)
+        return perr(ps, "%s", rc == INSTR_EARG ? "value too long" : instr_tool_strerror(rc));
+    return 0;
+}
+
+int instr_text_to_dump(FILE *in, const char *name, const char *out_path, char *err, size_t errlen)
+{
+    struct parser ps = {name, 0, err, errlen};
+    struct instr_dump_writer *w = NULL;
+    char *buf = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int rc = 0, seen_magic = 0;
+    struct line ln;
+    while ((n = getline(&buf, &cap, in)) >= 0) {
+        ps.lineno++;
+        const char *why = NULL;
+        if (tokenize(buf, &ln, &why) < 0) {
+            rc = perr(&ps, "%s", why);
+            break;
+        }
+        if (ln.n == 0)
+            continue;
+        if (!seen_magic) {
+            if (ln.n != 2 || strcmp(ln.tok[0], "instr-dump") || strcmp(ln.tok[1], "1")) {
+                rc = perr(&ps, "expected 'instr-dump 1' first");
+                break;
+            }
+            seen_magic = 1;
+            continue;
+        }
+        if (!w) {
+            struct instr_dump_header h;
+            if (strcmp(ln.tok[0], "header")) {
+                rc = perr(&ps, "expected the header line");
+                break;
+            }
+            if ((rc = parse_header(&ps, &ln, &h)) < 0)
+                break;
+            char werr[256];
+            if ((rc = instr_writer_open(&w, out_path, &h, werr, sizeof werr)) < 0) {
+                rc = perr(&ps, "%s", werr);
+                break;
+            }
+            continue;
+        }
+        if ((rc = parse_record(&ps, w, &ln)) < 0)
+            break;
+    }
+    free(buf);
+    if (!rc && ferror(in))
+        rc = perr(&ps, "read error");
+    if (!rc && !w)
+        rc = perr(&ps, "no header line");
+    if (w) {
+        char werr[256];
+        int wrc = instr_writer_close(w, werr, sizeof werr);
+        if (!rc && wrc < 0)
+            rc = perr(&ps, "%s", werr);
+    }
+    return rc;
+}
