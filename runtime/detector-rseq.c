@@ -99,8 +99,9 @@ int instr__detector_rseq_init(struct instr__detector_info *info)
         return -1;
     }
     info->kind = INSTR_DETECTOR_RSEQ_CS;
-    /* Signals and migrations clear it too but look the same: SCHED. */
-    info->sees = INSTR_OS_SCHED | INSTR_OS_UNKNOWN;
+    /* Signals and migrations clear it too, but look the same as a switch:
+     * flagged intervals carry SCHED for all three. */
+    info->sees = INSTR_OS_SCHED | INSTR_OS_SIGNAL | INSTR_OS_UNKNOWN;
     snprintf(info->detail, sizeof info->detail, "rseq_cs (self-test passed)");
     return 0;
 }

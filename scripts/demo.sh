@@ -5,7 +5,8 @@ set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake -S . -B build >/dev/null
-cmake --build build -j"$(nproc)"
+echo "building instr and the examples (log: build/build.log)"
+cmake --build build -j"$(nproc)" >build/build.log 2>&1 || { tail -40 build/build.log; exit 1; }
 rm -rf build/demo && mkdir -p build/demo && cd build/demo
 ../examples/primes
 echo

@@ -157,9 +157,10 @@ int instr_report_text(FILE *out, const struct instr_session *s, const struct ins
     }
     switch (o->view) {
     case INSTR_VIEW_FUNCTIONS:
-        col(&t, "Function", 1);
+        /* The name last: C++ names can be long, the columns stay readable. */
         col(&t, "Module", 1);
         col(&t, "File:Line", 1);
+        col(&t, "Function", 1);
         break;
     case INSTR_VIEW_THREADS:
         col(&t, "Pid", 0);
@@ -203,9 +204,9 @@ int instr_report_text(FILE *out, const struct instr_session *s, const struct ins
         }
         switch (o->view) {
         case INSTR_VIEW_FUNCTIONS:
-            c[k++] = strdup(r->name);
             c[k++] = strdup(r->module[0] ? instr_basename(r->module) : "?");
-            c[k++] = r->file[0] ? fmt("%s:%" PRIu64, r->file, r->line) : strdup("?");
+            c[k++] = r->file[0] ? fmt("%s:%" PRIu64, instr_basename(r->file), r->line) : strdup("?");
+            c[k++] = strdup(r->name);
             break;
         case INSTR_VIEW_THREADS:
             c[k++] = fmt("%" PRIu64, r->pid);

@@ -54,7 +54,7 @@ void instr_detector_text(const struct instr_dump *d, char *sees, size_t slen, ch
         {INSTR_OS_SCHED, "context switches (preemption, blocking, sleep, migrations)", "context switches"},
         {INSTR_OS_SYSCALL, "system calls", NULL},
         {INSTR_OS_FAULT, "page faults", NULL},
-        {INSTR_OS_SIGNAL, "signals", "signals"},
+        {INSTR_OS_SIGNAL, "signals", "signals"}, /* rseq_cs: flagged as SCHED */
         {INSTR_OS_IRQ, "hardware interrupts", "hardware interrupts"},
     };
     size_t ns = 0, nu = 0;
