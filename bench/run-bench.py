@@ -5,6 +5,10 @@ noisy: medians of interleaved runs, and ratios).
 Reports, for the call-heavy program:
   - ns per instrumented call (enter+exit, dump writing included) for instr and
     for -finstrument-functions with empty hooks, both against the plain build;
+    instr's default build (callsites=all) also has call-site hooks around
+    every call, so its figure is per call with four hooks; --variant adds
+    other instr builds (callsites=external, none), per call of the same
+    program (the call count of the default build);
   - bytes per event of the dump;
   - instr-report's events per second and peak memory on that dump.
 """
@@ -26,23 +30,28 @@ def main():
     for k in ("plain", "cyg", "instr", "report"):
         ap.add_argument("--" + k, required=True)
     ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--variant", action="append", default=[], help="NAME=PATH: another instr build to time")
     ap.add_argument("--scale", default="2")
     a = ap.parse_args()
     for k in ("plain", "cyg", "instr", "report"):
         setattr(a, k, os.path.abspath(getattr(a, k)))
+    variants = dict(v.rsplit("=", 1) for v in a.variant)
     with tempfile.TemporaryDirectory() as work:
         env = dict(os.environ, INSTR_OUTPUT=os.path.join(work, "bench.%p.instr"))
-        times = {"plain": [], "cyg": [], "instr": []}
+        times = {"plain": [], "cyg": [], **{k: [] for k in variants}, "instr": []}
+        exe = {"plain": a.plain, "cyg": a.cyg, "instr": a.instr, **{k: os.path.abspath(p) for k, p in variants.items()}}
         for _ in range(a.runs):
             for k in times:
                 for f in glob.glob(os.path.join(work, "*.instr")):
                     os.unlink(f)
-                times[k].append(timed([getattr(a, k), a.scale], env=env, cwd=work)[0])
+                times[k].append(timed([exe[k], a.scale], env=env, cwd=work)[0])
         dump = glob.glob(os.path.join(work, "*.instr"))[0]
         out = subprocess.run([a.report, "--format", "json", dump], capture_output=True, text=True, check=True)
         rep = json.loads(out.stdout)
-        calls = sum(f["calls"] for f in rep["functions"])
-        events = 2 * calls
+        # Calls of instrumented functions (the program's calls); the events
+        # also count the call-site hooks (pseudo-frames and merged sites).
+        calls = sum(f["calls"] for f in rep["functions"] if not f.get("pseudo"))
+        events = rep["session"]["events"]
         size = os.path.getsize(dump)
         report_times, peak = [], 0
         for _ in range(max(3, a.runs // 2)):
@@ -53,7 +62,9 @@ def main():
     per_call = lambda k: (med[k] - med["plain"]) / calls * 1e9
     print(f"calls: {calls}  (runs: {a.runs}, medians)")
     print(f"plain: {med['plain']*1e3:.1f} ms   -finstrument-functions+empty hooks: {med['cyg']*1e3:.1f} ms   instr: {med['instr']*1e3:.1f} ms")
-    print(f"ns per call (enter+exit), instr:                 {per_call('instr'):.1f}")
+    print(f"ns per call, instr (callsites=all: enter, exit and the call site's two hooks): {per_call('instr'):.1f}")
+    for k in variants:
+        print(f"ns per call, instr {k}: {per_call(k):.1f}   ({med[k]*1e3:.1f} ms)")
     print(f"ns per call (enter+exit), empty cyg hooks:       {per_call('cyg'):.1f}")
     print(f"ratio instr / empty cyg hooks:                   {per_call('instr')/max(per_call('cyg'),1e-9):.2f}")
     print(f"dump: {size} bytes for {events} events = {size/events:.2f} bytes/event (file size, chunk headers and padding included)")

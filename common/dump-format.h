@@ -51,6 +51,7 @@
 #define INSTR_DUMP_COMPLETE 0x1u      /* end_* fields written by the exit path */
 #define INSTR_DUMP_FORK_CHILD 0x2u    /* written by a forked child; open frames re-entered */
 #define INSTR_DUMP_TSC_INVARIANT 0x4u /* CPUID says the TSC is invariant */
+#define INSTR_DUMP_SIGNALED 0x8u      /* ended by a fatal signal: end_tsc, end_mono_ns, end_signal set */
 
 struct instr_dump_header {
     char magic[8];                /* INSTR_DUMP_MAGIC */
@@ -76,7 +77,10 @@ struct instr_dump_header {
     int32_t exit_status;          /* status passed to exit(), if known */
     char exe_path[1024];          /* NUL-terminated executable path */
     char detector_detail[128];    /* NUL-terminated, e.g. "rseq_cs (self-test passed)" */
-    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 1288];
+    uint32_t end_signal;          /* fatal signal number that ended the process (SIGNALED), else 0 */
+    uint32_t end_signal_tid;      /* kernel thread id that received it */
+    uint32_t detector_set;        /* bit 1 << INSTR_DETECTOR_* per backend that ran; 0 = only `detector` */
+    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 1300];
 };
 
 /* Chunk kinds. */
@@ -117,7 +121,8 @@ enum instr_event_kind {
     X(MARK, 4, "mark")           /* varint label id: a named instant */                          \
     X(COUNTER, 5, "counter")     /* varint label id, zigzag varint value */                      \
     X(RESYNC, 6, "resync")       /* u64 absolute ticks; the next delta counts from it */         \
-    X(DROPPED, 7, "dropped")     /* varint events lost just before this point */
+    X(DROPPED, 7, "dropped")     /* varint events lost just before this point */               \
+    X(REENTER_SITE, 8, "reenter-site") /* varint call-site id: push without counting (fork) */
 
 enum instr_ext_kind {
 #define INSTR_X_ENUM(name, value, text) INSTR_EXT_##name = value,
@@ -149,7 +154,10 @@ enum instr_os_bit {
 #define INSTR_DETECTORS(X)                                                                         \
     X(NONE, 0, "none")         /* nothing observed: Application == Elapsed */                    \
     X(RSEQ_CS, 1, "rseq_cs")   /* rseq_cs lazy-clear */                                           \
-    X(GETRUSAGE, 2, "getrusage") /* RUSAGE_THREAD counters at each hook (slow, exact) */
+    X(GETRUSAGE, 2, "getrusage") /* RUSAGE_THREAD counters at each hook (slow, exact) */          \
+    X(SUD, 3, "sud")           /* Syscall User Dispatch selector: the interval made a syscall */  \
+    X(PERF, 4, "perf")         /* per-thread perf ring: page-fault samples, switch records */     \
+    X(RDPMC, 5, "rdpmc")       /* kernel-mode instruction counter read with rdpmc */
 
 enum instr_detector {
 #define INSTR_X_ENUM(name, value, text) INSTR_DETECTOR_##name = value,
@@ -162,8 +170,18 @@ enum instr_detector {
     X(MODULE, 1, "module")     /* varint module id, str path, u64 load address */                \
     X(FUNCTION, 2, "function") /* varint id, varint module id, varint line, str name (mangled), str file */ \
     X(THREAD, 3, "thread")     /* varint thread index, varint tid, str name (a later record wins) */ \
-    X(LABEL, 4, "label")       /* varint label id, str text (marks and counters) */
+    X(LABEL, 4, "label")       /* varint label id, str text (marks and counters) */        \
+    X(CALLSITE, 5, "callsite") /* see below: what a CALL event's id names */
 
+/* CALLSITE record: varint site id (the CALL event's), varint caller function
+ * id, varint line, varint INSTR_SITE_* flags (hook-abi.h), str callee, varint
+ * callee module id (0 = unknown), u64 callee offset (bytes from that
+ * module's load address), u64 return-address offset of the call (bytes from
+ * the caller's module load address).  A direct site has one record, callee
+ * = the mangled name the call names.  An indirect site has one record (and
+ * id) per distinct target it called: callee = the dynamic symbol dladdr()
+ * found for the target, or "" (the reader may then look in the module's
+ * symbol table). */
 enum instr_meta_kind {
 #define INSTR_X_ENUM(name, value, text) INSTR_META_##name = value,
     INSTR_META_KINDS(INSTR_X_ENUM)

@@ -20,6 +20,8 @@
  * module (executable or shared library) keeps exactly one copy,
  *   - hidden trampolines __instr_enter/__instr_exit/__instr_landing, each an
  *     indirect jump through the module's hidden table __instr_hook_table;
+ *   - hidden trampolines __instr_call/__instr_return for the call-site hooks
+ *     (slots INSTR_SLOT_CALL/INSTR_SLOT_RETURN, same shape);
  *   - the table, initialised to a hidden no-op (__instr_nop), so code that
  *     runs before binding, or when the runtime cannot be loaded, is merely
  *     not recorded;
@@ -27,13 +29,41 @@
  *     dlopen()s the runtime by the absolute path fixed at compile time
  *     (libinstr-rt.so next to the plugin, or -fplugin-arg-instr-runtime=PATH)
  *     and calls its INSTR_BIND_SYMBOL with the table.
+ *
+ * Call sites (ABI 2).  Around each call statement of an instrumented
+ * function (plugin argument callsites=all|external|none) the plugin emits
+ *
+ *   __instr_call (&site, cfa, target);   target: the callee address of an
+ *   CALL STATEMENT                               indirect call, else NULL
+ *   __instr_return (&site, cfa);         on the normal way out of the call
+ *
+ * with cfa the calling function's CFA.  A call that is left by an exception
+ * has no __instr_return: the landing hook of the frame that catches (or
+ * cleans up) closes the call-site frame with the other frames the exception
+ * left, as an exception exit (EXT UNWIND exception).  That is the defined
+ * way for exceptions to close frames, not a repair of a broken stream; the
+ * same holds for a call a longjmp leaves (closed when the jump lands).
+ *
+ * Site descriptor layout (struct instr_site_desc, 8-byte aligned, writable):
+ *
+ *   offset 0   u32  id        0 until the runtime registers the site
+ *   offset 4   u8   abi       INSTR_HOOK_ABI_VERSION
+ *   offset 5   u8   flags     INSTR_SITE_* bits
+ *   offset 6   u16  reserved  0
+ *   offset 8   u32  line      source line of the call
+ *   offset 12  u32  reserved  0
+ *   offset 16  ptr  caller    the calling function's descriptor
+ *   offset 24  ptr  callee    "mangled-name\0" of a direct callee, NULL if indirect
+ *   offset 32  u64  target    runtime cache: the last indirect target seen and
+ *                             its id (the runtime's packing), 0 at first
+ *   offset 40  u64  reserved  0
  */
 #ifndef INSTR_HOOK_ABI_H
 #define INSTR_HOOK_ABI_H
 
 #include <stdint.h>
 
-#define INSTR_HOOK_ABI_VERSION 1u
+#define INSTR_HOOK_ABI_VERSION 2u
 #define INSTR_FN_DESC_NAMES_OFFSET 8u
 
 /* Descriptor flags. */
@@ -44,6 +74,8 @@
 #define INSTR_HOOK_ENTER "__instr_enter"
 #define INSTR_HOOK_EXIT "__instr_exit"
 #define INSTR_HOOK_LANDING "__instr_landing"
+#define INSTR_HOOK_CALL "__instr_call"
+#define INSTR_HOOK_RETURN "__instr_return"
 #define INSTR_HOOK_TABLE "__instr_hook_table"
 #define INSTR_HOOK_NOP "__instr_nop"
 #define INSTR_BIND_SYMBOL "instr__bind"
@@ -55,7 +87,10 @@ enum instr_hook_slot {
     INSTR_SLOT_ENTER = 0,   /* void enter(struct instr_fn_desc *, void *cfa) */
     INSTR_SLOT_EXIT = 1,    /* void exit(struct instr_fn_desc *, void *cfa) */
     INSTR_SLOT_LANDING = 2, /* void landing(struct instr_fn_desc *, void *cfa): an EH landing pad of fn runs */
-    INSTR_SLOT_COUNT = 8    /* room for call-site hooks without an ABI change */
+    INSTR_SLOT_CALL = 3,    /* void call(struct instr_site_desc *, void *cfa, void *target): before a call */
+    INSTR_SLOT_RETURN = 4,  /* void ret(struct instr_site_desc *, void *cfa): after it returned */
+    /* 5 and 6: reserved for the event/counter API */
+    INSTR_SLOT_COUNT = 8
 };
 
 struct instr_fn_desc {
@@ -66,10 +101,32 @@ struct instr_fn_desc {
     char names[]; /* "mangled\0file\0line\0" */
 };
 
+/* Site flags. */
+#define INSTR_SITE_INDIRECT 0x01u /* a call through a pointer (function pointer, virtual call) */
+
+struct instr_site_desc {
+    uint32_t id;        /* direct sites: the CALL event's id once registered; indirect: 0 */
+    uint8_t abi;        /* INSTR_HOOK_ABI_VERSION */
+    uint8_t flags;      /* INSTR_SITE_* */
+    uint16_t reserved;
+    uint32_t line;      /* source line of the call */
+    uint32_t reserved2;
+    struct instr_fn_desc *caller; /* the calling function */
+    const char *callee; /* direct callee's mangled name, NULL if indirect */
+    uint64_t target;    /* runtime: the last indirect target seen here, with its id */
+    uint64_t reserved3;
+};
+
 typedef void (*instr_hook_fn)(struct instr_fn_desc *fn, void *cfa);
 
 /* The runtime's binding entry point: fills table[0..slots) with its hooks.
  * Returns 0, or -1 if abi is not supported (the table is left alone). */
 typedef int (*instr_bind_fn)(instr_hook_fn *table, unsigned slots, unsigned abi);
+
+#ifdef __cplusplus
+static_assert(sizeof(struct instr_site_desc) == 48, "site descriptor layout");
+#else
+_Static_assert(sizeof(struct instr_site_desc) == 48, "site descriptor layout");
+#endif
 
 #endif

@@ -7,6 +7,8 @@
  *   __instr_enter:   jmp *__instr_hook_table+8*INSTR_SLOT_ENTER(%rip)
  *   __instr_exit:    jmp *__instr_hook_table+8*INSTR_SLOT_EXIT(%rip)
  *   __instr_landing: jmp *__instr_hook_table+8*INSTR_SLOT_LANDING(%rip)
+ *   __instr_call:    jmp *__instr_hook_table+8*INSTR_SLOT_CALL(%rip)
+ *   __instr_return:  jmp *__instr_hook_table+8*INSTR_SLOT_RETURN(%rip)
  *   __instr_nop:     ret
  *   __instr_hook_table: INSTR_SLOT_COUNT x .quad __instr_nop
  *   constructor:     h = dlopen(runtime, RTLD_NOW|RTLD_GLOBAL);
@@ -74,6 +76,8 @@ std::string instr_binding_asm(const std::string &runtime_path)
     s += trampoline(INSTR_HOOK_ENTER, INSTR_SLOT_ENTER);
     s += trampoline(INSTR_HOOK_EXIT, INSTR_SLOT_EXIT);
     s += trampoline(INSTR_HOOK_LANDING, INSTR_SLOT_LANDING);
+    s += trampoline(INSTR_HOOK_CALL, INSTR_SLOT_CALL);
+    s += trampoline(INSTR_HOOK_RETURN, INSTR_SLOT_RETURN);
     s += hidden_weak(INSTR_HOOK_NOP, "@function");
     s += INSTR_HOOK_NOP ":\n\tendbr64\n\tret\n\t.size\t" INSTR_HOOK_NOP ", .-" INSTR_HOOK_NOP "\n";
 

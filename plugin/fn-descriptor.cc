@@ -72,3 +72,84 @@ tree instr_build_fn_descriptor(tree fndecl)
     varpool_node::finalize_decl(var);
     return var;
 }
+
+/* ---- call-site descriptors -------------------------------------------------
+ *
+ * struct instr_site_desc (hook-abi.h) as a GCC record type, so its two
+ * pointers (the caller's descriptor, the callee's name) are ordinary
+ * relocated initialisers. */
+
+static GTY(()) tree site_type;
+static GTY(()) tree site_fields[10];
+static unsigned site_count;
+
+const struct ggc_root_tab instr_site_gc_roots[] = {
+    {&site_type, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
+    {&site_fields[0], 10, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
+    LAST_GGC_ROOT_TAB,
+};
+
+static void build_site_type(void)
+{
+    if (site_type)
+        return;
+    static const char *const names[10] = {"id", "abi", "flags", "reserved", "line", "reserved2",
+                                          "caller", "callee", "target", "reserved3"};
+    tree types[10] = {uint32_type_node, unsigned_char_type_node, unsigned_char_type_node,
+                      short_unsigned_type_node, uint32_type_node, uint32_type_node,
+                      ptr_type_node, const_ptr_type_node, uint64_type_node,
+                      uint64_type_node};
+    site_type = make_node(RECORD_TYPE);
+    tree chain = NULL_TREE;
+    for (int i = 0; i < 10; i++) {
+        site_fields[i] = build_decl(BUILTINS_LOCATION, FIELD_DECL, get_identifier(names[i]),
+                                    types[i]);
+        DECL_CHAIN(site_fields[i]) = chain; /* finish_builtin_struct wants them reversed */
+        chain = site_fields[i];
+    }
+    finish_builtin_struct(site_type, "instr_site_desc", chain, NULL_TREE);
+    gcc_assert(tree_to_uhwi(TYPE_SIZE_UNIT(site_type)) == sizeof(struct instr_site_desc));
+}
+
+tree instr_build_site_descriptor(tree caller_desc, const char *callee, bool indirect,
+                                 location_t loc)
+{
+    build_site_type();
+    expanded_location xl = expand_location(loc);
+    vec<constructor_elt, va_gc> *v = NULL;
+    CONSTRUCTOR_APPEND_ELT(v, site_fields[0], build_int_cst(uint32_type_node, 0));
+    CONSTRUCTOR_APPEND_ELT(v, site_fields[1],
+                           build_int_cst(unsigned_char_type_node, INSTR_HOOK_ABI_VERSION));
+    CONSTRUCTOR_APPEND_ELT(v, site_fields[2],
+                           build_int_cst(unsigned_char_type_node,
+                                         indirect ? INSTR_SITE_INDIRECT : 0));
+    CONSTRUCTOR_APPEND_ELT(v, site_fields[4], build_int_cst(uint32_type_node, xl.line));
+    CONSTRUCTOR_APPEND_ELT(v, site_fields[6],
+                           build_fold_addr_expr_with_type(caller_desc, ptr_type_node));
+    if (callee) {
+        tree str = build_string_literal(strlen(callee) + 1, callee);
+        CONSTRUCTOR_APPEND_ELT(v, site_fields[7], fold_convert(const_ptr_type_node, str));
+    }
+    tree init = build_constructor(site_type, v);
+    TREE_CONSTANT(init) = 1;
+    TREE_STATIC(init) = 1;
+
+    char name[32];
+    snprintf(name, sizeof name, "__instr_sd.%u", site_count++);
+    tree var = build_decl(loc, VAR_DECL, get_identifier(name), site_type);
+    /* Same treatment as the function descriptor: local, writable (the
+     * runtime caches ids and the last indirect target in it), no debug info. */
+    SET_DECL_ASSEMBLER_NAME(var, DECL_NAME(var));
+    TREE_STATIC(var) = 1;
+    TREE_PUBLIC(var) = 0;
+    TREE_READONLY(var) = 0;
+    TREE_ADDRESSABLE(var) = 1;
+    TREE_USED(var) = 1;
+    DECL_ARTIFICIAL(var) = 1;
+    DECL_IGNORED_P(var) = 1;
+    SET_DECL_ALIGN(var, 64);
+    DECL_USER_ALIGN(var) = 1;
+    DECL_INITIAL(var) = init;
+    varpool_node::finalize_decl(var);
+    return var;
+}

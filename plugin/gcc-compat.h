@@ -38,6 +38,7 @@
 #include "diagnostic-core.h"
 #include "output.h"
 #include "builtins.h"
+#include "stor-layout.h"
 #include "langhooks.h"
 #include "ggc.h"
 

@@ -6,6 +6,7 @@
 #include "plugin-version.h" /* gcc_version: what we were built against */
 
 #include "binding-asm.h"
+#include "fn-descriptor.h"
 #include "options.h"
 #include "pass-instrument.h"
 
@@ -18,6 +19,7 @@ static struct plugin_info instr_plugin_info = {
     "  -fplugin-arg-instr-exclude=GLOB[,GLOB...]       not these functions\n"
     "  -fplugin-arg-instr-exclude-file=GLOB[,GLOB...]  not functions from these files\n"
     "  -fplugin-arg-instr-inline=after|before          hooks after (default) or before inlining\n"
+    "  -fplugin-arg-instr-callsites=all|external|none  call-site hooks around which calls (default all)\n"
     "  -fplugin-arg-instr-runtime=PATH                 runtime to load at start-up\n"
     "  -fplugin-arg-instr-verbose                      note each instrumented function\n",
 };
@@ -91,6 +93,8 @@ INSTR_PLUGIN_EXPORT int plugin_init(struct plugin_name_args *info, struct plugin
     register_callback(name, PLUGIN_PASS_MANAGER_SETUP, NULL, &pass);
     register_callback(name, PLUGIN_REGISTER_GGC_ROOTS, NULL,
                       const_cast<ggc_root_tab *>(instr_pass_gc_roots));
+    register_callback(name, PLUGIN_REGISTER_GGC_ROOTS, NULL,
+                      const_cast<ggc_root_tab *>(instr_site_gc_roots));
     register_callback(name, PLUGIN_FINISH_UNIT, emit_binding, NULL);
     return 0;
 }

@@ -8,7 +8,7 @@
 instr_options instr_opts;
 
 static const char valid_keys[] =
-    "include, exclude, exclude-file, inline, runtime, verbose";
+    "include, exclude, exclude-file, inline, callsites, runtime, verbose";
 
 /* The argument as the user spelled it, for messages. */
 static std::string arg_spelling(const char *plugin, const plugin_argument &arg)
@@ -106,6 +106,20 @@ bool instr_parse_options(const struct plugin_name_args *info)
                 instr_opts.inline_before = true;
             } else {
                 error("%s: bad value in %qs; valid: after, before", plugin,
+                      arg_spelling(plugin, arg).c_str());
+                ok = false;
+            }
+        } else if (!strcmp(key, "callsites")) {
+            if (!need_value(plugin, arg)) {
+                ok = false;
+            } else if (!strcmp(arg.value, "all")) {
+                instr_opts.callsites = instr_options::CALLSITES_ALL;
+            } else if (!strcmp(arg.value, "external")) {
+                instr_opts.callsites = instr_options::CALLSITES_EXTERNAL;
+            } else if (!strcmp(arg.value, "none")) {
+                instr_opts.callsites = instr_options::CALLSITES_NONE;
+            } else {
+                error("%s: bad value in %qs; valid: all, external, none", plugin,
                       arg_spelling(plugin, arg).c_str());
                 ok = false;
             }

@@ -14,6 +14,9 @@ struct instr_options {
      * #include), no fnmatch flags, so '*' also crosses '/'. */
     std::vector<std::string> exclude_file;
     bool inline_before = false; /* inline=before: hooks go into inlined copies */
+    /* callsites=: which call statements get the call-site hooks. */
+    enum callsites_mode { CALLSITES_ALL, CALLSITES_EXTERNAL, CALLSITES_NONE };
+    callsites_mode callsites = CALLSITES_ALL;
     bool verbose = false;
     std::string runtime; /* absolute path of the runtime to dlopen() */
     std::string plugin_name; /* "instr", from the plugin file name */

@@ -1,4 +1,4 @@
-/* pass-instrument.cc - inserting __instr_enter/__instr_exit/__instr_landing.
+/* pass-instrument.cc - inserting the enter/exit/landing and call-site hooks.
  *
  * Per instrumented function:
  *
@@ -6,6 +6,9 @@
  *   each return:  cfa = __builtin_dwarf_cfa (); __instr_exit (&desc, cfa);
  *   each landing  <post landing pad label>:
  *   pad:          cfa = __builtin_dwarf_cfa (); __instr_landing (&desc, cfa);
+ *   each call     cfa = __builtin_dwarf_cfa (); __instr_call (&site, cfa, target);
+ *   (callsites=): lhs = CALLEE (args);
+ *                 cfa = __builtin_dwarf_cfa (); __instr_return (&site, cfa);
  *
  * Exceptions leave a frame without passing a return, so the runtime learns
  * about them at the next landing pad that runs: the frame owning that pad is
@@ -20,11 +23,15 @@
 static GTY(()) tree hook_enter;
 static GTY(()) tree hook_exit;
 static GTY(()) tree hook_landing;
+static GTY(()) tree hook_call;
+static GTY(()) tree hook_return;
 
 const struct ggc_root_tab instr_pass_gc_roots[] = {
     {&hook_enter, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
     {&hook_exit, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
     {&hook_landing, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
+    {&hook_call, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
+    {&hook_return, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
     LAST_GGC_ROOT_TAB,
 };
 
@@ -40,10 +47,13 @@ unsigned instr_instrumented_count(void)
  * PLT; nothrow so no EH edges are needed; leaf because the runtime never
  * calls back into the program, which keeps the optimiser's knowledge of the
  * TU's static variables across the call. */
-static tree build_hook_decl(const char *name)
+static tree build_hook_decl(const char *name, bool three_args = false)
 {
-    tree type = build_function_type_list(void_type_node, ptr_type_node,
-                                         ptr_type_node, NULL_TREE);
+    tree type = three_args
+                    ? build_function_type_list(void_type_node, ptr_type_node, ptr_type_node,
+                                               ptr_type_node, NULL_TREE)
+                    : build_function_type_list(void_type_node, ptr_type_node, ptr_type_node,
+                                               NULL_TREE);
     tree decl = build_fn_decl(name, type);
     TREE_PUBLIC(decl) = 1;
     DECL_EXTERNAL(decl) = 1;
@@ -64,6 +74,8 @@ static void build_hook_decls(void)
     hook_enter = build_hook_decl(INSTR_HOOK_ENTER);
     hook_exit = build_hook_decl(INSTR_HOOK_EXIT);
     hook_landing = build_hook_decl(INSTR_HOOK_LANDING);
+    hook_call = build_hook_decl(INSTR_HOOK_CALL, true);
+    hook_return = build_hook_decl(INSTR_HOOK_RETURN);
 }
 
 /* Why a function gets no hooks, or NULL if it gets them. */
@@ -124,6 +136,183 @@ static void insert_hook(gimple_stmt_iterator *gsi, tree hook, tree desc,
                       cfa_call, gimple_bb(cfa_call)->count);
     node->create_edge(cgraph_node::get_create(hook), hook_call,
                       gimple_bb(hook_call)->count);
+}
+
+/* The same two statements as insert_hook, for a call hook: three arguments
+ * (site, cfa, target) or two (site, cfa); inserted before *gsi, or after it
+ * when after is set (the iterator then points at the hook). */
+static void insert_site_hook(gimple_stmt_iterator *gsi, bool after, tree hook, tree site,
+                             tree target, location_t loc)
+{
+    gcall *cfa_call = gimple_build_call(builtin_decl_explicit(BUILT_IN_DWARF_CFA), 0);
+    tree cfa = make_ssa_name(ptr_type_node, cfa_call);
+    gimple_call_set_lhs(cfa_call, cfa);
+    gimple_set_location(cfa_call, loc);
+    tree site_addr = build_fold_addr_expr_with_type(site, ptr_type_node);
+    gcall *hook_call = target ? gimple_build_call(hook, 3, site_addr, cfa, target)
+                              : gimple_build_call(hook, 2, site_addr, cfa);
+    gimple_set_location(hook_call, loc);
+    if (after) {
+        gsi_insert_after(gsi, cfa_call, GSI_NEW_STMT);
+        gsi_insert_after(gsi, hook_call, GSI_NEW_STMT);
+    } else {
+        gsi_insert_before(gsi, cfa_call, GSI_SAME_STMT);
+        gsi_insert_before(gsi, hook_call, GSI_SAME_STMT);
+    }
+    cgraph_node *node = cgraph_node::get(current_function_decl);
+    node->create_edge(cgraph_node::get_create(gimple_call_fndecl(cfa_call)),
+                      cfa_call, gimple_bb(cfa_call)->count);
+    node->create_edge(cgraph_node::get_create(hook), hook_call,
+                      gimple_bb(hook_call)->count);
+}
+
+static bool has_prefix(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Why a call statement gets no call-site hooks, or NULL if it gets them.
+ *
+ * The rule: hook every call that can reach code outside this function,
+ * skip what cannot be a real call or cannot be bracketed.
+ *  - internal functions (IFN_*: overflow checks, vector loads...) are
+ *    never calls;
+ *  - machine builtins always expand inline; "normal" builtins without a
+ *    library name of their own (their only name starts with __builtin_,
+ *    __sync_ or __atomic_: __builtin_expect, __builtin_alloca,
+ *    __builtin_dwarf_cfa...) expand inline too.  Builtins that are library
+ *    functions (memcpy, malloc, printf) stay: GCC may or may not expand
+ *    them, and when it does the frame costs a few ticks, while dropping a
+ *    real call to them would hide its time;
+ *  - our own hooks (__instr_*);
+ *  - callees marked no_instrument_function: the user asked for them not to
+ *    be seen, so their time stays with the caller;
+ *  - noreturn calls (exit, abort, __cxa_throw, longjmp, _Unwind_Resume)
+ *    have no "after" point, so their frame could only ever be closed by a
+ *    repair; returns_twice calls (setjmp, vfork) would run the "after"
+ *    hook twice for one "before";
+ *  - a call whose only ways out are EH or abnormal edges, for the same
+ *    reason as noreturn;
+ *  - callsites=external: callees defined in this unit and instrumented
+ *    (their entry hook already gives them a frame). */
+static const char *site_skip_reason(gcall *call, tree *callee_name, tree *target)
+{
+    *callee_name = NULL_TREE;
+    *target = NULL_TREE;
+    if (gimple_call_internal_p(call))
+        return "internal function";
+    int flags = gimple_call_flags(call);
+    if (flags & (ECF_NORETURN | ECF_RETURNS_TWICE))
+        return "noreturn or returns_twice";
+    if (gimple_call_must_tail_p(call))
+        return "must tail-call";
+    tree fndecl = gimple_call_fndecl(call);
+    if (fndecl) {
+        if (fndecl_built_in_p(fndecl, BUILT_IN_MD))
+            return "machine builtin";
+        const char *plain = DECL_NAME(fndecl) ? IDENTIFIER_POINTER(DECL_NAME(fndecl)) : "";
+        if (fndecl_built_in_p(fndecl, BUILT_IN_NORMAL) &&
+            (has_prefix(plain, "__builtin_") || has_prefix(plain, "__sync_") ||
+             has_prefix(plain, "__atomic_")))
+            return "builtin expanded inline";
+        const char *mangled = IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(fndecl));
+        if (has_prefix(mangled, "__instr_"))
+            return "instr hook";
+        if (lookup_attribute("no_instrument_function", DECL_ATTRIBUTES(fndecl)))
+            return "callee is no_instrument_function";
+        if (instr_opts.callsites == instr_options::CALLSITES_EXTERNAL) {
+            cgraph_node *cn = cgraph_node::get(fndecl);
+            if (cn && cn->definition && !skip_reason(fndecl))
+                return "callee instrumented in this unit (callsites=external)";
+        }
+        *callee_name = DECL_ASSEMBLER_NAME(fndecl);
+        return NULL;
+    }
+    tree fn = gimple_call_fn(call);
+    if (TREE_CODE(fn) == OBJ_TYPE_REF)
+        fn = OBJ_TYPE_REF_EXPR(fn); /* a virtual call: the loaded vtable slot */
+    if (!is_gimple_val(fn) || !POINTER_TYPE_P(TREE_TYPE(fn)))
+        return "unusual callee expression";
+    *target = fn;
+    return NULL;
+}
+
+/* The normal way out of a call that ends its block (it can throw): the one
+ * successor edge that is neither EH nor abnormal, or NULL. */
+static edge fallthrough_edge(basic_block bb)
+{
+    edge found = NULL, e;
+    edge_iterator ei;
+    FOR_EACH_EDGE(e, ei, bb->succs) {
+        if (e->flags & (EDGE_EH | EDGE_ABNORMAL))
+            continue;
+        if (found)
+            return NULL;
+        found = e;
+    }
+    return found;
+}
+
+/* Brackets each hookable call with __instr_call/__instr_return.  Calls are
+ * collected first, so the hooks inserted here (and the other hooks, inserted
+ * later) are never candidates.  The "after" hook goes right after the call,
+ * or at the head of a new block on its fallthrough edge when the call ends
+ * its block; the EH edge gets nothing: an exception leaving the call is
+ * closed by the landing hook of the frame that catches it (hook-abi.h). */
+static unsigned instrument_call_sites(function *fun, tree fn_desc)
+{
+    if (instr_opts.callsites == instr_options::CALLSITES_NONE)
+        return 0;
+    auto_vec<gcall *> calls;
+    basic_block bb;
+    FOR_EACH_BB_FN(bb, fun) {
+        for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi); gsi_next(&gsi))
+            if (gcall *call = dyn_cast<gcall *>(gsi_stmt(gsi)))
+                calls.safe_push(call);
+    }
+    unsigned count = 0, i;
+    gcall *call;
+    FOR_EACH_VEC_ELT(calls, i, call) {
+        tree callee, target;
+        const char *why = site_skip_reason(call, &callee, &target);
+        basic_block cbb = gimple_bb(call);
+        edge out = NULL;
+        if (!why && stmt_ends_bb_p(call) && !(out = fallthrough_edge(cbb)))
+            why = "no normal way out";
+        location_t loc = or_fallback(gimple_location(call), DECL_SOURCE_LOCATION(fun->decl));
+        if (why) {
+            if (dump_file) {
+                fprintf(dump_file, "instr: call site skipped (%s): ", why);
+                print_gimple_stmt(dump_file, call, 0, TDF_SLIM);
+            }
+            continue;
+        }
+        tree site = instr_build_site_descriptor(
+            fn_desc, callee ? IDENTIFIER_POINTER(callee) : NULL, callee == NULL_TREE, loc);
+        gimple_stmt_iterator gsi = gsi_for_stmt(call);
+        gimple_call_set_tail(call, false); /* the "after" hook follows it now */
+        if (target) {
+            /* (void *) target, evaluated right before the call. */
+            tree t = make_ssa_name(ptr_type_node);
+            gassign *conv = gimple_build_assign(t, NOP_EXPR, target);
+            gimple_set_location(conv, loc);
+            gsi_insert_before(&gsi, conv, GSI_SAME_STMT);
+            target = t;
+        } else {
+            target = null_pointer_node;
+        }
+        insert_site_hook(&gsi, false, hook_call, site, target, loc);
+        if (out) {
+            basic_block nb = split_edge(out);
+            gimple_stmt_iterator after = gsi_after_labels(nb);
+            insert_site_hook(&after, false, hook_return, site, NULL_TREE, loc);
+        } else {
+            gimple_stmt_iterator after = gsi_for_stmt(call);
+            insert_site_hook(&after, true, hook_return, site, NULL_TREE, loc);
+        }
+        count++;
+    }
+    return count;
 }
 
 /* The entry hook must run once per call, so it needs a block that is not a
@@ -228,6 +417,8 @@ public:
         build_hook_decls();
 
         tree desc = instr_build_fn_descriptor(fun->decl);
+        /* Call sites first: they collect the calls that are in the body now. */
+        unsigned sites = instrument_call_sites(fun, desc);
         unsigned landings = instrument_landing_pads(fun, desc);
         unsigned exits = instrument_returns(fun, desc);
         instrument_entry(fun, desc);
@@ -235,12 +426,12 @@ public:
 
         const char *name = IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(fun->decl));
         if (dump_file)
-            fprintf(dump_file, "instr: instrumented: %u exits, %u landing pads\n\n",
-                    exits, landings);
+            fprintf(dump_file, "instr: instrumented: %u exits, %u landing pads, %u call sites\n\n",
+                    exits, landings, sites);
         if (instr_opts.verbose)
             inform(DECL_SOURCE_LOCATION(fun->decl),
-                   "%s: instrumented %qs (%u exits, %u landing pads)",
-                   instr_opts.plugin_name.c_str(), name, exits, landings);
+                   "%s: instrumented %qs (%u exits, %u landing pads, %u call sites)",
+                   instr_opts.plugin_name.c_str(), name, exits, landings, sites);
 
         /* The hook calls read and write memory, so they need virtual
          * operands threaded through the function; letting the SSA updater

@@ -74,6 +74,8 @@ static void process_init(void)
         instr__say("cannot map the function registry", "", "", "; not recording");
         goto out;
     }
+    if (!instr__dump_allowed())
+        goto out; /* set-user-ID/set-group-ID: touch nothing */
     instr__detector_init();
     if (instr__dump_create(0))
         goto out;
@@ -102,10 +104,14 @@ __attribute__((visibility("default"))) int instr__bind(instr_hook_fn *table, uns
     int on = instr__process_init() == 0;
     for (unsigned i = 0; i < slots; i++)
         table[i] = instr__hook_nop;
-    if (on && slots > INSTR_SLOT_LANDING) {
+    if (on && slots > INSTR_SLOT_RETURN) {
         table[INSTR_SLOT_ENTER] = instr__hook_enter;
         table[INSTR_SLOT_EXIT] = instr__hook_exit;
         table[INSTR_SLOT_LANDING] = instr__hook_landing;
+        /* The table has one pointer type; the call-site slots are called
+         * with their own signatures (hook-abi.h). */
+        table[INSTR_SLOT_CALL] = (instr_hook_fn)(void (*)(void))instr__hook_call;
+        table[INSTR_SLOT_RETURN] = (instr_hook_fn)(void (*)(void))instr__hook_return;
     }
     return 0;
 }

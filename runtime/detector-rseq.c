@@ -7,7 +7,7 @@
  * descriptor's range.  Our descriptor is valid but covers one instruction that
  * never runs, so the kernel never aborts anything: it only clears the field,
  * and a hook that finds 0 knows the kernel scheduled this thread in the
- * interval.  (See /work/shared/research/transitions.md, C.2.)
+ * interval.  (See the research note on transitions, C.2.)
  *
  * Blind spots: non-blocking syscalls, non-blocking page faults, interrupts
  * that do not reschedule.  On kernels with the optimised ("V2") rseq
@@ -67,23 +67,21 @@ static volatile uint64_t *rseq_word(void)
                                  RSEQ_CS_FIELD_OFFSET);
 }
 
-int instr__detector_rseq_init(struct instr__detector_info *info)
+int instr__rseq_on;
+
+int instr__rseq_init(char *why, size_t n)
 {
-    memset(info, 0, sizeof *info);
     if (&__rseq_size == NULL || &__rseq_offset == NULL || __rseq_size < 20) {
-        snprintf(info->detail, sizeof info->detail, "none (rseq_cs: glibc rseq not registered, __rseq_size=%u)",
+        snprintf(why, n, "rseq_cs off: glibc rseq not registered (__rseq_size=%u)",
                  &__rseq_size ? __rseq_size : 0u);
         return -1;
     }
     volatile uint64_t *w = rseq_word();
     uint64_t mine = (uint64_t)(uintptr_t)&rseq_desc;
-    uint64_t before = *w;
-    if (before != 0 && before != mine) {
-        /* Someone else's critical section was the last one: harmless, the
-         * kernel clears it lazily, but say so. */
-    }
     /* Self-test: a sleep always blocks (timer slack >= 50 us), so the kernel
-     * must have cleared our pointer when the thread comes back. */
+     * must have cleared our pointer when the thread comes back.  Kernels
+     * with the optimised (V2) rseq semantics clear it only on involuntary
+     * preemption: they fail here. */
     int saved = errno, cleared = 0;
     for (int i = 0; i < 3 && !cleared; i++) {
         *w = mine;
@@ -94,27 +92,38 @@ int instr__detector_rseq_init(struct instr__detector_info *info)
     *w = 0;
     errno = saved;
     if (!cleared) {
-        snprintf(info->detail, sizeof info->detail,
-                 "none (rseq_cs self-test failed: a sleep did not clear rseq_cs)");
+        snprintf(why, n, "rseq_cs off: self-test failed (a sleep did not clear rseq_cs)");
         return -1;
     }
-    info->kind = INSTR_DETECTOR_RSEQ_CS;
-    /* Signals and migrations clear it too, but look the same as a switch:
-     * flagged intervals carry SCHED for all three. */
-    info->sees = INSTR_OS_SCHED | INSTR_OS_SIGNAL | INSTR_OS_UNKNOWN;
-    snprintf(info->detail, sizeof info->detail, "rseq_cs (self-test passed)");
+    instr__rseq_on = 1;
     return 0;
 }
 
-void instr__detector_rseq_thread(struct instr__thread *t)
+void instr__rseq_thread(struct instr__thread *t)
 {
     t->det_word = rseq_word();
     t->det_armed = (uint64_t)(uintptr_t)&rseq_desc;
     *t->det_word = t->det_armed;
+    t->det_on |= INSTR__DET_ON_RSEQ;
 }
 
-void instr__detector_rseq_thread_end(struct instr__thread *t)
+void instr__rseq_thread_end(struct instr__thread *t)
 {
     if (*t->det_word == t->det_armed)
         *t->det_word = 0;
+    t->det_on &= ~INSTR__DET_ON_RSEQ;
+}
+
+/* The SIGSYS that reports a syscall is itself a signal delivery, which
+ * clears rseq_cs: put our pointer back so that a switch later in the same
+ * interval (the syscall blocking) is still seen.  A switch before the
+ * syscall is then reported as the syscall only; the interval is flagged
+ * either way.  Someone else's descriptor is left alone. */
+void instr__rseq_restore(void)
+{
+    if (!instr__rseq_on)
+        return;
+    volatile uint64_t *w = rseq_word();
+    if (*w == 0)
+        *w = (uint64_t)(uintptr_t)&rseq_desc;
 }

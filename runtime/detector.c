@@ -1,5 +1,15 @@
-/* detector.c - choosing the transition detector (INSTR_DETECTOR). */
+/* detector.c - choosing the detector set (INSTR_DETECTOR) and the slow
+ * part of the check.
+ *
+ * INSTR_DETECTOR=auto (default) runs every backend this kernel and these
+ * permissions allow, each proved by its own start-up self-test;
+ * INSTR_DETECTOR=none runs none; otherwise a list of names joined by '+'
+ * or ',' (rseq_cs, sud, perf, rdpmc) asks for exactly those, and each one
+ * that cannot run is named on stderr with its reason.
+ */
 #define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,34 +17,176 @@
 
 struct instr__detector_info instr__detector;
 
+#define BIT(d) (1u << INSTR_DETECTOR_##d)
+
+static int wanted(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        size_t k = strcspn(p, "+,");
+        if (k == n && !strncmp(p, name, n))
+            return 1;
+        p += k;
+        p += *p != 0;
+    }
+    return 0;
+}
+
+static void detail_add(const char *s)
+{
+    char *d = instr__detector.detail;
+    size_t used = strlen(d), room = sizeof instr__detector.detail - 1 - used;
+    if (room > 2 && used) {
+        strcat(d, "; ");
+        room -= 2;
+    }
+    strncat(d, s, room);
+}
+
+/* Fork child: SUD and the perf events belong to the parent's thread.  Runs
+ * before lifecycle.c's child handler (registered earlier), which re-arms. */
+static void child_after_fork(void)
+{
+    struct instr__thread *t = instr__tls;
+    if (!t || t == &instr__idle_thread)
+        return;
+    if (t->det_on & INSTR__DET_ON_PERF)
+        instr__perf_thread_end(t);
+    t->det_on &= ~(INSTR__DET_ON_SUD | INSTR__DET_ON_PERF); /* SUD is not inherited */
+    if (instr__detector.set & BIT(SUD))
+        instr__sud_thread(t);
+    if (instr__detector.set & BIT(PERF))
+        instr__perf_thread(t);
+}
+
 void instr__detector_init(void)
 {
     const char *want = secure_getenv("INSTR_DETECTOR");
-    if (want && !strcmp(want, "none")) {
-        instr__detector_none_init(&instr__detector, "none (INSTR_DETECTOR=none)");
+    struct instr__detector_info *info = &instr__detector;
+    char why[128];
+    memset(info, 0, sizeof *info);
+    if (!want || !*want)
+        want = "auto";
+    if (!strcmp(want, "none")) {
+        snprintf(info->detail, sizeof info->detail, "none (INSTR_DETECTOR=none)");
         return;
     }
-    if (want && *want && strcmp(want, "auto") && strcmp(want, "rseq_cs"))
-        instr__say("unknown INSTR_DETECTOR=", want, ", using auto", "");
-    if (instr__detector_rseq_init(&instr__detector) == 0)
-        return;
-    /* rseq_init left its reason in detail. */
-    char why[128];
-    memcpy(why, instr__detector.detail, sizeof why);
-    instr__detector_none_init(&instr__detector, why);
+    int all = !strcmp(want, "auto");
+    if (!all) {
+        static const char *const known[] = {"rseq_cs", "sud", "perf", "rdpmc"};
+        char copy[256];
+        snprintf(copy, sizeof copy, "%s", want);
+        for (char *sv, *tok = strtok_r(copy, "+,", &sv); tok; tok = strtok_r(NULL, "+,", &sv)) {
+            size_t i = 0;
+            while (i < 4 && strcmp(tok, known[i]))
+                i++;
+            if (i == 4)
+                instr__say("unknown detector '", tok, "' in INSTR_DETECTOR", ", ignored");
+        }
+    }
+    /* Each backend: on if asked for (or auto) and its self-test passes. */
+    if (all || wanted(want, "rseq_cs")) {
+        if (instr__rseq_init(why, sizeof why) == 0) {
+            info->set |= BIT(RSEQ_CS);
+            detail_add("rseq_cs");
+        } else {
+            detail_add(why);
+            if (!all)
+                instr__say("detector rseq_cs unavailable: ", why, "", "");
+        }
+    }
+    if (all || wanted(want, "sud")) {
+        if (instr__sud_init(why, sizeof why) == 0) {
+            info->set |= BIT(SUD);
+            detail_add("sud");
+        } else {
+            detail_add(why);
+            if (!all)
+                instr__say("detector sud unavailable: ", why, "", "");
+        }
+    }
+    if (all || wanted(want, "perf")) {
+        if (instr__perf_init(why, sizeof why) == 0) {
+            info->set |= BIT(PERF);
+            detail_add("perf");
+        } else {
+            detail_add(why);
+            if (!all)
+                instr__say("detector perf unavailable: ", why, "", "");
+        }
+    }
+    if (all || wanted(want, "rdpmc")) {
+        instr__rdpmc_probe(why, sizeof why); /* never on: see detector-perf.c */
+        detail_add(why);
+        if (!all)
+            instr__say("detector rdpmc unavailable: ", why, "", "");
+    }
+    if (info->set & BIT(RSEQ_CS)) {
+        info->kind = INSTR_DETECTOR_RSEQ_CS;
+        /* A signal clears rseq_cs like a switch; told apart only with sud
+         * (the handler returns through rt_sigreturn) or perf (no switch
+         * record).  Kernel task_work on return to user clears it too. */
+        info->sees |= INSTR_OS_SCHED | INSTR_OS_SIGNAL | INSTR_OS_UNKNOWN;
+    }
+    if (info->set & BIT(SUD)) {
+        if (!info->kind)
+            info->kind = INSTR_DETECTOR_SUD;
+        info->sees |= INSTR_OS_SYSCALL | INSTR_OS_SIGNAL;
+    }
+    if (info->set & BIT(PERF)) {
+        if (!info->kind)
+            info->kind = INSTR_DETECTOR_PERF;
+        info->sees |= INSTR_OS_SCHED | INSTR_OS_FAULT;
+    }
+    if (info->set & (BIT(SUD) | BIT(PERF)))
+        pthread_atfork(NULL, NULL, child_after_fork);
 }
 
 void instr__detector_thread(struct instr__thread *t)
 {
-    if (instr__detector.kind == INSTR_DETECTOR_RSEQ_CS)
-        instr__detector_rseq_thread(t);
-    else
-        instr__detector_none_thread(t);
+    instr__detector_none_thread(t);
+    if (instr__detector.set & BIT(RSEQ_CS))
+        instr__rseq_thread(t);
+    if (instr__detector.set & BIT(SUD))
+        instr__sud_thread(t);
+    if (instr__detector.set & BIT(PERF))
+        instr__perf_thread(t);
 }
 
 void instr__detector_thread_end(struct instr__thread *t)
 {
-    if (instr__detector.kind == INSTR_DETECTOR_RSEQ_CS)
-        instr__detector_rseq_thread_end(t);
+    if (t->det_on & INSTR__DET_ON_SUD)
+        instr__sud_thread_end(t);
+    if (t->det_on & INSTR__DET_ON_PERF)
+        instr__perf_thread_end(t);
+    if (t->det_on & INSTR__DET_ON_RSEQ)
+        instr__rseq_thread_end(t);
     instr__detector_none_thread(t);
+}
+
+/* Something changed: say what, then re-arm.  v and p are the values the
+ * check read from det_word and pf_word. */
+__attribute__((noinline)) unsigned instr__detector_fired(struct instr__thread *t, uint64_t v,
+                                                         uint64_t p)
+{
+    unsigned bits = 0, sched = 0;
+    if (v != t->det_armed)
+        sched = v == 0 ? INSTR_OS_SCHED : INSTR_OS_UNKNOWN; /* else: a library's own rseq_cs */
+    if (instr__sud_state[0] != INSTR__SUD_BLOCK)
+        bits |= instr__sud_fired(t);
+    if (p != t->pf_armed) {
+        unsigned k = instr__perf_kinds(t, t->pf_armed, p);
+        bits |= k;
+        /* rseq cleared but the ring saw no switch: a signal (or other work
+         * the kernel did on the way back to user space). */
+        if (sched == INSTR_OS_SCHED && !(k & INSTR_OS_SCHED))
+            sched = INSTR_OS_SIGNAL;
+    } else if (sched == INSTR_OS_SCHED && (t->det_on & INSTR__DET_ON_PERF)) {
+        sched = INSTR_OS_SIGNAL;
+    }
+    bits |= sched;
+    if (INSTR_UNLIKELY(t->det_on & INSTR__DET_ON_SUD_PAUSED))
+        instr__sud_resume(t);
+    instr__detector_rearm(t);
+    return bits;
 }

@@ -1,25 +1,50 @@
 /* detector.h - PRIVATE: "did the OS act on this thread since the last hook?"
  *
- * One interface for every detector:
- *   instr__detector_init()         once per process: choose (INSTR_DETECTOR),
- *                                  probe and self-test; fills the header fields;
- *   instr__detector_thread(t)      once per thread: arm;
- *   instr__detector_check(t)       at every event: transition bits, re-armed.
+ * A detector set: up to three backends watched at once, each a word the
+ * kernel (or our SIGSYS handler) changes when something happened.
+ *   rseq_cs  det_word -> the rseq area's rseq_cs field; the kernel clears our
+ *            descriptor pointer on preemption, blocking, signal delivery,
+ *            migration (detector-rseq.c);
+ *   sud      instr__sud_state[0], this thread's Syscall User Dispatch
+ *            selector (static TLS, so it outlives the thread state): armed BLOCK, the
+ *            first syscall of the interval traps and our SIGSYS handler sets
+ *            ALLOW (detector-sud.c);
+ *   perf     pf_word -> data_head of a per-thread perf ring that receives a
+ *            sample per page fault and a record per context switch
+ *            (detector-perf.c).
+ * A backend that is off points its word at t->det_self (nobody writes it)
+ * and the selector rests at BLOCK, so the check is the same for every set:
+ * three loads compared against what the hook left there, one branch, no
+ * indirect call.  Anything else is out of line (instr__detector_fired).
  *
- * The check is the same two loads and a compare for every detector, with no
- * indirect call: a thread watches one word (t->det_word) that holds
- * t->det_armed while nothing happened.  rseq_cs points det_word at the
- * thread's rseq area, where the kernel clears our descriptor pointer on
- * preemption, signal delivery or migration; "none" points it at a private
- * word that nobody else writes, so the check never fires.
+ *   instr__detector_init()       once per process: INSTR_DETECTOR, probes,
+ *                                self-tests; fills the header fields;
+ *   instr__detector_thread(t)    once per thread: arm;
+ *   instr__detector_check(t)     at every event: transition bits, re-armed;
+ *   instr__detector_rearm(t)     forget what the runtime itself caused.
  */
 #ifndef INSTR_RT_DETECTOR_H
 #define INSTR_RT_DETECTOR_H
 
+#include <stddef.h>
+
 #include "internal.h"
 
+#define INSTR__SUD_ALLOW 0 /* PR_SYS_DISPATCH_FILTER_ALLOW */
+#define INSTR__SUD_BLOCK 1 /* PR_SYS_DISPATCH_FILTER_BLOCK */
+
+/* t->det_on */
+#define INSTR__DET_ON_RSEQ 0x1u
+#define INSTR__DET_ON_SUD 0x2u
+#define INSTR__DET_ON_PERF 0x4u
+#define INSTR__DET_ON_SUD_PAUSED 0x8u /* SIGSYS blocked on this thread: SUD off for now */
+
+/* [0] the SUD selector, [1] INSTR_OS_* bits left by the SIGSYS handler. */
+extern __thread volatile uint8_t instr__sud_state[2] __attribute__((tls_model("initial-exec")));
+
 struct instr__detector_info {
-    uint32_t kind;   /* INSTR_DETECTOR_* */
+    uint32_t kind;   /* INSTR_DETECTOR_*: the main backend (header `detector`) */
+    uint32_t set;    /* 1 << INSTR_DETECTOR_* per active backend */
     uint32_t sees;   /* INSTR_OS_* */
     char detail[128];
 };
@@ -29,29 +54,47 @@ extern struct instr__detector_info instr__detector;
 void instr__detector_init(void);
 void instr__detector_thread(struct instr__thread *t);
 void instr__detector_thread_end(struct instr__thread *t);
+unsigned instr__detector_fired(struct instr__thread *t, uint64_t v, uint64_t p);
 
-/* detector-rseq.c / detector-none.c */
-int instr__detector_rseq_init(struct instr__detector_info *info);
-void instr__detector_rseq_thread(struct instr__thread *t);
-void instr__detector_rseq_thread_end(struct instr__thread *t);
-void instr__detector_none_init(struct instr__detector_info *info, const char *why);
+/* Backends.  *_init: 0, or -1 with a reason in why. */
+int instr__rseq_init(char *why, size_t n);
+void instr__rseq_thread(struct instr__thread *t);
+void instr__rseq_thread_end(struct instr__thread *t);
+void instr__rseq_restore(void); /* async-signal-safe: our pointer back if the kernel cleared it */
+extern int instr__rseq_on;
+
+int instr__sud_init(char *why, size_t n);
+void instr__sud_thread(struct instr__thread *t);
+void instr__sud_thread_end(struct instr__thread *t);
+unsigned instr__sud_fired(struct instr__thread *t);
+void instr__sud_resume(struct instr__thread *t);
+uint64_t instr__sud_conflicts(void);
+
+int instr__perf_init(char *why, size_t n);
+void instr__perf_thread(struct instr__thread *t);
+void instr__perf_thread_end(struct instr__thread *t);
+unsigned instr__perf_kinds(struct instr__thread *t, uint64_t from, uint64_t to);
+
+int instr__rdpmc_probe(char *why, size_t n);
+
 void instr__detector_none_thread(struct instr__thread *t);
 
 static inline unsigned instr__detector_check(struct instr__thread *t)
 {
-    uint64_t v = *t->det_word;
-    if (INSTR_LIKELY(v == t->det_armed))
+    uint64_t v = *t->det_word, p = *t->pf_word;
+    if (INSTR_LIKELY(((v ^ t->det_armed) | (p ^ t->pf_armed) |
+                      (uint8_t)(instr__sud_state[0] ^ INSTR__SUD_BLOCK)) == 0))
         return 0;
-    *t->det_word = t->det_armed;
-    /* 0: the kernel cleared it (switch, preemption, signal or migration);
-     * anything else: a library's own rseq critical section overwrote it. */
-    return v == 0 ? INSTR_OS_SCHED : INSTR_OS_UNKNOWN;
+    return instr__detector_fired(t, v, p);
 }
 
-/* Discard whatever happened since the last check (the runtime's own work). */
+/* Discard whatever happened since the last check (the runtime's own work:
+ * its syscalls trap once and set ALLOW, its page faults reach the ring). */
 static inline void instr__detector_rearm(struct instr__thread *t)
 {
     *t->det_word = t->det_armed;
+    t->pf_armed = *t->pf_word;
+    instr__sud_state[0] = INSTR__SUD_BLOCK;
 }
 
 #endif

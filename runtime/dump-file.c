@@ -5,6 +5,19 @@
  * Space is reserved with fallocate in extents of INSTR_RT_EXTENT_CHUNKS
  * chunks: a sparse file on a full disk would turn a store into SIGBUS, a
  * failed fallocate only stops the recording.
+ *
+ * The runtime keeps no descriptor open: each chunk (and each extent) opens
+ * the dump by its absolute path, checks it is still the same file (device
+ * and inode), maps and closes it.  A program that closes every descriptor,
+ * counts on the lowest free number, or runs with a low RLIMIT_NOFILE sees
+ * exactly the descriptors it would see uninstrumented.  (One open per 64 KiB
+ * chunk costs about a microsecond.)
+ *
+ * Growth stays under RLIMIT_FSIZE: going past it would raise SIGXFSZ and
+ * kill the program.  The file is created exclusively (never through a
+ * symlink, never reusing a file), readable and writable by its owner only.
+ * In set-user-ID and set-group-ID programs nothing is written at all, unless
+ * the runtime was built with INSTR_RECORD_SETUID.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,7 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -101,7 +116,7 @@ static int create_unique(const char *base, char *path, size_t size)
             errno = ENAMETOOLONG;
             return -1;
         }
-        int fd = open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_RDWR, 0644);
+        int fd = open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_RDWR, 0600);
         if (fd >= 0 || errno != EEXIST)
             return fd;
     }
@@ -109,20 +124,41 @@ static int create_unique(const char *base, char *path, size_t size)
     return -1;
 }
 
-/* Is our descriptor still our file?  A program may close all its fds and
- * reopen others: then this number names someone else's file. */
-static int fd_is_ours(void)
+/* Opens the dump by its path for one operation.  -1 with errno set if it
+ * cannot, or ESTALE if the path now names another file (moved, replaced). */
+static int dump_open(void)
 {
     struct stat st;
-    return instr__rt.fd >= 0 && fstat(instr__rt.fd, &st) == 0 && st.st_dev == dump_dev &&
-           st.st_ino == dump_ino;
+    int fd = open(instr__rt.path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) || st.st_dev != dump_dev || st.st_ino != dump_ino) {
+        close(fd);
+        errno = ESTALE;
+        return -1;
+    }
+    return fd;
 }
 
-static int reserve(uint64_t chunks)
+/* Backs chunks up to `chunks` with disk space, or as many as RLIMIT_FSIZE
+ * allows (at least one more than now).  0, or -1 with errno. */
+static int reserve(int fd, uint64_t chunks)
 {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        uint64_t fit = rl.rlim_cur > INSTR_DUMP_HEADER_SIZE
+                           ? (rl.rlim_cur - INSTR_DUMP_HEADER_SIZE) / INSTR_RT_CHUNK_SIZE
+                           : 0;
+        if (fit < chunks)
+            chunks = fit;
+        if (chunks <= instr__rt.reserved_chunks) {
+            errno = EFBIG;
+            return -1;
+        }
+    }
     off_t off = (off_t)INSTR_DUMP_HEADER_SIZE + (off_t)instr__rt.reserved_chunks * INSTR_RT_CHUNK_SIZE;
     off_t len = (off_t)(chunks - instr__rt.reserved_chunks) * INSTR_RT_CHUNK_SIZE;
-    int e = posix_fallocate(instr__rt.fd, off, len);
+    int e = posix_fallocate(fd, off, len);
     if (e) {
         errno = e;
         return -1;
@@ -140,6 +176,17 @@ void instr__header_touch(void)
     __atomic_store_n(&h->last_mono_ns, mono, __ATOMIC_RELAXED);
 }
 
+/* 0 in a set-user-ID or set-group-ID program (AT_SECURE): the runtime then
+ * writes nothing and says nothing, unless built with INSTR_RECORD_SETUID. */
+int instr__dump_allowed(void)
+{
+#ifndef INSTR_RECORD_SETUID
+    if (getauxval(AT_SECURE))
+        return 0;
+#endif
+    return 1;
+}
+
 int instr__dump_create(uint32_t flags)
 {
     char base[sizeof instr__rt.path];
@@ -147,6 +194,8 @@ int instr__dump_create(uint32_t flags)
     instr__rt.fd = -1;
     instr__rt.header = NULL;
     instr__rt.stopped = 1;
+    if (!instr__dump_allowed())
+        return -1;
     if (instr__expand_output(instr__rt.output_template, base, sizeof base)) {
         instr__say("cannot create ", instr__rt.output_template, ": name too long", "; not recording");
         errno = saved;
@@ -154,11 +203,11 @@ int instr__dump_create(uint32_t flags)
     }
     int fd = create_unique(base, instr__rt.path, sizeof instr__rt.path);
     const char *what = instr__rt.path;
+    struct instr_dump_header *h = MAP_FAILED;
     if (fd < 0) {
         what = base;
         goto fail;
     }
-    instr__rt.fd = fd;
     instr__rt.reserved_chunks = 0;
     instr__rt.next_chunk = 0;
     {
@@ -168,10 +217,9 @@ int instr__dump_create(uint32_t flags)
             goto fail_unlink;
         }
     }
-    if (reserve(INSTR_RT_EXTENT_CHUNKS))
+    if (reserve(fd, INSTR_RT_EXTENT_CHUNKS))
         goto fail_unlink;
-    struct instr_dump_header *h =
-        mmap(NULL, INSTR_DUMP_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    h = mmap(NULL, INSTR_DUMP_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (h == MAP_FAILED)
         goto fail_unlink;
     struct stat st;
@@ -179,6 +227,7 @@ int instr__dump_create(uint32_t flags)
         goto fail_unlink;
     dump_dev = st.st_dev;
     dump_ino = st.st_ino;
+    close(fd);
 
     memcpy(h->magic, INSTR_DUMP_MAGIC, 8);
     h->version = INSTR_DUMP_VERSION;
@@ -192,6 +241,7 @@ int instr__dump_create(uint32_t flags)
     h->last_mono_ns = h->start_mono_ns;
     h->detector = instr__detector.kind;
     h->detector_sees = instr__detector.sees;
+    h->detector_set = instr__detector.set;
     memcpy(h->detector_detail, instr__detector.detail, sizeof h->detector_detail);
     h->detector_detail[sizeof h->detector_detail - 1] = 0;
     memcpy(h->exe_path, instr__rt.exe_path, sizeof h->exe_path);
@@ -205,14 +255,17 @@ int instr__dump_create(uint32_t flags)
 fail_unlink: {
     int e = errno;
     unlink(instr__rt.path);
+    if (h != MAP_FAILED)
+        munmap(h, INSTR_DUMP_HEADER_SIZE);
     errno = e;
 }
 fail:
-    instr__say("cannot create ", what, ": ", strerror(errno));
-    instr__say("not recording", "", "", "");
+    /* One line: the program goes on unrecorded. */
+    char why[160];
+    snprintf(why, sizeof why, "%s; not recording", strerror(errno));
+    instr__say("cannot create ", what, ": ", why);
     if (fd >= 0)
         close(fd);
-    instr__rt.fd = -1;
     errno = saved;
     return -1;
 }
@@ -226,6 +279,16 @@ static void stop(const char *why)
     }
 }
 
+/* Out of descriptors (the program is at its RLIMIT_NOFILE): this chunk is
+ * refused, the thread drops and counts events and retries later. */
+static void pause_for(const char *why)
+{
+    if (!instr__rt.space_warned) {
+        instr__rt.space_warned = 1;
+        instr__say("recording paused (events dropped and counted): ", why, "", "");
+    }
+}
+
 /* Hands out the next chunk, mapped and with its header filled in; NULL when
  * recording has stopped.  Slow path: takes the chunk lock, may syscall. */
 void *instr__chunk_map(uint16_t kind, uint32_t thread_index, uint32_t tid, uint32_t seq,
@@ -236,18 +299,26 @@ void *instr__chunk_map(uint16_t kind, uint32_t thread_index, uint32_t tid, uint3
     pthread_mutex_lock(&instr__rt.chunk_lock);
     if (instr__rt.stopped || !instr__rt.header)
         goto out;
-    if (!fd_is_ours()) {
-        stop("the program closed its descriptor");
+    int fd = dump_open();
+    if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE)
+            pause_for(strerror(errno));
+        else if (errno == ESTALE)
+            stop("the file was moved or replaced");
+        else
+            stop(strerror(errno));
         goto out;
     }
     uint64_t idx = instr__rt.next_chunk;
     if (idx >= instr__rt.reserved_chunks &&
-        reserve(instr__rt.reserved_chunks + INSTR_RT_EXTENT_CHUNKS)) {
-        stop(strerror(errno));
+        reserve(fd, instr__rt.reserved_chunks + INSTR_RT_EXTENT_CHUNKS)) {
+        stop(errno == EFBIG ? "file size limit (RLIMIT_FSIZE) reached" : strerror(errno));
+        close(fd);
         goto out;
     }
     off_t off = (off_t)INSTR_DUMP_HEADER_SIZE + (off_t)idx * INSTR_RT_CHUNK_SIZE;
-    void *m = mmap(NULL, INSTR_RT_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, instr__rt.fd, off);
+    void *m = mmap(NULL, INSTR_RT_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+    close(fd);
     if (m == MAP_FAILED) {
         stop(strerror(errno));
         goto out;
@@ -275,11 +346,14 @@ out:
 void instr__dump_trim(void)
 {
     pthread_mutex_lock(&instr__rt.chunk_lock);
-    if (instr__rt.header && !instr__rt.stopped && fd_is_ours() &&
-        instr__rt.reserved_chunks > instr__rt.next_chunk &&
-        ftruncate(instr__rt.fd, (off_t)INSTR_DUMP_HEADER_SIZE +
-                                    (off_t)instr__rt.next_chunk * INSTR_RT_CHUNK_SIZE) == 0)
-        instr__rt.reserved_chunks = instr__rt.next_chunk;
+    if (instr__rt.header && !instr__rt.stopped && instr__rt.reserved_chunks > instr__rt.next_chunk) {
+        int fd = dump_open();
+        if (fd >= 0 && ftruncate(fd, (off_t)INSTR_DUMP_HEADER_SIZE +
+                                         (off_t)instr__rt.next_chunk * INSTR_RT_CHUNK_SIZE) == 0)
+            instr__rt.reserved_chunks = instr__rt.next_chunk;
+        if (fd >= 0)
+            close(fd);
+    }
     pthread_mutex_unlock(&instr__rt.chunk_lock);
 }
 

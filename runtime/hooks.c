@@ -1,4 +1,4 @@
-/* hooks.c - the hot path: enter, exit and landing hooks.
+/* hooks.c - the hot path: enter, exit, landing and call-site hooks.
  *
  * Per event: one TLS load, the recursion guard, rdtsc, the detector check
  * (two loads and a compare), the shadow-stack push or pop, a varint head and
@@ -31,6 +31,19 @@
  *
  *   landing(f, 0xa00): an exception was caught in f: everything above the
  *   topmost (f, 0xa00) closes with UNWIND EXCEPTION; f goes on.
+ *
+ * Call-site frames sit on the same stack with their caller's CFA, above
+ * the caller, so every rule above applies to them unchanged:
+ *
+ *   | write [site] cfa=0xa00 |  <- call(site, 0xa00): a frame f owns
+ *   | f            cfa=0xa00 |
+ *   | main         cfa=0xc00 |
+ *
+ *   a callee entered from it has a lower CFA: it stays below; a new call
+ *   from f closes a site frame of f still on top (a longjmp left it); landing(f)
+ *   closes it with the frames the exception left (the call it stands for
+ *   was left by that exception); return(site, 0xa00) pops the topmost site
+ *   frame with that CFA, closing what is above it like exit does.
  */
 #include "detector.h"
 #include "internal.h"
@@ -155,7 +168,16 @@ out:
     end(t);
 }
 
-/* exit(d, cfa) that is not the top frame: search down for it. */
+/* Whether frame f is the one exit(d, cfa) names; d == NULL: return(site,
+ * cfa), which names the topmost call-site frame with that CFA. */
+static inline int names_frame(const struct instr__frame *f, const struct instr_fn_desc *d,
+                              uintptr_t cfa)
+{
+    return f->cfa == cfa && (d ? f->desc == d : INSTR__IS_SITE(f->desc));
+}
+
+/* exit(d, cfa) (or return, d == NULL) that is not the top frame: search
+ * down for it. */
 static __attribute__((noinline)) void exit_repair(struct instr__thread *t,
                                                   const struct instr_fn_desc *d, uintptr_t cfa,
                                                   uint64_t now, unsigned bits)
@@ -164,11 +186,11 @@ static __attribute__((noinline)) void exit_repair(struct instr__thread *t,
     /* CFAs never increase towards the top (enter closes lower ones), so the
      * search stops at the first frame older than (d, cfa). */
     while (q > t->base && q[-1].cfa <= cfa) {
-        if (q[-1].desc == d && q[-1].cfa == cfa)
+        if (names_frame(&q[-1], d, cfa))
             break;
         q--;
     }
-    if (q == t->base || q[-1].cfa > cfa) {
+    if (q == t->base || !names_frame(&q[-1], d, cfa)) {
         if (instr__rt.header)
             __atomic_fetch_add(&instr__rt.header->unmatched_exits, 1, __ATOMIC_RELAXED);
         t->pending_bits = bits;
@@ -179,7 +201,7 @@ static __attribute__((noinline)) void exit_repair(struct instr__thread *t,
         p = unwind(t, p, now, &bits,
                    t->top[-1].cfa >= cfa ? INSTR_UNWIND_MISMATCH : INSTR_UNWIND_STACK);
     t->top--;
-    p = instr__put_head(t, p, now, &bits, INSTR_EV_EXIT);
+    p = instr__put_head(t, p, now, &bits, d ? INSTR_EV_EXIT : INSTR_EV_RETURN);
     t->pos = p;
     if (p >= t->limit)
         instr__chunk_next(t);
@@ -308,6 +330,151 @@ void instr__hook_landing(struct instr_fn_desc *d, void *cfa_p)
         p = unwind(t, p, now, &bits, INSTR_UNWIND_EXCEPTION);
     t->pos = p;
 out:
+    end(t);
+}
+
+/* ---- call sites --------------------------------------------------------- */
+
+/* The id of the CALL event for this site and target: the descriptor's, or
+ * for an indirect call the cached (target, id) pair; 0 if not known yet. */
+static inline uint32_t site_id(const struct instr_site_desc *s, void *target)
+{
+    if (!target)
+        return __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
+    uint64_t c = __atomic_load_n(&s->target, __ATOMIC_ACQUIRE);
+    return (c & INSTR__TARGET_MASK) == (uintptr_t)target ? (uint32_t)(c >> INSTR__TARGET_BITS) : 0;
+}
+
+static __attribute__((noinline)) void call_slow(struct instr_site_desc *s, void *cfa_p,
+                                                void *target, void *ra)
+{
+    struct instr__thread *t = begin();
+    if (!t)
+        return;
+    uint64_t now = instr__tsc();
+    unsigned bits = check(t);
+    uint32_t id = site_id(s, target);
+    if (INSTR_UNLIKELY(id == 0)) {
+        id = instr__register_site(s, target, ra);
+        instr__detector_rearm(t); /* registration may have made syscalls */
+        if (id == 0) {
+            t->pending_bits = bits;
+            goto out;
+        }
+    }
+    uintptr_t cfa = (uintptr_t)cfa_p;
+    uint8_t *p = t->pos;
+    struct instr__frame *top = t->top;
+    if (INSTR_LIKELY(!t->overflow)) {
+        /* Frames below the caller's CFA are not live: it is calling.  Nor
+         * is a call-site frame of the caller itself on top: one frame makes
+         * one call at a time, so that call was left by a longjmp back into
+         * the caller.  (Inlined hosts sharing the CFA, inline=before, always
+         * have the inlined function's frame between two of their sites.) */
+        while (top > t->base &&
+               (top[-1].cfa < cfa || (top[-1].cfa == cfa && INSTR__IS_SITE(top[-1].desc)))) {
+            p = unwind(t, p, now, &bits, INSTR_UNWIND_STACK);
+            top = t->top;
+        }
+        if (INSTR_LIKELY(top < t->end)) {
+            top->desc = INSTR__SITE_FRAME(id);
+            top->cfa = cfa;
+            t->top = top + 1;
+        } else {
+            t->overflow = 1;
+            __atomic_fetch_add(&instr__rt.stack_overflows, 1, __ATOMIC_RELAXED);
+        }
+    } else {
+        t->overflow++;
+        __atomic_fetch_add(&instr__rt.stack_overflows, 1, __ATOMIC_RELAXED);
+    }
+    p = instr__put_head(t, p, now, &bits, INSTR_EV_CALL);
+    p = instr_put_varint(p, id);
+    t->pos = p;
+    if (INSTR_UNLIKELY(p >= t->limit))
+        instr__chunk_next(t);
+out:
+    end(t);
+}
+
+static __attribute__((noinline)) void return_slow(struct instr_site_desc *s, void *cfa_p)
+{
+    (void)s;
+    struct instr__thread *t = begin();
+    if (!t)
+        return;
+    uint64_t now = instr__tsc();
+    unsigned bits = check(t);
+    uintptr_t cfa = (uintptr_t)cfa_p;
+    struct instr__frame *top = t->top;
+    if (INSTR_LIKELY(top > t->base && names_frame(&top[-1], NULL, cfa) && !t->overflow)) {
+        t->top = top - 1;
+    } else if (t->overflow) {
+        t->overflow--;
+    } else {
+        exit_repair(t, NULL, cfa, now, bits);
+        goto out;
+    }
+    uint8_t *p = instr__put_head(t, t->pos, now, &bits, INSTR_EV_RETURN);
+    t->pos = p;
+    if (INSTR_UNLIKELY(p >= t->limit))
+        instr__chunk_next(t);
+out:
+    end(t);
+}
+
+/* Same fast-path shape as enter and exit: one TLS load, the guard, the
+ * descriptor's cached id (indirect: one 64-bit load and compare), rdtsc,
+ * the detector check, a push and a varint. */
+void instr__hook_call(struct instr_site_desc *s, void *cfa_p, void *target)
+{
+    struct instr__thread *t = instr__tls;
+    uintptr_t cfa = (uintptr_t)cfa_p;
+    if (INSTR_UNLIKELY(!t))
+        return call_slow(s, cfa_p, target, __builtin_return_address(0));
+    if (INSTR_UNLIKELY(t->busy))
+        return;
+    struct instr__frame *top = t->top;
+    uint32_t id = site_id(s, target);
+    if (INSTR_UNLIKELY(id == 0 || top >= t->end || top[-1].cfa < cfa + INSTR__IS_SITE(top[-1].desc) ||
+                       t->pending_bits))
+        return call_slow(s, cfa_p, target, __builtin_return_address(0));
+    t->busy = 1;
+    barrier();
+    uint64_t now = instr__tsc();
+    unsigned bits = instr__detector_check(t);
+    top->desc = INSTR__SITE_FRAME(id);
+    top->cfa = cfa;
+    t->top = top + 1;
+    uint8_t *p = instr__put_head(t, t->pos, now, &bits, INSTR_EV_CALL);
+    p = instr_put_varint(p, id);
+    t->pos = p;
+    if (INSTR_UNLIKELY(p >= t->limit))
+        return switch_release(t);
+    end(t);
+}
+
+void instr__hook_return(struct instr_site_desc *s, void *cfa_p)
+{
+    struct instr__thread *t = instr__tls;
+    uintptr_t cfa = (uintptr_t)cfa_p;
+    if (INSTR_UNLIKELY(!t))
+        return return_slow(s, cfa_p);
+    if (INSTR_UNLIKELY(t->busy))
+        return;
+    struct instr__frame *top = t->top;
+    if (INSTR_UNLIKELY(!INSTR__IS_SITE(top[-1].desc) || top[-1].cfa != cfa || t->overflow ||
+                       t->pending_bits))
+        return return_slow(s, cfa_p);
+    t->busy = 1;
+    barrier();
+    uint64_t now = instr__tsc();
+    unsigned bits = instr__detector_check(t);
+    t->top = top - 1;
+    uint8_t *p = instr__put_head(t, t->pos, now, &bits, INSTR_EV_RETURN);
+    t->pos = p;
+    if (INSTR_UNLIKELY(p >= t->limit))
+        return switch_release(t);
     end(t);
 }
 

@@ -25,11 +25,23 @@
 #define INSTR_RT_MAX_STRING 16384u              /* longest name/path written to a record */
 #define INSTR_RT_DROP_RETRY 65536u              /* dropped events between chunk retries */
 
-/* One shadow-stack entry: a live instrumented frame. */
+/* One shadow-stack entry: a live instrumented frame, or a call-site frame
+ * (an open call from an instrumented function).  A call-site frame has
+ * desc = INSTR__SITE_FRAME(site id): odd, so it never equals a descriptor
+ * (those are 8-byte aligned); its cfa is its caller's. */
 struct instr__frame {
     const struct instr_fn_desc *desc;
-    uintptr_t cfa; /* caller's stack pointer: strictly decreasing towards the top */
+    uintptr_t cfa; /* caller's stack pointer: never increasing towards the top */
 };
+
+#define INSTR__SITE_FRAME(id) ((const struct instr_fn_desc *)(((uintptr_t)(id) << 1) | 1u))
+#define INSTR__IS_SITE(desc) (((uintptr_t)(desc)) & 1u)
+#define INSTR__SITE_ID(desc) ((uint32_t)((uintptr_t)(desc) >> 1))
+/* struct instr_site_desc.target of an indirect site caches the last target
+ * and its id packed: id << 48 | address (user addresses fit 47 bits), so
+ * one 64-bit load reads both consistently.  Ids above 0xffff are not cached. */
+#define INSTR__TARGET_BITS 48
+#define INSTR__TARGET_MASK ((UINT64_C(1) << INSTR__TARGET_BITS) - 1)
 
 /* Per-thread state, reached through the one initial-exec TLS pointer.  The hot
  * fields come first (one cache line).  Lives in its own anonymous mapping,
@@ -58,6 +70,13 @@ struct instr__thread {
     size_t map_size;           /* size of this state's mapping */
     struct instr__thread *next; /* live-thread list (meta lock) */
     uint8_t scratch[2 * 64];   /* where events go while dropping */
+
+    /* detector backends beyond det_word (detector.h) */
+    volatile uint64_t *pf_word; /* perf ring data_head, or &det_self */
+    uint64_t pf_armed;          /* value pf_word held at the last check */
+    uint8_t det_on;             /* INSTR__DET_ON_*: backends armed on this thread */
+    int pf_fd;                  /* perf event, -1 if none */
+    void *pf_map;               /* its ring */
 };
 
 /* The one TLS slot (we are dlopen'd: keep static TLS tiny). */
@@ -65,7 +84,7 @@ extern __thread struct instr__thread *instr__tls __attribute__((tls_model("initi
 
 /* Process state. */
 struct instr__process {
-    int fd;                            /* dump file, -1 when not recording */
+    int fd;                            /* always -1: chunks open the file by path */
     int stopped;                       /* no more chunks (no space, fd lost) */
     struct instr_dump_header *header;  /* shared mapping of the header */
     char path[4096];                   /* absolute dump path */
@@ -98,6 +117,7 @@ int instr__process_init(void);
 
 /* dump-file.c */
 int instr__dump_create(uint32_t flags);
+int instr__dump_allowed(void);
 void *instr__chunk_map(uint16_t kind, uint32_t thread_index, uint32_t tid, uint32_t seq,
                        uint64_t base_tsc);
 void instr__dump_trim(void);
@@ -108,6 +128,7 @@ const char *instr__dump_path(void);
 
 /* metadata.c */
 uint32_t instr__register(struct instr_fn_desc *d);
+uint32_t instr__register_site(struct instr_site_desc *s, void *target, void *ret_addr);
 void instr__meta_thread(uint32_t index, uint32_t tid, const char *name);
 void instr__meta_reemit(void);
 void instr__meta_threads_all(void);
@@ -126,6 +147,8 @@ void instr__hook_enter(struct instr_fn_desc *d, void *cfa);
 void instr__hook_exit(struct instr_fn_desc *d, void *cfa);
 void instr__hook_landing(struct instr_fn_desc *d, void *cfa);
 void instr__hook_nop(struct instr_fn_desc *d, void *cfa);
+void instr__hook_call(struct instr_site_desc *s, void *cfa, void *target);
+void instr__hook_return(struct instr_site_desc *s, void *cfa);
 
 /* clock.c */
 static inline uint64_t instr__tsc(void) { return __builtin_ia32_rdtsc(); }
@@ -135,6 +158,9 @@ int instr__tsc_invariant(void);
 
 /* lifecycle.c */
 int instr__lifecycle_init(void);
+
+/* fatal-signals.c */
+void instr__fatal_signals_init(void);
 
 /* Internal helpers. */
 uint32_t instr__gettid(void);

@@ -6,6 +6,10 @@
  * destructors run after it and their events still land in the live chunks
  * (whose used_bytes stays 0: the reader scans to the first zero byte).
  *
+ * It returns at once in a vfork child that calls exit() instead of _exit():
+ * the child shares the parent's memory, and the header is the parent's.
+ * A process ended by a fatal signal never gets here: fatal-signals.c.
+ *
  * Fork: the child gets a dump of its own (INSTR_OUTPUT expanded again with
  * its pid), flagged FORK_CHILD, with the MODULE and FUNCTION records written
  * again under the same ids; the forking thread, the only one left, re-enters
@@ -25,7 +29,7 @@ static void at_exit(int status, void *arg)
 {
     (void)arg;
     struct instr_dump_header *h = instr__rt.header;
-    if (!h)
+    if (!h || h->pid != (uint64_t)getpid())
         return;
     int saved = errno;
     struct instr__thread *t = instr__tls;
@@ -78,8 +82,6 @@ static void child_after_fork(void)
     /* Let go of the parent's file without touching it. */
     munmap(instr__rt.header, INSTR_DUMP_HEADER_SIZE);
     instr__rt.header = NULL;
-    close(instr__rt.fd);
-    instr__rt.fd = -1;
     instr__thread_drop_others(t);
     instr__rt.next_thread_index = 0;
     instr__rt.stack_overflows = 0;
@@ -115,5 +117,6 @@ int instr__lifecycle_init(void)
     }
     if (pthread_atfork(before_fork, parent_after_fork, child_after_fork))
         instr__say("cannot register fork handlers: forked children are not recorded", "", "", "");
+    instr__fatal_signals_init();
     return 0;
 }

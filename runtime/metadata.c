@@ -1,7 +1,8 @@
-/* metadata.c - function, module and thread records; the function registry.
+/* metadata.c - function, module, call-site and thread records; the
+ * function and call-site registries.
  *
  * Everything here runs under the meta lock and is rare: once per function,
- * module and thread.  Records are appended to the current METADATA chunk;
+ * module, call site (per target for indirect calls) and thread.  Records are appended to the current METADATA chunk;
  * each record's type byte is stored last (release), so a reader of a killed
  * process never sees a half-written record, only the zero byte before it.
  */
@@ -28,6 +29,25 @@ static struct registered *registry; /* [INSTR_RT_MAX_FUNCTIONS], NORESERVE */
 static uint32_t registered_count;   /* ids are 1..registered_count */
 static struct module modules[INSTR_RT_MAX_MODULES];
 static uint32_t module_count;
+/* Call sites: one id per direct site, one per (indirect site, target). */
+struct site {
+    uint32_t caller;     /* function id */
+    uint32_t line;
+    uint32_t flags;      /* INSTR_SITE_* */
+    uint32_t module;     /* callee's module id, 0 = unknown */
+    const char *callee;  /* arena copy: mangled name, resolved symbol, or "" */
+    uint64_t callee_off; /* callee address - its module's base (0 = unknown) */
+    uint64_t site_off;   /* return address of the call - the caller module's base */
+};
+#define MAX_SITES (1u << 20)
+#define SITE_MAP_SIZE (MAX_SITES * 2) /* open addressing, at most half full */
+struct site_key {
+    uintptr_t site, target;
+    uint32_t caller, id; /* id 0 = empty slot */
+};
+static struct site *sites;         /* [MAX_SITES], NORESERVE; ids are 1..site_count */
+static uint32_t site_count;
+static struct site_key *site_map;  /* [SITE_MAP_SIZE], NORESERVE */
 static char *arena; /* module paths */
 static size_t arena_used;
 #define ARENA_SIZE (4u << 20)
@@ -64,6 +84,14 @@ int instr__meta_init(void)
         registry = NULL;
         arena = NULL;
         return -1;
+    }
+    sites = mmap(NULL, (size_t)MAX_SITES * sizeof *sites, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    site_map = mmap(NULL, (size_t)SITE_MAP_SIZE * sizeof *site_map, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (sites == MAP_FAILED || site_map == MAP_FAILED) {
+        sites = NULL; /* call sites are not recorded; functions still are */
+        site_map = NULL;
     }
     return 0;
 }
@@ -175,17 +203,19 @@ static uint32_t module_of(const void *addr)
     if (!dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP))
         return 0;
     uintptr_t base = (uintptr_t)info.dli_fbase;
-    for (uint32_t i = 0; i < module_count; i++)
-        if (modules[i].base == base)
-            return i + 1;
-    if (module_count == INSTR_RT_MAX_MODULES)
-        return 0;
     /* The main program's link map has an empty name: use /proc/self/exe. */
     const char *path = instr__rt.exe_path;
     if (lm && lm->l_name && lm->l_name[0])
         path = lm->l_name;
     else if (!lm && info.dli_fname && info.dli_fname[0] == '/')
         path = info.dli_fname;
+    /* Base and path: a library loaded where a dlclose'd one was is another
+     * module. */
+    for (uint32_t i = 0; i < module_count; i++)
+        if (modules[i].base == base && !strcmp(modules[i].path, path))
+            return i + 1;
+    if (module_count == INSTR_RT_MAX_MODULES)
+        return 0;
     modules[module_count].base = base;
     modules[module_count].path = arena_copy(path);
     module_count++;
@@ -210,6 +240,112 @@ uint32_t instr__register(struct instr_fn_desc *d)
         put_function(id);
         __atomic_store_n(&d->id, id, __ATOMIC_RELEASE);
     }
+    pthread_mutex_unlock(&instr__rt.meta_lock);
+    errno = saved;
+    return id;
+}
+
+static void put_site(uint32_t id)
+{
+    const struct site *st = &sites[id - 1];
+    struct field f[] = {
+        {F_VARINT, id, NULL},
+        {F_VARINT, st->caller, NULL},
+        {F_VARINT, st->line, NULL},
+        {F_VARINT, st->flags, NULL},
+        {F_STRING, 0, st->callee},
+        {F_VARINT, st->module, NULL},
+        {F_U64, st->callee_off, NULL},
+        {F_U64, st->site_off, NULL},
+    };
+    meta_put(INSTR_META_CALLSITE, f, 8);
+}
+
+static uint64_t module_offset(uint32_t module, const void *addr)
+{
+    return module ? (uint64_t)((uintptr_t)addr - modules[module - 1].base) : 0;
+}
+
+/* The slot of (site, caller, target) in the indirect map: its entry, or the
+ * empty slot where it goes. */
+static struct site_key *site_slot(uintptr_t site, uint32_t caller, uintptr_t target)
+{
+    uint64_t h = (site ^ target * 0x9e3779b97f4a7c15ull ^ caller) * 0xff51afd7ed558ccdull;
+    for (size_t i = (size_t)(h >> 20) % SITE_MAP_SIZE;; i = (i + 1) % SITE_MAP_SIZE) {
+        struct site_key *k = &site_map[i];
+        if (!k->id || (k->site == site && k->target == target && k->caller == caller))
+            return k;
+    }
+}
+
+/* Gives a call site (an indirect one: the pair site, target) its id and
+ * writes its CALLSITE record; caches the id in the descriptor.  The caller
+ * is part of the key: after a dlclose, another site descriptor may sit at
+ * the same address, but its caller then has a new function id.  Returns the
+ * id, or 0 if it cannot be registered (the call is then not recorded). */
+uint32_t instr__register_site(struct instr_site_desc *s, void *target, void *ret_addr)
+{
+    int saved = errno;
+    uint32_t caller = __atomic_load_n(&s->caller->id, __ATOMIC_ACQUIRE);
+    if (!caller && !(caller = instr__register(s->caller)))
+        return 0;
+    uint32_t id = 0;
+    pthread_mutex_lock(&instr__rt.meta_lock);
+    struct site_key *k = NULL;
+    if (!sites || instr__rt.stopped)
+        goto out;
+    if (target) {
+        k = site_slot((uintptr_t)s, caller, (uintptr_t)target);
+        if ((id = k->id))
+            goto cache;
+    } else if ((id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE))) {
+        goto out;
+    }
+    if (site_count == MAX_SITES)
+        goto out;
+    struct site *st = &sites[site_count];
+    memset(st, 0, sizeof *st);
+    st->caller = caller;
+    st->line = s->line;
+    st->flags = s->flags;
+    st->site_off = module_offset(registry[caller - 1].module, ret_addr);
+    const void *addr = target;
+    const char *name = "";
+    Dl_info info;
+    if (target) {
+        /* The dynamic symbol at the target, if any: the report looks in the
+         * module's symbol table otherwise. */
+        if (dladdr(target, &info) && info.dli_sname && info.dli_saddr == target)
+            name = info.dli_sname;
+    } else {
+        name = s->callee ? s->callee : "";
+        /* Where the call goes, for the module view: the definition the
+         * dynamic linker binds the name to.  Not found (a static or hidden
+         * function): it is in the caller's module. */
+        addr = name[0] ? dlsym(RTLD_DEFAULT, name) : NULL;
+    }
+    st->callee = arena_copy(name);
+    if (addr) {
+        st->module = module_of(addr);
+        st->callee_off = module_offset(st->module, addr);
+    } else {
+        st->module = registry[caller - 1].module;
+    }
+    id = ++site_count;
+    put_site(id);
+    if (!target) {
+        __atomic_store_n(&s->id, id, __ATOMIC_RELEASE);
+        goto out;
+    }
+    k->site = (uintptr_t)s;
+    k->target = (uintptr_t)target;
+    k->caller = caller;
+    k->id = id;
+cache:
+    if (id <= 0xffff && ((uintptr_t)target & ~INSTR__TARGET_MASK) == 0)
+        __atomic_store_n(&s->target, (uint64_t)id << INSTR__TARGET_BITS | (uintptr_t)target,
+                         __ATOMIC_RELEASE);
+out:
     pthread_mutex_unlock(&instr__rt.meta_lock);
     errno = saved;
     return id;
@@ -261,4 +397,6 @@ void instr__meta_reemit(void)
         put_module(i);
     for (uint32_t i = 1; i <= registered_count; i++)
         put_function(i);
+    for (uint32_t i = 1; i <= site_count; i++)
+        put_site(i);
 }

@@ -131,7 +131,7 @@ struct instr__thread *instr__thread_create(void)
     char name[64];
     /* While we build it, hooks on this thread (a signal handler) do nothing. */
     instr__tls = &instr__idle_thread;
-    if (instr__rt.fd < 0 || instr__rt.stopped)
+    if (!instr__rt.header || instr__rt.stopped)
         goto out;
     size_t head = (sizeof(struct instr__thread) + 4095) & ~(size_t)4095;
     size_t size = head + (size_t)INSTR_RT_STACK_FRAMES * sizeof(struct instr__frame);
@@ -240,8 +240,14 @@ int instr__thread_restart(struct instr__thread *t)
     for (struct instr__frame *f = t->base; f < t->top; f++) {
         unsigned bits = 0;
         uint8_t *p = instr__put_head(t, t->pos, now, &bits, INSTR_EV_EXT);
-        *p++ = INSTR_EXT_REENTER;
-        t->pos = instr_put_varint(p, f->desc->id);
+        /* Call-site frames too: the child returns from fork() through one. */
+        if (INSTR__IS_SITE(f->desc)) {
+            *p++ = INSTR_EXT_REENTER_SITE;
+            t->pos = instr_put_varint(p, INSTR__SITE_ID(f->desc));
+        } else {
+            *p++ = INSTR_EXT_REENTER;
+            t->pos = instr_put_varint(p, f->desc->id);
+        }
         if (t->pos >= t->limit)
             instr__chunk_next(t);
     }

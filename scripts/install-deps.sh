@@ -6,6 +6,8 @@ GCC_MAJOR=${INSTR_GCC_MAJOR:-12}
 PACKAGES="gcc-$GCC_MAJOR g++-$GCC_MAJOR gcc-$GCC_MAJOR-plugin-dev cmake make python3 libiberty-dev libunwind-dev"
 # gcc-11 lets the tests prove the plugin builds and runs with a second GCC.
 [ "${INSTR_WITH_GCC11:-1}" = 1 ] && PACKAGES="$PACKAGES gcc-11 g++-11 gcc-11-plugin-dev"
+# Fuzzing (scripts/ci-extra.sh): clang's libFuzzer.
+[ "${INSTR_WITH_FUZZ:-0}" = 1 ] && PACKAGES="$PACKAGES clang libclang-rt-14-dev"
 
 missing=""
 for p in $PACKAGES; do

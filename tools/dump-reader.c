@@ -25,6 +25,17 @@ const char *instr_tool_strerror(int err)
     return "unknown error";
 }
 
+const char *instr_signal_name(uint32_t sig)
+{
+    /* Linux x86-64 numbers: the reader may run elsewhere. */
+    static const char *const names[] = {
+        "", "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE", "SIGKILL",
+        "SIGUSR1", "SIGSEGV", "SIGUSR2", "SIGPIPE", "SIGALRM", "SIGTERM", "SIGSTKFLT", "SIGCHLD", "SIGCONT",
+        "SIGSTOP", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGURG", "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF",
+        "SIGWINCH", "SIGIO", "SIGPWR", "SIGSYS"};
+    return sig > 0 && sig < sizeof names / sizeof names[0] ? names[sig] : "unknown signal";
+}
+
 const char *instr_detector_name(uint32_t detector)
 {
     switch (detector) {
@@ -65,6 +76,8 @@ int instr_dump_warn(struct instr_dump *d, const char *fmt, ...)
     d->nwarnings++;
     return 0;
 }
+
+static void release(const struct instr_dump *d, const uint8_t *p, size_t len);
 
 static uint32_t rd32(const uint8_t *p)
 {
@@ -124,18 +137,49 @@ static void *grow(void *arr, size_t *cap, size_t n, size_t elem)
 }
 
 struct meta_caps {
-    size_t modules, functions, labels, threads;
+    size_t modules, functions, labels, threads, sites;
+    uint32_t *tmap; /* thread index -> position + 1 (0 = empty), open addressing */
+    size_t tmask;   /* capacity - 1 */
 };
 
-static struct instr_thread_info *thread_slot(struct instr_dump *d, size_t *cap, uint32_t index)
+static size_t thread_hash(uint32_t index)
 {
-    for (size_t i = 0; i < d->nthreads; i++)
-        if (d->threads[i].index == index)
-            return &d->threads[i];
-    struct instr_thread_info *t = grow(d->threads, cap, d->nthreads, sizeof *t);
+    return (size_t)((uint64_t)index * 0x9e3779b97f4a7c15ull >> 32);
+}
+
+/* The thread with this index, created if new.  A hash, not a scan: a
+ * hostile file may name millions of threads. */
+static struct instr_thread_info *thread_slot(struct instr_dump *d, struct meta_caps *caps, uint32_t index)
+{
+    if (caps->tmap)
+        for (size_t h = thread_hash(index) & caps->tmask; caps->tmap[h]; h = (h + 1) & caps->tmask)
+            if (d->threads[caps->tmap[h] - 1].index == index)
+                return &d->threads[caps->tmap[h] - 1];
+    if (d->nthreads >= UINT32_MAX - 1)
+        return NULL;
+    if (!caps->tmap || (d->nthreads + 1) * 2 > caps->tmask + 1) {
+        size_t n = caps->tmap ? (caps->tmask + 1) * 2 : 64;
+        uint32_t *m = calloc(n, sizeof *m);
+        if (!m)
+            return NULL;
+        for (size_t i = 0; i < d->nthreads; i++) {
+            size_t h = thread_hash(d->threads[i].index) & (n - 1);
+            while (m[h])
+                h = (h + 1) & (n - 1);
+            m[h] = (uint32_t)i + 1;
+        }
+        free(caps->tmap);
+        caps->tmap = m;
+        caps->tmask = n - 1;
+    }
+    struct instr_thread_info *t = grow(d->threads, &caps->threads, d->nthreads, sizeof *t);
     if (!t)
         return NULL;
     d->threads = t;
+    size_t h = thread_hash(index) & caps->tmask;
+    while (caps->tmap[h])
+        h = (h + 1) & caps->tmask;
+    caps->tmap[h] = (uint32_t)d->nthreads + 1;
     t = &d->threads[d->nthreads++];
     memset(t, 0, sizeof *t);
     t->index = index;
@@ -194,7 +238,7 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
             free(name);
             return INSTR_ECORRUPT;
         }
-        struct instr_thread_info *t = thread_slot(d, &caps->threads, (uint32_t)index);
+        struct instr_thread_info *t = thread_slot(d, caps, (uint32_t)index);
         if (!t) {
             free(name);
             return INSTR_ENOMEM;
@@ -215,6 +259,27 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
         }
         d->labels = a;
         a[d->nlabels++] = l;
+        return 0;
+    }
+    case INSTR_META_CALLSITE: {
+        struct instr_callsite cs = {0};
+        if ((rc = get_var(c, &cs.id)) || (rc = get_var(c, &cs.caller)) || (rc = get_var(c, &cs.line)) ||
+            (rc = get_var(c, &cs.flags)) || (rc = get_str(c, &cs.callee)))
+            return rc;
+        if ((rc = get_var(c, &cs.module)) || c->end - c->p < 16) {
+            free(cs.callee);
+            return rc ? rc : INSTR_ECORRUPT;
+        }
+        cs.callee_off = rd64(c->p);
+        cs.site_off = rd64(c->p + 8);
+        c->p += 16;
+        struct instr_callsite *a = grow(d->sites, &caps->sites, d->nsites, sizeof *a);
+        if (!a) {
+            free(cs.callee);
+            return INSTR_ENOMEM;
+        }
+        d->sites = a;
+        a[d->nsites++] = cs;
         return 0;
     }
     }
@@ -272,6 +337,12 @@ static int cmp_label(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
+static int cmp_site(const void *a, const void *b)
+{
+    const struct instr_callsite *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
 static int cmp_thread(const void *a, const void *b)
 {
     const struct instr_thread_info *x = a, *y = b;
@@ -305,7 +376,8 @@ static void tick_rate(struct instr_dump *d)
 {
     const struct instr_dump_header *h = &d->hdr;
     uint64_t tsc = h->last_tsc, ns = h->last_mono_ns;
-    if ((h->flags & INSTR_DUMP_COMPLETE) && h->end_tsc > h->start_tsc && h->end_mono_ns > h->start_mono_ns) {
+    if ((h->flags & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED)) && h->end_tsc > h->start_tsc &&
+        h->end_mono_ns > h->start_mono_ns) {
         tsc = h->end_tsc;
         ns = h->end_mono_ns;
     }
@@ -317,6 +389,7 @@ static void tick_rate(struct instr_dump *d)
 
 int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t errlen)
 {
+    struct meta_caps caps = {0};
     memset(d, 0, sizeof *d);
     d->path = path;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -368,7 +441,6 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
         goto fail_nomem;
     }
     size_t nraw = 0;
-    struct meta_caps caps = {0};
     for (size_t i = 0; i < nchunks; i++) {
         const uint8_t *c = d->map + d->hdr.header_size + i * cs;
         size_t have = i < nfull ? cs : rest;
@@ -393,8 +465,10 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
         if (kind == INSTR_CHUNK_METADATA) {
             if ((rc = parse_metadata(d, &caps, payload, len, i)))
                 goto fail_raw;
+            release(d, c, have); /* copied out */
             continue;
         }
+        release(d, c, have < 4096 ? have : 4096); /* the header page: read again when walked */
         struct raw_chunk *r = &raw[nraw++];
         r->thread_index = rd32(c + 8);
         r->tid = rd32(c + 12);
@@ -411,7 +485,7 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
         size_t j = i;
         while (j < nraw && raw[j].thread_index == raw[i].thread_index)
             j++;
-        struct instr_thread_info *t = thread_slot(d, &caps.threads, raw[i].thread_index);
+        struct instr_thread_info *t = thread_slot(d, &caps, raw[i].thread_index);
         if (!t || !(t->chunks = calloc(j - i, sizeof *t->chunks))) {
             rc = INSTR_ENOMEM;
             goto fail_raw;
@@ -439,16 +513,26 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
         qsort(d->functions, d->nfunctions, sizeof *d->functions, cmp_fn);
     if (d->nlabels > 1)
         qsort(d->labels, d->nlabels, sizeof *d->labels, cmp_label);
+    if (d->nsites > 1)
+        qsort(d->sites, d->nsites, sizeof *d->sites, cmp_site);
     if (d->nthreads > 1)
         qsort(d->threads, d->nthreads, sizeof *d->threads, cmp_thread);
-    if (!(d->hdr.flags & INSTR_DUMP_COMPLETE) &&
-        (rc = instr_dump_warn(d, "incomplete: the process did not finish (no end record)")))
+    if ((d->hdr.flags & INSTR_DUMP_SIGNALED) && !(d->hdr.flags & INSTR_DUMP_COMPLETE)) {
+        if ((rc = instr_dump_warn(d, "incomplete: the process was ended by signal %u (%s) in thread %u",
+                                  d->hdr.end_signal, instr_signal_name(d->hdr.end_signal),
+                                  d->hdr.end_signal_tid)))
+            goto fail_nomem;
+    } else if (!(d->hdr.flags & INSTR_DUMP_COMPLETE) &&
+               (rc = instr_dump_warn(d, "incomplete: the process did not finish (no end record: killed by "
+                                        "SIGKILL, _exit, or still running)")))
         goto fail_nomem;
+    free(caps.tmap);
     return 0;
 
 fail_raw:
     free(raw);
 fail_nomem:
+    free(caps.tmap);
     instr_dump_close(d);
     return fail(err, errlen, rc, "%s: %s", path, instr_tool_strerror(rc));
 }
@@ -465,6 +549,9 @@ void instr_dump_close(struct instr_dump *d)
     }
     for (size_t i = 0; i < d->nlabels; i++)
         free(d->labels[i].text);
+    for (size_t i = 0; i < d->nsites; i++)
+        free(d->sites[i].callee);
+    free(d->sites);
     for (size_t i = 0; i < d->nthreads; i++) {
         free(d->threads[i].name);
         free(d->threads[i].chunks);
@@ -515,6 +602,38 @@ const struct instr_label *instr_dump_label(const struct instr_dump *d, uint64_t 
             hi = mid;
     }
     return lo < d->nlabels && d->labels[lo].id == id ? &d->labels[lo] : NULL;
+}
+
+const struct instr_callsite *instr_dump_callsite(const struct instr_dump *d, uint64_t id)
+{
+    size_t lo = 0, hi = d->nsites;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->sites[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < d->nsites && d->sites[lo].id == id ? &d->sites[lo] : NULL;
+}
+
+/* Drops the whole pages of [p, p + len) from this process's memory: the
+ * mapping is private and read-only, so they come back from the file if
+ * touched again. */
+static void release(const struct instr_dump *d, const uint8_t *p, size_t len)
+{
+    const uintptr_t pg = 4096;
+    uintptr_t a = ((uintptr_t)p + pg - 1) & ~(pg - 1), b = ((uintptr_t)p + len) & ~(pg - 1);
+    if (b > a && (const uint8_t *)a >= d->map && (const uint8_t *)b <= d->map + d->size)
+        madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+void instr_dump_chunk_done(const struct instr_dump *d, const struct instr_chunk_ref *c)
+{
+    const uint8_t *start = c->payload - INSTR_CHUNK_HEADER_SIZE;
+    release(d, start, c->len + INSTR_CHUNK_HEADER_SIZE);
+    if (d->progress)
+        d->progress(d->progress_ctx, c->len + INSTR_CHUNK_HEADER_SIZE);
 }
 
 /* ---- event iteration --------------------------------------------------------- */

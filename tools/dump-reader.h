@@ -51,6 +51,18 @@ struct instr_function {
     char *file;      /* source file */
 };
 
+/* A CALLSITE record: what a CALL event's id names (dump-format.h). */
+struct instr_callsite {
+    uint64_t id;         /* call-site id used by CALL/REENTER_SITE events */
+    uint64_t caller;     /* calling function's id */
+    uint64_t line;       /* source line of the call */
+    uint64_t flags;      /* INSTR_SITE_* (hook-abi.h) */
+    char *callee;        /* mangled name of a direct callee, resolved symbol of an indirect target, or "" */
+    uint64_t module;     /* callee's module id, 0 = unknown */
+    uint64_t callee_off; /* callee address - its module's load address, bytes (0 = unknown) */
+    uint64_t site_off;   /* return address of the call - the caller module's load address, bytes */
+};
+
 struct instr_label {
     uint64_t id; /* label id used by MARK/COUNTER events */
     char *text;
@@ -90,6 +102,12 @@ struct instr_dump {
     char **warnings; /* one line each */
     size_t nwarnings;
     uint64_t truncated; /* nonzero if the file ends before its chunks do */
+    struct instr_callsite *sites; /* sorted by id */
+    size_t nsites;
+    /* Reading progress (optional, set by the caller after open): called by
+     * instr_dump_chunk_done with the bytes of each chunk finished. */
+    void (*progress)(void *ctx, uint64_t bytes);
+    void *progress_ctx;
 };
 
 /* Opens and validates path.  On error returns a negative code with a
@@ -97,13 +115,21 @@ struct instr_dump {
 int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t errlen);
 void instr_dump_close(struct instr_dump *d);
 
+/* A reader is done with chunk c for now: its pages leave memory (they are
+ * read again from the file if needed), so memory stays bounded whatever the
+ * dump size, and the progress callback hears of it. */
+void instr_dump_chunk_done(const struct instr_dump *d, const struct instr_chunk_ref *c);
+
 /* Adds a warning line (printf-style) to d.  Returns 0 or INSTR_ENOMEM. */
 int instr_dump_warn(struct instr_dump *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 const struct instr_function *instr_dump_function(const struct instr_dump *d, uint64_t id);
 const struct instr_module *instr_dump_module(const struct instr_dump *d, uint64_t id);
 const struct instr_label *instr_dump_label(const struct instr_dump *d, uint64_t id);
+const struct instr_callsite *instr_dump_callsite(const struct instr_dump *d, uint64_t id);
 const char *instr_detector_name(uint32_t detector);
+/* "SIGSEGV" for 11 (Linux x86-64 numbering), "unknown signal" otherwise. */
+const char *instr_signal_name(uint32_t sig);
 
 /* ---- event decoding ------------------------------------------------------ */
 
@@ -171,6 +197,7 @@ static inline int instr_decode_event(const uint8_t **pp, const uint8_t *end, str
         case INSTR_EXT_THREAD_END:
             break;
         case INSTR_EXT_REENTER:
+        case INSTR_EXT_REENTER_SITE:
         case INSTR_EXT_MARK:
         case INSTR_EXT_DROPPED:
             if (instr_get_varint(&p, end, &ev->arg) < 0)

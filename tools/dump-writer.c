@@ -9,6 +9,9 @@
 #include "dump-reader.h" /* error codes */
 #include "event-codec.h"
 
+/* Memory for chunk buffers (threads x chunk_size, plus metadata). */
+#define INSTR_WRITER_MAX_BUFFERS ((size_t)256 << 20)
+
 struct wchunk {
     uint8_t *buf;      /* chunk_size bytes: header + payload */
     size_t used;       /* payload bytes */
@@ -27,6 +30,7 @@ struct instr_dump_writer {
     struct wchunk meta;
     struct wchunk *threads; /* indexed by thread index */
     size_t nthreads;
+    size_t nbufs;           /* thread chunk buffers allocated */
     int error;
 };
 
@@ -174,8 +178,12 @@ static struct wchunk *thread_chunk(struct instr_dump_writer *w, uint32_t index)
         w->nthreads = n;
     }
     struct wchunk *c = &w->threads[index];
-    if (!c->buf && !(c->buf = malloc(w->chunk_size)))
-        return NULL;
+    if (!c->buf) {
+        /* One buffer per thread: bounded, whatever a hostile text asks for. */
+        if ((w->nbufs + 2) * w->chunk_size > INSTR_WRITER_MAX_BUFFERS || !(c->buf = malloc(w->chunk_size)))
+            return NULL;
+        w->nbufs++;
+    }
     return c;
 }
 
@@ -198,6 +206,23 @@ int instr_writer_label(struct instr_dump_writer *w, uint64_t id, const char *tex
     rv(&r, id);
     rs(&r, text);
     return r.bad ? INSTR_EARG : meta_record(w, INSTR_META_LABEL, r.b, r.n);
+}
+
+int instr_writer_callsite(struct instr_dump_writer *w, const struct instr_callsite *cs)
+{
+    struct rec r = {.n = 0};
+    rv(&r, cs->id);
+    rv(&r, cs->caller);
+    rv(&r, cs->line);
+    rv(&r, cs->flags);
+    rs(&r, cs->callee ? cs->callee : "");
+    rv(&r, cs->module);
+    if (r.bad || r.n + 16 > sizeof r.b)
+        return INSTR_EARG;
+    put_le(r.b + r.n, cs->callee_off, 8);
+    put_le(r.b + r.n + 8, cs->site_off, 8);
+    r.n += 16;
+    return meta_record(w, INSTR_META_CALLSITE, r.b, r.n);
 }
 
 uint64_t instr_writer_last_tick(struct instr_dump_writer *w, uint32_t thread)
@@ -246,6 +271,7 @@ int instr_writer_event(struct instr_dump_writer *w, uint32_t thread, uint64_t ti
         case INSTR_EXT_THREAD_END:
             break;
         case INSTR_EXT_REENTER:
+        case INSTR_EXT_REENTER_SITE:
         case INSTR_EXT_MARK:
         case INSTR_EXT_DROPPED:
             q = instr_put_varint(q, arg);

@@ -25,6 +25,8 @@ int instr_writer_function(struct instr_dump_writer *w, uint64_t id, uint64_t mod
                           const char *name, const char *file);
 int instr_writer_thread(struct instr_dump_writer *w, uint32_t index, uint64_t tid, const char *name);
 int instr_writer_label(struct instr_dump_writer *w, uint64_t id, const char *text);
+struct instr_callsite;
+int instr_writer_callsite(struct instr_dump_writer *w, const struct instr_callsite *cs);
 
 /* Appends one event at absolute tick `tick` (>= the thread's previous tick,
  * or the value of its last RESYNC).  kind is INSTR_EV_*, ext INSTR_EXT_* for

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "dump-reader.h"
+#include "progress.h"
+#include "exclusions.h"
 #include "report.h"
 
 enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_INPUT = 2, EXIT_WARNED = 3 };
@@ -16,13 +18,20 @@ static void usage(FILE *f)
             "Reports Elapsed/Application Inclusive/Exclusive values of an instr session;\n"
             "several dumps are several processes of one session.\n"
             "\n"
-            "  --view VIEW      functions (default), threads, modules, processes\n"
+            "  --view VIEW      functions (default), threads, modules, processes, calltree,\n"
+            "                   callers FUNC, callees FUNC (FUNC: a function's name)\n"
+            "  --depth N        calltree: show N levels (default all)\n"
+            "  --threshold PCT  calltree: hide paths below PCT %% of Elapsed Inclusive\n"
             "  --sort COLUMN    %s\n"
             "                   (numbers descending, names ascending; default ei)\n"
             "  --units UNIT     ticks, ns, us, ms (default ms)\n"
             "  --format FORMAT  text (default), csv, json (json has every view)\n"
             "  --limit N        show the first N rows (text, csv)\n"
             "  --flagged        add flagged-interval columns (text, csv)\n"
+            "  --not-application=PATTERN|@CATEGORY[,...]\n"
+            "                   intervals with a matching function on the stack are not\n"
+            "                   Application time (globs on mangled and demangled names;\n"
+            "                   categories @locks @io @alloc @sleep); repeatable\n"
             "  -o FILE          write to FILE instead of standard output\n"
             "  --help           this text\n"
             "\n"
@@ -42,13 +51,15 @@ static int pick(const char *arg, const char *const *names, int n)
 
 int main(int argc, char **argv)
 {
-    static const char *const views[] = {"functions", "threads", "modules", "processes"};
+    static const char *const views[] = {"functions", "threads", "modules", "processes",
+                                        "calltree", "callers", "callees"};
     static const char *const units[] = {"ticks", "ns", "us", "ms"};
     static const char *const formats[] = {"text", "csv", "json"};
     static const instr_exporter exporters[] = {instr_report_text, instr_report_csv, instr_report_json};
     struct instr_report_opts o = {.units = INSTR_UNITS_MS, .view = INSTR_VIEW_FUNCTIONS};
     const char *sort = "ei", *outpath = NULL;
     int format = 0;
+    struct instr_exclusions excl = {0};
     const char **paths = calloc((size_t)argc, sizeof *paths);
     size_t npaths = 0;
     if (!paths)
@@ -63,14 +74,43 @@ int main(int argc, char **argv)
             return EXIT_OK;
         } else if (!strcmp(a, "--flagged")) {
             o.flagged = 1;
+        } else if (!strncmp(a, "--not-application", 17) && (a[17] == '=' || (!a[17] && v))) {
+            char xerr[200];
+            if (instr_exclusions_add(&excl, a[17] ? a + 18 : v, xerr, sizeof xerr) < 0) {
+                fprintf(stderr, "instr-report: --not-application: %s\n", xerr);
+                instr_exclusions_free(&excl);
+                free(paths);
+                return EXIT_USAGE;
+            }
+            i += !a[17];
         } else if (a[0] == '-' && a[1] && !v) {
             fprintf(stderr, "instr-report: %s needs a value\n", a);
             free(paths);
             return EXIT_USAGE;
         } else if (!strcmp(a, "--view")) {
-            if ((k = pick(v, views, 4)) < 0)
+            if ((k = pick(v, views, 7)) < 0)
                 goto bad;
             o.view = (enum instr_view)k;
+            i++;
+            if (o.view == INSTR_VIEW_CALLERS || o.view == INSTR_VIEW_CALLEES) {
+                if (i + 1 >= argc) {
+                    fprintf(stderr, "instr-report: --view %s needs a function name\n", v);
+                    free(paths);
+                    return EXIT_USAGE;
+                }
+                o.func = argv[++i];
+            }
+        } else if (!strcmp(a, "--depth")) {
+            char *end;
+            o.depth = strtoul(v, &end, 10);
+            if (*end || !*v)
+                goto bad;
+            i++;
+        } else if (!strcmp(a, "--threshold")) {
+            char *end;
+            o.threshold = strtod(v, &end);
+            if (*end || !*v || o.threshold < 0)
+                goto bad;
             i++;
         } else if (!strcmp(a, "--units")) {
             if ((k = pick(v, units, 4)) < 0)
@@ -107,6 +147,11 @@ int main(int argc, char **argv)
         free(paths);
         return EXIT_USAGE;
     }
+    if (format == 1 && o.view >= INSTR_VIEW_CALLTREE) {
+        fprintf(stderr, "instr-report: --view %s is text or json, not csv\n", views[o.view]);
+        free(paths);
+        return EXIT_USAGE;
+    }
     if (!npaths) {
         usage(stderr);
         free(paths);
@@ -129,8 +174,19 @@ int main(int argc, char **argv)
         }
         nd++;
     }
+    struct instr_progress bar;
+    uint64_t total = 0;
+    for (size_t i = 0; i < nd; i++)
+        total += dumps[i].size;
+    instr_progress_start(&bar, total);
+    for (size_t i = 0; i < nd; i++) {
+        dumps[i].progress = instr_progress_add;
+        dumps[i].progress_ctx = &bar;
+    }
     struct instr_session s;
-    if (instr_session_build(&s, dumps, nd, err, sizeof err) < 0) {
+    int built = instr_session_build_excluding(&s, dumps, nd, excl.n ? &excl : NULL, err, sizeof err);
+    instr_progress_end(&bar);
+    if (built < 0) {
         fprintf(stderr, "instr-report: %s\n", err);
         status = EXIT_INPUT;
         goto done_dumps;
@@ -145,6 +201,19 @@ int main(int argc, char **argv)
         perror(outpath);
         status = EXIT_USAGE;
         goto done_session;
+    }
+    if (o.func) {
+        /* An unknown or ambiguous name is a usage error, said before any output. */
+        struct instr_relations rel;
+        snprintf(err, sizeof err, "out of memory");
+        if (instr_relations_build(&s, o.func, &rel, err, sizeof err) < 0) {
+            fprintf(stderr, "instr-report: %s\n", err);
+            status = EXIT_USAGE;
+            if (out != stdout)
+                fclose(out);
+            goto done_session;
+        }
+        instr_relations_free(&rel);
     }
     int rc = exporters[format](out, &s, &o);
     if (rc < 0 || fflush(out) != 0 || ferror(out)) {
@@ -164,5 +233,6 @@ done_dumps:
         instr_dump_close(&dumps[i]);
     free(dumps);
     free(paths);
+    instr_exclusions_free(&excl);
     return status;
 }

@@ -88,6 +88,7 @@ struct node {
     uint32_t first_child, next_sibling; /* filled after the walk */
     uint64_t ee, ae, ie, ia;            /* ticks */
     uint64_t calls, flagged_n, flagged_t;
+    uint8_t excluded; /* --not-application: this frame or an ancestor matches */
 };
 
 struct walker {
@@ -100,7 +101,29 @@ struct walker {
     size_t capstack;
     uint32_t *fncount, *modcount; /* DFS counters */
     size_t capfncount;
+    uint32_t *extcount;  /* DFS counter: pseudo-frames called by an open frame of a function */
+    uint8_t *state;      /* per stack depth: ST_* */
+    size_t capstate;
+    struct node pend;    /* time of the pending call site (ee, ae, flagged) */
+    const struct instr_exclusions *x; /* --not-application, or NULL */
 };
+
+/* A frame is excluded when its name (function or pseudo-frame) matches. */
+static int frame_excluded(const struct walker *w, uint32_t fn)
+{
+    const struct instr_pfunc *f = &w->p->funcs[fn];
+    return instr_exclusions_match(w->x, f->fn ? f->fn->name : f->pseudo);
+}
+#define INSTR_PROFILE_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Stack entry states (call sites, see walk_thread). */
+enum {
+    ST_FRAME,         /* a function frame, or a call site's pseudo-frame */
+    ST_MERGED,        /* a call site and the entry of its callee: one frame */
+    ST_MERGED_EXITED, /* ... whose callee exited: the call site's return pops it */
+    ST_PENDING,       /* a call site whose next event is not seen yet (no node) */
+};
+#define PENDING_NODE UINT32_MAX
 
 static int func_index(struct walker *w, uint64_t key, uint32_t *out)
 {
@@ -120,7 +143,16 @@ static int func_index(struct walker *w, uint64_t key, uint32_t *out)
     memset(f, 0, sizeof *f);
     f->key = key;
     f->module = (uint32_t)(p->nmodules - 1);
-    if (!(key & INSTR_KEY_SITE)) {
+    if ((key & INSTR_KEY_SITE) && (key & ~INSTR_KEY_SITE) < p->sites.nnames) {
+        /* A pseudo-frame: named after the callee, in the callee's module. */
+        size_t k = (size_t)(key & ~INSTR_KEY_SITE);
+        f->pseudo = p->sites.names[k];
+        for (size_t m = p->nmodules - 1; m-- > 0;)
+            if (p->dump->modules[m].id == p->sites.module[k]) {
+                f->module = (uint32_t)m;
+                break;
+            }
+    } else if (!(key & INSTR_KEY_SITE)) {
         f->fn = instr_dump_function(p->dump, key);
         if (f->fn)
             for (size_t m = p->nmodules - 1; m-- > 0;)
@@ -158,6 +190,7 @@ static uint32_t child_slow(struct walker *w, uint32_t parent, uint64_t key)
         n->key = key;
         n->parent = parent;
         n->fn = fn;
+        n->excluded = w->nodes[parent].excluded || (w->x && frame_excluded(w, fn));
         if (map_put(&w->childmap, key, parent, c) < 0)
             return UINT32_MAX;
         struct node *par = &w->nodes[parent];
@@ -197,6 +230,42 @@ static void add_values(struct instr_values *a, const struct instr_values *b)
     a->calls += b->calls;
     a->flagged_n += b->flagged_n;
     a->flagged_t += b->flagged_t;
+    a->ext_ei += b->ext_ei;
+    a->ext_ai += b->ext_ai;
+}
+
+/* The function whose external time a node adds to: for a pseudo-frame
+ * called directly by a function frame, that function; else UINT32_MAX. */
+static inline uint32_t ext_caller(const struct instr_profile *p, const struct node *nodes, const struct node *nd)
+{
+    if (!(nd->key & INSTR_KEY_SITE) || nd->parent == 0)
+        return UINT32_MAX;
+    uint32_t caller = nodes[nd->parent].fn;
+    return (p->funcs[caller].key & INSTR_KEY_SITE) ? UINT32_MAX : caller;
+}
+
+/* Keeps the thread's call tree (for the call-tree and caller/callee views). */
+static int keep_tree(struct walker *w, uint32_t thread)
+{
+    struct instr_profile *p = w->p;
+    size_t n = w->nnodes, base = p->nnodes;
+    if (base + n >= UINT32_MAX)
+        return INSTR_ENOMEM;
+    struct instr_pnode *a = realloc(p->nodes, (base + n) * sizeof *a);
+    if (!a)
+        return INSTR_ENOMEM;
+    p->nodes = a;
+    for (size_t i = 0; i < n; i++) {
+        const struct node *nd = &w->nodes[i];
+        a[base + i] = (struct instr_pnode){
+            .parent = (uint32_t)(base + (i ? nd->parent : 0)),
+            .func = i ? nd->fn : UINT32_MAX,
+            .thread = thread,
+            .ie = nd->ie, .ee = nd->ee, .ia = nd->ia, .ae = nd->ae, .calls = nd->calls,
+        };
+    }
+    p->nnodes = base + n;
+    return 0;
 }
 
 /* Derives inclusive values and adds the tree into the profile. */
@@ -224,12 +293,16 @@ static int fold_tree(struct walker *w, struct instr_pthread *th)
 
     if (p->nfuncs > w->capfncount) {
         free(w->fncount);
-        if (!(w->fncount = calloc(p->nfuncs, sizeof *w->fncount)))
+        free(w->extcount);
+        if (!(w->fncount = calloc(p->nfuncs, sizeof *w->fncount)) ||
+            !(w->extcount = calloc(p->nfuncs, sizeof *w->extcount)))
             return INSTR_ENOMEM;
         w->capfncount = p->nfuncs;
     }
-    if (p->nfuncs)
+    if (p->nfuncs) {
         memset(w->fncount, 0, p->nfuncs * sizeof *w->fncount);
+        memset(w->extcount, 0, p->nfuncs * sizeof *w->extcount);
+    }
     memset(w->modcount, 0, p->nmodules * sizeof *w->modcount);
 
     /* Depth-first walk, counting how many nodes of each function and module
@@ -254,11 +327,18 @@ static int fold_tree(struct walker *w, struct instr_pthread *th)
             struct node *nd = &nodes[top & 0x7fffffffu];
             w->fncount[nd->fn]--;
             w->modcount[p->funcs[nd->fn].module]--;
+            if (ext_caller(p, nodes, nd) != UINT32_MAX)
+                w->extcount[ext_caller(p, nodes, nd)]--;
             continue;
         }
         struct node *nd = &nodes[top];
         struct instr_pfunc *f = &p->funcs[nd->fn];
         struct instr_pmodule *m = &p->modules[f->module];
+        uint32_t ec = ext_caller(p, nodes, nd);
+        if (ec != UINT32_MAX && w->extcount[ec]++ == 0) {
+            p->funcs[ec].v.ext_ei += nd->ie;
+            p->funcs[ec].v.ext_ai += nd->ia;
+        }
         if (w->fncount[nd->fn]++ == 0) {
             f->v.ei += nd->ie;
             f->v.ai += nd->ia;
@@ -298,6 +378,48 @@ static int fold_tree(struct walker *w, struct instr_pthread *th)
         for (uint32_t c = nd->first_child; c; c = nodes[c].next_sibling)
             st[sp++] = c;
     }
+    return keep_tree(w, (uint32_t)(th - p->threads));
+}
+
+/* Grows the walk's stack and its states together (doubling). */
+static int grow_stack(struct walker *w, uint32_t **stack, size_t *cap)
+{
+    size_t nc = *cap * 2;
+    uint32_t *s = realloc(*stack, nc * sizeof *s);
+    if (!s)
+        return INSTR_ENOMEM;
+    *stack = w->stack = s;
+    *cap = w->capstack = nc;
+    uint8_t *st = realloc(w->state, nc);
+    if (!st)
+        return INSTR_ENOMEM;
+    w->state = st;
+    w->capstate = nc;
+    return 0;
+}
+
+/* The frame key of a call site's pseudo-frame: its name's index, or (no
+ * CALLSITE record) the site id itself with bit 62, named "[site N]". */
+static uint64_t site_key(const struct instr_profile *p, uint64_t site)
+{
+    uint32_t k = instr_sitemap_pseudo(&p->sites, p->dump, site);
+    return INSTR_KEY_SITE | (k == UINT32_MAX ? INSTR_KEY_UNNAMED | (site & (INSTR_KEY_UNNAMED - 1)) : k);
+}
+
+/* Gives the pending call site on top of the stack its node: key's child of
+ * the frame below, with the time the call site has had so far. */
+static int resolve_pending(struct walker *w, uint32_t *stack, size_t depth, uint64_t key, int count)
+{
+    uint32_t c = child(w, stack[depth - 1], key);
+    if (c == UINT32_MAX)
+        return INSTR_ENOMEM;
+    struct node *n = &w->nodes[c];
+    n->ee += w->pend.ee;
+    n->ae += n->excluded ? 0 : w->pend.ae; /* an excluded callee: the call was not Application */
+    n->flagged_n += w->pend.flagged_n;
+    n->flagged_t += w->pend.flagged_t;
+    n->calls += (uint64_t)count;
+    stack[depth] = c;
     return 0;
 }
 
@@ -314,6 +436,10 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
     uint32_t *stack = w->stack;
     size_t depth = 0, cap = w->capstack;
     stack[0] = 0;
+    int pending = 0, pend_reenter = 0; /* the top is a call site not resolved yet */
+    uint64_t pend_site = 0;
+    if (w->capstate < cap && grow_stack(w, &stack, &cap) < 0)
+        return INSTR_ENOMEM;
     uint64_t prev = ti->nchunks ? ti->chunks[0].base_tsc : 0, events = 0;
     th->first_tick = prev;
     if (ti->nchunks) {
@@ -342,14 +468,30 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
             prev = tick;
             events++;
             if (depth) {
-                struct node *n = &w->nodes[stack[depth]];
+                struct node *n = stack[depth] == PENDING_NODE ? &w->pend : &w->nodes[stack[depth]];
                 n->ee += d;
-                if (!ev.os) {
+                if (!ev.os && !n->excluded) {
                     n->ae += d;
                 } else {
                     n->flagged_n++;
                     n->flagged_t += d;
                 }
+            }
+            if (INSTR_PROFILE_UNLIKELY(pending)) {
+                /* The event after a call site says what its frame is: the
+                 * callee's entry (one frame, the call site's time charged
+                 * to it), or anything else (a pseudo-frame). */
+                int merged = 0;
+                if ((ev.kind == INSTR_EV_ENTER && !pend_reenter) ||
+                    (ev.kind == INSTR_EV_EXT && ev.ext == INSTR_EXT_REENTER && pend_reenter))
+                    merged = instr_sitemap_merges(&p->sites, p->dump, pend_site, ev.arg);
+                if (resolve_pending(w, stack, depth, merged ? ev.arg & ~INSTR_KEY_SITE : site_key(p, pend_site),
+                                    !pend_reenter) < 0)
+                    return INSTR_ENOMEM;
+                w->state[depth] = merged ? ST_MERGED : ST_FRAME;
+                pending = 0;
+                if (merged)
+                    continue;
             }
             uint64_t key;
             switch (ev.kind) {
@@ -357,24 +499,38 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
                 key = ev.arg & ~INSTR_KEY_SITE;
                 goto push;
             case INSTR_EV_CALL:
-                key = ev.arg | INSTR_KEY_SITE;
+            call:
+                if (depth + 1 >= cap && grow_stack(w, &stack, &cap) < 0)
+                    return INSTR_ENOMEM;
+                stack[++depth] = PENDING_NODE;
+                w->state[depth] = ST_PENDING;
+                memset(&w->pend, 0, sizeof w->pend);
+                w->pend.excluded = w->nodes[stack[depth - 1]].excluded;
+                pending = 1;
+                pend_site = ev.arg;
+                pend_reenter = ev.ext != 0;
+                break;
             push:
-                if (depth + 1 >= cap) {
-                    uint32_t *s = realloc(stack, cap * 2 * sizeof *s);
-                    if (!s)
-                        return INSTR_ENOMEM;
-                    stack = w->stack = s;
-                    cap = w->capstack = cap * 2;
-                }
+                if (depth + 1 >= cap && grow_stack(w, &stack, &cap) < 0)
+                    return INSTR_ENOMEM;
                 {
                     uint32_t c = child(w, stack[depth], key);
                     if (c == UINT32_MAX)
                         return INSTR_ENOMEM;
                     stack[++depth] = c;
+                    w->state[depth] = ST_FRAME;
                     w->nodes[c].calls += ev.ext == 0;
                 }
                 break;
             case INSTR_EV_EXIT:
+                /* A merged frame stays until its call site returns. */
+                if (depth && w->state[depth] == ST_MERGED)
+                    w->state[depth] = ST_MERGED_EXITED;
+                else if (depth)
+                    depth--;
+                else
+                    rep->unmatched_exits++;
+                break;
             case INSTR_EV_RETURN:
                 if (depth)
                     depth--;
@@ -385,6 +541,12 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
                 switch (ev.ext) {
                 case INSTR_EXT_UNWIND:
                     if (depth) {
+                        /* A merged frame is two runtime frames, so two
+                         * unwinds; it counts as one frame, when it goes. */
+                        if (w->state[depth] == ST_MERGED) {
+                            w->state[depth] = ST_MERGED_EXITED;
+                            break;
+                        }
                         depth--;
                         rep->unwound[ev.arg < INSTR_UNWIND_REASONS ? ev.arg : 0]++;
                     } else {
@@ -400,11 +562,14 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
                     /* ev.ext != 0: pushed without counting a call. */
                     key = ev.arg & ~INSTR_KEY_SITE;
                     goto push;
+                case INSTR_EXT_REENTER_SITE:
+                    goto call;
                 case INSTR_EXT_RESYNC:
                     tick = prev = ev.arg;
                     break;
                 case INSTR_EXT_DROPPED:
                     rep->dropped += ev.arg;
+                    th->dropped += ev.arg;
                     break;
                 default: /* MARK, COUNTER: they only split an interval */
                     break;
@@ -414,15 +579,18 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
         }
         if (r < 0 || (q < end && !ch->open))
             rep->bad_chunks++;
+        instr_dump_chunk_done(p->dump, ch);
     }
     if (prev > th->end_tick)
         th->end_tick = prev;
+    if (pending && resolve_pending(w, stack, depth, site_key(p, pend_site), !pend_reenter) < 0)
+        return INSTR_ENOMEM;
     if (depth) {
         const struct instr_dump_header *h = &p->dump->hdr;
-        if ((h->flags & INSTR_DUMP_COMPLETE) && h->end_tsc > prev) {
+        if ((h->flags & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED)) && h->end_tsc > prev) {
             struct node *n = &w->nodes[stack[depth]];
             n->ee += h->end_tsc - prev;
-            n->ae += h->end_tsc - prev;
+            n->ae += n->excluded ? 0 : h->end_tsc - prev;
             th->end_tick = h->end_tsc;
         }
         rep->incomplete += depth;
@@ -436,9 +604,15 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
 
 int instr_profile_build(struct instr_profile *p, const struct instr_dump *d, char *err, size_t errlen)
 {
+    return instr_profile_build_excluding(p, d, NULL, err, errlen);
+}
+
+int instr_profile_build_excluding(struct instr_profile *p, const struct instr_dump *d,
+                                  const struct instr_exclusions *x, char *err, size_t errlen)
+{
     memset(p, 0, sizeof *p);
     p->dump = d;
-    struct walker w = {.p = p};
+    struct walker w = {.p = p, .x = x};
     int rc = INSTR_ENOMEM;
     p->nmodules = d->nmodules + 1;
     if (!(p->modules = calloc(p->nmodules, sizeof *p->modules)) ||
@@ -450,7 +624,8 @@ int instr_profile_build(struct instr_profile *p, const struct instr_dump *d, cha
     w.capnodes = 1024;
     w.capstack = 256;
     if (!(w.nodes = malloc(w.capnodes * sizeof *w.nodes)) || !(w.stack = malloc(w.capstack * sizeof *w.stack)) ||
-        map_init(&w.fnmap, 256) < 0 || map_init(&w.childmap, 1024) < 0)
+        map_init(&w.fnmap, 256) < 0 || map_init(&w.childmap, 1024) < 0 ||
+        instr_sitemap_build(&p->sites, d) < 0)
         goto out;
     for (size_t i = 0; i < d->nthreads; i++) {
         struct instr_pthread *th = &p->threads[p->nthreads++];
@@ -466,6 +641,8 @@ out:
     free(w.stack);
     free(w.fncount);
     free(w.modcount);
+    free(w.extcount);
+    free(w.state);
     free(w.fnmap.e);
     free(w.childmap.e);
     if (rc < 0) {
@@ -480,5 +657,7 @@ void instr_profile_free(struct instr_profile *p)
     free(p->funcs);
     free(p->threads);
     free(p->modules);
+    free(p->nodes);
+    instr_sitemap_free(&p->sites, p->dump ? p->dump->nsites : 0);
     memset(p, 0, sizeof *p);
 }

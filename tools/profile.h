@@ -23,11 +23,26 @@
  *  - EXIT / RETURN on an empty stack is ignored;
  *  - frames still open at the end of a thread are closed at its end tick:
  *    its THREAD_END event, else the process end tick if the dump is
- *    COMPLETE and it is later than the thread's last event (that last
+ *    COMPLETE (or SIGNALED: ended by a fatal signal) and it is later than the thread's last event (that last
  *    interval counts as Application: nothing says the OS acted), else the
  *    last event.
  *  - EXIT and RETURN pop whatever frame is on top (generic: the runtime
  *    reports mismatches itself as UNWIND mismatch).
+ *
+ * Call sites (CALL ... RETURN) make frames too.  What a CALL's frame is
+ * depends on the next event of the thread:
+ *
+ *   CALL s, ENTER f  with s calling f (callsites.h)  -> one frame, f's:
+ *                    CALL..ENTER and EXIT..RETURN are f's time, one call;
+ *                    EXIT leaves it open, RETURN closes it, and of the two
+ *                    UNWINDs that close it when an exception goes through,
+ *                    only the second counts (one frame);
+ *   CALL s, anything else                            -> a pseudo-frame named
+ *                    after s's callee (key: INSTR_KEY_SITE | name index), so
+ *                    main -> qsort -> cmp for a callback.
+ *
+ * Until that next event the call's time is held aside (walker.pend), so
+ * the dump stays what the hooks saw and the merge is decided here.
  */
 #ifndef INSTR_PROFILE_H
 #define INSTR_PROFILE_H
@@ -35,7 +50,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "callsites.h"
 #include "dump-reader.h"
+#include "exclusions.h"
 
 /* The four values plus calls and flagged intervals, all in ticks. */
 struct instr_values {
@@ -46,7 +63,15 @@ struct instr_values {
     uint64_t calls;     /* ENTER (or CALL) events */
     uint64_t flagged_n; /* flagged intervals with this frame on top */
     uint64_t flagged_t; /* their total ticks */
+    uint64_t ext_ei;    /* external time: see below */
+    uint64_t ext_ai;    /* the same, Application */
 };
+
+/* External time of a function F: the intervals whose stack has, somewhere
+ * above an F frame, a pseudo-frame (an uninstrumented callee) called
+ * directly by that F frame; each interval once, like inclusive values.  So
+ * ext_ei is the part of F's EI spent in the libraries F calls itself (and
+ * in whatever runs under them, callbacks included). */
 
 #define INSTR_UNWIND_REASONS 4 /* index = INSTR_UNWIND_*, 0 = unknown reason */
 
@@ -61,12 +86,24 @@ struct instr_repairs {
 
 /* Frame keys: a function id, or a call-site id with this bit set. */
 #define INSTR_KEY_SITE (1ull << 63)
+#define INSTR_KEY_UNNAMED (1ull << 62) /* with INSTR_KEY_SITE: a site id without a CALLSITE record */
 
 struct instr_pfunc {
-    uint64_t key;                     /* function id, or call-site id | INSTR_KEY_SITE */
-    const struct instr_function *fn;  /* metadata, NULL if missing or a call site */
+    uint64_t key;                     /* function id, or pseudo-frame index | INSTR_KEY_SITE */
+    const struct instr_function *fn;  /* metadata, NULL if missing or a pseudo-frame */
     uint32_t module;                  /* index into modules (nmodules - 1 = unknown) */
     struct instr_values v;
+    const char *pseudo;               /* pseudo-frame: the callee's (mangled) name, else NULL */
+};
+
+/* A node of a thread's call tree: one call path.  Nodes of one thread are
+ * contiguous, its root first (func UINT32_MAX, its own parent); a child
+ * comes after its parent. */
+struct instr_pnode {
+    uint32_t parent;  /* index into the profile's nodes */
+    uint32_t func;    /* index into funcs, UINT32_MAX for a thread's root */
+    uint32_t thread;  /* index into threads */
+    uint64_t ie, ee, ia, ae, calls; /* ticks: this path's four values, and its calls */
 };
 
 struct instr_pthread {
@@ -77,6 +114,7 @@ struct instr_pthread {
     uint64_t end_tick;    /* the tick its open frames were closed at (or last event) */
     uint64_t events;
     struct instr_values v; /* inclusive = intervals with a non-empty stack; exclusive = same */
+    uint64_t dropped;      /* events lost in this thread, from its DROPPED events */
 };
 
 struct instr_pmodule {
@@ -96,9 +134,16 @@ struct instr_profile {
     struct instr_repairs repairs;
     uint64_t events;
     size_t max_nodes; /* largest call tree of a thread */
+    struct instr_sitemap sites;  /* names of the dump's call sites */
+    struct instr_pnode *nodes;   /* every thread's call tree */
+    size_t nnodes;
 };
 
 int instr_profile_build(struct instr_profile *p, const struct instr_dump *d, char *err, size_t errlen);
+/* The same, with intervals under a frame matching x (and its callees) not
+ * counted as Application time (instr-report --not-application). */
+int instr_profile_build_excluding(struct instr_profile *p, const struct instr_dump *d,
+                                  const struct instr_exclusions *x, char *err, size_t errlen);
 void instr_profile_free(struct instr_profile *p);
 
 #endif

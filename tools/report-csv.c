@@ -25,6 +25,8 @@ int instr_report_csv(FILE *out, const struct instr_session *s, const struct inst
     const char *un = instr_units_name(u);
     const struct instr_row *rows;
     size_t n;
+    if (o->view >= INSTR_VIEW_CALLTREE)
+        return INSTR_EARG; /* trees: text or json (instr-report refuses the combination) */
     instr_view_rows(s, o->view, &rows, &n);
     if (o->limit && n > o->limit)
         n = o->limit;
@@ -34,10 +36,11 @@ int instr_report_csv(FILE *out, const struct instr_session *s, const struct inst
             "flagged_intervals,flagged_%s",
             un, un, un, un, un);
     switch (o->view) {
-    case INSTR_VIEW_FUNCTIONS: fputs(",function,mangled,module,file,line\n", out); break;
+    case INSTR_VIEW_FUNCTIONS: fprintf(out, ",function,mangled,module,file,line,external_elapsed_%s\n", un); break;
     case INSTR_VIEW_THREADS: fputs(",pid,thread,tid,name\n", out); break;
     case INSTR_VIEW_MODULES: fputs(",module\n", out); break;
     case INSTR_VIEW_PROCESSES: fputs(",pid,program\n", out); break;
+    default: break;
     }
     for (size_t i = 0; i < n; i++) {
         const struct instr_row *r = &rows[i];
@@ -58,7 +61,8 @@ int instr_report_csv(FILE *out, const struct instr_session *s, const struct inst
             csv_str(out, r->module);
             fputc(',', out);
             csv_str(out, r->file);
-            fprintf(out, ",%" PRIu64 "\n", r->line);
+            instr_fmt_value(v[0], 64, r->v.ext_ei, r->ext_ns[0], u);
+            fprintf(out, ",%" PRIu64 ",%s\n", r->line, r->pseudo ? "" : v[0]);
             break;
         case INSTR_VIEW_THREADS:
             fprintf(out, "%" PRIu64 ",%u,%" PRIu64 ",", r->pid, r->index, r->tid);
@@ -73,6 +77,8 @@ int instr_report_csv(FILE *out, const struct instr_session *s, const struct inst
             fprintf(out, "%" PRIu64 ",", r->pid);
             csv_str(out, r->name);
             fputc('\n', out);
+            break;
+        default:
             break;
         }
     }

@@ -53,7 +53,6 @@ static void values(FILE *out, const struct instr_row *r, const char *ind)
 
 int instr_report_json(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
 {
-    (void)o;
     fputs("{\n  \"session\": {\n    \"programs\": [", out);
     for (size_t i = 0; i < s->ndumps; i++) {
         const struct instr_dump *d = &s->dumps[i];
@@ -79,7 +78,8 @@ int instr_report_json(FILE *out, const struct instr_session *s, const struct ins
         jstr(out, sees);
         fputs(", \"detector_not_seen_text\": ", out);
         jstr(out, unseen);
-        fputs("}", out);
+        fprintf(out, ", \"end_signal\": %u, \"open_frames_at_end\": %" PRIu64 "}", d->hdr.end_signal,
+                s->profiles[i].repairs.incomplete);
     }
     fputs("\n    ],\n    \"program\": ", out);
     jstr(out, s->ndumps ? s->dumps[0].hdr.exe_path : "");
@@ -138,6 +138,12 @@ int instr_report_json(FILE *out, const struct instr_session *s, const struct ins
         jstr(out, f->file);
         fprintf(out, ",\n      \"line\": %" PRIu64 ",\n", f->line);
         values(out, f, "      ");
+        fprintf(out, ",\n      \"pseudo\": %s,\n      \"external_elapsed_ticks\": %" PRIu64
+                ",\n      \"external_elapsed_ns\": ", f->pseudo ? "true" : "false", f->v.ext_ei);
+        jns(out, f->ext_ns[0]);
+        fprintf(out, ",\n      \"external_application_ticks\": %" PRIu64 ",\n      \"external_application_ns\": ",
+                f->v.ext_ai);
+        jns(out, f->ext_ns[1]);
         fputs("\n    }", out);
     }
     fputs(s->nfunctions ? "\n  ],\n  \"threads\": [" : "],\n  \"threads\": [", out);
@@ -173,6 +179,18 @@ int instr_report_json(FILE *out, const struct instr_session *s, const struct ins
         values(out, p, "      ");
         fputs("\n    }", out);
     }
-    fputs(s->nprocesses ? "\n  ]\n}\n" : "]\n}\n", out);
-    return 0;
+    fputs(s->nprocesses ? "\n  ]" : "]", out);
+    int rc = instr_views_json(out, s, o);
+    fputs("\n}\n", out);
+    return rc;
+}
+
+void instr_json_str(FILE *out, const char *s)
+{
+    jstr(out, s);
+}
+
+void instr_json_ns(FILE *out, double ns)
+{
+    jns(out, ns);
 }

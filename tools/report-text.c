@@ -81,6 +81,22 @@ static void print_header(FILE *out, const struct instr_session *s, enum instr_un
         fprintf(out, "Program:    %s (pid %" PRIu64 ", ppid %" PRIu64 "%s)\n", d->hdr.exe_path, d->hdr.pid,
                 d->hdr.ppid, (d->hdr.flags & INSTR_DUMP_FORK_CHILD) ? ", forked child" : "");
     }
+    for (size_t i = 0; i < s->ndumps; i++) {
+        /* A process that did not exit: say how it ended and what was cut. */
+        const struct instr_dump *d = &s->dumps[i];
+        uint64_t open = s->profiles[i].repairs.incomplete;
+        if (d->hdr.flags & INSTR_DUMP_COMPLETE)
+            continue;
+        if (d->hdr.flags & INSTR_DUMP_SIGNALED)
+            fprintf(out, "Ended:      pid %" PRIu64 " killed by signal %u (%s) in thread %u; %" PRIu64
+                         " frame(s) still open, closed at the signal (incomplete)\n",
+                    d->hdr.pid, d->hdr.end_signal, instr_signal_name(d->hdr.end_signal), d->hdr.end_signal_tid,
+                    open);
+        else
+            fprintf(out, "Ended:      pid %" PRIu64 " did not finish (SIGKILL, _exit or still running); %" PRIu64
+                         " frame(s) still open, closed at their thread's last event (incomplete)\n",
+                    d->hdr.pid, open);
+    }
     fprintf(out, "Threads:    %zu\n", s->nthreads);
     if (s->have_rate) {
         fprintf(out, "Duration:   %.3f ms\n", s->duration_ns / 1e6);
@@ -98,7 +114,8 @@ static void print_header(FILE *out, const struct instr_session *s, enum instr_un
         const struct instr_dump *d = &s->dumps[i];
         char sees[400], unseen[400];
         instr_detector_text(d, sees, sizeof sees, unseen, sizeof unseen);
-        fprintf(out, "Detector:   %s", instr_detector_name(d->hdr.detector));
+        char set[128];
+        fprintf(out, "Detector:   %s", instr_detector_set_name(d, set, sizeof set));
         if (d->hdr.detector_detail[0])
             fprintf(out, " [%s]", d->hdr.detector_detail);
         if (s->ndumps > 1)
@@ -121,6 +138,8 @@ static void print_header(FILE *out, const struct instr_session *s, enum instr_un
         fprintf(out, "Warning:    %s\n", s->warnings[i]);
     instr_fmt_value(a, sizeof a, s->total.ei, s->total_ns[0], u);
     instr_fmt_value(b, sizeof b, s->total.ai, s->total_ns[1], u);
+    if (s->exclude && s->exclude->text)
+        fprintf(out, "Not Application: %s (intervals with a matching function on the stack)\n", s->exclude->text);
     fprintf(out, "Totals:     Elapsed %s, Application %s (%s)\n\n", a, b, instr_units_name(u));
 }
 
@@ -133,6 +152,8 @@ int instr_report_text(FILE *out, const struct instr_session *s, const struct ins
     if (o->limit && n > o->limit)
         n = o->limit;
     print_header(out, s, u);
+    if (o->view >= INSTR_VIEW_CALLTREE)
+        return instr_views_text(out, s, o, u);
     struct table t = {.ncols = 0};
     int fn = o->view == INSTR_VIEW_FUNCTIONS || o->view == INSTR_VIEW_MODULES;
     col(&t, "Calls", 0);
@@ -145,6 +166,8 @@ int instr_report_text(FILE *out, const struct instr_session *s, const struct ins
         col(&t, "EE%", 0);
         col(&t, "AI%", 0);
         col(&t, "AE%", 0);
+        if (o->view == INSTR_VIEW_FUNCTIONS)
+            col(&t, "External", 0);
     } else {
         col(&t, "Elapsed", 0);
         col(&t, "Application", 0);
@@ -175,6 +198,8 @@ int instr_report_text(FILE *out, const struct instr_session *s, const struct ins
         col(&t, "Pid", 0);
         col(&t, "Program", 1);
         break;
+    default:
+        break;
     }
     t.nrows = n;
     t.cells = calloc(n * (size_t)t.ncols + 1, sizeof *t.cells);
@@ -198,6 +223,8 @@ int instr_report_text(FILE *out, const struct instr_session *s, const struct ins
         c[k++] = fmt("%.2f", r->pct[2]);
         if (fn)
             c[k++] = fmt("%.2f", r->pct[3]);
+        if (o->view == INSTR_VIEW_FUNCTIONS)
+            c[k++] = r->pseudo ? strdup("-") : val(r->v.ext_ei, r->ext_ns[0], u);
         if (o->flagged) {
             c[k++] = fmt("%" PRIu64, r->v.flagged_n);
             c[k++] = val(r->v.flagged_t, r->flagged_ns, u);
@@ -220,6 +247,8 @@ int instr_report_text(FILE *out, const struct instr_session *s, const struct ins
         case INSTR_VIEW_PROCESSES:
             c[k++] = fmt("%" PRIu64, r->pid);
             c[k++] = strdup(r->name);
+            break;
+        default:
             break;
         }
         for (int j = 0; j < k; j++)

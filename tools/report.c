@@ -76,6 +76,19 @@ void instr_detector_text(const struct instr_dump *d, char *sees, size_t slen, ch
         snprintf(sees, slen, "nothing (Application = Elapsed)");
 }
 
+const char *instr_detector_set_name(const struct instr_dump *d, char *buf, size_t len)
+{
+    uint32_t set = d->hdr.detector_set;
+    size_t n = 0;
+    buf[0] = 0;
+    if (!set)
+        return instr_detector_name(d->hdr.detector);
+    for (uint32_t k = 0; k < 32 && n < len; k++)
+        if (set >> k & 1)
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "+" : "", instr_detector_name(k));
+    return buf;
+}
+
 static int add_warning(struct instr_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int add_warning(struct instr_session *s, const char *fmt, ...)
 {
@@ -113,6 +126,10 @@ static void row_add(struct instr_row *r, const struct instr_dump *d, const struc
     r->ns[2] += to_ns(d, v->ai);
     r->ns[3] += to_ns(d, v->ae);
     r->flagged_ns += to_ns(d, v->flagged_t);
+    r->v.ext_ei += v->ext_ei;
+    r->v.ext_ai += v->ext_ai;
+    r->ext_ns[0] += to_ns(d, v->ext_ei);
+    r->ext_ns[1] += to_ns(d, v->ext_ai);
 }
 
 /* Merging functions (and modules) across processes: collect, sort by
@@ -123,6 +140,8 @@ struct fref {
     char *synth; /* name made up for frames without metadata */
     const struct instr_dump *d;
     const struct instr_values *v;
+    int pseudo;          /* a pseudo-frame */
+    uint32_t *row_out;   /* functions: where the row key goes (session func_rows) */
 };
 
 static int cmp_str(const char *a, const char *b)
@@ -155,6 +174,8 @@ static int merge(struct instr_session *s, struct fref *refs, size_t n, struct in
             r->module = refs[i].module ? refs[i].module : "";
             r->file = refs[i].file ? refs[i].file : "";
             r->line = refs[i].line;
+            r->key = (uint32_t)(nr - 1);
+            r->pseudo = refs[i].pseudo;
             if (functions) {
                 r->mangled = strdup(refs[i].mangled);
                 r->name = instr_demangle(refs[i].mangled);
@@ -168,6 +189,8 @@ static int merge(struct instr_session *s, struct fref *refs, size_t n, struct in
             }
         }
         row_add(&rows[nr - 1], refs[i].d, refs[i].v);
+        if (refs[i].row_out)
+            *refs[i].row_out = (uint32_t)(nr - 1);
     }
     *out = rows;
     *nout = nr;
@@ -190,7 +213,14 @@ static void percents(struct instr_session *s, struct instr_row *rows, size_t n)
 int instr_session_build(struct instr_session *s, const struct instr_dump *dumps, size_t n, char *err,
                         size_t errlen)
 {
+    return instr_session_build_excluding(s, dumps, n, NULL, err, errlen);
+}
+
+int instr_session_build_excluding(struct instr_session *s, const struct instr_dump *dumps, size_t n,
+                                  const struct instr_exclusions *x, char *err, size_t errlen)
+{
     memset(s, 0, sizeof *s);
+    s->exclude = x;
     s->dumps = dumps;
     s->have_rate = 1;
     int rc = INSTR_ENOMEM;
@@ -201,7 +231,7 @@ int instr_session_build(struct instr_session *s, const struct instr_dump *dumps,
     double t0 = INFINITY, t1 = -INFINITY;
     for (size_t i = 0; i < n; i++) {
         const struct instr_dump *d = &dumps[i];
-        if ((rc = instr_profile_build(&s->profiles[i], d, err, errlen)) < 0)
+        if ((rc = instr_profile_build_excluding(&s->profiles[i], d, x, err, errlen)) < 0)
             goto fail_quiet;
         s->ndumps++;
         struct instr_profile *p = &s->profiles[i];
@@ -232,7 +262,20 @@ int instr_session_build(struct instr_session *s, const struct instr_dump *dumps,
         s->repairs.incomplete += r->incomplete;
         s->repairs.bad_chunks += r->bad_chunks;
         s->repairs.clock_back += r->clock_back;
-        s->dropped += r->dropped + d->hdr.dropped_events;
+        /* The header counts every dropped event; DROPPED events say where
+         * the ones before a resumed recording were. */
+        s->dropped += r->dropped > d->hdr.dropped_events ? r->dropped : d->hdr.dropped_events;
+        for (size_t t = 0; t < p->nthreads; t++)
+            if (p->threads[t].dropped &&
+                (rc = add_warning(s, "%s: thread %u: %" PRIu64 " events dropped (the runtime had no room), "
+                                     "then recording resumed",
+                                  d->path, p->threads[t].index, p->threads[t].dropped)))
+                goto fail;
+        if (d->hdr.dropped_events > r->dropped &&
+            (rc = add_warning(s, "%s: %" PRIu64 " events dropped after recording stopped (disk full, "
+                                 "file size limit or no descriptors): values undercount",
+                              d->path, d->hdr.dropped_events - r->dropped)))
+            goto fail;
         s->header_unmatched += d->hdr.unmatched_exits;
         s->total.ei += p->total.ei;
         s->total.ai += p->total.ai;
@@ -285,8 +328,13 @@ int instr_session_build(struct instr_session *s, const struct instr_dump *dumps,
     }
 
     /* Functions and modules, merged across processes. */
-    if ((nf && !(frefs = calloc(nf, sizeof *frefs))) || (nm && !(mrefs = calloc(nm, sizeof *mrefs))))
+    if ((nf && !(frefs = calloc(nf, sizeof *frefs))) || (nm && !(mrefs = calloc(nm, sizeof *mrefs))) ||
+        !(s->func_rows = calloc(n ? n : 1, sizeof *s->func_rows)))
         goto fail;
+    for (size_t i = 0; i < n; i++)
+        if (s->profiles[i].nfuncs &&
+            !(s->func_rows[i] = calloc(s->profiles[i].nfuncs, sizeof *s->func_rows[i])))
+            goto fail;
     size_t kf = 0, km = 0;
     for (size_t i = 0; i < n; i++) {
         const struct instr_dump *d = &dumps[i];
@@ -297,14 +345,21 @@ int instr_session_build(struct instr_session *s, const struct instr_dump *dumps,
             r->d = d;
             r->v = &pf->v;
             r->module = p->modules[pf->module].path;
-            if (pf->fn) {
+            r->row_out = &s->func_rows[i][f];
+            if (pf->pseudo) {
+                /* An uninstrumented callee: no file or line; identified
+                 * across processes by module and name. */
+                r->mangled = pf->pseudo;
+                r->pseudo = 1;
+            } else if (pf->fn) {
                 r->mangled = pf->fn->name;
                 r->file = pf->fn->file;
                 r->line = pf->fn->line;
             } else {
                 char buf[64];
                 if (pf->key & INSTR_KEY_SITE)
-                    snprintf(buf, sizeof buf, "[site %" PRIu64 "]", (uint64_t)(pf->key & ~INSTR_KEY_SITE));
+                    snprintf(buf, sizeof buf, "[site %" PRIu64 "]",
+                             (uint64_t)(pf->key & ~(INSTR_KEY_SITE | INSTR_KEY_UNNAMED)));
                 else
                     snprintf(buf, sizeof buf, "[function %" PRIu64 "]", pf->key);
                 if (!(r->synth = strdup(buf)))
@@ -347,6 +402,11 @@ fail_quiet:
     return rc;
 }
 
+const struct instr_row *instr_function_row(const struct instr_session *s, uint32_t key)
+{
+    return key < s->nfunctions ? &s->functions[s->row_of_key[key]] : NULL;
+}
+
 static void free_rows(struct instr_row *rows, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -365,6 +425,10 @@ void instr_session_free(struct instr_session *s)
     free_rows(s->threads, s->nthreads);
     free_rows(s->modules, s->nmodules);
     free_rows(s->processes, s->nprocesses);
+    for (size_t i = 0; s->func_rows && i < s->ndumps; i++)
+        free(s->func_rows[i]);
+    free(s->func_rows);
+    free(s->row_of_key);
     for (size_t i = 0; i < s->nwarnings; i++)
         free(s->warnings[i]);
     free(s->warnings);
@@ -426,6 +490,10 @@ int instr_session_sort(struct instr_session *s, const char *column)
             qsort(s->modules, s->nmodules, sizeof *s->modules, cmp_row);
         if (s->nprocesses > 1)
             qsort(s->processes, s->nprocesses, sizeof *s->processes, cmp_row);
+        if (s->nfunctions && !s->row_of_key && !(s->row_of_key = calloc(s->nfunctions, sizeof *s->row_of_key)))
+            return INSTR_ENOMEM;
+        for (size_t i = 0; i < s->nfunctions; i++)
+            s->row_of_key[s->functions[i].key] = (uint32_t)i;
         return 0;
     }
     return INSTR_EARG;
@@ -438,5 +506,6 @@ void instr_view_rows(const struct instr_session *s, enum instr_view v, const str
     case INSTR_VIEW_THREADS: *rows = s->threads; *n = s->nthreads; break;
     case INSTR_VIEW_MODULES: *rows = s->modules; *n = s->nmodules; break;
     case INSTR_VIEW_PROCESSES: *rows = s->processes; *n = s->nprocesses; break;
+    default: *rows = s->functions; *n = s->nfunctions; break; /* tree views: their own output */
     }
 }

@@ -16,7 +16,8 @@
 #include "profile.h"
 
 enum instr_units { INSTR_UNITS_TICKS, INSTR_UNITS_NS, INSTR_UNITS_US, INSTR_UNITS_MS };
-enum instr_view { INSTR_VIEW_FUNCTIONS, INSTR_VIEW_THREADS, INSTR_VIEW_MODULES, INSTR_VIEW_PROCESSES };
+enum instr_view { INSTR_VIEW_FUNCTIONS, INSTR_VIEW_THREADS, INSTR_VIEW_MODULES, INSTR_VIEW_PROCESSES,
+                  INSTR_VIEW_CALLTREE, INSTR_VIEW_CALLERS, INSTR_VIEW_CALLEES };
 
 struct instr_row {
     char *name;          /* demangled function, thread name, module path, program */
@@ -33,6 +34,9 @@ struct instr_row {
     double ns[4];                  /* ei, ee, ai, ae in ns (NAN without a tick rate) */
     double flagged_ns;
     double pct[4];                 /* ei%, ee%, ai%, ae% */
+    uint32_t key;                  /* functions: the row's index before sorting (instr_session.func_rows) */
+    int pseudo;                    /* functions: a pseudo-frame (an uninstrumented callee of a call site) */
+    double ext_ns[2];              /* functions: external time (v.ext_ei, v.ext_ai) in ns */
 };
 
 struct instr_session {
@@ -44,18 +48,24 @@ struct instr_session {
     struct instr_values total; /* ei = Session EI, ai = Session AI (ticks) */
     double total_ns[2];        /* the same in ns */
     struct instr_repairs repairs;
-    uint64_t dropped;          /* header counts + DROPPED events */
+    uint64_t dropped;          /* events lost: the header count (DROPPED events say where) */
     uint64_t header_unmatched; /* exits the runtime could not match */
     int have_rate;             /* every dump has a tick rate */
     double duration_ns;        /* from the earliest start to the latest end */
     char **warnings;           /* dump warnings prefixed with the file, bad chunks */
     size_t nwarnings;
     uint64_t events;
+    uint32_t **func_rows;      /* [dump][profile function] -> function row key */
+    uint32_t *row_of_key;      /* function row key -> index in functions (after the last sort) */
+    const struct instr_exclusions *exclude; /* --not-application, or NULL */
 };
 
 /* Builds profiles and rows for dumps[0..n).  The dumps must outlive s. */
 int instr_session_build(struct instr_session *s, const struct instr_dump *dumps, size_t n, char *err,
                         size_t errlen);
+/* The same with exclusions from Application time (x must outlive s). */
+int instr_session_build_excluding(struct instr_session *s, const struct instr_dump *dumps, size_t n,
+                                  const struct instr_exclusions *x, char *err, size_t errlen);
 void instr_session_free(struct instr_session *s);
 
 /* Sorts every row array by column (see instr_sort_columns); numbers sort
@@ -66,6 +76,9 @@ extern const char instr_sort_columns[];
 struct instr_report_opts {
     enum instr_units units;
     enum instr_view view;
+    const char *func;    /* callers, callees: the function (demangled or mangled name) */
+    size_t depth;        /* calltree: deepest level shown, 0 = all */
+    double threshold;    /* calltree: hide paths below this Elapsed Inclusive %, 0 = none */
     size_t limit;  /* rows shown (text, csv); 0 = all */
     int flagged;   /* text/csv: add the flagged-interval columns */
 };
@@ -83,6 +96,65 @@ void instr_fmt_value(char *buf, size_t len, uint64_t ticks, double ns, enum inst
 const char *instr_basename(const char *path);
 /* What the detector of d sees and does not see, as two phrases. */
 void instr_detector_text(const struct instr_dump *d, char *sees, size_t slen, char *unseen, size_t ulen);
+/* The backends that ran, joined by '+' (the header's detector_set, else its detector). */
+const char *instr_detector_set_name(const struct instr_dump *d, char *buf, size_t len);
+/* ---- call tree and caller/callee views (view-calltree.c, view-callers.c) ---- */
+
+/* A node of the session's call tree: call paths of every thread of every
+ * process merged by function (row) identity. */
+struct instr_tnode {
+    uint32_t parent;      /* index into the tree; node 0 is the root */
+    uint32_t row;         /* function row key (UINT32_MAX for the root) */
+    uint32_t first_child, next_sibling; /* ordered by Elapsed Inclusive, descending */
+    uint32_t depth;
+    struct instr_values v; /* ticks: ei, ee, ai, ae, calls of this path */
+    double ns[4];          /* the same in ns */
+    double pct[4];         /* ei%, ee%, ai%, ae% */
+};
+
+struct instr_tree {
+    struct instr_tnode *n;
+    size_t len;
+};
+
+int instr_tree_build(const struct instr_session *s, struct instr_tree *t);
+void instr_tree_free(struct instr_tree *t);
+
+/* Caller/callee view of one function: whom it was called by, whom it
+ * called, each with the function's (callee's) values on those paths. */
+struct instr_relation {
+    uint32_t row;         /* the other function's row key; UINT32_MAX: thread start (callers) */
+    struct instr_values v;
+    double ns[4];
+    double pct[4];
+};
+
+struct instr_relations {
+    uint32_t row;         /* the function's row key */
+    struct instr_relation *callers, *callees;
+    size_t ncallers, ncallees;
+};
+
+/* Finds the function named name (demangled, demangled without parameters,
+ * or mangled).  Returns 0, INSTR_EARG if none matches (or several do: err
+ * says which), INSTR_ENOMEM. */
+int instr_relations_build(const struct instr_session *s, const char *name, struct instr_relations *r, char *err,
+                          size_t errlen);
+void instr_relations_free(struct instr_relations *r);
+
+/* The call-tree, callers and callees views (report-views.c): text after
+ * the header, JSON members after the session's arrays (",\n  \"calltree\": ..."
+ * for the view chosen; nothing for the other views). */
+int instr_views_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
+                     enum instr_units u);
+int instr_views_json(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+/* JSON string and nanosecond value (null when NAN), for the exporters. */
+void instr_json_str(FILE *out, const char *s);
+void instr_json_ns(FILE *out, double ns);
+
+/* The row of a function row key. */
+const struct instr_row *instr_function_row(const struct instr_session *s, uint32_t key);
+
 /* The rows of a view. */
 void instr_view_rows(const struct instr_session *s, enum instr_view v, const struct instr_row **rows, size_t *n);
 

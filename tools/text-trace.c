@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dump-writer.h"
+#include "hook-abi.h"
 
 /* ---- names of the X-macro lists ------------------------------------------- */
 
@@ -142,16 +143,27 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
             " last_tsc=%" PRIu64 " last_ns=%" PRIu64 " detector=%s",
             h->start_tsc, h->start_mono_ns, h->start_real_ns, h->end_tsc, h->end_mono_ns, h->last_tsc,
             h->last_mono_ns, instr_detector_name(h->detector));
+    if (h->detector_set) {
+        const char *sep = "";
+        fputs(" detectors=", out);
+        for (uint32_t k = 0; k < 32; k++)
+            if (h->detector_set >> k & 1)
+                fprintf(out, "%s%s", sep, instr_detector_name(k)), sep = "+";
+    }
     fprintf(out, " sees=%s flags=", instr_os_bits_str(h->detector_sees, bits, sizeof bits));
     const char *sep = "";
-    if (!(h->flags & 7))
+    if (!(h->flags & 15))
         fputs("none", out);
     if (h->flags & INSTR_DUMP_COMPLETE)
         fputs("complete", out), sep = ",";
     if (h->flags & INSTR_DUMP_FORK_CHILD)
         fprintf(out, "%sfork_child", sep), sep = ",";
     if (h->flags & INSTR_DUMP_TSC_INVARIANT)
-        fprintf(out, "%stsc_invariant", sep);
+        fprintf(out, "%stsc_invariant", sep), sep = ",";
+    if (h->flags & INSTR_DUMP_SIGNALED)
+        fprintf(out, "%ssignaled", sep);
+    if (h->end_signal || h->end_signal_tid)
+        fprintf(out, " end_signal=%u signal_tid=%u", h->end_signal, h->end_signal_tid);
     fprintf(out, " dropped=%" PRIu64 " unmatched=%" PRIu64 " exit_status=%d chunk_size=%u detail=", h->dropped_events,
             h->unmatched_exits, h->exit_status, h->chunk_size);
     put_value(out, h->detector_detail);
@@ -173,6 +185,14 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
         fprintf(out, "label %" PRIu64 " ", d->labels[i].id);
         put_value(out, d->labels[i].text);
         fputc('\n', out);
+    }
+    for (size_t i = 0; i < d->nsites; i++) {
+        const struct instr_callsite *cs = &d->sites[i];
+        fprintf(out, "callsite %" PRIu64 " caller=%" PRIu64 " line=%" PRIu64 " flags=%s callee=", cs->id,
+                cs->caller, cs->line, (cs->flags & INSTR_SITE_INDIRECT) ? "indirect" : "direct");
+        put_value(out, cs->callee);
+        fprintf(out, " module=%" PRIu64 " offset=%#" PRIx64 " site=%#" PRIx64 "\n", cs->module, cs->callee_off,
+                cs->site_off);
     }
     for (size_t i = 0; i < d->nthreads; i++) {
         const struct instr_thread_info *t = &d->threads[i];
@@ -247,6 +267,9 @@ static int tokenize(char *buf, struct line *ln, const char **why)
 {
     char *r = buf, *w;
     ln->n = 0;
+    /* Fields past the last one read as missing (NULL), never as a stale
+     * pointer into an earlier line's buffer. */
+    memset(ln->tok, 0, sizeof ln->tok);
     for (;;) {
         while (*r == ' ' || *r == '\t' || *r == '\r' || *r == '\n')
             r++;
@@ -354,7 +377,8 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
 {
     static const char *const keys[] = {"pid", "ppid", "exe", "start_tsc", "start_ns", "real_ns", "end_tsc",
                                        "end_ns", "last_tsc", "last_ns", "detector", "sees", "flags", "dropped",
-                                       "unmatched", "exit_status", "chunk_size", "detail", NULL};
+                                       "unmatched", "exit_status", "chunk_size", "detail", "end_signal",
+                                       "signal_tid", "detectors", NULL};
     int rc;
     uint64_t cs = 0, es = 0;
     uint64_t last_tsc = UINT64_MAX, last_ns = UINT64_MAX;
@@ -383,6 +407,13 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
         h->exit_status = (int32_t)x;
     }
     (void)es;
+    uint64_t sig = 0, sig_tid = 0;
+    if ((rc = header_u64(ps, ln, "end_signal", &sig)) || (rc = header_u64(ps, ln, "signal_tid", &sig_tid)))
+        return rc;
+    if (sig > UINT32_MAX || sig_tid > UINT32_MAX)
+        return perr(ps, "end_signal or signal_tid out of range");
+    h->end_signal = (uint32_t)sig;
+    h->end_signal_tid = (uint32_t)sig_tid;
     if ((v = kv(ln, 1, "exe")))
         snprintf(h->exe_path, sizeof h->exe_path, "%s", v);
     if ((v = kv(ln, 1, "detail")))
@@ -396,6 +427,22 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
 #undef INSTR_X_DET
         if (!found)
             return perr(ps, "unknown detector '%s'", v);
+    }
+    if ((v = kv(ln, 1, "detectors"))) {
+        /* rseq_cs+sud+perf: the backends that ran (detector_set) */
+        while (*v) {
+            size_t n = strcspn(v, "+");
+            int found = 0;
+#define INSTR_X_DET(name, value, text)                                                             \
+    if (n == strlen(text) && !strncmp(v, text, n))                                                 \
+        h->detector_set |= 1u << value, found = 1;
+            INSTR_DETECTORS(INSTR_X_DET)
+#undef INSTR_X_DET
+            if (!found)
+                return perr(ps, "unknown detector '%.*s'", (int)n, v);
+            v += n;
+            v += *v == '+';
+        }
     }
     if ((v = kv(ln, 1, "sees"))) {
         unsigned bits;
@@ -412,6 +459,8 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
                 h->flags |= INSTR_DUMP_FORK_CHILD;
             else if (n == 13 && !strncmp(v, "tsc_invariant", n))
                 h->flags |= INSTR_DUMP_TSC_INVARIANT;
+            else if (n == 8 && !strncmp(v, "signaled", n))
+                h->flags |= INSTR_DUMP_SIGNALED;
             else
                 return perr(ps, "unknown flag '%.*s'", (int)n, v);
             v += n;
@@ -435,12 +484,12 @@ static int parse_event(struct parser *ps, struct instr_dump_writer *w, struct li
     int64_t value = 0;
     unsigned kind, ext, os = 0, bits = 0;
     int rc;
+    if (ln->n < 3)
+        return perr(ps, "expected INDEX TICK EVENT");
     if ((rc = need_u64(ps, ln->tok[0], "thread index", &index)) || (rc = need_u64(ps, ln->tok[1], "tick", &tick)))
         return rc;
     if (index > (1u << 20))
         return perr(ps, "thread index %llu too large", (unsigned long long)index);
-    if (ln->n < 3)
-        return perr(ps, "missing event name");
     if (!event_lookup(ln->tok[2], &kind, &ext))
         return perr(ps, "unknown event '%s'", ln->tok[2]);
     int nargs = ln->n - 3;
@@ -528,6 +577,25 @@ static int parse_record(struct parser *ps, struct instr_dump_writer *w, struct l
         if ((rc = need_u64(ps, ln->tok[1], "label id", &id)))
             return rc;
         rc = instr_writer_label(w, id, ln->tok[2]);
+    } else if (!strcmp(t, "callsite")) {
+        static const char *const keys[] = {"caller", "line", "flags", "callee", "module", "offset", "site", NULL};
+        struct instr_callsite cs = {0};
+        const char *fl = kv(ln, 2, "flags");
+        if (ln->n < 2)
+            return perr(ps, "callsite: expected ID");
+        if ((rc = need_u64(ps, ln->tok[1], "callsite id", &cs.id)) || (rc = check_keys(ps, ln, 2, keys)) ||
+            (kv(ln, 2, "caller") && (rc = need_u64(ps, kv(ln, 2, "caller"), "caller", &cs.caller))) ||
+            (kv(ln, 2, "line") && (rc = need_u64(ps, kv(ln, 2, "line"), "line", &cs.line))) ||
+            (kv(ln, 2, "module") && (rc = need_u64(ps, kv(ln, 2, "module"), "module", &cs.module))) ||
+            (kv(ln, 2, "offset") && (rc = need_u64(ps, kv(ln, 2, "offset"), "offset", &cs.callee_off))) ||
+            (kv(ln, 2, "site") && (rc = need_u64(ps, kv(ln, 2, "site"), "site", &cs.site_off))))
+            return rc;
+        if (fl && !strcmp(fl, "indirect"))
+            cs.flags = INSTR_SITE_INDIRECT;
+        else if (fl && strcmp(fl, "direct"))
+            return perr(ps, "callsite: flags= is direct or indirect");
+        cs.callee = (char *)(kv(ln, 2, "callee") ? kv(ln, 2, "callee") : "");
+        rc = instr_writer_callsite(w, &cs);
     } else if (t[0] >= '0' && t[0] <= '9') {
         return parse_event(ps, w, ln);
     } else {

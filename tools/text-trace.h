@@ -10,6 +10,7 @@
  *   function ID module=M line=L file=F name=MANGLED
  *   thread INDEX [tid=T] [name=N]              a later line wins (like the records)
  *   label ID TEXT
+ *   callsite ID caller=F line=L flags=direct|indirect callee=NAME module=M offset=X site=Y
  *   INDEX TICK EVENT [ARGS] [os=BITS]          an event of thread INDEX at absolute TICK
  *
  * Header keys (all optional, default 0): pid ppid exe start_tsc start_ns
@@ -18,7 +19,7 @@
  * (complete,fork_child,tsc_invariant or none) dropped unmatched
  * exit_status chunk_size (bytes per chunk, default 65536) detail.
  *
- * Events: enter ID | exit | call SITE | return | unwind REASON
+ * Events: enter ID | exit | call SITE | return | reenter-site SITE | unwind REASON
  * (exception|stack|mismatch|N) | end | reenter ID | mark LABEL |
  * counter LABEL VALUE | resync ABS (the next tick counts from ABS) |
  * dropped N.

@@ -123,6 +123,22 @@ filters)
     compile filters.c "$@" "$arg-include=keep_me" "$arg-verbose"
     grep -q "instrumented 'keep_me'\|instrumented .keep_me." out.txt || fail "verbose note missing"
     ;;
+callsites)
+    # callsites <mode> [flags]: __instr_call/__instr_return pairs in caller.
+    mode=$1 want=$2
+    shift 2
+    compile callsites.c "$@" "$arg-callsites=$mode"
+    body=$(sed -n '/^;; Function caller /,/^;; Function /p' ./*.instr)
+    calls=$(echo "$body" | grep -c '__instr_call (')
+    rets=$(echo "$body" | grep -c '__instr_return (')
+    echo "callsites=$mode: $calls calls, $rets returns"
+    [ "$calls" = "$want" ] && [ "$rets" = "$want" ] || fail "expected $want call sites with callsites=$mode"
+    # The indirect call passes its target; direct calls pass a null pointer.
+    if [ "$want" -gt 0 ]; then
+        echo "$body" | grep '__instr_call (' | grep -vq ', 0B)' || fail "no target passed for fp()"
+    fi
+    [ "$mode" = none ] || echo "$body" | grep -q "call site skipped (noreturn" || fail "abort() not skipped as noreturn"
+    ;;
 bad-arg)
     # bad-arg <argument> <expected text>: the compile fails, naming it.
     bad=$1 want=$2

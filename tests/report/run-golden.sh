@@ -3,6 +3,7 @@
 # instr-report --units ticks (text and json), compared byte for byte with
 # expected/NAME.txt and expected/NAME.json.  INSTR_UPDATE_GOLDEN=1 rewrites
 # the expected files instead (review the diff before committing).
+# INSTR_GOLDEN_ARGS adds instr-report options (a view: --view calltree).
 #   run-golden.sh BIN_DIR SRC_DIR WORK_DIR NAME TRACE...
 set -eu
 bin=$1 src=$2 work=$3 name=$4
@@ -19,7 +20,9 @@ for fmt in text json; do
     ext=$fmt; [ "$fmt" = text ] && ext=txt
     out="$work/$name.$ext"
     # shellcheck disable=SC2086
-    "$bin/instr-report" --units ticks --format "$fmt" $dumps >"$out" || { echo "instr-report failed ($?)"; fail=1; }
+    # shellcheck disable=SC2086
+    "$bin/instr-report" --units ticks --format "$fmt" ${INSTR_GOLDEN_ARGS:-} $dumps >"$out" ||
+        { echo "instr-report failed ($?)"; fail=1; }
     exp="$src/expected/$name.$ext"
     if [ "${INSTR_UPDATE_GOLDEN:-0}" = 1 ]; then
         cp "$out" "$exp"

@@ -92,13 +92,13 @@ static int read_events(struct td_dump *d, uint32_t thread, const uint8_t *p, con
                     return fail(d, "truncated unwind", 0);
                 e.reason = *p++;
             } else if (e.ext == INSTR_EXT_REENTER || e.ext == INSTR_EXT_DROPPED ||
-                       e.ext == INSTR_EXT_MARK) {
+                       e.ext == INSTR_EXT_MARK || e.ext == INSTR_EXT_REENTER_SITE) {
                 if (instr_get_varint(&p, end, &e.arg))
                     return fail(d, "truncated ext arg", 0);
             } else if (e.ext != INSTR_EXT_THREAD_END) {
                 return fail(d, "unexpected ext", e.ext);
             }
-        } else if (e.kind != INSTR_EV_EXIT) {
+        } else if (e.kind != INSTR_EV_EXIT && e.kind != INSTR_EV_RETURN) {
             return fail(d, "unexpected kind", e.kind);
         }
         if (d->nev == *cap) {
@@ -214,6 +214,12 @@ char *td_text(const struct td_dump *d, uint32_t thread)
             snprintf(one, sizeof one, "enter %s", fn);
         else if (e->kind == INSTR_EV_EXIT)
             snprintf(one, sizeof one, "exit");
+        else if (e->kind == INSTR_EV_CALL)
+            snprintf(one, sizeof one, "call %llu", (unsigned long long)e->arg);
+        else if (e->kind == INSTR_EV_RETURN)
+            snprintf(one, sizeof one, "return");
+        else if (e->ext == INSTR_EXT_REENTER_SITE)
+            snprintf(one, sizeof one, "reenter-site %llu", (unsigned long long)e->arg);
         else if (e->ext == INSTR_EXT_UNWIND)
             snprintf(one, sizeof one, "unwind %s", reasons[e->reason < 4 ? e->reason : 0]);
         else if (e->ext == INSTR_EXT_REENTER)

@@ -244,6 +244,73 @@ static int test_landing(void)
     return 0;
 }
 
+/* Call sites of f: to a direct callee, to g (instrumented), through a
+ * pointer, and g's call to h. */
+#define SITE(var, caller, callee, flags)                                                           \
+    static struct instr_site_desc var = {0, INSTR_HOOK_ABI_VERSION, flags, 0, 10, 0,               \
+                                         (struct instr_fn_desc *)&(caller), callee, 0, 0}
+SITE(s_write, f, "write", 0);
+SITE(s_g, f, "g", 0);
+SITE(s_ptr, f, NULL, INSTR_SITE_INDIRECT);
+SITE(s_h, g, "h", 0);
+typedef void (*call_hook)(struct instr_site_desc *, void *, void *);
+typedef void (*return_hook)(struct instr_site_desc *, void *);
+#define C(s, c, t) ((call_hook)(void (*)(void))hooks[INSTR_SLOT_CALL])(&(s), CFA(c), (void *)(t))
+#define R(s, c) ((return_hook)(void (*)(void))hooks[INSTR_SLOT_RETURN])(&(s), CFA(c))
+
+static int child_callsites(void)
+{
+    if (bind_runtime())
+        return 2;
+    E(f, 1000);
+    C(s_write, 1000, NULL); /* a library call: site 1 */
+    R(s_write, 1000);
+    C(s_g, 1000, NULL); /* an instrumented callee: site 2, then its entry */
+    E(g, 900);
+    X(g, 900);
+    R(s_g, 1000);
+    C(s_ptr, 1000, abort); /* indirect: one id per target (3, 4), cached */
+    R(s_ptr, 1000);
+    C(s_ptr, 1000, abort);
+    R(s_ptr, 1000);
+    C(s_ptr, 1000, strlen);
+    R(s_ptr, 1000);
+    /* An exception from h caught in f: g, h and both call sites go. */
+    C(s_g, 1000, NULL);
+    E(g, 900);
+    C(s_h, 900, NULL);
+    E(h, 800);
+    L(f, 1000);
+    /* A longjmp from g back into f leaves g and its call site; f's next
+     * call closes both. */
+    C(s_g, 1000, NULL);
+    E(g, 900);
+    C(s_write, 1000, NULL);
+    R(s_write, 1000);
+    X(f, 1000);
+    if (s_write.id != 1 || s_g.id != 2 || s_h.id != 5)
+        return 3;
+    if ((s_ptr.target >> 48) != 4 || (uintptr_t)(s_ptr.target & ((UINT64_C(1) << 48) - 1)) != (uintptr_t)strlen)
+        return 4;
+    return 0;
+}
+
+static int test_callsites(void)
+{
+    pid_t pid;
+    struct td_dump d;
+    CHECK_INT(in_child(child_callsites, &pid), 0);
+    CHECK(read_pid_dump(pid, ".instr", &d) == 0);
+    CHECK_TEXT(&d, 0,
+               "enter f|call 1|return|call 2|enter g|exit|return|call 3|return|call 3|return|call 4|return|"
+               "call 2|enter g|call 5|enter h|"
+               "unwind exception|unwind exception|unwind exception|unwind exception|"
+               "call 2|enter g|unwind stack|unwind stack|call 1|return|exit");
+    CHECK_INT(d.h.unmatched_exits, 0);
+    td_free(&d);
+    return 0;
+}
+
 static int child_longjmp(void)
 {
     if (bind_runtime())
@@ -685,7 +752,7 @@ static int test_detector_none(void)
 }
 
 /* Run with GLIBC_TUNABLES=glibc.pthread.rseq=0: no rseq area, so auto
- * must fall back to none and say why. */
+ * must run without rseq_cs and say why. */
 static int child_fallback(void)
 {
     if (&__rseq_size != NULL && __rseq_size != 0)
@@ -696,7 +763,9 @@ static int child_fallback(void)
     X(f, 1000);
     struct td_dump d;
     CHECK(td_read(instr__dump_path(), &d) == 0);
-    CHECK_INT(d.h.detector, INSTR_DETECTOR_NONE);
+    /* rseq_cs is off and says why; the other backends (sud, perf) go on. */
+    CHECK(d.h.detector != INSTR_DETECTOR_RSEQ_CS);
+    CHECK(!(d.h.detector_set & (1u << INSTR_DETECTOR_RSEQ_CS)));
     CHECK(strstr(d.h.detector_detail, "rseq") != NULL);
     CHECK_TEXT(&d, 0, "enter f|exit");
     td_free(&d);
@@ -766,6 +835,7 @@ static const struct {
     {"nesting", test_nesting},
     {"exit-mismatch", test_exit_mismatch},
     {"landing", test_landing},
+    {"callsites", test_callsites},
     {"longjmp", test_longjmp},
     {"unmatched", test_unmatched},
     {"deep-errno", test_deep_errno},

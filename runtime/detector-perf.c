@@ -1,0 +1,185 @@
+/* detector-perf.c - page faults and context switches from a per-thread perf
+ * ring, and the rdpmc probe.
+ *
+ * perf: one software event per thread, PERF_COUNT_SW_PAGE_FAULTS with
+ * sample_period 1 and exclude_kernel (the user's own faults, minor and
+ * major), context_switch = 1 (a PERF_RECORD_SWITCH at every switch out and
+ * in), mapped read-only (overwrite mode: nobody has to consume it).  The
+ * hook watches data_head (t->pf_word); when it moved, the records written
+ * since the last check say which kinds happened.  Needs perf_event_open
+ * for the own thread (perf_event_paranoid <= 2, or CAP_PERFMON); costs two
+ * pages per thread (the fd is closed once the ring is mapped: the mapping
+ * holds the event, and the program's descriptor budget stays its own).  Exact on-CPU time (cap_user_time) is not
+ * used: it is not available on KVM guests with kvm-clock, where this was
+ * built and tested.
+ *
+ * rdpmc (a kernel-mode instruction counter read in user space) would see
+ * everything the kernel runs on the thread, interrupts included.  It needs
+ * a PMU, which machines here lack; the probe says why it is not used.  It is
+ * never switched on: the backend is not written yet.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "detector.h"
+
+#define PAGE 4096u
+#define DATA_PAGES 1u
+
+static int open_event(void)
+{
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_PAGE_FAULTS;
+    a.sample_period = 1;
+    a.sample_type = PERF_SAMPLE_ADDR; /* to tell our own faults from the program's */
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    a.context_switch = 1;
+    return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void *map_ring(int fd)
+{
+    void *m = mmap(NULL, (1 + DATA_PAGES) * PAGE, PROT_READ, MAP_SHARED, fd, 0);
+    return m == MAP_FAILED ? NULL : m;
+}
+
+static volatile uint64_t *head_of(void *m)
+{
+    return (volatile uint64_t *)&((struct perf_event_mmap_page *)m)->data_head;
+}
+
+int instr__perf_init(char *why, size_t n)
+{
+    int saved = errno, rc = -1;
+    int fd = open_event();
+    if (fd < 0) {
+        snprintf(why, n, "perf off: perf_event_open refused (%s)", strerror(errno));
+        goto out;
+    }
+    void *m = map_ring(fd);
+    if (!m) {
+        snprintf(why, n, "perf off: cannot map the ring (%s)", strerror(errno));
+        close(fd);
+        goto out;
+    }
+    /* Self-test: touching a fresh page must put a sample in the ring. */
+    uint64_t h0 = *head_of(m);
+    char *p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) {
+        *(volatile char *)p = 1;
+        munmap(p, PAGE);
+    }
+    uint64_t h1 = *head_of(m);
+    munmap(m, (1 + DATA_PAGES) * PAGE);
+    close(fd);
+    if (h1 == h0) {
+        snprintf(why, n, "perf off: self-test failed (a page fault left no sample)");
+        goto out;
+    }
+    rc = 0;
+out:
+    errno = saved;
+    return rc;
+}
+
+void instr__perf_thread(struct instr__thread *t)
+{
+    int saved = errno;
+    int fd = open_event();
+    void *m = fd >= 0 ? map_ring(fd) : NULL;
+    if (!m) {
+        if (fd >= 0)
+            close(fd);
+        errno = saved;
+        return; /* this thread goes without (fd or mlock limits) */
+    }
+    close(fd); /* the mapping keeps the event alive: hold no fd of the program's */
+    t->pf_fd = -1;
+    t->pf_map = m;
+    t->pf_word = head_of(m);
+    t->pf_armed = *t->pf_word;
+    t->det_on |= INSTR__DET_ON_PERF;
+    errno = saved;
+}
+
+void instr__perf_thread_end(struct instr__thread *t)
+{
+    int saved = errno;
+    t->pf_word = &t->det_self;
+    t->pf_armed = t->det_self;
+    if (t->pf_map)
+        munmap(t->pf_map, (1 + DATA_PAGES) * PAGE);
+    if (t->pf_fd >= 0)
+        close(t->pf_fd);
+    t->pf_map = NULL;
+    t->pf_fd = -1;
+    t->det_on &= ~INSTR__DET_ON_PERF;
+    errno = saved;
+}
+
+/* The runtime's own first touches (a fresh page of the events chunk or of
+ * the shadow stack, written by a hook after its check) are not the
+ * program's: recognised by the fault address. */
+static int ours(const struct instr__thread *t, uint64_t addr)
+{
+    uintptr_t c = (uintptr_t)t->chunk, s = (uintptr_t)t;
+    return (c && addr - c < INSTR_RT_CHUNK_SIZE) || addr - s < t->map_size;
+}
+
+static uint64_t ring_u64(const uint8_t *data, uint64_t at, uint64_t size)
+{
+    uint64_t v;
+    for (unsigned i = 0; i < sizeof v; i++)
+        ((uint8_t *)&v)[i] = data[(at + i) % size];
+    return v;
+}
+
+/* Kinds of the records in [from, to) of the ring. */
+unsigned instr__perf_kinds(struct instr__thread *t, uint64_t from, uint64_t to)
+{
+    const uint64_t size = DATA_PAGES * PAGE;
+    if (!t->pf_map)
+        return 0;
+    if (to - from > size)
+        return INSTR_OS_FAULT | INSTR_OS_SCHED; /* overwritten: both, most likely */
+    __atomic_thread_fence(__ATOMIC_ACQUIRE); /* data_head before the records */
+    const uint8_t *data = (const uint8_t *)t->pf_map + PAGE;
+    unsigned bits = 0;
+    for (uint64_t at = from; at < to;) {
+        struct perf_event_header h;
+        for (unsigned i = 0; i < sizeof h; i++)
+            ((uint8_t *)&h)[i] = data[(at + i) % size];
+        if (h.size < sizeof h)
+            break;
+        if (h.type == PERF_RECORD_SAMPLE) {
+            if (h.size < sizeof h + 8 || !ours(t, ring_u64(data, at + sizeof h, size)))
+                bits |= INSTR_OS_FAULT;
+        }
+        else if (h.type == PERF_RECORD_SWITCH || h.type == PERF_RECORD_SWITCH_CPU_WIDE)
+            bits |= INSTR_OS_SCHED;
+        at += h.size;
+    }
+    return bits;
+}
+
+int instr__rdpmc_probe(char *why, size_t n)
+{
+    if (access("/sys/bus/event_source/devices/cpu/rdpmc", R_OK) != 0 &&
+        access("/sys/bus/event_source/devices/cpu_core/rdpmc", R_OK) != 0) {
+        snprintf(why, n, "rdpmc off: no PMU");
+        return -1;
+    }
+    snprintf(why, n, "rdpmc off: PMU present, backend not built");
+    return -1;
+}

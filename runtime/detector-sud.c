@@ -1,0 +1,299 @@
+/* detector-sud.c - system calls, seen with Syscall User Dispatch (Linux 5.11+).
+ *
+ * Per thread, prctl(PR_SET_SYSCALL_USER_DISPATCH) points the kernel at a
+ * selector byte (instr__sud_state[0], static TLS: it lives as long as the
+ * thread, so no unmapping of our state can leave the kernel a dangling
+ * selector).  Every hook leaves it at BLOCK, so the first
+ * syscall of the interval is not run: the kernel raises SIGSYS
+ * (si_code SYS_USER_DISPATCH) with the registers rolled back.  Our handler
+ * sets the selector to ALLOW, moves RIP back over the 2-byte `syscall` and
+ * returns; the syscall then runs natively, and so does every later one in
+ * the interval.  At the next hook, ALLOW means "this interval made a
+ * syscall".  Cost: about 1 us for the first syscall of an interval, nothing
+ * for intervals without syscalls.  A signal handler returns through
+ * rt_sigreturn, a syscall: when that is the first one, the bit is SIGNAL.
+ *
+ * The runtime's own syscalls (chunk switches, registration) happen inside
+ * hooks, after the check: they trap once, set ALLOW, and the hook's re-arm
+ * puts BLOCK back (instr__detector_rearm).
+ *
+ * Living with the program's own signal handling:
+ *  - SIGSYS that is not ours (seccomp RET_TRAP, a program's own SUD) is
+ *    passed to the handler that was installed before ours, as it would
+ *    have been called (SA_SIGINFO or not; SIG_DFL still kills, SIG_IGN
+ *    ignores).
+ *  - A program that installs its own SIGSYS handler later: a change of
+ *    disposition is a syscall, so the interval traps and the next hook runs
+ *    instr__sud_fired, which finds the foreign handler, keeps it as the one
+ *    to chain to and puts ours back.  Until that hook, that thread runs at
+ *    ALLOW; another thread's trap in that window would reach the program's
+ *    handler (counted nowhere: it is the program's).
+ *  - A blocked SIGSYS is fatal: the kernel forces the signal and resets the
+ *    handler to SIG_DFL.  So SUD is armed on a thread only while its mask
+ *    lets SIGSYS through (checked when the thread starts and after every
+ *    interval that made syscalls, since changing the mask is a syscall);
+ *    a thread that blocks it is paused and resumed when it unblocks.
+ *    Signal handlers whose sa_mask blocks SIGSYS would have the same
+ *    problem while they run: SIGSYS is removed from their sa_mask, at start,
+ *    at every thread start, after an interval whose first syscall was
+ *    rt_sigaction, and at most every 50 ms otherwise.
+ *  - A process under a seccomp filter does not use SUD at all (a filter
+ *    could trap our prctl itself).
+ * SUD is not inherited by threads or fork children;
+ * detector.c re-arms the child.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "detector.h"
+
+#ifndef PR_SET_SYSCALL_USER_DISPATCH
+#define PR_SET_SYSCALL_USER_DISPATCH 59
+#define PR_SYS_DISPATCH_OFF 0
+#define PR_SYS_DISPATCH_ON 1
+#endif
+#ifndef SYS_USER_DISPATCH
+#define SYS_USER_DISPATCH 2 /* si_code */
+#endif
+#define RESCAN_NS 50000000ull
+
+__thread volatile uint8_t instr__sud_state[2] __attribute__((tls_model("initial-exec"))) = {
+    INSTR__SUD_BLOCK, 0};
+static __thread volatile uint8_t sud_armed __attribute__((tls_model("initial-exec"))); /* prctl is on */
+static __thread volatile int saw_sigaction __attribute__((tls_model("initial-exec")));
+
+static struct sigaction chained; /* the program's SIGSYS disposition */
+static uint64_t conflicts;        /* foreign SIGSYS handlers replaced by ours */
+static uint64_t last_scan_ns;
+
+static void chain(int sig, siginfo_t *si, void *uc)
+{
+    struct sigaction c = chained;
+    if (c.sa_flags & SA_SIGINFO) {
+        if (c.sa_sigaction)
+            c.sa_sigaction(sig, si, uc);
+    } else if (c.sa_handler == SIG_DFL) {
+        /* What would have happened without us: death by SIGSYS, delivered
+         * as soon as this handler returns. */
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        sigaction(SIGSYS, &dfl, NULL);
+        raise(SIGSYS);
+    } else if (c.sa_handler != SIG_IGN) {
+        c.sa_handler(sig);
+    }
+}
+
+static void on_sigsys(int sig, siginfo_t *si, void *ucv)
+{
+    volatile uint8_t *sel = instr__sud_state;
+    if (si->si_code == SYS_USER_DISPATCH && sud_armed && *sel == INSTR__SUD_BLOCK) {
+        ucontext_t *uc = ucv;
+        sel[0] = INSTR__SUD_ALLOW;
+        sel[1] = si->si_syscall == SYS_rt_sigreturn ? INSTR_OS_SIGNAL : INSTR_OS_SYSCALL;
+        if (si->si_syscall == SYS_rt_sigaction)
+            saw_sigaction = 1;
+        uc->uc_mcontext.gregs[REG_RIP] -= 2; /* run the syscall again, now allowed */
+        instr__rseq_restore();
+        return;
+    }
+    chain(sig, si, ucv);
+}
+
+static int install(struct sigaction *prev)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigsys;
+    /* Nothing may interrupt the handler before it sets ALLOW: another
+     * signal's handler would trap at its first syscall (or rt_sigreturn)
+     * while SIGSYS is blocked, and a blocked SIGSYS is fatal.  So every
+     * other signal waits, and SIGSYS itself stays open (SA_NODEFER). */
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK | SA_NODEFER;
+    sigfillset(&sa.sa_mask);
+    sigdelset(&sa.sa_mask, SIGSYS);
+    return sigaction(SIGSYS, &sa, prev);
+}
+
+/* Handlers that block SIGSYS while they run would die at their first
+ * syscall: let SIGSYS through them. */
+static void unblock_in_handlers(void)
+{
+    for (int s = 1; s < NSIG; s++) {
+        struct sigaction sa;
+        if (s == SIGKILL || s == SIGSTOP || s == SIGSYS || sigaction(s, NULL, &sa))
+            continue;
+        if ((sa.sa_flags & SA_SIGINFO || (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN)) &&
+            sigismember(&sa.sa_mask, SIGSYS)) {
+            sigdelset(&sa.sa_mask, SIGSYS);
+            sigaction(s, &sa, NULL);
+        }
+    }
+    __atomic_store_n(&last_scan_ns, instr__mono_ns(), __ATOMIC_RELAXED);
+}
+
+static int sigsys_blocked(void)
+{
+    sigset_t m;
+    return pthread_sigmask(SIG_BLOCK, NULL, &m) != 0 || sigismember(&m, SIGSYS);
+}
+
+static int under_seccomp(void)
+{
+    char buf[4096];
+    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = 0;
+    const char *s = strstr(buf, "\nSeccomp:");
+    return s && strtol(s + 9, NULL, 10) != 0;
+}
+
+int instr__sud_init(char *why, size_t n)
+{
+    int saved = errno;
+    int rc = -1;
+    if (under_seccomp()) {
+        snprintf(why, n, "sud off: the process runs under seccomp");
+        goto out;
+    }
+    if (sigsys_blocked()) {
+        snprintf(why, n, "sud off: SIGSYS is blocked at start");
+        goto out;
+    }
+    struct sigaction prev;
+    if (install(&prev)) {
+        snprintf(why, n, "sud off: cannot install the SIGSYS handler");
+        goto out;
+    }
+    if (prev.sa_sigaction != on_sigsys)
+        chained = prev;
+    unblock_in_handlers();
+    /* Self-test on this thread: one getppid must trap exactly once. */
+    volatile uint8_t *sel = instr__sud_state;
+    pid_t want = (pid_t)syscall(SYS_getppid);
+    sel[0] = INSTR__SUD_ALLOW;
+    sel[1] = 0;
+    if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, 0, 0, sel)) {
+        snprintf(why, n, "sud off: prctl refused (%s)", strerror(errno));
+        sel[0] = INSTR__SUD_BLOCK;
+        sigaction(SIGSYS, &prev, NULL);
+        goto out;
+    }
+    sud_armed = 1;
+    sel[0] = INSTR__SUD_BLOCK;
+    pid_t got = (pid_t)syscall(SYS_getppid);
+    int ok = sel[0] == INSTR__SUD_ALLOW && sel[1] == INSTR_OS_SYSCALL && got == want;
+    prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0);
+    sud_armed = 0;
+    sel[0] = INSTR__SUD_BLOCK;
+    sel[1] = 0;
+    if (!ok) {
+        snprintf(why, n, "sud off: self-test failed (a getppid did not trap once)");
+        sigaction(SIGSYS, &prev, NULL);
+        goto out;
+    }
+    rc = 0;
+out:
+    errno = saved;
+    return rc;
+}
+
+static void arm_thread(struct instr__thread *t)
+{
+    volatile uint8_t *sel = instr__sud_state;
+    sel[0] = INSTR__SUD_ALLOW;
+    sel[1] = 0;
+    if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, 0, 0, sel) == 0) {
+        sud_armed = 1;
+        t->det_on |= INSTR__DET_ON_SUD;
+    }
+    sel[0] = INSTR__SUD_BLOCK; /* meaningless unless on; BLOCK is the check's resting value */
+}
+
+void instr__sud_thread(struct instr__thread *t)
+{
+    int saved = errno;
+    unblock_in_handlers();
+    if (sigsys_blocked())
+        t->det_on |= INSTR__DET_ON_SUD_PAUSED;
+    else
+        arm_thread(t);
+    errno = saved;
+}
+
+static void disarm(struct instr__thread *t)
+{
+    instr__sud_state[0] = INSTR__SUD_ALLOW; /* the prctl itself must not trap */
+    prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0);
+    sud_armed = 0;
+    t->det_on &= ~INSTR__DET_ON_SUD;
+    instr__sud_state[0] = INSTR__SUD_BLOCK;
+    instr__sud_state[1] = 0;
+}
+
+void instr__sud_thread_end(struct instr__thread *t)
+{
+    int saved = errno;
+    if (t->det_on & INSTR__DET_ON_SUD)
+        disarm(t);
+    t->det_on &= ~INSTR__DET_ON_SUD_PAUSED;
+    errno = saved;
+}
+
+/* A paused thread (SIGSYS blocked): arm again once it is let through. */
+void instr__sud_resume(struct instr__thread *t)
+{
+    int saved = errno;
+    if (!sigsys_blocked()) {
+        t->det_on &= ~INSTR__DET_ON_SUD_PAUSED;
+        arm_thread(t);
+    }
+    errno = saved;
+}
+
+/* The interval made a syscall (selector ALLOW).  Called from a hook, before
+ * the re-arm: our own syscalls here run at ALLOW. */
+unsigned instr__sud_fired(struct instr__thread *t)
+{
+    unsigned bits = instr__sud_state[1] ? instr__sud_state[1] : INSTR_OS_SYSCALL;
+    instr__sud_state[1] = 0;
+    if (!(t->det_on & INSTR__DET_ON_SUD))
+        return 0;
+    int saved = errno;
+    struct sigaction cur;
+    if (sigaction(SIGSYS, NULL, &cur) == 0 && cur.sa_sigaction != on_sigsys) {
+        /* The program installed its own: chain to it from now on. */
+        struct sigaction prev;
+        chained = cur;
+        if (install(&prev) == 0 && prev.sa_sigaction != on_sigsys)
+            chained = prev;
+        __atomic_fetch_add(&conflicts, 1, __ATOMIC_RELAXED);
+    }
+    uint64_t now = instr__mono_ns();
+    if (saw_sigaction || now - __atomic_load_n(&last_scan_ns, __ATOMIC_RELAXED) > RESCAN_NS) {
+        saw_sigaction = 0;
+        unblock_in_handlers();
+    }
+    if (sigsys_blocked()) {
+        disarm(t);
+        t->det_on |= INSTR__DET_ON_SUD_PAUSED;
+    }
+    errno = saved;
+    return bits;
+}
+
+uint64_t instr__sud_conflicts(void)
+{
+    return __atomic_load_n(&conflicts, __ATOMIC_RELAXED);
+}

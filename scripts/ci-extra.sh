@@ -1,0 +1,44 @@
+#!/bin/sh
+# CI, after the README's test command (scripts/test.sh): the reliability
+# gates that need other builds.
+#  1. ASan + UBSan build of the tools and their tests (INSTR_SANITIZE=ON):
+#     unit, golden, bad-input, fuzz-replay, and every end-to-end and
+#     survival test, whose dumps then go through the sanitized instr-report.
+#  2. Each fuzz target under libFuzzer (clang) for INSTR_FUZZ_SECONDS
+#     (default 60), starting from fuzz/corpus/<target>/ and the regressions.
+#     A crash fails CI; its input is kept in build-fuzz/artifacts/: add it to
+#     fuzz/regressions/<target>/ with the fix, where it stays a test.
+set -eu
+cd "$(dirname "$0")/.."
+INSTR_WITH_FUZZ=1 scripts/install-deps.sh
+jobs=$(nproc)
+seconds=${INSTR_FUZZ_SECONDS:-60}
+
+echo "== ASan/UBSan build (build-san)"
+cmake -S . -B build-san -DINSTR_SANITIZE=ON >/dev/null
+cmake --build build-san -j"$jobs" >build-san/build.log 2>&1 || { tail -40 build-san/build.log; exit 1; }
+(cd build-san && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --output-on-failure -j"$jobs" -L 'report|fuzz|e2e|survival')
+
+echo "== libFuzzer build (build-fuzz)"
+cmake -S fuzz -B build-fuzz -DCMAKE_C_COMPILER=clang >/dev/null
+cmake --build build-fuzz -j"$jobs" >build-fuzz/build.log 2>&1 || { tail -40 build-fuzz/build.log; exit 1; }
+mkdir -p build-fuzz/artifacts
+status=0
+for target in $(sed -n 's/^set(INSTR_FUZZ_TARGETS \(.*\))$/\1/p' fuzz/CMakeLists.txt); do
+    work=build-fuzz/corpus-$target
+    mkdir -p "$work"
+    seeds=fuzz/corpus/$target
+    [ -d "fuzz/regressions/$target" ] && seeds="$seeds fuzz/regressions/$target"
+    echo "-- fuzz-$target for ${seconds}s"
+    # shellcheck disable=SC2086
+    if ! build-fuzz/fuzz-"$target" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 \
+            -timeout=20 -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/"$target"- \
+            "$work" $seeds >build-fuzz/"$target".log 2>&1; then
+        tail -60 build-fuzz/"$target".log
+        echo "fuzz-$target found a crash: see build-fuzz/artifacts/"
+        status=1
+    fi
+    grep -E '^stat::number_of_executed_units|^Done' build-fuzz/"$target".log || true
+done
+exit $status

@@ -1,0 +1,47 @@
+/* callsites.h - what the frames of call sites are called, and when a call
+ * site and the entry of an instrumented function are one frame.
+ *
+ * A call to an uninstrumented function is a pseudo-frame named after the
+ * callee: the mangled name of a direct call; for an indirect call the
+ * symbol the runtime resolved (dladdr), else the symbol that contains the
+ * target in the module's ELF symbol table (.symtab, then .dynsym), else
+ * "[indirect] CALLER+0xOFF" where OFF is the call's return address from
+ * the caller's start (or "[indirect] CALLER@0xOFF", module-relative, when
+ * the caller's start is not known either).  Pseudo-frames are keyed by
+ * name: two sites that call malloc make one "malloc" frame under their
+ * caller.
+ *
+ * Library code: never prints or exits.
+ */
+#ifndef INSTR_CALLSITES_H
+#define INSTR_CALLSITES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dump-reader.h"
+
+struct instr_sitemap {
+    uint32_t *pseudo;  /* per d->sites[i]: its pseudo-frame index */
+    char **resolved;   /* per d->sites[i]: callee name for merging ("" = unknown) */
+    char **names;      /* per pseudo-frame: its (mangled) name */
+    uint64_t *module;  /* per pseudo-frame: module id of the callee (0 = unknown) */
+    size_t nnames;
+};
+
+/* Names every call site of d.  Returns 0 or INSTR_ENOMEM. */
+int instr_sitemap_build(struct instr_sitemap *m, const struct instr_dump *d);
+void instr_sitemap_free(struct instr_sitemap *m, size_t nsites);
+
+/* The pseudo-frame index of a CALL event's site id, or UINT32_MAX if the
+ * dump has no record for it. */
+uint32_t instr_sitemap_pseudo(const struct instr_sitemap *m, const struct instr_dump *d, uint64_t site_id);
+
+/* Whether ENTER fn_id, as the first event after CALL site_id, is the entry
+ * of the function that call called (the two are then one frame): a direct
+ * site names fn; an indirect target resolved to fn's name, or resolved to
+ * nothing inside fn's module. */
+int instr_sitemap_merges(const struct instr_sitemap *m, const struct instr_dump *d, uint64_t site_id,
+                         uint64_t fn_id);
+
+#endif

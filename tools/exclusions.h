@@ -1,0 +1,31 @@
+/* exclusions.h - user-chosen exclusions from Application time
+ * (instr-report --not-application=PATTERN|@category).
+ *
+ * An interval in which a matching function is on the stack counts as if
+ * the OS had acted in it: its time leaves the Application values.  Patterns
+ * are shell globs (fnmatch) tried on the mangled and the demangled name;
+ * categories are fixed lists of such patterns (exclusions.c).
+ */
+#ifndef INSTR_EXCLUSIONS_H
+#define INSTR_EXCLUSIONS_H
+
+#include <stddef.h>
+
+struct instr_exclusions {
+    char **patterns; /* globs, categories expanded */
+    size_t n;
+    char *text;      /* what the user gave, comma-separated, for the report header */
+};
+
+/* Adds one argument: comma-separated globs and @categories.  0, or -1 for
+ * an unknown category (named in err). */
+int instr_exclusions_add(struct instr_exclusions *x, const char *arg, char *err, size_t errlen);
+/* 1 if the (mangled) name matches a pattern. */
+int instr_exclusions_match(const struct instr_exclusions *x, const char *mangled);
+void instr_exclusions_free(struct instr_exclusions *x);
+
+/* The categories, for --help and the README: name (without @) and its
+ * patterns, NULL-terminated; returns NULL past the last. */
+const char *instr_exclusion_category(size_t i, const char *const **patterns);
+
+#endif

@@ -1,0 +1,285 @@
+/* report-views.c - the call-tree, callers and callees views, as text and
+ * as JSON members (the data comes from view-calltree.c and view-callers.c). */
+#define _GNU_SOURCE /* asprintf */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+/* ---- text ------------------------------------------------------------------ */
+
+#define NCOLS 11
+static const char *const titles[NCOLS] = {"Calls", "Elapsed Incl", "Elapsed Excl", "App Incl", "App Excl",
+                                          "EI%",   "EE%",          "AI%",          "AE%",      "Module",
+                                          "Function"};
+
+struct lines {
+    char **cells; /* n x NCOLS */
+    size_t n, cap;
+};
+
+static int add_line(struct lines *l, const struct instr_values *v, const double *ns, const double *pct,
+                    enum instr_units u, const char *module, const char *name, unsigned indent)
+{
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 64;
+        char **c = realloc(l->cells, nc * NCOLS * sizeof *c);
+        if (!c)
+            return INSTR_ENOMEM;
+        l->cells = c;
+        l->cap = nc;
+    }
+    char **c = &l->cells[l->n++ * NCOLS];
+    char buf[64];
+    const uint64_t t[4] = {v->ei, v->ee, v->ai, v->ae};
+    memset(c, 0, NCOLS * sizeof *c);
+    if (asprintf(&c[0], "%" PRIu64, v->calls) < 0)
+        c[0] = NULL;
+    for (int i = 0; i < 4; i++) {
+        instr_fmt_value(buf, sizeof buf, t[i], ns[i], u);
+        c[1 + i] = strdup(buf);
+        if (asprintf(&c[5 + i], "%.2f", pct[i]) < 0)
+            c[5 + i] = NULL;
+    }
+    c[9] = strdup(module && module[0] ? instr_basename(module) : "?");
+    if (asprintf(&c[10], "%*s%s", 2 * (int)indent, "", name) < 0)
+        c[10] = NULL;
+    for (int i = 0; i < NCOLS; i++)
+        if (!c[i])
+            return INSTR_ENOMEM;
+    return 0;
+}
+
+static void print_lines(FILE *out, const struct lines *l)
+{
+    size_t w[NCOLS];
+    for (int c = 0; c < NCOLS; c++) {
+        w[c] = strlen(titles[c]);
+        for (size_t r = 0; r < l->n; r++)
+            if (strlen(l->cells[r * NCOLS + c]) > w[c])
+                w[c] = strlen(l->cells[r * NCOLS + c]);
+    }
+    for (size_t r = 0; r <= l->n; r++) {
+        for (int c = 0; c < NCOLS; c++) {
+            const char *s = r ? l->cells[(r - 1) * NCOLS + c] : titles[c];
+            if (c == NCOLS - 1)
+                fprintf(out, "%s\n", s);
+            else if (c == NCOLS - 2)
+                fprintf(out, "%-*s  ", (int)w[c], s);
+            else
+                fprintf(out, "%*s  ", (int)w[c], s);
+        }
+    }
+}
+
+static void free_lines(struct lines *l)
+{
+    for (size_t i = 0; i < l->n * NCOLS; i++)
+        free(l->cells[i]);
+    free(l->cells);
+}
+
+/* Whether a tree node is shown: within the depth limit and above the threshold. */
+static int shown(const struct instr_tnode *n, const struct instr_report_opts *o)
+{
+    return (!o->depth || n->depth <= o->depth) && n->pct[0] >= o->threshold;
+}
+
+static int calltree_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
+                         enum instr_units u)
+{
+    struct instr_tree t;
+    struct lines l = {0};
+    int rc = instr_tree_build(s, &t);
+    if (rc < 0)
+        return rc;
+    fprintf(out, "Call tree");
+    if (o->depth)
+        fprintf(out, ", depth <= %zu", o->depth);
+    if (o->threshold > 0)
+        fprintf(out, ", paths below %.2f%% of Elapsed Inclusive hidden", o->threshold);
+    fputs("\n", out);
+    /* Depth-first, children by Elapsed Inclusive; a hidden node hides its subtree. */
+    uint32_t c = t.n[0].first_child;
+    while (c && !rc) {
+        const struct instr_tnode *n = &t.n[c];
+        const struct instr_row *r = instr_function_row(s, n->row);
+        if (shown(n, o)) {
+            rc = add_line(&l, &n->v, n->ns, n->pct, u, r->module, r->name, n->depth - 1);
+            if (n->first_child) {
+                c = n->first_child;
+                continue;
+            }
+        }
+        while (c && !t.n[c].next_sibling)
+            c = t.n[c].parent;
+        if (c)
+            c = t.n[c].next_sibling;
+    }
+    if (!rc)
+        print_lines(out, &l);
+    free_lines(&l);
+    instr_tree_free(&t);
+    return rc;
+}
+
+static int relations_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
+                          enum instr_units u, const struct instr_relations *rel)
+{
+    struct lines l = {0};
+    int rc = 0;
+    const struct instr_row *fr = instr_function_row(s, rel->row);
+    int callers = o->view == INSTR_VIEW_CALLERS;
+    const struct instr_relation *a = callers ? rel->callers : rel->callees;
+    size_t n = callers ? rel->ncallers : rel->ncallees;
+    if (callers)
+        fprintf(out, "Callers of %s: who called it, with its values on the paths through each caller;\n"
+                     "then, marked '*', the function itself\n", fr->name);
+    else
+        fprintf(out, "Callees of %s: the function itself, marked '*'; then what it called, with each\n"
+                     "callee's values on the paths through the function\n", fr->name);
+    if (!callers)
+        rc = add_line(&l, &fr->v, fr->ns, fr->pct, u, fr->module, fr->name, 0);
+    for (size_t i = 0; i < n && !rc; i++) {
+        const struct instr_row *r = instr_function_row(s, a[i].row);
+        rc = add_line(&l, &a[i].v, a[i].ns, a[i].pct, u, r ? r->module : "", r ? r->name : "[thread start]", 1);
+    }
+    if (callers && !rc)
+        rc = add_line(&l, &fr->v, fr->ns, fr->pct, u, fr->module, fr->name, 0);
+    if (!rc) {
+        /* The function's own line is marked. */
+        char **name = &l.cells[(callers ? l.n - 1 : 0) * NCOLS + NCOLS - 1];
+        char *m;
+        if (asprintf(&m, "* %s", *name) < 0)
+            rc = INSTR_ENOMEM;
+        else {
+            free(*name);
+            *name = m;
+        }
+    }
+    if (!rc)
+        print_lines(out, &l);
+    free_lines(&l);
+    return rc;
+}
+
+int instr_views_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
+                     enum instr_units u)
+{
+    if (o->view == INSTR_VIEW_CALLTREE)
+        return calltree_text(out, s, o, u);
+    struct instr_relations rel;
+    char err[300];
+    int rc = instr_relations_build(s, o->func ? o->func : "", &rel, err, sizeof err);
+    if (rc == INSTR_EARG) {
+        fprintf(out, "%s\n", err);
+        return rc;
+    }
+    if (rc < 0)
+        return rc;
+    rc = relations_text(out, s, o, u, &rel);
+    instr_relations_free(&rel);
+    return rc;
+}
+
+/* ---- JSON -------------------------------------------------------------------- */
+
+static void jvalues(FILE *out, const struct instr_values *v, const double *ns, const double *pct)
+{
+    static const char *const names[4] = {"elapsed_inclusive", "elapsed_exclusive", "application_inclusive",
+                                         "application_exclusive"};
+    const uint64_t t[4] = {v->ei, v->ee, v->ai, v->ae};
+    fprintf(out, "\"calls\": %" PRIu64, v->calls);
+    for (int i = 0; i < 4; i++) {
+        fprintf(out, ", \"%s_ticks\": %" PRIu64 ", \"%s_ns\": ", names[i], t[i], names[i]);
+        instr_json_ns(out, ns[i]);
+        fprintf(out, ", \"%s_pct\": %.4f", names[i], pct[i]);
+    }
+}
+
+static void jfunction(FILE *out, const struct instr_row *r)
+{
+    fputs("\"name\": ", out);
+    instr_json_str(out, r ? r->name : "[thread start]");
+    fputs(", \"mangled\": ", out);
+    instr_json_str(out, r && r->mangled ? r->mangled : "");
+    fputs(", \"module\": ", out);
+    instr_json_str(out, r ? r->module : "");
+}
+
+static int calltree_json(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
+{
+    struct instr_tree t;
+    int rc = instr_tree_build(s, &t);
+    if (rc < 0)
+        return rc;
+    /* Flat, in the text view's order: id, parent id (0 = top level), depth. */
+    fputs(",\n  \"calltree\": [", out);
+    uint32_t c = t.n[0].first_child;
+    int first = 1;
+    while (c) {
+        const struct instr_tnode *n = &t.n[c];
+        if (shown(n, o)) {
+            fprintf(out, "%s\n    {\"id\": %u, \"parent\": %u, \"depth\": %u, ", first ? "" : ",", c, n->parent,
+                    n->depth);
+            first = 0;
+            jfunction(out, instr_function_row(s, n->row));
+            fputs(", ", out);
+            jvalues(out, &n->v, n->ns, n->pct);
+            fputs("}", out);
+            if (n->first_child) {
+                c = n->first_child;
+                continue;
+            }
+        }
+        while (c && !t.n[c].next_sibling)
+            c = t.n[c].parent;
+        if (c)
+            c = t.n[c].next_sibling;
+    }
+    fputs(first ? "]" : "\n  ]", out);
+    instr_tree_free(&t);
+    return 0;
+}
+
+static void jrelations(FILE *out, const struct instr_session *s, const char *key, const struct instr_relation *a,
+                       size_t n)
+{
+    fprintf(out, ",\n    \"%s\": [", key);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",\n      {" : "\n      {", out);
+        jfunction(out, instr_function_row(s, a[i].row));
+        fputs(", ", out);
+        jvalues(out, &a[i].v, a[i].ns, a[i].pct);
+        fputs("}", out);
+    }
+    fputs(n ? "\n    ]" : "]", out);
+}
+
+int instr_views_json(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
+{
+    if (o->view == INSTR_VIEW_CALLTREE)
+        return calltree_json(out, s, o);
+    if (o->view != INSTR_VIEW_CALLERS && o->view != INSTR_VIEW_CALLEES)
+        return 0;
+    struct instr_relations rel;
+    char err[300];
+    int rc = instr_relations_build(s, o->func ? o->func : "", &rel, err, sizeof err);
+    if (rc < 0)
+        return rc;
+    const struct instr_row *fr = instr_function_row(s, rel.row);
+    fprintf(out, ",\n  \"%s\": {\n    \"function\": {", o->view == INSTR_VIEW_CALLERS ? "callers" : "callees");
+    jfunction(out, fr);
+    fputs(", ", out);
+    jvalues(out, &fr->v, fr->ns, fr->pct);
+    fputs("}", out);
+    if (o->view == INSTR_VIEW_CALLERS)
+        jrelations(out, s, "callers", rel.callers, rel.ncallers);
+    else
+        jrelations(out, s, "callees", rel.callees, rel.ncallees);
+    fputs("\n  }", out);
+    instr_relations_free(&rel);
+    return 0;
+}
