@@ -1,5 +1,5 @@
 /* detector-perf.c - page faults and context switches from a per-thread perf
- * ring, and the rdpmc probe.
+ * ring.
  *
  * perf: one software event per thread, PERF_COUNT_SW_PAGE_FAULTS with
  * sample_period 1 and exclude_kernel (the user's own faults, minor and
@@ -9,14 +9,10 @@
  * since the last check say which kinds happened.  Needs perf_event_open
  * for the own thread (perf_event_paranoid <= 2, or CAP_PERFMON); costs two
  * pages per thread (the fd is closed once the ring is mapped: the mapping
- * holds the event, and the program's descriptor budget stays its own).  Exact on-CPU time (cap_user_time) is not
- * used: it is not available on KVM guests with kvm-clock, where this was
+ * holds the event, and the program's descriptor budget stays its own).
+ * Exact on-CPU time (cap_user_time) is not used: it is not available on KVM guests with kvm-clock, where this was
  * built and tested.
- *
- * rdpmc (a kernel-mode instruction counter read in user space) would see
- * everything the kernel runs on the thread, interrupts included.  It needs
- * a PMU, which machines here lack; the probe says why it is not used.  It is
- * never switched on: the backend is not written yet.
+ * Interrupts are seen only by rdpmc (detector-rdpmc.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -171,15 +167,4 @@ unsigned instr__perf_kinds(struct instr__thread *t, uint64_t from, uint64_t to)
         at += h.size;
     }
     return bits;
-}
-
-int instr__rdpmc_probe(char *why, size_t n)
-{
-    if (access("/sys/bus/event_source/devices/cpu/rdpmc", R_OK) != 0 &&
-        access("/sys/bus/event_source/devices/cpu_core/rdpmc", R_OK) != 0) {
-        snprintf(why, n, "rdpmc off: no PMU");
-        return -1;
-    }
-    snprintf(why, n, "rdpmc off: PMU present, backend not built");
-    return -1;
 }

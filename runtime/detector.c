@@ -52,11 +52,15 @@ static void child_after_fork(void)
         return;
     if (t->det_on & INSTR__DET_ON_PERF)
         instr__perf_thread_end(t);
+    if (t->det_on & INSTR__DET_ON_RDPMC)
+        instr__rdpmc_thread_end(t);
     t->det_on &= ~(INSTR__DET_ON_SUD | INSTR__DET_ON_PERF); /* SUD is not inherited */
     if (instr__detector.set & BIT(SUD))
         instr__sud_thread(t);
     if (instr__detector.set & BIT(PERF))
         instr__perf_thread(t);
+    if (instr__detector.set & BIT(RDPMC))
+        instr__rdpmc_thread(t);
 }
 
 void instr__detector_init(void)
@@ -116,10 +120,14 @@ void instr__detector_init(void)
         }
     }
     if (all || wanted(want, "rdpmc")) {
-        instr__rdpmc_probe(why, sizeof why); /* never on: see detector-perf.c */
-        detail_add(why);
-        if (!all)
-            instr__say("detector rdpmc unavailable: ", why, "", "");
+        if (instr__rdpmc_init(why, sizeof why) == 0) {
+            info->set |= BIT(RDPMC);
+            detail_add("rdpmc");
+        } else {
+            detail_add(why);
+            if (!all)
+                instr__say("detector rdpmc unavailable: ", why, "", "");
+        }
     }
     if (info->set & BIT(RSEQ_CS)) {
         info->kind = INSTR_DETECTOR_RSEQ_CS;
@@ -138,7 +146,14 @@ void instr__detector_init(void)
             info->kind = INSTR_DETECTOR_PERF;
         info->sees |= INSTR_OS_SCHED | INSTR_OS_FAULT;
     }
-    if (info->set & (BIT(SUD) | BIT(PERF)))
+    if (info->set & BIT(RDPMC)) {
+        if (!info->kind)
+            info->kind = INSTR_DETECTOR_RDPMC;
+        /* Kernel work on the thread of any kind; what no other backend
+         * explains is reported as an interrupt. */
+        info->sees |= INSTR_OS_SYSCALL | INSTR_OS_FAULT | INSTR_OS_SIGNAL | INSTR_OS_IRQ;
+    }
+    if (info->set & (BIT(SUD) | BIT(PERF) | BIT(RDPMC)))
         pthread_atfork(NULL, NULL, child_after_fork);
 }
 
@@ -151,6 +166,8 @@ void instr__detector_thread(struct instr__thread *t)
         instr__sud_thread(t);
     if (instr__detector.set & BIT(PERF))
         instr__perf_thread(t);
+    if (instr__detector.set & BIT(RDPMC))
+        instr__rdpmc_thread(t);
 }
 
 void instr__detector_thread_end(struct instr__thread *t)
@@ -159,6 +176,8 @@ void instr__detector_thread_end(struct instr__thread *t)
         instr__sud_thread_end(t);
     if (t->det_on & INSTR__DET_ON_PERF)
         instr__perf_thread_end(t);
+    if (t->det_on & INSTR__DET_ON_RDPMC)
+        instr__rdpmc_thread_end(t);
     if (t->det_on & INSTR__DET_ON_RSEQ)
         instr__rseq_thread_end(t);
     instr__detector_none_thread(t);
@@ -189,4 +208,16 @@ __attribute__((noinline)) unsigned instr__detector_fired(struct instr__thread *t
         instr__sud_resume(t);
     instr__detector_rearm(t);
     return bits;
+}
+
+/* The kernel ran instructions on this thread since the last check: what the
+ * other backends already explained (seen) keeps its kinds; anything else was
+ * an interrupt (or kernel work no other backend watches). */
+__attribute__((noinline)) unsigned instr__rdpmc_fired(struct instr__thread *t, unsigned seen)
+{
+    uint64_t c = instr__rdpmc_read(t->pmc_page);
+    if (c == t->pmc_armed)
+        return seen;
+    t->pmc_armed = c;
+    return seen ? seen : INSTR_OS_IRQ;
 }

@@ -12,6 +12,9 @@
  *   perf     pf_word -> data_head of a per-thread perf ring that receives a
  *            sample per page fault and a record per context switch
  *            (detector-perf.c).
+ *   rdpmc    the thread's kernel-mode instruction count, read with rdpmc
+ *            (detector-rdpmc.c): needs a PMU, so it is off on most VMs and
+ *            its check costs one predictable branch on a global when off.
  * A backend that is off points its word at t->det_self (nobody writes it)
  * and the selector rests at BLOCK, so the check is the same for every set:
  * three loads compared against what the hook left there, one branch, no
@@ -38,6 +41,7 @@
 #define INSTR__DET_ON_SUD 0x2u
 #define INSTR__DET_ON_PERF 0x4u
 #define INSTR__DET_ON_SUD_PAUSED 0x8u /* SIGSYS blocked on this thread: SUD off for now */
+#define INSTR__DET_ON_RDPMC 0x10u
 
 /* [0] the SUD selector, [1] INSTR_OS_* bits left by the SIGSYS handler. */
 extern __thread volatile uint8_t instr__sud_state[2] __attribute__((tls_model("initial-exec")));
@@ -75,17 +79,25 @@ void instr__perf_thread(struct instr__thread *t);
 void instr__perf_thread_end(struct instr__thread *t);
 unsigned instr__perf_kinds(struct instr__thread *t, uint64_t from, uint64_t to);
 
-int instr__rdpmc_probe(char *why, size_t n);
+int instr__rdpmc_init(char *why, size_t n);
+void instr__rdpmc_thread(struct instr__thread *t);
+void instr__rdpmc_thread_end(struct instr__thread *t);
+uint64_t instr__rdpmc_read(const volatile struct perf_event_mmap_page *pc);
+extern int instr__rdpmc_on;
+unsigned instr__rdpmc_fired(struct instr__thread *t, unsigned seen);
 
 void instr__detector_none_thread(struct instr__thread *t);
 
 static inline unsigned instr__detector_check(struct instr__thread *t)
 {
     uint64_t v = *t->det_word, p = *t->pf_word;
-    if (INSTR_LIKELY(((v ^ t->det_armed) | (p ^ t->pf_armed) |
-                      (uint8_t)(instr__sud_state[0] ^ INSTR__SUD_BLOCK)) == 0))
-        return 0;
-    return instr__detector_fired(t, v, p);
+    unsigned bits = 0;
+    if (INSTR_UNLIKELY(((v ^ t->det_armed) | (p ^ t->pf_armed) |
+                        (uint8_t)(instr__sud_state[0] ^ INSTR__SUD_BLOCK)) != 0))
+        bits = instr__detector_fired(t, v, p);
+    if (INSTR_UNLIKELY(instr__rdpmc_on) && t->pmc_page)
+        bits = instr__rdpmc_fired(t, bits);
+    return bits;
 }
 
 /* Discard whatever happened since the last check (the runtime's own work:
@@ -95,6 +107,8 @@ static inline void instr__detector_rearm(struct instr__thread *t)
     *t->det_word = t->det_armed;
     t->pf_armed = *t->pf_word;
     instr__sud_state[0] = INSTR__SUD_BLOCK;
+    if (INSTR_UNLIKELY(instr__rdpmc_on) && t->pmc_page)
+        t->pmc_armed = instr__rdpmc_read(t->pmc_page);
 }
 
 #endif

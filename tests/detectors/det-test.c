@@ -258,6 +258,23 @@ static int child_syscalls(void)
     return judge("getppid/write(/dev/null)", 400, INSTR_OS_SYSCALL, always);
 }
 
+/* INSTR_DETECTOR=rdpmc: without a PMU (most VMs) the backend must refuse
+ * cleanly, saying why, and the program runs on; with one, every syscall
+ * interval must be flagged (the kernel ran instructions on the thread). */
+static int child_rdpmc(void)
+{
+    if (bind_runtime())
+        return 2;
+    if (!has(INSTR_DETECTOR_RDPMC)) {
+        CHECK(strstr(instr__detector.detail, "rdpmc off: ") != NULL); /* refused, with a reason */
+        CHECK(instr__detector.set == 0);
+        SKIPPED("%s", instr__detector.detail);
+    }
+    for (int i = 0; i < 200; i++)
+        TRIAL(i, (void)syscall(SYS_getppid));
+    return judge("getppid (rdpmc)", 200, INSTR_OS_SYSCALL | INSTR_OS_IRQ, always);
+}
+
 static int child_nanosleep(void)
 {
     if (bind_runtime())
@@ -708,6 +725,7 @@ static const struct {
     int (*fn)(void);
 } tests[] = {
     {"syscalls", child_syscalls},
+    {"rdpmc", child_rdpmc},
     {"nanosleep", child_nanosleep},
     {"pipe", child_pipe},
     {"preempt", child_preempt},
