@@ -52,6 +52,8 @@
 #define INSTR_DUMP_FORK_CHILD 0x2u    /* written by a forked child; open frames re-entered */
 #define INSTR_DUMP_TSC_INVARIANT 0x4u /* CPUID says the TSC is invariant */
 #define INSTR_DUMP_SIGNALED 0x8u      /* ended by a fatal signal: end_tsc, end_mono_ns, end_signal set */
+#define INSTR_DUMP_NO_TRANSITIONS 0x10u /* converted from a format without kernel-transition data (never
+                                           the runtime): Application values are unavailable */
 
 struct instr_dump_header {
     char magic[8];                /* INSTR_DUMP_MAGIC */

@@ -22,6 +22,9 @@
  *     indirect jump through the module's hidden table __instr_hook_table;
  *   - hidden trampolines __instr_call/__instr_return for the call-site hooks
  *     (slots INSTR_SLOT_CALL/INSTR_SLOT_RETURN, same shape);
+ *   - hidden weak trampolines instr_event/instr_counter, the public API of
+ *     include/instr/instr.h (slots INSTR_SLOT_EVENT/INSTR_SLOT_COUNTER), so
+ *     code built with the plugin needs no link flag for them either;
  *   - the table, initialised to a hidden no-op (__instr_nop), so code that
  *     runs before binding, or when the runtime cannot be loaded, is merely
  *     not recorded;
@@ -78,6 +81,8 @@
 #define INSTR_HOOK_RETURN "__instr_return"
 #define INSTR_HOOK_TABLE "__instr_hook_table"
 #define INSTR_HOOK_NOP "__instr_nop"
+#define INSTR_API_EVENT "instr_event"     /* public API trampolines (include/instr/instr.h) */
+#define INSTR_API_COUNTER "instr_counter"
 #define INSTR_BIND_SYMBOL "instr__bind"
 #define INSTR_RUNTIME_SONAME "libinstr-rt.so"
 #define INSTR_BIND_PRIORITY 100 /* the last reserved priority: before every user constructor */
@@ -89,7 +94,8 @@ enum instr_hook_slot {
     INSTR_SLOT_LANDING = 2, /* void landing(struct instr_fn_desc *, void *cfa): an EH landing pad of fn runs */
     INSTR_SLOT_CALL = 3,    /* void call(struct instr_site_desc *, void *cfa, void *target): before a call */
     INSTR_SLOT_RETURN = 4,  /* void ret(struct instr_site_desc *, void *cfa): after it returned */
-    /* 5 and 6: reserved for the event/counter API */
+    INSTR_SLOT_EVENT = 5,   /* void event(const char *label): instr_event() (include/instr/instr.h) */
+    INSTR_SLOT_COUNTER = 6, /* void counter(const char *label, int32_t value): instr_counter() */
     INSTR_SLOT_COUNT = 8
 };
 

@@ -51,6 +51,13 @@ void instr_fuzz_read_dump(const char *path)
                                               .view = (enum instr_view)v, .flagged = 1};
                 exporters[e](null, &s, &o);
             }
+        /* The exchange formats: timelines, trees, names in other syntaxes. */
+        static const instr_exporter exports[] = {instr_export_visualiser, instr_export_chrome,
+                                                 instr_export_callgrind, instr_export_folded};
+        for (size_t e = 0; e < sizeof exports / sizeof exports[0]; e++) {
+            struct instr_report_opts o = {.units = INSTR_UNITS_NS, .to_us = -1};
+            exports[e](null, &s, &o);
+        }
         instr_session_sort(&s, "name");
         instr_session_free(&s);
     }

@@ -9,6 +9,8 @@
  *   __instr_landing: jmp *__instr_hook_table+8*INSTR_SLOT_LANDING(%rip)
  *   __instr_call:    jmp *__instr_hook_table+8*INSTR_SLOT_CALL(%rip)
  *   __instr_return:  jmp *__instr_hook_table+8*INSTR_SLOT_RETURN(%rip)
+ *   instr_event:     jmp *__instr_hook_table+8*INSTR_SLOT_EVENT(%rip)
+ *   instr_counter:   jmp *__instr_hook_table+8*INSTR_SLOT_COUNTER(%rip)
  *   __instr_nop:     ret
  *   __instr_hook_table: INSTR_SLOT_COUNT x .quad __instr_nop
  *   constructor:     h = dlopen(runtime, RTLD_NOW|RTLD_GLOBAL);
@@ -78,6 +80,10 @@ std::string instr_binding_asm(const std::string &runtime_path)
     s += trampoline(INSTR_HOOK_LANDING, INSTR_SLOT_LANDING);
     s += trampoline(INSTR_HOOK_CALL, INSTR_SLOT_CALL);
     s += trampoline(INSTR_HOOK_RETURN, INSTR_SLOT_RETURN);
+    /* The public API (include/instr/instr.h): weak, so a program that
+     * defines its own instr_event keeps it. */
+    s += trampoline(INSTR_API_EVENT, INSTR_SLOT_EVENT);
+    s += trampoline(INSTR_API_COUNTER, INSTR_SLOT_COUNTER);
     s += hidden_weak(INSTR_HOOK_NOP, "@function");
     s += INSTR_HOOK_NOP ":\n\tendbr64\n\tret\n\t.size\t" INSTR_HOOK_NOP ", .-" INSTR_HOOK_NOP "\n";
 

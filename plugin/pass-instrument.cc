@@ -184,7 +184,8 @@ static bool has_prefix(const char *s, const char *prefix)
  *    functions (memcpy, malloc, printf) stay: GCC may or may not expand
  *    them, and when it does the frame costs a few ticks, while dropping a
  *    real call to them would hide its time;
- *  - our own hooks (__instr_*);
+ *  - our own hooks (__instr_*), and the public API instr_event /
+ *    instr_counter: a mark only splits an interval, it is not a frame;
  *  - callees marked no_instrument_function: the user asked for them not to
  *    be seen, so their time stays with the caller;
  *  - noreturn calls (exit, abort, __cxa_throw, longjmp, _Unwind_Resume)
@@ -218,6 +219,9 @@ static const char *site_skip_reason(gcall *call, tree *callee_name, tree *target
         const char *mangled = IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(fndecl));
         if (has_prefix(mangled, "__instr_"))
             return "instr hook";
+        /* A mark or counter splits an interval; it is not a frame (data-values.md). */
+        if (!strcmp(mangled, INSTR_API_EVENT) || !strcmp(mangled, INSTR_API_COUNTER))
+            return "instr API call";
         if (lookup_attribute("no_instrument_function", DECL_ATTRIBUTES(fndecl)))
             return "callee is no_instrument_function";
         if (instr_opts.callsites == instr_options::CALLSITES_EXTERNAL) {

@@ -113,5 +113,10 @@ __attribute__((visibility("default"))) int instr__bind(instr_hook_fn *table, uns
         table[INSTR_SLOT_CALL] = (instr_hook_fn)(void (*)(void))instr__hook_call;
         table[INSTR_SLOT_RETURN] = (instr_hook_fn)(void (*)(void))instr__hook_return;
     }
+    /* The public API (api.c); without recording it stays a no-op. */
+    if (on && slots > INSTR_SLOT_COUNTER) {
+        table[INSTR_SLOT_EVENT] = (instr_hook_fn)(void (*)(void))instr__api_event;
+        table[INSTR_SLOT_COUNTER] = (instr_hook_fn)(void (*)(void))instr__api_counter;
+    }
     return 0;
 }

@@ -46,6 +46,8 @@ struct instr__frame {
 /* Per-thread state, reached through the one initial-exec TLS pointer.  The hot
  * fields come first (one cache line).  Lives in its own anonymous mapping,
  * followed by the shadow stack. */
+struct perf_event_mmap_page;
+
 struct instr__thread {
     uint8_t *pos;              /* next free byte of the current chunk */
     uint8_t *limit;            /* switch chunk once pos >= limit (room for one more event) */
@@ -75,6 +77,8 @@ struct instr__thread {
     volatile uint64_t *pf_word; /* perf ring data_head, or &det_self */
     uint64_t pf_armed;          /* value pf_word held at the last check */
     uint8_t det_on;             /* INSTR__DET_ON_*: backends armed on this thread */
+    const volatile struct perf_event_mmap_page *pmc_page; /* rdpmc counter page, or NULL */
+    uint64_t pmc_armed;         /* kernel instructions counted at the last check */
     int pf_fd;                  /* perf event, -1 if none */
     void *pf_map;               /* its ring */
 };
@@ -131,6 +135,7 @@ uint32_t instr__register(struct instr_fn_desc *d);
 uint32_t instr__register_site(struct instr_site_desc *s, void *target, void *ret_addr);
 void instr__meta_thread(uint32_t index, uint32_t tid, const char *name);
 void instr__meta_reemit(void);
+void instr__meta_label(uint32_t id, const char *text);
 void instr__meta_threads_all(void);
 int instr__meta_init(void);
 
@@ -149,6 +154,11 @@ void instr__hook_landing(struct instr_fn_desc *d, void *cfa);
 void instr__hook_nop(struct instr_fn_desc *d, void *cfa);
 void instr__hook_call(struct instr_site_desc *s, void *cfa, void *target);
 void instr__hook_return(struct instr_site_desc *s, void *cfa);
+
+/* api.c: instr_event / instr_counter (include/instr/instr.h) */
+void instr__api_event(const char *label);
+void instr__api_counter(const char *label, int32_t value);
+void instr__meta_labels_reemit(void);
 
 /* clock.c */
 static inline uint64_t instr__tsc(void) { return __builtin_ia32_rdtsc(); }

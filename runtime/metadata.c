@@ -399,4 +399,15 @@ void instr__meta_reemit(void)
         put_function(i);
     for (uint32_t i = 1; i <= site_count; i++)
         put_site(i);
+    instr__meta_labels_reemit();
+}
+
+/* A LABEL record (meta lock held): the text of a mark or counter label. */
+void instr__meta_label(uint32_t id, const char *text)
+{
+    struct field f[] = {
+        {F_VARINT, id, NULL},
+        {F_STRING, 0, text},
+    };
+    meta_put(INSTR_META_LABEL, f, 2);
 }

@@ -4,6 +4,8 @@
 set -eu
 GCC_MAJOR=${INSTR_GCC_MAJOR:-12}
 PACKAGES="gcc-$GCC_MAJOR g++-$GCC_MAJOR gcc-$GCC_MAJOR-plugin-dev cmake make python3 libiberty-dev libunwind-dev"
+# valgrind: callgrind_annotate reads our --export callgrind files (tests/exchange).
+PACKAGES="$PACKAGES valgrind"
 # gcc-11 lets the tests prove the plugin builds and runs with a second GCC.
 [ "${INSTR_WITH_GCC11:-1}" = 1 ] && PACKAGES="$PACKAGES gcc-11 g++-11 gcc-11-plugin-dev"
 # Fuzzing (scripts/ci-extra.sh): clang's libFuzzer.

@@ -296,6 +296,11 @@ int instr_writer_event(struct instr_dump_writer *w, uint32_t thread, uint64_t ti
     return 0;
 }
 
+struct instr_dump_header *instr_writer_header(struct instr_dump_writer *w)
+{
+    return &w->hdr;
+}
+
 int instr_writer_close(struct instr_dump_writer *w, char *err, size_t errlen)
 {
     int rc = w->error;

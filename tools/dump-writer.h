@@ -36,6 +36,9 @@ int instr_writer_event(struct instr_dump_writer *w, uint32_t thread, uint64_t ti
 /* The current running tick of a thread (for error messages). */
 uint64_t instr_writer_last_tick(struct instr_dump_writer *w, uint32_t thread);
 
+/* The header written at close (end times known only at the end, e.g.). */
+struct instr_dump_header *instr_writer_header(struct instr_dump_writer *w);
+
 /* Flushes every chunk, rewrites the header, closes.  Always frees w. */
 int instr_writer_close(struct instr_dump_writer *w, char *err, size_t errlen);
 

@@ -106,7 +106,30 @@ struct walker {
     size_t capstate;
     struct node pend;    /* time of the pending call site (ee, ae, flagged) */
     const struct instr_exclusions *x; /* --not-application, or NULL */
+    const struct instr_timeline *tl;  /* exporters' callbacks, or NULL */
+    uint32_t thread;                  /* index of the thread being walked */
+    uint64_t pend_tick;               /* tick of the pending call site */
 };
+
+/* Timeline callbacks: a frame of node n opens or closes at tick. */
+static int tl_open(struct walker *w, uint32_t n, uint64_t tick)
+{
+    return w->tl->frame_open ? w->tl->frame_open(w->tl->ctx, w->thread, w->nodes[n].fn, tick) : 0;
+}
+
+static int tl_close(struct walker *w, uint32_t n, uint64_t tick, int incomplete)
+{
+    return w->tl->frame_close ? w->tl->frame_close(w->tl->ctx, w->thread, w->nodes[n].fn, tick, incomplete) : 0;
+}
+
+/* Closes the frames stack[depth..1] at tick (a thread's end). */
+static int tl_close_all(struct walker *w, const uint32_t *stack, size_t depth, uint64_t tick)
+{
+    int rc = 0;
+    for (size_t i = depth; i > 0 && rc == 0; i--)
+        rc = tl_close(w, stack[i], tick, 1);
+    return rc;
+}
 
 /* A frame is excluded when its name (function or pseudo-frame) matches. */
 static int frame_excluded(const struct walker *w, uint32_t fn)
@@ -420,7 +443,7 @@ static int resolve_pending(struct walker *w, uint32_t *stack, size_t depth, uint
     n->flagged_t += w->pend.flagged_t;
     n->calls += (uint64_t)count;
     stack[depth] = c;
-    return 0;
+    return w->tl ? tl_open(w, c, w->pend_tick) : 0;
 }
 
 /* Walks one thread.  The hot loop: decode, charge the interval to the top
@@ -438,6 +461,8 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
     stack[0] = 0;
     int pending = 0, pend_reenter = 0; /* the top is a call site not resolved yet */
     uint64_t pend_site = 0;
+    int rc;
+    w->thread = (uint32_t)(th - p->threads);
     if (w->capstate < cap && grow_stack(w, &stack, &cap) < 0)
         return INSTR_ENOMEM;
     uint64_t prev = ti->nchunks ? ti->chunks[0].base_tsc : 0, events = 0;
@@ -485,9 +510,10 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
                 if ((ev.kind == INSTR_EV_ENTER && !pend_reenter) ||
                     (ev.kind == INSTR_EV_EXT && ev.ext == INSTR_EXT_REENTER && pend_reenter))
                     merged = instr_sitemap_merges(&p->sites, p->dump, pend_site, ev.arg);
-                if (resolve_pending(w, stack, depth, merged ? ev.arg & ~INSTR_KEY_SITE : site_key(p, pend_site),
-                                    !pend_reenter) < 0)
-                    return INSTR_ENOMEM;
+                if ((rc = resolve_pending(w, stack, depth,
+                                          merged ? ev.arg & ~INSTR_KEY_SITE : site_key(p, pend_site),
+                                          !pend_reenter)) < 0)
+                    return rc;
                 w->state[depth] = merged ? ST_MERGED : ST_FRAME;
                 pending = 0;
                 if (merged)
@@ -509,6 +535,7 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
                 pending = 1;
                 pend_site = ev.arg;
                 pend_reenter = ev.ext != 0;
+                w->pend_tick = tick;
                 break;
             push:
                 if (depth + 1 >= cap && grow_stack(w, &stack, &cap) < 0)
@@ -520,21 +547,27 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
                     stack[++depth] = c;
                     w->state[depth] = ST_FRAME;
                     w->nodes[c].calls += ev.ext == 0;
+                    if (INSTR_PROFILE_UNLIKELY(w->tl) && (rc = tl_open(w, c, tick)) < 0)
+                        return rc;
                 }
                 break;
             case INSTR_EV_EXIT:
                 /* A merged frame stays until its call site returns. */
                 if (depth && w->state[depth] == ST_MERGED)
                     w->state[depth] = ST_MERGED_EXITED;
-                else if (depth)
+                else if (depth) {
+                    if (INSTR_PROFILE_UNLIKELY(w->tl) && (rc = tl_close(w, stack[depth], tick, 0)) < 0)
+                        return rc;
                     depth--;
-                else
+                } else
                     rep->unmatched_exits++;
                 break;
             case INSTR_EV_RETURN:
-                if (depth)
+                if (depth) {
+                    if (INSTR_PROFILE_UNLIKELY(w->tl) && (rc = tl_close(w, stack[depth], tick, 0)) < 0)
+                        return rc;
                     depth--;
-                else
+                } else
                     rep->unmatched_exits++;
                 break;
             case INSTR_EV_EXT:
@@ -547,6 +580,8 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
                             w->state[depth] = ST_MERGED_EXITED;
                             break;
                         }
+                        if (w->tl && (rc = tl_close(w, stack[depth], tick, 0)) < 0)
+                            return rc;
                         depth--;
                         rep->unwound[ev.arg < INSTR_UNWIND_REASONS ? ev.arg : 0]++;
                     } else {
@@ -554,6 +589,8 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
                     }
                     break;
                 case INSTR_EXT_THREAD_END:
+                    if (w->tl && (rc = tl_close_all(w, stack, depth, tick)) < 0)
+                        return rc;
                     rep->incomplete += depth;
                     depth = 0;
                     th->end_tick = tick;
@@ -571,7 +608,16 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
                     rep->dropped += ev.arg;
                     th->dropped += ev.arg;
                     break;
-                default: /* MARK, COUNTER: they only split an interval */
+                case INSTR_EXT_MARK: /* MARK, COUNTER: they only split an interval */
+                    if (w->tl && w->tl->mark && (rc = w->tl->mark(w->tl->ctx, w->thread, ev.arg, tick)) < 0)
+                        return rc;
+                    break;
+                case INSTR_EXT_COUNTER:
+                    if (w->tl && w->tl->counter &&
+                        (rc = w->tl->counter(w->tl->ctx, w->thread, ev.arg, ev.value, tick)) < 0)
+                        return rc;
+                    break;
+                default:
                     break;
                 }
                 break;
@@ -583,16 +629,19 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
     }
     if (prev > th->end_tick)
         th->end_tick = prev;
-    if (pending && resolve_pending(w, stack, depth, site_key(p, pend_site), !pend_reenter) < 0)
-        return INSTR_ENOMEM;
+    if (pending && (rc = resolve_pending(w, stack, depth, site_key(p, pend_site), !pend_reenter)) < 0)
+        return rc;
     if (depth) {
         const struct instr_dump_header *h = &p->dump->hdr;
+        uint64_t close_at = prev;
         if ((h->flags & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED)) && h->end_tsc > prev) {
             struct node *n = &w->nodes[stack[depth]];
             n->ee += h->end_tsc - prev;
             n->ae += n->excluded ? 0 : h->end_tsc - prev;
-            th->end_tick = h->end_tsc;
+            th->end_tick = close_at = h->end_tsc;
         }
+        if (w->tl && (rc = tl_close_all(w, stack, depth, close_at)) < 0)
+            return rc;
         rep->incomplete += depth;
     }
     th->events = events;
@@ -610,9 +659,16 @@ int instr_profile_build(struct instr_profile *p, const struct instr_dump *d, cha
 int instr_profile_build_excluding(struct instr_profile *p, const struct instr_dump *d,
                                   const struct instr_exclusions *x, char *err, size_t errlen)
 {
+    return instr_profile_build_timeline(p, d, x, NULL, err, errlen);
+}
+
+int instr_profile_build_timeline(struct instr_profile *p, const struct instr_dump *d,
+                                 const struct instr_exclusions *x, const struct instr_timeline *tl, char *err,
+                                 size_t errlen)
+{
     memset(p, 0, sizeof *p);
     p->dump = d;
-    struct walker w = {.p = p, .x = x};
+    struct walker w = {.p = p, .x = x, .tl = tl};
     int rc = INSTR_ENOMEM;
     p->nmodules = d->nmodules + 1;
     if (!(p->modules = calloc(p->nmodules, sizeof *p->modules)) ||

@@ -140,6 +140,25 @@ struct instr_profile {
 };
 
 int instr_profile_build(struct instr_profile *p, const struct instr_dump *d, char *err, size_t errlen);
+
+/* The call timeline, for exporters that need each call's start and end
+ * (Chrome trace, visualiser): the same walk, with the same call-site
+ * merging and repairs, telling each frame as it opens and closes.  thread
+ * is an index into p->threads, func into p->funcs (the indices the profile
+ * built without callbacks gets too), label a dump label id.  Frames close
+ * innermost first; incomplete: closed at the thread's end (a repair).  Any
+ * callback may be NULL.  Callbacks return 0, or a negative code that stops
+ * the walk (returned by the build). */
+struct instr_timeline {
+    void *ctx;
+    int (*frame_open)(void *ctx, uint32_t thread, uint32_t func, uint64_t tick);
+    int (*frame_close)(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, int incomplete);
+    int (*mark)(void *ctx, uint32_t thread, uint64_t label, uint64_t tick);
+    int (*counter)(void *ctx, uint32_t thread, uint64_t label, int64_t value, uint64_t tick);
+};
+int instr_profile_build_timeline(struct instr_profile *p, const struct instr_dump *d,
+                                 const struct instr_exclusions *x, const struct instr_timeline *tl, char *err,
+                                 size_t errlen);
 /* The same, with intervals under a frame matching x (and its callees) not
  * counted as Application time (instr-report --not-application). */
 int instr_profile_build_excluding(struct instr_profile *p, const struct instr_dump *d,

@@ -50,8 +50,12 @@ int instr_report_csv(FILE *out, const struct instr_session *s, const struct inst
         instr_fmt_value(v[2], 64, r->v.ai, r->ns[2], u);
         instr_fmt_value(v[3], 64, r->v.ae, r->ns[3], u);
         instr_fmt_value(v[4], 64, r->v.flagged_t, r->flagged_ns, u);
-        fprintf(out, "%" PRIu64 ",%s,%s,%s,%s,%.4f,%.4f,%.4f,%.4f,%" PRIu64 ",%s,", r->v.calls, v[0], v[1], v[2], v[3],
-                r->pct[0], r->pct[1], r->pct[2], r->pct[3], r->v.flagged_n, v[4]);
+        if (s->no_app) /* unavailable: empty fields */
+            fprintf(out, "%" PRIu64 ",%s,%s,,,%.4f,%.4f,,,%" PRIu64 ",%s,", r->v.calls, v[0], v[1], r->pct[0],
+                    r->pct[1], r->v.flagged_n, v[4]);
+        else
+            fprintf(out, "%" PRIu64 ",%s,%s,%s,%s,%.4f,%.4f,%.4f,%.4f,%" PRIu64 ",%s,", r->v.calls, v[0], v[1],
+                    v[2], v[3], r->pct[0], r->pct[1], r->pct[2], r->pct[3], r->v.flagged_n, v[4]);
         switch (o->view) {
         case INSTR_VIEW_FUNCTIONS:
             csv_str(out, r->name);

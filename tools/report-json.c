@@ -35,13 +35,19 @@ static void jns(FILE *out, double ns)
         fprintf(out, "%.0f", ns);
 }
 
-static void values(FILE *out, const struct instr_row *r, const char *ind)
+/* no_app: Application values unavailable (instr_session.no_app): null. */
+static void values(FILE *out, int no_app, const struct instr_row *r, const char *ind)
 {
     static const char *const names[4] = {"elapsed_inclusive", "elapsed_exclusive", "application_inclusive",
                                          "application_exclusive"};
     const uint64_t t[4] = {r->v.ei, r->v.ee, r->v.ai, r->v.ae};
     fprintf(out, "%s\"calls\": %" PRIu64 ",\n", ind, r->v.calls);
     for (int i = 0; i < 4; i++) {
+        if (no_app && i >= 2) {
+            fprintf(out, "%s\"%s_ticks\": null,\n%s\"%s_ns\": null,\n%s\"%s_pct\": null,\n", ind, names[i], ind,
+                    names[i], ind, names[i]);
+            continue;
+        }
         fprintf(out, "%s\"%s_ticks\": %" PRIu64 ",\n%s\"%s_ns\": ", ind, names[i], t[i], ind, names[i]);
         jns(out, r->ns[i]);
         fprintf(out, ",\n%s\"%s_pct\": %.4f,\n", ind, names[i], r->pct[i]);
@@ -120,12 +126,19 @@ int instr_report_json(FILE *out, const struct instr_session *s, const struct ins
         fputs(i ? ", " : "", out);
         jstr(out, s->warnings[i]);
     }
-    fprintf(out, "],\n    \"totals\": {\"elapsed_inclusive_ticks\": %" PRIu64 ", \"application_inclusive_ticks\": %" PRIu64
-            ", \"elapsed_inclusive_ns\": ", s->total.ei, s->total.ai);
+    fprintf(out, "],\n    \"totals\": {\"elapsed_inclusive_ticks\": %" PRIu64 ", \"application_inclusive_ticks\": ",
+            s->total.ei);
+    if (s->no_app)
+        fputs("null", out);
+    else
+        fprintf(out, "%" PRIu64, s->total.ai);
+    fputs(", \"elapsed_inclusive_ns\": ", out);
     jns(out, s->have_rate ? s->total_ns[0] : NAN);
     fputs(", \"application_inclusive_ns\": ", out);
-    jns(out, s->have_rate ? s->total_ns[1] : NAN);
-    fputs("}\n  },\n  \"functions\": [", out);
+    jns(out, s->have_rate && !s->no_app ? s->total_ns[1] : NAN);
+    fputs("},\n    \"application_available\": ", out);
+    fputs(s->no_app ? "false" : "true", out);
+    fputs("\n  },\n  \"functions\": [", out);
     for (size_t i = 0; i < s->nfunctions; i++) {
         const struct instr_row *f = &s->functions[i];
         fputs(i ? ",\n    {\n      \"name\": " : "\n    {\n      \"name\": ", out);
@@ -137,7 +150,7 @@ int instr_report_json(FILE *out, const struct instr_session *s, const struct ins
         fputs(",\n      \"file\": ", out);
         jstr(out, f->file);
         fprintf(out, ",\n      \"line\": %" PRIu64 ",\n", f->line);
-        values(out, f, "      ");
+        values(out, s->no_app, f, "      ");
         fprintf(out, ",\n      \"pseudo\": %s,\n      \"external_elapsed_ticks\": %" PRIu64
                 ",\n      \"external_elapsed_ns\": ", f->pseudo ? "true" : "false", f->v.ext_ei);
         jns(out, f->ext_ns[0]);
@@ -158,7 +171,7 @@ int instr_report_json(FILE *out, const struct instr_session *s, const struct ins
         fputs(",\n      \"end_ns\": ", out);
         jns(out, t->end_ns);
         fputs(",\n", out);
-        values(out, t, "      ");
+        values(out, s->no_app, t, "      ");
         fputs("\n    }", out);
     }
     fputs(s->nthreads ? "\n  ],\n  \"modules\": [" : "],\n  \"modules\": [", out);
@@ -167,7 +180,7 @@ int instr_report_json(FILE *out, const struct instr_session *s, const struct ins
         fputs(i ? ",\n    {\n      \"module\": " : "\n    {\n      \"module\": ", out);
         jstr(out, m->module);
         fputs(",\n", out);
-        values(out, m, "      ");
+        values(out, s->no_app, m, "      ");
         fputs("\n    }", out);
     }
     fputs(s->nmodules ? "\n  ],\n  \"processes\": [" : "],\n  \"processes\": [", out);
@@ -176,7 +189,7 @@ int instr_report_json(FILE *out, const struct instr_session *s, const struct ins
         fprintf(out, "%s\n    {\n      \"pid\": %" PRIu64 ",\n      \"program\": ", i ? "," : "", p->pid);
         jstr(out, p->name);
         fputs(",\n", out);
-        values(out, p, "      ");
+        values(out, s->no_app, p, "      ");
         fputs("\n    }", out);
     }
     fputs(s->nprocesses ? "\n  ]" : "]", out);

@@ -120,6 +120,10 @@ static void print_header(FILE *out, const struct instr_session *s, enum instr_un
             fprintf(out, " [%s]", d->hdr.detector_detail);
         if (s->ndumps > 1)
             fprintf(out, " (pid %" PRIu64 ")", d->hdr.pid);
+        if (d->hdr.flags & INSTR_DUMP_NO_TRANSITIONS) {
+            fputc('\n', out); /* nothing was watched: the Application line says so */
+            continue;
+        }
         fprintf(out, "\n  sees:     %s\n", sees);
         if (unseen[0])
             fprintf(out, "  not seen: %s\n", unseen);
@@ -140,6 +144,10 @@ static void print_header(FILE *out, const struct instr_session *s, enum instr_un
     instr_fmt_value(b, sizeof b, s->total.ai, s->total_ns[1], u);
     if (s->exclude && s->exclude->text)
         fprintf(out, "Not Application: %s (intervals with a matching function on the stack)\n", s->exclude->text);
+    if (s->no_app) {
+        fprintf(out, "Application: %s\n", instr_no_app_reason);
+        snprintf(b, sizeof b, "n/a");
+    }
     fprintf(out, "Totals:     Elapsed %s, Application %s (%s)\n\n", a, b, instr_units_name(u));
 }
 
@@ -214,15 +222,15 @@ int instr_report_text(FILE *out, const struct instr_session *s, const struct ins
         c[k++] = val(r->v.ei, r->ns[0], u);
         if (fn)
             c[k++] = val(r->v.ee, r->ns[1], u);
-        c[k++] = val(r->v.ai, r->ns[2], u);
+        c[k++] = s->no_app ? strdup("n/a") : val(r->v.ai, r->ns[2], u);
         if (fn)
-            c[k++] = val(r->v.ae, r->ns[3], u);
+            c[k++] = s->no_app ? strdup("n/a") : val(r->v.ae, r->ns[3], u);
         c[k++] = fmt("%.2f", r->pct[0]);
         if (fn)
             c[k++] = fmt("%.2f", r->pct[1]);
-        c[k++] = fmt("%.2f", r->pct[2]);
+        c[k++] = s->no_app ? strdup("n/a") : fmt("%.2f", r->pct[2]);
         if (fn)
-            c[k++] = fmt("%.2f", r->pct[3]);
+            c[k++] = s->no_app ? strdup("n/a") : fmt("%.2f", r->pct[3]);
         if (o->view == INSTR_VIEW_FUNCTIONS)
             c[k++] = r->pseudo ? strdup("-") : val(r->v.ext_ei, r->ext_ns[0], u);
         if (o->flagged) {

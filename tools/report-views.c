@@ -18,6 +18,7 @@ static const char *const titles[NCOLS] = {"Calls", "Elapsed Incl", "Elapsed Excl
 struct lines {
     char **cells; /* n x NCOLS */
     size_t n, cap;
+    int no_app; /* Application values unavailable: n/a */
 };
 
 static int add_line(struct lines *l, const struct instr_values *v, const double *ns, const double *pct,
@@ -39,8 +40,10 @@ static int add_line(struct lines *l, const struct instr_values *v, const double 
         c[0] = NULL;
     for (int i = 0; i < 4; i++) {
         instr_fmt_value(buf, sizeof buf, t[i], ns[i], u);
-        c[1 + i] = strdup(buf);
-        if (asprintf(&c[5 + i], "%.2f", pct[i]) < 0)
+        c[1 + i] = strdup(i >= 2 && l->no_app ? "n/a" : buf);
+        if (i >= 2 && l->no_app)
+            c[5 + i] = strdup("n/a");
+        else if (asprintf(&c[5 + i], "%.2f", pct[i]) < 0)
             c[5 + i] = NULL;
     }
     c[9] = strdup(module && module[0] ? instr_basename(module) : "?");
@@ -91,7 +94,7 @@ static int calltree_text(FILE *out, const struct instr_session *s, const struct 
                          enum instr_units u)
 {
     struct instr_tree t;
-    struct lines l = {0};
+    struct lines l = {.no_app = s->no_app};
     int rc = instr_tree_build(s, &t);
     if (rc < 0)
         return rc;
@@ -128,7 +131,7 @@ static int calltree_text(FILE *out, const struct instr_session *s, const struct 
 static int relations_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
                           enum instr_units u, const struct instr_relations *rel)
 {
-    struct lines l = {0};
+    struct lines l = {.no_app = s->no_app};
     int rc = 0;
     const struct instr_row *fr = instr_function_row(s, rel->row);
     int callers = o->view == INSTR_VIEW_CALLERS;
@@ -186,13 +189,18 @@ int instr_views_text(FILE *out, const struct instr_session *s, const struct inst
 
 /* ---- JSON -------------------------------------------------------------------- */
 
-static void jvalues(FILE *out, const struct instr_values *v, const double *ns, const double *pct)
+/* no_app: Application values unavailable (instr_session.no_app): null. */
+static void jvalues(FILE *out, int no_app, const struct instr_values *v, const double *ns, const double *pct)
 {
     static const char *const names[4] = {"elapsed_inclusive", "elapsed_exclusive", "application_inclusive",
                                          "application_exclusive"};
     const uint64_t t[4] = {v->ei, v->ee, v->ai, v->ae};
     fprintf(out, "\"calls\": %" PRIu64, v->calls);
     for (int i = 0; i < 4; i++) {
+        if (no_app && i >= 2) {
+            fprintf(out, ", \"%s_ticks\": null, \"%s_ns\": null, \"%s_pct\": null", names[i], names[i], names[i]);
+            continue;
+        }
         fprintf(out, ", \"%s_ticks\": %" PRIu64 ", \"%s_ns\": ", names[i], t[i], names[i]);
         instr_json_ns(out, ns[i]);
         fprintf(out, ", \"%s_pct\": %.4f", names[i], pct[i]);
@@ -227,7 +235,7 @@ static int calltree_json(FILE *out, const struct instr_session *s, const struct 
             first = 0;
             jfunction(out, instr_function_row(s, n->row));
             fputs(", ", out);
-            jvalues(out, &n->v, n->ns, n->pct);
+            jvalues(out, s->no_app, &n->v, n->ns, n->pct);
             fputs("}", out);
             if (n->first_child) {
                 c = n->first_child;
@@ -252,7 +260,7 @@ static void jrelations(FILE *out, const struct instr_session *s, const char *key
         fputs(i ? ",\n      {" : "\n      {", out);
         jfunction(out, instr_function_row(s, a[i].row));
         fputs(", ", out);
-        jvalues(out, &a[i].v, a[i].ns, a[i].pct);
+        jvalues(out, s->no_app, &a[i].v, a[i].ns, a[i].pct);
         fputs("}", out);
     }
     fputs(n ? "\n    ]" : "]", out);
@@ -273,7 +281,7 @@ int instr_views_json(FILE *out, const struct instr_session *s, const struct inst
     fprintf(out, ",\n  \"%s\": {\n    \"function\": {", o->view == INSTR_VIEW_CALLERS ? "callers" : "callees");
     jfunction(out, fr);
     fputs(", ", out);
-    jvalues(out, &fr->v, fr->ns, fr->pct);
+    jvalues(out, s->no_app, &fr->v, fr->ns, fr->pct);
     fputs("}", out);
     if (o->view == INSTR_VIEW_CALLERS)
         jrelations(out, s, "callers", rel.callers, rel.ncallers);

@@ -10,6 +10,9 @@
 
 #include "demangle.h"
 
+const char instr_no_app_reason[] =
+    "not available: the input format has no kernel-transition data (no detector ran)";
+
 const char instr_sort_columns[] = "name, calls, ei, ee, ai, ae, ei%, ee%, ai%, ae%, flagged, module, file, pid, tid";
 
 const char *instr_units_name(enum instr_units u)
@@ -110,6 +113,19 @@ static int add_warning(struct instr_session *s, const char *fmt, ...)
 static double to_ns(const struct instr_dump *d, uint64_t ticks)
 {
     return d->tick_hz > 0 ? (double)ticks * 1e9 / d->tick_hz : NAN;
+}
+
+double instr_session_us(const struct instr_session *s, size_t i, uint64_t tick)
+{
+    uint64_t t0 = UINT64_MAX;
+    for (size_t k = 0; k < s->ndumps; k++)
+        if (s->dumps[k].hdr.start_mono_ns < t0)
+            t0 = s->dumps[k].hdr.start_mono_ns;
+    const struct instr_dump *d = &s->dumps[i];
+    if (d->tick_hz <= 0)
+        return NAN;
+    double rel = ((double)tick - (double)d->hdr.start_tsc) * 1e6 / d->tick_hz;
+    return rel + (double)(d->hdr.start_mono_ns - t0) / 1e3;
 }
 
 static void row_add(struct instr_row *r, const struct instr_dump *d, const struct instr_values *v)
@@ -239,6 +255,8 @@ int instr_session_build_excluding(struct instr_session *s, const struct instr_du
         nm += p->nmodules;
         nt += p->nthreads;
         s->events += p->events;
+        if (d->hdr.flags & INSTR_DUMP_NO_TRANSITIONS)
+            s->no_app = 1;
         if (d->tick_hz <= 0) {
             s->have_rate = 0;
             if ((rc = add_warning(s, "%s: no usable tick rate; values are shown in ticks", d->path)))

@@ -58,6 +58,8 @@ struct instr_session {
     uint32_t **func_rows;      /* [dump][profile function] -> function row key */
     uint32_t *row_of_key;      /* function row key -> index in functions (after the last sort) */
     const struct instr_exclusions *exclude; /* --not-application, or NULL */
+    int no_app;                /* some input has no transition data (INSTR_DUMP_NO_TRANSITIONS):
+                                  Application values are unavailable, printed n/a / null */
 };
 
 /* Builds profiles and rows for dumps[0..n).  The dumps must outlive s. */
@@ -81,6 +83,14 @@ struct instr_report_opts {
     double threshold;    /* calltree: hide paths below this Elapsed Inclusive %, 0 = none */
     size_t limit;  /* rows shown (text, csv); 0 = all */
     int flagged;   /* text/csv: add the flagged-interval columns */
+    /* --export formats (export-*.c) */
+    int weight_app;        /* folded: Application Exclusive weights (else Elapsed Exclusive) */
+    double from_us, to_us; /* chrome: keep [from, to] µs since the session start; to < 0: to the end */
+    double min_dur_us;     /* chrome: leave out calls shorter than this, µs */
+    uint64_t split_bytes;  /* chrome: a part ends once it holds this many bytes (0: one file) */
+    /* chrome with split_bytes: the front end opens part number part (2, 3...). */
+    FILE *(*next_part)(void *ctx, unsigned part);
+    void *part_ctx;
 };
 
 /* Exporters: one per format, same signature. */
@@ -88,6 +98,23 @@ typedef int (*instr_exporter)(FILE *out, const struct instr_session *s, const st
 int instr_report_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
 int instr_report_csv(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
 int instr_report_json(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+/* Exchange formats (instr-report --export), same signature: */
+int instr_export_visualiser(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+int instr_export_chrome(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+int instr_export_callgrind(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+int instr_export_folded(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+
+/* Microseconds from the session's start (its earliest process start) to
+ * tick of dump i; NAN without a tick rate. */
+double instr_session_us(const struct instr_session *s, size_t i, uint64_t tick);
+
+/* ---- --diff A B (diff.c) ---- */
+/* Per-function change of each value from session a to session b, matched
+ * by mangled name and module file name; sorted by the absolute change of
+ * column (ei, ee, ai, ae, calls), rows below threshold percent of a's
+ * session total of that value (for calls: of a's calls) left out. */
+int instr_diff_write(FILE *out, int format, const struct instr_session *a, const struct instr_session *b,
+                     const char *column, double threshold, enum instr_units u);
 
 /* Shared by the exporters. */
 const char *instr_units_name(enum instr_units u);
@@ -148,6 +175,8 @@ void instr_relations_free(struct instr_relations *r);
 int instr_views_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
                      enum instr_units u);
 int instr_views_json(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+/* Why Application values are unavailable (s->no_app), for headers. */
+extern const char instr_no_app_reason[];
 /* JSON string and nanosecond value (null when NAN), for the exporters. */
 void instr_json_str(FILE *out, const char *s);
 void instr_json_ns(FILE *out, double ns);

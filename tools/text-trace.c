@@ -152,7 +152,7 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
     }
     fprintf(out, " sees=%s flags=", instr_os_bits_str(h->detector_sees, bits, sizeof bits));
     const char *sep = "";
-    if (!(h->flags & 15))
+    if (!(h->flags & 31))
         fputs("none", out);
     if (h->flags & INSTR_DUMP_COMPLETE)
         fputs("complete", out), sep = ",";
@@ -161,7 +161,9 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
     if (h->flags & INSTR_DUMP_TSC_INVARIANT)
         fprintf(out, "%stsc_invariant", sep), sep = ",";
     if (h->flags & INSTR_DUMP_SIGNALED)
-        fprintf(out, "%ssignaled", sep);
+        fprintf(out, "%ssignaled", sep), sep = ",";
+    if (h->flags & INSTR_DUMP_NO_TRANSITIONS)
+        fprintf(out, "%sno_transitions", sep);
     if (h->end_signal || h->end_signal_tid)
         fprintf(out, " end_signal=%u signal_tid=%u", h->end_signal, h->end_signal_tid);
     fprintf(out, " dropped=%" PRIu64 " unmatched=%" PRIu64 " exit_status=%d chunk_size=%u detail=", h->dropped_events,
@@ -461,6 +463,8 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
                 h->flags |= INSTR_DUMP_TSC_INVARIANT;
             else if (n == 8 && !strncmp(v, "signaled", n))
                 h->flags |= INSTR_DUMP_SIGNALED;
+            else if (n == 14 && !strncmp(v, "no_transitions", n))
+                h->flags |= INSTR_DUMP_NO_TRANSITIONS;
             else
                 return perr(ps, "unknown flag '%.*s'", (int)n, v);
             v += n;

@@ -1,0 +1,393 @@
+#!/usr/bin/env python3
+"""Consumer tests of the exchange formats: each file we write is read by
+the tool that consumes it (or checked against the rules those tools rely
+on), and its numbers compared with instr-report's own.
+
+  check-consumers.py CHECK --bin BIN --src SRC --work DIR [--exe EXE]
+
+CHECK: callgrind  callgrind_annotate reads our file; its totals and
+                  per-function self costs are our Session EI/AI and EE/AE
+       chrome     the trace-event rules Perfetto and chrome://tracing rely
+                  on; per function, the outermost complete events add up
+                  to its Elapsed Inclusive; --split-size parts are valid
+       folded     per frame, the weights of the lines containing it (once
+                  per line: recursion) add up to its inclusive value
+       roundtrip  export visualiser -> import: Elapsed values equal within
+                  the microsecond rounding
+       fixture    the real visualiser file, values checked by hand
+       bad-lines  malformed visualiser lines: file:line: reason, the rest
+                  read, exit code 3
+       api        a program using instr_event/instr_counter, built with the
+                  plugin: marks and counters in the dump and the exports
+       api-plain  the same program built without the plugin: runs, no dump
+Exit 77 = skipped (a consumer is not installed), with the reason printed."""
+import argparse, glob, json, os, re, shutil, subprocess, sys
+
+SKIP = 77
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+    print(("ok    " if cond else "FAIL  ") + what)
+
+
+def run(cmd, ok=(0,), **kw):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, **kw)
+    if p.returncode not in ok:
+        sys.stderr.write(p.stdout + p.stderr)
+        raise SystemExit(f"{cmd[0]} exited {p.returncode}")
+    return p
+
+
+def dump_of(args, name):
+    """The exchange trace (1 GHz: ticks = ns) as a binary dump."""
+    os.makedirs(args.work, exist_ok=True)
+    out = os.path.join(args.work, name + ".instr")
+    run([os.path.join(args.bin, "instr-dump"), "--from-text", os.path.join(args.src, "traces", name + ".txt"),
+         "-o", out])
+    return out
+
+
+def report_json(args, inputs, *extra, ok=(0,)):
+    p = run([os.path.join(args.bin, "instr-report"), "--format", "json", "--units", "ns", *extra, *inputs], ok=ok)
+    return json.loads(p.stdout)
+
+
+def export(args, fmt, inputs, out, *extra, ok=(0,)):
+    run([os.path.join(args.bin, "instr-report"), "--export", fmt, "-o", out, *extra, *inputs], ok=ok)
+    return out
+
+
+# ---- callgrind -------------------------------------------------------------
+
+def check_callgrind(args):
+    tool = shutil.which("callgrind_annotate")
+    if not tool:
+        print("SKIPPED: callgrind_annotate not installed (Debian package valgrind; .ci/run installs it)")
+        return SKIP
+    d = dump_of(args, "exchange")
+    rep = report_json(args, [d])
+    cg = export(args, "callgrind", [d], os.path.join(args.work, "exchange.callgrind"))
+    out = run([tool, "--auto=no", "--threshold=100", "--inclusive=no", cg]).stdout
+    print(out)
+    num = lambda s: int(s.replace(",", ""))
+    tot = re.search(r"^\s*([\d,]+)\s+(?:\([^)]*\)\s+)?([\d,]+)\s+(?:\([^)]*\)\s+)?PROGRAM TOTALS", out, re.M)
+    check(tot is not None, "callgrind_annotate prints PROGRAM TOTALS for both events")
+    if tot:
+        t = rep["session"]["totals"]
+        check(num(tot.group(1)) == t["elapsed_inclusive_ns"], f"Elapsed total {tot.group(1)} = Session EI {t['elapsed_inclusive_ns']}")
+        check(num(tot.group(2)) == t["application_inclusive_ns"], f"Application total {tot.group(2)} = Session AI {t['application_inclusive_ns']}")
+    # Per function: self costs are EE and AE.
+    selfs = {}
+    for m in re.finditer(r"^\s*([\d,]+)\s+(?:\([^)]*\)\s+)?([\d,]+)\s+(?:\([^)]*\)\s+)?\S*:(\S+) \[", out, re.M):
+        selfs[m.group(3)] = (num(m.group(1)), num(m.group(2)))
+    for f in rep["functions"]:
+        got = selfs.get(f["name"])
+        check(got == (f["elapsed_exclusive_ns"], f["application_exclusive_ns"]),
+              f"{f['name']}: callgrind self {got} = (EE, AE) ({f['elapsed_exclusive_ns']}, {f['application_exclusive_ns']})")
+    # Inclusive view: callgrind_annotate adds call costs; without recursion
+    # that is our EI (rec recurses: callgrind counts its inner call twice).
+    out = run([tool, "--auto=no", "--threshold=100", "--inclusive=yes", cg]).stdout
+    for m in re.finditer(r"^\s*([\d,]+)\s+(?:\([^)]*\)\s+)?[\d,]+\s+(?:\([^)]*\)\s+)?\S*:(\S+) \[", out, re.M):
+        f = next((x for x in rep["functions"] if x["name"] == m.group(2)), None)
+        if f and f["name"] != "rec":
+            check(num(m.group(1)) == f["elapsed_inclusive_ns"], f"{f['name']}: callgrind inclusive {m.group(1)} = EI {f['elapsed_inclusive_ns']}")
+    return 0
+
+
+# ---- chrome ----------------------------------------------------------------
+
+def validate_trace(path):
+    """The trace-event rules viewers rely on.  Returns the events."""
+    with open(path) as fh:
+        doc = json.load(fh)
+    ev = doc["traceEvents"] if isinstance(doc, dict) else doc
+    check(isinstance(ev, list), f"{os.path.basename(path)}: traceEvents is a list")
+    open_b = {}
+    ok = {"pid/tid": True, "ts": True, "dur": True, "C": True, "ph": True, "i": True}
+    for e in ev:
+        ph = e.get("ph")
+        if ph not in ("B", "E", "X", "i", "I", "C", "M"):
+            ok["ph"] = False
+        if not isinstance(e.get("pid"), int) or (ph != "C" and not isinstance(e.get("tid"), int)):
+            ok["pid/tid"] = False
+        if ph != "M" and not isinstance(e.get("ts"), (int, float)):
+            ok["ts"] = False
+        if ph == "X" and not (isinstance(e.get("dur"), (int, float)) and e["dur"] >= 0):
+            ok["dur"] = False
+        if ph == "C" and not (isinstance(e.get("args"), dict) and e["args"] and
+                              all(isinstance(v, (int, float)) for v in e["args"].values())):
+            ok["C"] = False
+        if ph in ("i", "I") and e.get("s", "t") not in ("g", "p", "t"):
+            ok["i"] = False
+        if ph == "B":
+            open_b.setdefault((e["pid"], e["tid"]), []).append(e)
+        if ph == "E":
+            st = open_b.get((e["pid"], e["tid"]), [])
+            if not st or st[-1]["ts"] > e["ts"]:
+                ok["ph"] = False
+            else:
+                st.pop()
+    check(all(not v for v in open_b.values()), "every B has its E on the same pid/tid, in order")
+    for k, v in ok.items():
+        check(v, f"rule {k}: " + {"pid/tid": "pid and tid set (integers)", "ts": "ts in µs (a number)",
+                                   "dur": "X events have dur >= 0", "C": "counters are C with numeric args",
+                                   "ph": "known phases, E after its B", "i": "instant scope g/p/t"}[k])
+    return ev
+
+
+def outermost_sums(events):
+    """Per (name): the durations of X events not inside another X event of
+    the same name on the same thread (recursion counted once)."""
+    sums = {}
+    by = {}
+    for e in events:
+        if e.get("ph") == "X":
+            by.setdefault((e["pid"], e["tid"], e["name"]), []).append((e["ts"], e["ts"] + e["dur"]))
+    for (pid, tid, name), iv in by.items():
+        iv.sort(key=lambda x: (x[0], -x[1]))
+        end = -1.0
+        for a, b in iv:
+            if a >= end - 1e-9:
+                sums[name] = sums.get(name, 0) + (b - a)
+                end = b
+    return sums
+
+
+def check_chrome(args):
+    d = dump_of(args, "exchange")
+    rep = report_json(args, [d])
+    ev = validate_trace(export(args, "chrome", [d], os.path.join(args.work, "exchange.json")))
+    sums = outermost_sums(ev)
+    for f in rep["functions"]:
+        check(abs(sums.get(f["name"], 0) * 1000 - f["elapsed_inclusive_ns"]) < 0.5,
+              f"{f['name']}: complete events add up to EI {f['elapsed_inclusive_ns']} ns")
+    calls = sum(f["calls"] for f in rep["functions"])
+    check(sum(1 for e in ev if e["ph"] == "X") == calls, f"one X event per call ({calls})")
+    check([e["name"] for e in ev if e["ph"] == "i"] == ["Frame Start", "Frame Start"], "instant events: the marks")
+    check([e["args"]["value"] for e in ev if e["ph"] == "C"] == [3, -2], "counter events: the values")
+    # Large traces: split parts are each a valid trace, and hold everything.
+    base = os.path.join(args.work, "split.json")
+    for p in glob.glob(os.path.join(args.work, "split*.json")):
+        os.remove(p)
+    export(args, "chrome", [d], base, "--split-size", "0.0005")
+    parts = sorted(glob.glob(os.path.join(args.work, "split*.json")))
+    check(len(parts) > 2, f"--split-size 0.0005 (500 bytes) writes several parts ({len(parts)})")
+    allx = []
+    for p in parts:
+        pe = validate_trace(p)
+        check(os.path.getsize(p) < 2000, f"{os.path.basename(p)}: about the size asked ({os.path.getsize(p)} bytes)")
+        check(any(e["ph"] == "M" and e["name"] == "process_name" for e in pe), f"{os.path.basename(p)}: names its process")
+        allx += [e for e in pe if e["ph"] == "X"]
+    check(len(allx) == calls, "the parts hold every call once")
+    # --time-range and --min-duration: of the calls overlapping 3..8.5 µs,
+    # clipped to it, those of 1.5 µs or more: main 3..8.5, rec 3.5..6 (its
+    # inner call is 1 µs), worker's rec 3..6, sort_it 6.5..8.5, qsort
+    # 7..8.5; helper ends at 3 (0 µs left), cmp 8..8.5.
+    r = validate_trace(export(args, "chrome", [d], os.path.join(args.work, "range.json"),
+                              "--time-range", "0.003:0.0085", "--min-duration", "1.5"))
+    xs = [e for e in r if e["ph"] == "X"]
+    check(all(3 - 1e-9 <= e["ts"] and e["ts"] + e["dur"] <= 8.5 + 1e-9 and e["dur"] >= 1.5 for e in xs),
+          "--time-range clips to the range, --min-duration drops short calls")
+    check(sorted(e["name"] for e in xs) == ["main", "qsort", "rec", "rec", "sort_it"],
+          "the calls overlapping 3..8.5 µs and at least 1.5 µs long: " + ",".join(sorted(e["name"] for e in xs)))
+    return 0
+
+
+# ---- folded ----------------------------------------------------------------
+
+def check_folded(args):
+    print("flame graph tools: none is a Debian package here; speedscope (npm) is a browser viewer,"
+          " so the folded semantics are checked directly")
+    d = dump_of(args, "exchange")
+    rep = report_json(args, [d])
+    for weight, ei in (("elapsed", "elapsed_inclusive_ns"), ("application", "application_inclusive_ns")):
+        path = export(args, "folded", [d], os.path.join(args.work, f"exchange.{weight}.folded"), "--weight", weight)
+        width = {}
+        total = 0
+        for line in open(path):
+            stack, w = line.rstrip("\n").rsplit(" ", 1)
+            total += int(w)
+            for frame in set(stack.split(";")):  # a frame counts once per stack
+                width[frame] = width.get(frame, 0) + int(w)
+        for f in rep["functions"]:
+            check(width.get(f["name"], 0) == f[ei], f"{weight}: {f['name']} frames sum to {f[ei]} (got {width.get(f['name'], 0)})")
+        key = "elapsed_inclusive_ns" if weight == "elapsed" else "application_inclusive_ns"
+        check(total == rep["session"]["totals"][key], f"{weight}: the weights add up to the session total")
+    # Recursion: rec's inner frame is not counted twice (an inclusive-weight
+    # exporter would give main;rec;rec 1000 and main;rec 2500 -> rec 3500+...).
+    return 0
+
+
+# ---- visualiser --------------------------------------------------------------
+
+def values(rep):
+    return {f["name"]: f for f in rep["functions"]}
+
+
+def check_roundtrip(args):
+    d = dump_of(args, "exchange")
+    a = report_json(args, [d])
+    txt = export(args, "visualiser", [d], os.path.join(args.work, "exchange.visualiser.txt"))
+    b = report_json(args, [txt])
+    va, vb = values(a), values(b)
+    check(set(va) == set(vb), "same functions after the round trip")
+    for n, f in va.items():
+        g = vb.get(n)
+        if not g:
+            continue
+        # Each call's start and end are rounded to the µs: EI within 1 µs per call.
+        tol = 1000 * f["calls"]
+        check(abs(g["elapsed_inclusive_ns"] - f["elapsed_inclusive_ns"]) <= tol,
+              f"{n}: EI {g['elapsed_inclusive_ns']} ~ {f['elapsed_inclusive_ns']} (±{tol})")
+        check(g["calls"] == f["calls"], f"{n}: calls {g['calls']} = {f['calls']}")
+        check(g["application_inclusive_ns"] is None, f"{n}: Application unavailable after import (null)")
+    check(b["session"]["application_available"] is False, "the imported session says Application is unavailable")
+    # A trace already in whole µs comes back exactly, and a second round trip changes nothing.
+    fx = os.path.join(args.src, "traces", "visualiser-example.txt")
+    t1 = export(args, "visualiser", [fx], os.path.join(args.work, "fixture.1.txt"))
+    t2 = export(args, "visualiser", [t1], os.path.join(args.work, "fixture.2.txt"))
+    strip = lambda p: [l for l in open(p) if not l.startswith("#")]
+    check(strip(t1) == strip(t2), "export -> import -> export is stable")
+    v0, v1 = values(report_json(args, [fx])), values(report_json(args, [t1]))
+    check(all(v0[n]["elapsed_inclusive_ns"] == v1[n]["elapsed_inclusive_ns"] and
+              v0[n]["elapsed_exclusive_ns"] == v1[n]["elapsed_exclusive_ns"] for n in v0),
+          "whole-µs times come back exactly")
+    return 0
+
+
+def check_fixture(args):
+    """The real file, by hand (µs):
+    thread 0: f0 0..1000 -> EI = EE = 1000
+              f1 1100..3000 = 1900, containing f2 1400..2000 = 600 -> f1 EE = 1300
+    thread 1: f0 250..1500 = 1250 and 1600..2900 = 1300 -> EI 2550, 2 calls
+              f1 1700..2900 = 1200 inside the second call -> f0 EE = 2550 - 1200 = 1350
+    thread 3: declared, no calls.
+    Session EI = 1000 + 1900 + 2550 = 5450; duration 3000 µs (the latest time)."""
+    rep = report_json(args, [os.path.join(args.src, "traces", "visualiser-example.txt")])
+    want = {
+        "A function on First Thread": (1, 1000, 1000),
+        "A second function on First Thread": (1, 1900, 1300),
+        "Third Function on First Thread": (1, 600, 600),
+        "A function on Second Thread": (2, 2550, 1350),
+        "A second Function on Second Thread": (1, 1200, 1200),
+    }
+    got = {f["name"]: (f["calls"], f["elapsed_inclusive_ns"] / 1000, f["elapsed_exclusive_ns"] / 1000)
+           for f in rep["functions"]}
+    for n, w in want.items():
+        check(got.get(n) == w, f"{n}: (calls, EI µs, EE µs) {got.get(n)} = {w}")
+    check(len(got) == len(want), "no other function")
+    check(rep["session"]["totals"]["elapsed_inclusive_ns"] == 5450000, "Session EI 5450 µs")
+    check(all(f["application_inclusive_ns"] is None and f["application_exclusive_pct"] is None
+              for f in rep["functions"]), "Application values are null")
+    th = {t["name"]: t for t in rep["threads"]}
+    check(set(th) == {"My First Thread", "My Second Thread", "A Third Thread"}, "the three threads")
+    check(th["My First Thread"]["elapsed_inclusive_ns"] == 2900000 and
+          th["My Second Thread"]["elapsed_inclusive_ns"] == 2550000, "threads: 2900 and 2550 µs")
+    return 0
+
+
+def check_bad_lines(args):
+    os.makedirs(args.work, exist_ok=True)
+    path = os.path.join(args.work, "bad.txt")
+    with open(path, "w") as fh:
+        fh.write("T 0 main thread\n"        # 1
+                 "F 0 0 work\n"             # 2
+                 "S 0 0 100\n"              # 3
+                 "S 0 7 150\n"              # 4 undeclared function
+                 "E 0 0 90\n"               # 5 time goes back
+                 "X 1 2\n"                  # 6 unknown type
+                 "S 1 0 200\n"              # 7 undeclared thread
+                 "E 0 0 abc\n"              # 8 not a number
+                 "F 0 0 again\n"            # 9 declared twice
+                 "C 0 depth\n"              # 10
+                 "D 0 120 99999999999\n"    # 11 not 32-bit
+                 "D 0 130 -4\n"             # 12
+                 "E 0 0 400\n")             # 13
+    p = run([os.path.join(args.bin, "instr-report"), "--format", "json", "--units", "ns", path], ok=(3,))
+    lines = [l for l in p.stderr.splitlines() if "bad.txt:" in l]
+    print(p.stderr)
+    nums = [int(re.search(r"bad\.txt:(\d+): ", l).group(1)) for l in lines]
+    check(nums == [4, 5, 6, 7, 8, 9, 11], f"bad lines reported as file:line: reason: {nums}")
+    check(all(re.search(r"bad\.txt:\d+: \S", l) for l in lines), "each with a reason")
+    rep = json.loads(p.stdout)
+    f = values(rep).get("work")
+    check(f is not None and f["elapsed_inclusive_ns"] == 300000 and f["calls"] == 1,
+          "the rest is read: work 100..400 µs")
+    return 0
+
+
+# ---- the API -----------------------------------------------------------------
+
+def check_api(args):
+    os.makedirs(args.work, exist_ok=True)
+    for old in glob.glob(os.path.join(args.work, "*.instr")):
+        os.remove(old)
+    env = dict(os.environ, INSTR_OUTPUT=os.path.join(args.work, "api.%p.instr"))
+    p = run([args.exe], env=env, cwd=args.work)
+    check(p.stdout.strip() == "frames 5", "the program runs as usual")
+    dumps = glob.glob(os.path.join(args.work, "*.instr"))
+    check(len(dumps) == 1, "one dump")
+    if len(dumps) != 1:
+        return 0
+    text = run([os.path.join(args.bin, "instr-dump"), dumps[0]]).stdout
+    labels = dict(re.findall(r"^label (\d+) (.*)$", text, re.M))
+    names = {v.strip('"'): k for k, v in labels.items()}
+    for l in ("before main", "Frame Start", "queue depth", "Worker Tick", "worker depth"):
+        check(l in names, f"label '{l}' recorded once")
+    marks = re.findall(r"^(\d+) \d+ mark (\d+)", text, re.M)
+    ctrs = re.findall(r"^(\d+) \d+ counter (\d+) (-?\d+)", text, re.M)
+    count = lambda lab: sum(1 for t, l in marks if l == names.get(lab))
+    check(count("Frame Start") == 5 and count("Worker Tick") == 5 and count("before main") == 1,
+          "marks: 5 frames, 5 worker ticks, one before main")
+    check([int(v) for t, l, v in ctrs if l == names.get("queue depth")] == [0, 10, 20, 30, 40], "queue depth values")
+    check([int(v) for t, l, v in ctrs if l == names.get("worker depth")] == [0, -1, -2, -3, -4], "worker depth values")
+    check(len({t for t, l in marks if l == names.get("Frame Start")} &
+              {t for t, l in marks if l == names.get("Worker Tick")}) == 0, "marks on their own threads")
+    rep = report_json(args, dumps)
+    check(not [f for f in rep["functions"] if f["name"].startswith("instr_")],
+          "no frame for instr_event/instr_counter: they only split intervals")
+    check(values(rep)["work"]["calls"] == 10, "work called 10 times")
+    ch = validate_trace(export(args, "chrome", dumps, os.path.join(args.work, "api.json")))
+    check(sum(1 for e in ch if e["ph"] == "i" and e["name"] == "Frame Start") == 5, "chrome: 5 Frame Start instants")
+    check(sum(1 for e in ch if e["ph"] == "C" and e["name"] == "queue depth") == 5, "chrome: queue depth counter track")
+    vis = open(export(args, "visualiser", dumps, os.path.join(args.work, "api.txt"))).read()
+    check(len(re.findall(r"^Y ", vis, re.M)) >= 11 and len(re.findall(r"^D ", vis, re.M)) == 10
+          and re.search(r"^C \d+ queue depth$", vis, re.M) and re.search(r"^V \d+ \d+ Frame Start$", vis, re.M),
+          "visualiser: V/Y events and C/D counters")
+    return 0
+
+
+def check_api_plain(args):
+    os.makedirs(args.work, exist_ok=True)
+    env = dict(os.environ, INSTR_OUTPUT=os.path.join(args.work, "plain.%p.instr"))
+    p = run([args.exe], env=env, cwd=args.work)
+    check(p.stdout.strip() == "frames 5", "built without the plugin: links and runs")
+    check(not glob.glob(os.path.join(args.work, "*.instr")), "and records nothing")
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("check")
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--src", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--exe")
+    args = ap.parse_args()
+    fn = {"callgrind": check_callgrind, "chrome": check_chrome, "folded": check_folded,
+          "roundtrip": check_roundtrip, "fixture": check_fixture, "bad-lines": check_bad_lines,
+          "api": check_api, "api-plain": check_api_plain}[args.check]
+    rc = fn(args)
+    if rc == SKIP:
+        return SKIP
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

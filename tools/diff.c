@@ -1,0 +1,200 @@
+/* diff.c - instr-report --diff A B: per function, each value in A and B and
+ * its change, sorted by the absolute change of one value.
+ *
+ * Functions are matched by mangled name and module file name (not path,
+ * file or line: those move between builds); rows of one side with the same
+ * key are added up.  Values are compared in ns when both sessions have a
+ * tick rate, else in ticks.  A function in one run only has zeros in the
+ * other.  Application values of a session without transition data are
+ * unavailable (n/a, null), and so are their changes.
+ */
+#define _GNU_SOURCE /* qsort_r */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+#define NV 5 /* ei ee ai ae calls */
+
+struct dref {
+    const struct instr_row *r;
+    int side;
+};
+
+struct drow {
+    const struct instr_row *any; /* for the names */
+    double v[2][NV];             /* [side][value] */
+    int in[2];                   /* present in A, in B */
+};
+
+static const char *module_name(const struct instr_row *r)
+{
+    return instr_basename(r->module);
+}
+
+static int cmp_ref(const void *x, const void *y)
+{
+    const struct dref *a = x, *b = y;
+    int c = strcmp(a->r->mangled ? a->r->mangled : "", b->r->mangled ? b->r->mangled : "");
+    return c ? c : strcmp(module_name(a->r), module_name(b->r));
+}
+
+static int cmp_row(const void *x, const void *y, void *ctx)
+{
+    const struct drow *a = x, *b = y;
+    int sort_col = *(const int *)ctx;
+    double da = fabs(a->v[1][sort_col] - a->v[0][sort_col]), db = fabs(b->v[1][sort_col] - b->v[0][sort_col]);
+    if (da != db)
+        return da > db ? -1 : 1;
+    return strcmp(a->any->name, b->any->name);
+}
+
+static void value(const struct instr_row *r, int ns, double *v)
+{
+    const uint64_t t[4] = {r->v.ei, r->v.ee, r->v.ai, r->v.ae};
+    for (int i = 0; i < 4; i++)
+        v[i] += ns ? r->ns[i] : (double)t[i];
+    v[4] += (double)r->v.calls;
+}
+
+/* A value in the chosen unit (ns or ticks in, as compared). */
+static void fmt(char *buf, size_t len, double x, int ns, enum instr_units u, int sign)
+{
+    const char *f = sign ? "%+.3f" : "%.3f";
+    if (!ns || u == INSTR_UNITS_TICKS || u == INSTR_UNITS_NS)
+        snprintf(buf, len, sign ? "%+.0f" : "%.0f", x);
+    else
+        snprintf(buf, len, f, u == INSTR_UNITS_US ? x / 1e3 : x / 1e6);
+}
+
+int instr_diff_write(FILE *out, int format, const struct instr_session *a, const struct instr_session *b,
+                     const char *column, double threshold, enum instr_units u)
+{
+    static const char *const cols[NV] = {"ei", "ee", "ai", "ae", "calls"};
+    static const char *const names[NV] = {"elapsed_inclusive", "elapsed_exclusive", "application_inclusive",
+                                          "application_exclusive", "calls"};
+    int col = -1;
+    for (int i = 0; i < NV; i++)
+        if (!strcmp(column, cols[i]))
+            col = i;
+    if (col < 0)
+        return INSTR_EARG;
+    int ns = a->have_rate && b->have_rate;
+    int no_app = a->no_app || b->no_app;
+    if (no_app && (col == 2 || col == 3))
+        return INSTR_EARG;
+    size_t n = a->nfunctions + b->nfunctions, nr = 0;
+    struct dref *refs = calloc(n + 1, sizeof *refs);
+    struct drow *rows = calloc(n + 1, sizeof *rows);
+    if (!refs || !rows) {
+        free(refs);
+        free(rows);
+        return INSTR_ENOMEM;
+    }
+    for (size_t i = 0; i < a->nfunctions; i++)
+        refs[i] = (struct dref){&a->functions[i], 0};
+    for (size_t i = 0; i < b->nfunctions; i++)
+        refs[a->nfunctions + i] = (struct dref){&b->functions[i], 1};
+    qsort(refs, n, sizeof *refs, cmp_ref);
+    for (size_t i = 0; i < n; i++) {
+        if (!nr || cmp_ref(&refs[i], &refs[i - 1]))
+            rows[nr++].any = refs[i].r;
+        struct drow *d = &rows[nr - 1];
+        value(refs[i].r, ns, d->v[refs[i].side]);
+        d->in[refs[i].side] = 1;
+    }
+    qsort_r(rows, nr, sizeof *rows, cmp_row, &col);
+    double total = col == 4 ? 0 : ns ? a->total_ns[col >= 2] : (double)(col >= 2 ? a->total.ai : a->total.ei);
+    if (col == 4)
+        for (size_t i = 0; i < a->nfunctions; i++)
+            total += (double)a->functions[i].v.calls;
+    double limit = threshold / 100.0 * total;
+    enum instr_units un = ns ? u : INSTR_UNITS_TICKS;
+    const char *unit = instr_units_name(un);
+    char x[64], y[64], z[64];
+
+    if (format == 2) {
+        fputs("{\n  \"diff\": {\"a\": ", out);
+        instr_json_str(out, a->ndumps ? a->dumps[0].path : "");
+        fputs(", \"b\": ", out);
+        instr_json_str(out, b->ndumps ? b->dumps[0].path : "");
+        fprintf(out, ", \"sort\": \"%s\", \"threshold_pct\": %.4f, \"unit\": \"%s\"},\n  \"functions\": [", cols[col],
+                threshold, ns ? "ns" : "ticks");
+    } else if (format == 1) {
+        fputs("function,mangled,module,in_a,in_b", out);
+        for (int i = 0; i < NV; i++)
+            fprintf(out, ",%s_a,%s_b,%s_change", names[i], names[i], names[i]);
+        fputc('\n', out);
+    } else {
+        fprintf(out, "instr diff (units: %s; sorted by the change of %s", unit, cols[col]);
+        if (threshold > 0)
+            fprintf(out, ", changes below %.2f%% of A's total hidden", threshold);
+        fprintf(out, ")\nA: %s\nB: %s\n", a->ndumps ? a->dumps[0].path : "", b->ndumps ? b->dumps[0].path : "");
+        if (no_app)
+            fprintf(out, "Application: %s\n", instr_no_app_reason);
+        fprintf(out, "\n%14s %14s %14s %14s %14s %10s %10s  %s\n", "EI A", "EI B", "EI change", "EE change",
+                "AI change", "Calls A", "Calls B", "Function");
+    }
+    size_t shown = 0;
+    for (size_t i = 0; i < nr; i++) {
+        const struct drow *d = &rows[i];
+        double ch[NV];
+        for (int k = 0; k < NV; k++)
+            ch[k] = d->v[1][k] - d->v[0][k];
+        if (fabs(ch[col]) < limit || (threshold > 0 && ch[col] == 0))
+            continue;
+        if (format == 2) {
+            fprintf(out, "%s\n    {\"name\": ", shown ? "," : "");
+            instr_json_str(out, d->any->name);
+            fputs(", \"mangled\": ", out);
+            instr_json_str(out, d->any->mangled);
+            fputs(", \"module\": ", out);
+            instr_json_str(out, module_name(d->any));
+            fprintf(out, ", \"in_a\": %s, \"in_b\": %s", d->in[0] ? "true" : "false", d->in[1] ? "true" : "false");
+            for (int k = 0; k < NV; k++) {
+                if (no_app && (k == 2 || k == 3))
+                    fprintf(out, ", \"%s_a\": null, \"%s_b\": null, \"%s_change\": null", names[k], names[k], names[k]);
+                else
+                    fprintf(out, ", \"%s_a\": %.0f, \"%s_b\": %.0f, \"%s_change\": %.0f", names[k], d->v[0][k],
+                            names[k], d->v[1][k], names[k], ch[k]);
+            }
+            fputc('}', out);
+        } else if (format == 1) {
+            fputc('"', out);
+            for (const char *c = d->any->name; *c; c++)
+                fputs(*c == '"' ? "\"\"" : (char[2]){*c, 0}, out);
+            fprintf(out, "\",%s,%s,%d,%d", d->any->mangled, module_name(d->any), d->in[0], d->in[1]);
+            for (int k = 0; k < NV; k++) {
+                if (no_app && (k == 2 || k == 3)) {
+                    fputs(",,,", out);
+                    continue;
+                }
+                fmt(x, sizeof x, d->v[0][k], ns && k < 4, un, 0);
+                fmt(y, sizeof y, d->v[1][k], ns && k < 4, un, 0);
+                fmt(z, sizeof z, ch[k], ns && k < 4, un, 1);
+                fprintf(out, ",%s,%s,%s", x, y, z);
+            }
+            fputc('\n', out);
+        } else {
+            char e[64], ai[64];
+            fmt(x, sizeof x, d->v[0][0], ns, un, 0);
+            fmt(y, sizeof y, d->v[1][0], ns, un, 0);
+            fmt(z, sizeof z, ch[0], ns, un, 1);
+            fmt(e, sizeof e, ch[1], ns, un, 1);
+            if (no_app)
+                snprintf(ai, sizeof ai, "n/a");
+            else
+                fmt(ai, sizeof ai, ch[2], ns, un, 1);
+            fprintf(out, "%14s %14s %14s %14s %14s %10.0f %10.0f  %s%s\n", x, y, z, e, ai, d->v[0][4], d->v[1][4],
+                    d->any->name, !d->in[0] ? " (only in B)" : !d->in[1] ? " (only in A)" : "");
+        }
+        shown++;
+    }
+    if (format == 2)
+        fputs(shown ? "\n  ]\n}\n" : "]\n}\n", out);
+    free(refs);
+    free(rows);
+    return 0;
+}

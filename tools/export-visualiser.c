@@ -1,0 +1,200 @@
+/* export-visualiser.c - the session in the profile-visualiser text format
+ * (../shared/spec/visualiser-format.md), from the call timeline
+ * (instr_profile_build_timeline), so call-site merging and repairs are
+ * those of every other view.
+ *
+ *   T thread label        declared before the thread's first S or Y; threads
+ *                         are numbered across all processes of the session
+ *   F thread fn label     per thread, before the function's first S; label =
+ *                         the demangled name
+ *   S / E thread fn time  each call's start and end
+ *   V / Y                 marks (instr_event)
+ *   C / D                 counters (instr_counter), ids global
+ *
+ * Times are microseconds since the session's start, rounded to the
+ * nearest; a thread's times never go down (rounding is monotonic).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+struct vlabel {
+    uint64_t label; /* dump label id */
+    uint32_t id;    /* event (per thread) or counter (global) id in the file */
+};
+
+struct vexp {
+    FILE *out;
+    const struct instr_session *s;
+    size_t dump;
+    const struct instr_profile *p;
+    uint32_t next_thread;     /* file thread ids */
+    uint32_t cur_thread;      /* profile thread index being written, UINT32_MAX = none */
+    uint32_t cur_id;          /* its file id */
+    int declared;             /* its T line is out */
+    uint32_t *fid;            /* row key -> file function id + 1 for this thread (0 = none) */
+    uint32_t nfid;            /* functions declared in this thread */
+    struct vlabel *ev;        /* this thread's events */
+    size_t nev;
+    struct vlabel *ctr;       /* counters of the session */
+    size_t nctr;
+    size_t ctr_dump_base;     /* first counter of the current dump */
+};
+
+static long long us(const struct vexp *v, uint64_t tick)
+{
+    double t = instr_session_us(v->s, v->dump, tick);
+    return isnan(t) || t < 0 ? 0 : llround(t);
+}
+
+/* Begins thread th (declares nothing yet). */
+static void thread_start(struct vexp *v, uint32_t th)
+{
+    if (v->cur_thread == th)
+        return;
+    v->cur_thread = th;
+    v->declared = 0;
+    v->nfid = 0;
+    v->nev = 0;
+    memset(v->fid, 0, v->s->nfunctions * sizeof *v->fid);
+}
+
+static void declare_thread(struct vexp *v)
+{
+    if (v->declared)
+        return;
+    const struct instr_pthread *t = &v->p->threads[v->cur_thread];
+    v->cur_id = v->next_thread++;
+    v->declared = 1;
+    fprintf(v->out, "T %u ", v->cur_id);
+    if (v->s->ndumps > 1)
+        fprintf(v->out, "pid %" PRIu64 ": ", v->p->dump->hdr.pid);
+    if (t->name && t->name[0])
+        fprintf(v->out, "%s\n", t->name);
+    else
+        fprintf(v->out, "tid %" PRIu64 "\n", t->tid);
+}
+
+static const char *label_text(const struct vexp *v, uint64_t label)
+{
+    const struct instr_label *l = instr_dump_label(v->p->dump, label);
+    return l && l->text[0] ? l->text : "[label]";
+}
+
+/* Labels may hold newlines: they would end the line. */
+static void put_label(FILE *out, const char *s)
+{
+    for (; *s; s++)
+        fputc(*s == '\n' || *s == '\r' ? ' ' : *s, out);
+    fputc('\n', out);
+}
+
+static int on_open(void *ctx, uint32_t thread, uint32_t func, uint64_t tick)
+{
+    struct vexp *v = ctx;
+    thread_start(v, thread);
+    declare_thread(v);
+    uint32_t key = v->s->func_rows[v->dump][func];
+    if (!v->fid[key]) {
+        v->fid[key] = ++v->nfid;
+        fprintf(v->out, "F %u %u ", v->cur_id, v->nfid - 1);
+        put_label(v->out, instr_function_row(v->s, key)->name);
+    }
+    fprintf(v->out, "S %u %u %lld\n", v->cur_id, v->fid[key] - 1, us(v, tick));
+    return 0;
+}
+
+static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, int incomplete)
+{
+    struct vexp *v = ctx;
+    (void)thread;
+    (void)incomplete;
+    uint32_t key = v->s->func_rows[v->dump][func];
+    fprintf(v->out, "E %u %u %lld\n", v->cur_id, v->fid[key] - 1, us(v, tick));
+    return 0;
+}
+
+static int find_or_add(struct vlabel **a, size_t *n, size_t from, uint64_t label, uint32_t id, int *added)
+{
+    for (size_t i = from; i < *n; i++)
+        if ((*a)[i].label == label) {
+            *added = 0;
+            return (int)i;
+        }
+    struct vlabel *b = realloc(*a, (*n + 1) * sizeof *b);
+    if (!b)
+        return INSTR_ENOMEM;
+    *a = b;
+    b[*n] = (struct vlabel){label, id};
+    *added = 1;
+    return (int)(*n)++;
+}
+
+static int on_mark(void *ctx, uint32_t thread, uint64_t label, uint64_t tick)
+{
+    struct vexp *v = ctx;
+    thread_start(v, thread);
+    declare_thread(v);
+    int added, i = find_or_add(&v->ev, &v->nev, 0, label, (uint32_t)v->nev, &added);
+    if (i < 0)
+        return i;
+    if (added) {
+        fprintf(v->out, "V %u %u ", v->cur_id, v->ev[i].id);
+        put_label(v->out, label_text(v, label));
+    }
+    fprintf(v->out, "Y %u %u %lld\n", v->cur_id, v->ev[i].id, us(v, tick));
+    return 0;
+}
+
+static int on_counter(void *ctx, uint32_t thread, uint64_t label, int64_t value, uint64_t tick)
+{
+    struct vexp *v = ctx;
+    (void)thread;
+    int added, i = find_or_add(&v->ctr, &v->nctr, v->ctr_dump_base, label, (uint32_t)v->nctr, &added);
+    if (i < 0)
+        return i;
+    if (added) {
+        fprintf(v->out, "C %u ", v->ctr[i].id);
+        put_label(v->out, label_text(v, label));
+    }
+    /* The format's values are 32-bit (so is instr_counter's). */
+    if (value > INT32_MAX)
+        value = INT32_MAX;
+    if (value < INT32_MIN)
+        value = INT32_MIN;
+    fprintf(v->out, "D %u %lld %" PRId64 "\n", v->ctr[i].id, us(v, tick), value);
+    return 0;
+}
+
+int instr_export_visualiser(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
+{
+    (void)o;
+    if (!s->have_rate)
+        return INSTR_EARG; /* times need a tick rate */
+    struct vexp v = {.out = out, .s = s};
+    int rc = 0;
+    if (!(v.fid = calloc(s->nfunctions + 1, sizeof *v.fid)))
+        return INSTR_ENOMEM;
+    fprintf(out, "# profile-visualiser text, written by instr-report: times in microseconds since the session's "
+                 "start\n");
+    struct instr_timeline tl = {&v, on_open, on_close, on_mark, on_counter};
+    for (size_t i = 0; i < s->ndumps && rc == 0; i++) {
+        struct instr_profile p;
+        char err[600];
+        v.dump = i;
+        v.p = &p;
+        v.cur_thread = UINT32_MAX;
+        v.ctr_dump_base = v.nctr;
+        fprintf(out, "# %s (pid %" PRIu64 ")\n", s->dumps[i].hdr.exe_path, s->dumps[i].hdr.pid);
+        rc = instr_profile_build_timeline(&p, &s->dumps[i], s->exclude, &tl, err, sizeof err);
+        if (rc == 0)
+            instr_profile_free(&p);
+    }
+    free(v.fid);
+    free(v.ev);
+    free(v.ctr);
+    return rc;
+}
