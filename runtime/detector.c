@@ -63,6 +63,19 @@ static void child_after_fork(void)
         instr__rdpmc_thread(t);
 }
 
+/* In the order they are tried (and named in the report's detail). */
+static const struct backend {
+    const char *name;
+    unsigned bit;
+    int (*init)(char *why, size_t n); /* probe and self-test: 0, or -1 and why */
+} backends[] = {
+    {"rseq_cs", BIT(RSEQ_CS), instr__rseq_init},
+    {"sud", BIT(SUD), instr__sud_init},
+    {"perf", BIT(PERF), instr__perf_init},
+    {"rdpmc", BIT(RDPMC), instr__rdpmc_init},
+};
+#define NBACKENDS (sizeof backends / sizeof backends[0])
+
 void instr__detector_init(void)
 {
     const char *want = secure_getenv("INSTR_DETECTOR");
@@ -77,56 +90,28 @@ void instr__detector_init(void)
     }
     int all = !strcmp(want, "auto");
     if (!all) {
-        static const char *const known[] = {"rseq_cs", "sud", "perf", "rdpmc"};
         char copy[256];
         snprintf(copy, sizeof copy, "%s", want);
         for (char *sv, *tok = strtok_r(copy, "+,", &sv); tok; tok = strtok_r(NULL, "+,", &sv)) {
             size_t i = 0;
-            while (i < 4 && strcmp(tok, known[i]))
+            while (i < NBACKENDS && strcmp(tok, backends[i].name))
                 i++;
-            if (i == 4)
+            if (i == NBACKENDS)
                 instr__say("unknown detector '", tok, "' in INSTR_DETECTOR", ", ignored");
         }
     }
     /* Each backend: on if asked for (or auto) and its self-test passes. */
-    if (all || wanted(want, "rseq_cs")) {
-        if (instr__rseq_init(why, sizeof why) == 0) {
-            info->set |= BIT(RSEQ_CS);
-            detail_add("rseq_cs");
+    for (size_t i = 0; i < NBACKENDS; i++) {
+        const struct backend *b = &backends[i];
+        if (!all && !wanted(want, b->name))
+            continue;
+        if (b->init(why, sizeof why) == 0) {
+            info->set |= b->bit;
+            detail_add(b->name);
         } else {
             detail_add(why);
             if (!all)
-                instr__say("detector rseq_cs unavailable: ", why, "", "");
-        }
-    }
-    if (all || wanted(want, "sud")) {
-        if (instr__sud_init(why, sizeof why) == 0) {
-            info->set |= BIT(SUD);
-            detail_add("sud");
-        } else {
-            detail_add(why);
-            if (!all)
-                instr__say("detector sud unavailable: ", why, "", "");
-        }
-    }
-    if (all || wanted(want, "perf")) {
-        if (instr__perf_init(why, sizeof why) == 0) {
-            info->set |= BIT(PERF);
-            detail_add("perf");
-        } else {
-            detail_add(why);
-            if (!all)
-                instr__say("detector perf unavailable: ", why, "", "");
-        }
-    }
-    if (all || wanted(want, "rdpmc")) {
-        if (instr__rdpmc_init(why, sizeof why) == 0) {
-            info->set |= BIT(RDPMC);
-            detail_add("rdpmc");
-        } else {
-            detail_add(why);
-            if (!all)
-                instr__say("detector rdpmc unavailable: ", why, "", "");
+                instr__say("detector ", b->name, " unavailable: ", why);
         }
     }
     if (info->set & BIT(RSEQ_CS)) {

@@ -240,6 +240,44 @@ static __attribute__((noinline)) void switch_release(struct instr__thread *t)
     end(t);
 }
 
+/* The common part of the fast paths, once the checks passed: take the
+ * guard, read the clock and the detector, move the shadow stack, write the
+ * event (head, and for a push the id).  Inlined into each hook. */
+static inline __attribute__((always_inline)) void fast_push(struct instr__thread *t,
+                                                            struct instr__frame *top,
+                                                            const void *desc, uintptr_t cfa,
+                                                            unsigned kind, uint32_t id)
+{
+    t->busy = 1;
+    barrier();
+    uint64_t now = instr__tsc();
+    unsigned bits = instr__detector_check(t);
+    top->desc = desc;
+    top->cfa = cfa;
+    t->top = top + 1;
+    uint8_t *p = instr__put_head(t, t->pos, now, &bits, kind);
+    p = instr_put_varint(p, id);
+    t->pos = p;
+    if (INSTR_UNLIKELY(p >= t->limit))
+        return switch_release(t);
+    end(t);
+}
+
+static inline __attribute__((always_inline)) void fast_pop(struct instr__thread *t,
+                                                           struct instr__frame *top, unsigned kind)
+{
+    t->busy = 1;
+    barrier();
+    uint64_t now = instr__tsc();
+    unsigned bits = instr__detector_check(t);
+    t->top = top - 1;
+    uint8_t *p = instr__put_head(t, t->pos, now, &bits, kind);
+    t->pos = p;
+    if (INSTR_UNLIKELY(p >= t->limit))
+        return switch_release(t);
+    end(t);
+}
+
 /* The fast paths handle the common case only: state exists, function
  * registered, nothing pending, room on the shadow stack, and (enter) no dead
  * frame to close or (exit) the top frame is the one exiting.  Anything else
@@ -258,19 +296,7 @@ void instr__hook_enter(struct instr_fn_desc *d, void *cfa_p)
     if (INSTR_UNLIKELY(id == 0 || top >= t->end || top[-1].cfa < dead_below(d, cfa) ||
                        t->pending_bits))
         return enter_slow(d, cfa_p);
-    t->busy = 1;
-    barrier();
-    uint64_t now = instr__tsc();
-    unsigned bits = instr__detector_check(t);
-    top->desc = d;
-    top->cfa = cfa;
-    t->top = top + 1;
-    uint8_t *p = instr__put_head(t, t->pos, now, &bits, INSTR_EV_ENTER);
-    p = instr_put_varint(p, id);
-    t->pos = p;
-    if (INSTR_UNLIKELY(p >= t->limit))
-        return switch_release(t);
-    end(t);
+    fast_push(t, top, d, cfa, INSTR_EV_ENTER, id);
 }
 
 void instr__hook_exit(struct instr_fn_desc *d, void *cfa_p)
@@ -284,16 +310,7 @@ void instr__hook_exit(struct instr_fn_desc *d, void *cfa_p)
     struct instr__frame *top = t->top;
     if (INSTR_UNLIKELY(top[-1].desc != d || top[-1].cfa != cfa || t->overflow || t->pending_bits))
         return exit_slow(d, cfa_p);
-    t->busy = 1;
-    barrier();
-    uint64_t now = instr__tsc();
-    unsigned bits = instr__detector_check(t);
-    t->top = top - 1;
-    uint8_t *p = instr__put_head(t, t->pos, now, &bits, INSTR_EV_EXIT);
-    t->pos = p;
-    if (INSTR_UNLIKELY(p >= t->limit))
-        return switch_release(t);
-    end(t);
+    fast_pop(t, top, INSTR_EV_EXIT);
 }
 
 void instr__hook_landing(struct instr_fn_desc *d, void *cfa_p)
@@ -439,19 +456,7 @@ void instr__hook_call(struct instr_site_desc *s, void *cfa_p, void *target)
     if (INSTR_UNLIKELY(id == 0 || top >= t->end || top[-1].cfa < cfa + INSTR__IS_SITE(top[-1].desc) ||
                        t->pending_bits))
         return call_slow(s, cfa_p, target, __builtin_return_address(0));
-    t->busy = 1;
-    barrier();
-    uint64_t now = instr__tsc();
-    unsigned bits = instr__detector_check(t);
-    top->desc = INSTR__SITE_FRAME(id);
-    top->cfa = cfa;
-    t->top = top + 1;
-    uint8_t *p = instr__put_head(t, t->pos, now, &bits, INSTR_EV_CALL);
-    p = instr_put_varint(p, id);
-    t->pos = p;
-    if (INSTR_UNLIKELY(p >= t->limit))
-        return switch_release(t);
-    end(t);
+    fast_push(t, top, INSTR__SITE_FRAME(id), cfa, INSTR_EV_CALL, id);
 }
 
 void instr__hook_return(struct instr_site_desc *s, void *cfa_p)
@@ -466,16 +471,7 @@ void instr__hook_return(struct instr_site_desc *s, void *cfa_p)
     if (INSTR_UNLIKELY(!INSTR__IS_SITE(top[-1].desc) || top[-1].cfa != cfa || t->overflow ||
                        t->pending_bits))
         return return_slow(s, cfa_p);
-    t->busy = 1;
-    barrier();
-    uint64_t now = instr__tsc();
-    unsigned bits = instr__detector_check(t);
-    t->top = top - 1;
-    uint8_t *p = instr__put_head(t, t->pos, now, &bits, INSTR_EV_RETURN);
-    t->pos = p;
-    if (INSTR_UNLIKELY(p >= t->limit))
-        return switch_release(t);
-    end(t);
+    fast_pop(t, top, INSTR_EV_RETURN);
 }
 
 void instr__hook_nop(struct instr_fn_desc *d, void *cfa)

@@ -32,57 +32,25 @@
 #include "dump-read.h"
 #include "hook-abi.h"
 #include "internal.h"
+#include "test-util.h"
 
-#define SKIP 77
 #define SKIPPED(...)                                                                               \
     do {                                                                                           \
         fprintf(stderr, "skipped: " __VA_ARGS__);                                                  \
         fputc('\n', stderr);                                                                       \
         return SKIP;                                                                               \
     } while (0)
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
 
-struct fake_desc {
-    uint32_t id;
-    uint8_t abi, flags;
-    uint16_t reserved;
-    char names[40];
-} __attribute__((aligned(8)));
-static struct fake_desc f = {0, INSTR_HOOK_ABI_VERSION, 0, 0, "f\0det-test.c\0" "1"};
+static struct fake_desc f = FAKE_DESC("f", "det-test.c", "1", 0);
 static instr_hook_fn hooks[INSTR_SLOT_COUNT];
 #define E() hooks[INSTR_SLOT_ENTER]((struct instr_fn_desc *)&f, (void *)(uintptr_t)1000)
 #define X() hooks[INSTR_SLOT_EXIT]((struct instr_fn_desc *)&f, (void *)(uintptr_t)1000)
 
 static char dir[256];
-static double tsc_per_ns;
 static int ncpu;
 
 /* ---------------------------------------------------------------- helpers */
 
-static void calibrate(void)
-{
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    uint64_t c0 = __builtin_ia32_rdtsc();
-    do
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-    while ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 20000000L);
-    uint64_t c1 = __builtin_ia32_rdtsc();
-    tsc_per_ns = (double)(c1 - c0) / ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec));
-}
-
-static void spin_ns(uint64_t ns)
-{
-    uint64_t end = __builtin_ia32_rdtsc() + (uint64_t)(ns * tsc_per_ns);
-    while (__builtin_ia32_rdtsc() < end)
-        __builtin_ia32_pause();
-}
 
 /* The oracle: switches and faults of this thread. */
 struct oracle {
@@ -710,7 +678,7 @@ static int child_bench(void)
                 syscall(SYS_getppid);
             X();
         }
-        ns[r] = (double)(__builtin_ia32_rdtsc() - t0) / tsc_per_ns / pairs;
+        ns[r] = (double)(__builtin_ia32_rdtsc() - t0) / test_tsc_per_ns / pairs;
     }
     qsort(ns, RUNS, sizeof ns[0], cmp_double);
     printf("%.2f\n", ns[RUNS / 2]);

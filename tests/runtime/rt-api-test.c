@@ -15,14 +15,8 @@
 #include "dump-reader.h"
 #include "hook-abi.h"
 #include "internal.h"
+#include "test-util.h"
 
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
 
 static instr_hook_fn hooks[INSTR_SLOT_COUNT];
 typedef void (*event_fn)(const char *);

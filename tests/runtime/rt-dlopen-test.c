@@ -14,15 +14,10 @@
 
 #include "dump-read.h"
 #include "hook-abi.h"
+#include "test-util.h"
 
-struct fake_desc {
-    uint32_t id;
-    uint8_t abi, flags;
-    uint16_t reserved;
-    char names[40];
-} __attribute__((aligned(8)));
-static struct fake_desc f = {0, INSTR_HOOK_ABI_VERSION, 0, 0, "main" "\0" "m.c" "\0" "3"};
-static struct fake_desc g = {0, INSTR_HOOK_ABI_VERSION, 0, 0, "work" "\0" "m.c" "\0" "9"};
+static struct fake_desc f = FAKE_DESC("main", "m.c", "3", 0);
+static struct fake_desc g = FAKE_DESC("work", "m.c", "9", 0);
 static instr_hook_fn table[INSTR_SLOT_COUNT];
 
 #define FAIL(...)                                                                                  \

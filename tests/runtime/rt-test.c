@@ -24,34 +24,8 @@
 #include "dump-read.h"
 #include "hook-abi.h"
 #include "internal.h"
+#include "test-util.h"
 
-#define SKIP 77
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
-#define CHECK_INT(a, b)                                                                            \
-    do {                                                                                           \
-        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
-        if (a_ != b_) {                                                                            \
-            fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__, #a,    \
-                    a_, #b, b_);                                                                   \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
-#define CHECK_STR(a, b)                                                                            \
-    do {                                                                                           \
-        const char *a_ = (a), *b_ = (b);                                                           \
-        if (!a_ || strcmp(a_, b_)) {                                                               \
-            fprintf(stderr, "%s:%d: %s\n   is: %s\n want: %s\n", __FILE__, __LINE__, #a,           \
-                    a_ ? a_ : "(null)", b_);                                                       \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
 #define CHECK_TEXT(d, thread, want)                                                                \
     do {                                                                                           \
         char *t_ = td_text(d, thread);                                                             \
@@ -64,23 +38,14 @@
             return 1;                                                                              \
     } while (0)
 
-/* Fake descriptors with the ABI layout: id, abi, flags, reserved, names. */
-struct fake_desc {
-    uint32_t id;
-    uint8_t abi, flags;
-    uint16_t reserved;
-    char names[40];
-} __attribute__((aligned(8)));
-#define DESC(var, name)                                                                            \
-    static struct fake_desc var = {0, INSTR_HOOK_ABI_VERSION, 0, 0, name "\0" "test.c" "\0" "7"}
+#define DESC(var, name) static struct fake_desc var = FAKE_DESC(name, "test.c", "7", 0)
 DESC(f, "f");
 DESC(g, "g");
 DESC(h, "h");
 DESC(k, "k");
 /* a and b as compiled with inline=before: b's hooks inlined into a share its CFA */
 #define DESC_INLINED(var, name)                                                                    \
-    static struct fake_desc var = {0, INSTR_HOOK_ABI_VERSION, INSTR_FN_SHARES_CFA, 0,              \
-                                   name "\0" "test.c" "\0" "7"}
+    static struct fake_desc var = FAKE_DESC(name, "test.c", "7", INSTR_FN_SHARES_CFA)
 DESC_INLINED(a, "a");
 DESC_INLINED(b, "b");
 DESC_INLINED(ki, "ki");
@@ -632,25 +597,6 @@ static int test_underscore_exit(void)
 
 /* ---------------------------------------------------------------- detector */
 
-static double tsc_per_ns;
-static void calibrate(void)
-{
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    uint64_t c0 = __builtin_ia32_rdtsc();
-    do
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-    while ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 20000000L);
-    uint64_t c1 = __builtin_ia32_rdtsc();
-    tsc_per_ns = (double)(c1 - c0) / ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec));
-}
-
-static void spin_ns(uint64_t ns)
-{
-    uint64_t end = __builtin_ia32_rdtsc() + (uint64_t)(ns * tsc_per_ns);
-    while (__builtin_ia32_rdtsc() < end)
-        __builtin_ia32_pause();
-}
 
 static long switches(void)
 {
@@ -802,7 +748,7 @@ static int bench(void)
             E(g, 1u << 29);
             X(g, 1u << 29);
         }
-        ns[r] = (double)(__builtin_ia32_rdtsc() - t0) / tsc_per_ns / PAIRS;
+        ns[r] = (double)(__builtin_ia32_rdtsc() - t0) / test_tsc_per_ns / PAIRS;
     }
     X(f, 1u << 30);
     qsort(ns, RUNS, sizeof ns[0], cmp_double);
