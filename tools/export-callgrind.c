@@ -17,6 +17,7 @@
  * as Callgrind writes it: inclusive costs there nest, self costs do not.
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,9 +43,19 @@ static int cmp_edge(const void *a, const void *b)
     return x->callee < y->callee ? -1 : x->callee > y->callee;
 }
 
+/* Costs in whole ns.  A hostile or corrupt dump can hold absurd times: they
+ * are clamped, and sums saturate, so the file stays well-formed. */
+#define COST_MAX (LLONG_MAX / 2)
 static long long cost(double ns)
 {
-    return isnan(ns) ? 0 : llround(ns);
+    if (!(ns > 0))
+        return 0; /* also NaN */
+    return ns >= (double)COST_MAX ? COST_MAX : llround(ns);
+}
+
+static long long add_cost(long long sum, long long c)
+{
+    return sum > COST_MAX - c ? COST_MAX : sum + c;
 }
 
 /* "(id) name" the first time, "(id)" after. */
@@ -94,7 +105,8 @@ int instr_export_callgrind(FILE *out, const struct instr_session *s, const struc
     long long sum[2] = {0, 0};
     for (size_t k = 0; k < nf; k++)
         if (f[k].seen)
-            sum[0] += cost(f[k].self[0]), sum[1] += cost(f[k].self[1]);
+            sum[0] = add_cost(sum[0], cost(f[k].self[0])),
+            sum[1] = add_cost(sum[1], cost(f[k].self[1]));
     fprintf(out, "# callgrind format\nversion: 1\ncreator: instr-report\n");
     for (size_t i = 0; i < s->ndumps; i++)
         fprintf(out, "%s %s", i ? "" : "cmd:", s->dumps[i].hdr.exe_path);
