@@ -124,7 +124,9 @@ enum instr_event_kind {
     X(COUNTER, 5, "counter")     /* varint label id, zigzag varint value */                      \
     X(RESYNC, 6, "resync")       /* u64 absolute ticks; the next delta counts from it */         \
     X(DROPPED, 7, "dropped")     /* varint events lost just before this point */               \
-    X(REENTER_SITE, 8, "reenter-site") /* varint call-site id: push without counting (fork) */
+    X(REENTER_SITE, 8, "reenter-site") /* varint call-site id: push without counting (fork) */ \
+    X(RUNTIME, 9, "runtime")     /* varint ticks the runtime spent on itself here (first call of a \
+                                    function, chunk switch): skipped, charged to nobody */
 
 enum instr_ext_kind {
 #define INSTR_X_ENUM(name, value, text) INSTR_EXT_##name = value,

@@ -135,9 +135,13 @@ static __attribute__((noinline)) void enter_slow(struct instr_fn_desc *d, void *
     uint64_t now = instr__tsc();
     unsigned bits = check(t);
     uint32_t id = d->id;
-    if (INSTR_UNLIKELY(id == 0) && (id = first_call(t, d)) == 0) {
-        t->pending_bits = bits; /* not recorded: the interval goes on */
-        goto out;
+    int registered = 0;
+    if (INSTR_UNLIKELY(id == 0)) {
+        if ((id = first_call(t, d)) == 0) {
+            t->pending_bits = bits; /* not recorded: the interval goes on */
+            goto out;
+        }
+        registered = 1;
     }
     uintptr_t cfa = (uintptr_t)cfa_p;
     uint8_t *p = t->pos;
@@ -161,6 +165,8 @@ static __attribute__((noinline)) void enter_slow(struct instr_fn_desc *d, void *
     }
     p = instr__put_head(t, p, now, &bits, INSTR_EV_ENTER);
     p = instr_put_varint(p, id);
+    if (registered)
+        p = instr__put_runtime(t, p);
     t->pos = p;
     if (INSTR_UNLIKELY(p >= t->limit))
         instr__chunk_next(t);
@@ -371,6 +377,7 @@ static __attribute__((noinline)) void call_slow(struct instr_site_desc *s, void 
     uint64_t now = instr__tsc();
     unsigned bits = check(t);
     uint32_t id = site_id(s, target);
+    int registered = 0;
     if (INSTR_UNLIKELY(id == 0)) {
         id = instr__register_site(s, target, ra);
         instr__detector_rearm(t); /* registration may have made syscalls */
@@ -378,6 +385,7 @@ static __attribute__((noinline)) void call_slow(struct instr_site_desc *s, void 
             t->pending_bits = bits;
             goto out;
         }
+        registered = 1;
     }
     uintptr_t cfa = (uintptr_t)cfa_p;
     uint8_t *p = t->pos;
@@ -407,6 +415,8 @@ static __attribute__((noinline)) void call_slow(struct instr_site_desc *s, void 
     }
     p = instr__put_head(t, p, now, &bits, INSTR_EV_CALL);
     p = instr_put_varint(p, id);
+    if (registered)
+        p = instr__put_runtime(t, p);
     t->pos = p;
     if (INSTR_UNLIKELY(p >= t->limit))
         instr__chunk_next(t);

@@ -183,6 +183,13 @@ void instr__say(const char *a, const char *b, const char *c, const char *d);
  * (delta since the thread's previous event, and the transition bits, which
  * it consumes); later events of the same hook get delta 0.  The caller
  * guarantees INSTR_EVENT_MAX_BYTES of room. */
+/* The runtime just did slow work of its own (registering a function or a
+ * call site, mapping a new chunk) after the event it wrote at t->last_tsc.
+ * The next interval starts when that work is done, and an EXT RUNTIME
+ * event says how long it took, so no function is charged for it.  Needs
+ * the room of one event. */
+static inline uint8_t *instr__put_runtime(struct instr__thread *t, uint8_t *p);
+
 static inline uint8_t *instr__put_head(struct instr__thread *t, uint8_t *p, uint64_t now,
                                        unsigned *bits, unsigned kind)
 {
@@ -195,6 +202,19 @@ static inline uint8_t *instr__put_head(struct instr__thread *t, uint8_t *p, uint
     p = instr_put_varint(p, instr_event_head(delta, b, kind));
     if (INSTR_UNLIKELY(b))
         *p++ = (uint8_t)b;
+    return p;
+}
+
+static inline uint8_t *instr__put_runtime(struct instr__thread *t, uint8_t *p)
+{
+    uint64_t now = instr__tsc(), spent = now - t->last_tsc;
+    if ((int64_t)spent <= 0)
+        return p;
+    unsigned bits = 0;
+    p = instr__put_head(t, p, t->last_tsc, &bits, INSTR_EV_EXT); /* delta 0 */
+    *p++ = INSTR_EXT_RUNTIME;
+    p = instr_put_varint(p, spent);
+    t->last_tsc = now;
     return p;
 }
 

@@ -111,8 +111,10 @@ void instr__chunk_next(struct instr__thread *t)
         return;
     }
     close_chunk(t);
-    start_chunk(t);
-    /* The switch made syscalls: they are the runtime's, not the program's. */
+    /* The switch made syscalls: they are the runtime's, not the program's,
+     * and its time is nobody's. */
+    if (start_chunk(t) == 0)
+        t->pos = instr__put_runtime(t, t->pos);
     instr__detector_rearm(t);
 }
 

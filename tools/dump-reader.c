@@ -655,6 +655,8 @@ int instr_event_iter_next(struct instr_event_iter *it, struct instr_event *ev)
                 ev->tick = it->tick;
                 if (ev->kind == INSTR_EV_EXT && ev->ext == INSTR_EXT_RESYNC)
                     it->tick = ev->arg;
+                if (ev->kind == INSTR_EV_EXT && ev->ext == INSTR_EXT_RUNTIME)
+                    it->tick += ev->arg; /* the next interval starts after the runtime's work */
                 return 1;
             }
             const struct instr_chunk_ref *c = &it->th->chunks[it->chunk];

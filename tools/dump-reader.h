@@ -200,6 +200,7 @@ static inline int instr_decode_event(const uint8_t **pp, const uint8_t *end, str
         case INSTR_EXT_REENTER_SITE:
         case INSTR_EXT_MARK:
         case INSTR_EXT_DROPPED:
+        case INSTR_EXT_RUNTIME:
             if (instr_get_varint(&p, end, &ev->arg) < 0)
                 return -1;
             break;

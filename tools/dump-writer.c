@@ -274,6 +274,7 @@ int instr_writer_event(struct instr_dump_writer *w, uint32_t thread, uint64_t ti
         case INSTR_EXT_REENTER_SITE:
         case INSTR_EXT_MARK:
         case INSTR_EXT_DROPPED:
+        case INSTR_EXT_RUNTIME:
             q = instr_put_varint(q, arg);
             break;
         case INSTR_EXT_COUNTER:
@@ -293,6 +294,8 @@ int instr_writer_event(struct instr_dump_writer *w, uint32_t thread, uint64_t ti
     }
     c->used += (size_t)(q - p);
     c->tick = (kind == INSTR_EV_EXT && ext == INSTR_EXT_RESYNC) ? arg : tick;
+    if (kind == INSTR_EV_EXT && ext == INSTR_EXT_RUNTIME)
+        c->tick += arg;
     return 0;
 }
 

@@ -502,6 +502,14 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
                     n->flagged_t += d;
                 }
             }
+            if (INSTR_PROFILE_UNLIKELY(ev.kind == INSTR_EV_EXT && ev.ext == INSTR_EXT_RUNTIME)) {
+                /* The runtime worked on itself from here: nobody is charged,
+                 * and a pending call site still looks at the next event. */
+                tick += ev.arg;
+                prev = tick;
+                rep->runtime_ticks += ev.arg;
+                continue;
+            }
             if (INSTR_PROFILE_UNLIKELY(pending)) {
                 /* The event after a call site says what its frame is: the
                  * callee's entry (one frame, the call site's time charged

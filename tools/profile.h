@@ -82,6 +82,7 @@ struct instr_repairs {
     uint64_t bad_chunks;                    /* chunks whose decoding stopped on invalid bytes */
     uint64_t dropped;                       /* events lost, from DROPPED events */
     uint64_t clock_back;                    /* chunk bases earlier than the previous event */
+    uint64_t runtime_ticks;                 /* skipped: the runtime's own slow work (EXT RUNTIME) */
 };
 
 /* Frame keys: a function id, or a call-site id with this bit set. */

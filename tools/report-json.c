@@ -120,8 +120,9 @@ int instr_report_json(FILE *out, const struct instr_session *s, const struct ins
             "},\n",
             r->unwound[1], r->unwound[2], r->unwound[3], r->unwound[0], r->unmatched_exits, s->header_unmatched,
             r->incomplete, r->bad_chunks);
-    fprintf(out, "    \"dropped\": %" PRIu64 ",\n    \"events\": %" PRIu64 ",\n    \"warnings\": [", s->dropped,
-            s->events);
+    fprintf(out, "    \"dropped\": %" PRIu64 ",\n    \"runtime_ns\": %.0f,\n    \"events\": %" PRIu64
+                 ",\n    \"warnings\": [",
+            s->dropped, s->runtime_ns, s->events);
     for (size_t i = 0; i < s->nwarnings; i++) {
         fputs(i ? ", " : "", out);
         jstr(out, s->warnings[i]);

@@ -138,6 +138,11 @@ static void print_header(FILE *out, const struct instr_session *s, enum instr_un
             s->header_unmatched, r->incomplete);
     if (s->dropped)
         fprintf(out, "Dropped:    %" PRIu64 " events\n", s->dropped);
+    if (s->repairs.runtime_ticks) {
+        instr_fmt_value(a, sizeof a, s->repairs.runtime_ticks, s->runtime_ns, u);
+        fprintf(out, "Runtime:    %s %s in the runtime's own slow paths (first calls, new chunks), "
+                     "charged to nobody\n", a, instr_units_name(u));
+    }
     for (size_t i = 0; i < s->nwarnings; i++)
         fprintf(out, "Warning:    %s\n", s->warnings[i]);
     instr_fmt_value(a, sizeof a, s->total.ei, s->total_ns[0], u);

@@ -280,6 +280,8 @@ int instr_session_build_excluding(struct instr_session *s, const struct instr_du
         s->repairs.incomplete += r->incomplete;
         s->repairs.bad_chunks += r->bad_chunks;
         s->repairs.clock_back += r->clock_back;
+        s->repairs.runtime_ticks += r->runtime_ticks;
+        s->runtime_ns += to_ns(d, r->runtime_ticks);
         /* The header counts every dropped event; DROPPED events say where
          * the ones before a resumed recording were. */
         s->dropped += r->dropped > d->hdr.dropped_events ? r->dropped : d->hdr.dropped_events;

@@ -49,6 +49,7 @@ struct instr_session {
     double total_ns[2];        /* the same in ns */
     struct instr_repairs repairs;
     uint64_t dropped;          /* events lost: the header count (DROPPED events say where) */
+    double runtime_ns;         /* the runtime's own slow work, skipped (charged to nobody) */
     uint64_t header_unmatched; /* exits the runtime could not match */
     int have_rate;             /* every dump has a tick rate */
     double duration_ns;        /* from the earliest start to the latest end */

@@ -29,6 +29,8 @@ struct td_dump {
     struct td_event *ev;
     size_t nev;
     size_t payload_bytes; /* event bytes in all EVENTS chunks */
+    size_t runtime_events; /* EXT RUNTIME events (not in ev[]) */
+    uint64_t runtime_ticks; /* the ticks they skipped */
     char *func_name[TD_MAX_FUNCS];
     char *func_file[TD_MAX_FUNCS];
     uint64_t func_line[TD_MAX_FUNCS];

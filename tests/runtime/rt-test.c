@@ -118,6 +118,9 @@ static int test_nesting(void)
     CHECK_INT(in_child(child_nesting, &pid), 0);
     CHECK(read_pid_dump(pid, ".instr", &d) == 0);
     CHECK_TEXT(&d, 0, "enter f|enter g|exit|exit");
+    /* Registering f and g is the runtime's time: skipped, said so. */
+    CHECK_INT(d.runtime_events, 2);
+    CHECK(d.runtime_ticks > 0);
     CHECK_INT(d.h.pid, pid);
     CHECK_INT(d.h.ppid, getpid());
     CHECK_INT(d.h.chunk_size, INSTR_RT_CHUNK_SIZE);
