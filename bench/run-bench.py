@@ -29,7 +29,7 @@ def main():
     ap = argparse.ArgumentParser()
     for k in ("plain", "cyg", "instr", "report"):
         ap.add_argument("--" + k, required=True)
-    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--runs", type=int, default=11)
     ap.add_argument("--variant", action="append", default=[], help="NAME=PATH: another instr build to time")
     ap.add_argument("--scale", default="2")
     a = ap.parse_args()
@@ -60,11 +60,18 @@ def main():
             peak = max(peak, rss)
     med = {k: statistics.median(v) for k, v in times.items()}
     per_call = lambda k: (med[k] - med["plain"]) / calls * 1e9
-    print(f"calls: {calls}  (runs: {a.runs}, medians)")
+    best = lambda k: (min(times[k]) - min(times["plain"])) / calls * 1e9
+    print(f"calls: {calls}  (runs: {a.runs}, medians of interleaved runs; fastest in brackets)")
     print(f"plain: {med['plain']*1e3:.1f} ms   -finstrument-functions+empty hooks: {med['cyg']*1e3:.1f} ms   instr: {med['instr']*1e3:.1f} ms")
-    print(f"ns per call, instr (callsites=all: enter, exit and the call site's two hooks): {per_call('instr'):.1f}")
+    print(f"ns per call, instr (callsites=all: enter, exit and the call site's two hooks): {per_call('instr'):.1f} [{best('instr'):.1f}]")
     for k in variants:
-        print(f"ns per call, instr {k}: {per_call(k):.1f}   ({med[k]*1e3:.1f} ms)")
+        print(f"ns per call, instr {k}: {per_call(k):.1f} [{best(k):.1f}]   ({med[k]*1e3:.1f} ms)")
+    # instr against the bare recorder (rdtsc + a 16-byte store per hook,
+    # nothing else) through the same binding: what the runtime adds.
+    for mode, ours in (("all", "instr"), ("none", "callsites=none")):
+        bare = f"bare-recorder,callsites={mode}"
+        if bare in med and ours in med:
+            print(f"ratio instr / bare recorder, callsites={mode}:    {per_call(ours)/max(per_call(bare),1e-9):.2f}")
     print(f"ns per call (enter+exit), empty cyg hooks:       {per_call('cyg'):.1f}")
     print(f"ratio instr / empty cyg hooks:                   {per_call('instr')/max(per_call('cyg'),1e-9):.2f}")
     print(f"dump: {size} bytes for {events} events = {size/events:.2f} bytes/event (file size, chunk headers and padding included)")

@@ -406,13 +406,15 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
         return fail(err, errlen, INSTR_ENOTDUMP, "%s: not an instr dump (empty file)", path);
     }
     void *map = mmap(NULL, d->size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (map == MAP_FAILED)
+    if (map == MAP_FAILED) {
+        close(fd);
         return fail(err, errlen, INSTR_EIO, "%s: mmap: %s", path, strerror(errno));
+    }
     d->map = map;
     madvise(map, d->size, MADV_SEQUENTIAL);
     int rc = read_header(d, err, errlen);
     if (rc < 0) {
+        close(fd);
         instr_dump_close(d);
         return rc;
     }
@@ -444,8 +446,14 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
     for (size_t i = 0; i < nchunks; i++) {
         const uint8_t *c = d->map + d->hdr.header_size + i * cs;
         size_t have = i < nfull ? cs : rest;
-        uint32_t magic = rd32(c), used = rd32(c + 20);
-        uint16_t kind = rd16(c + 4), hsize = rd16(c + 6);
+        /* The chunk headers are read with pread, not through the mapping:
+         * a fault there maps many pages around it (fault-around, large
+         * page-cache folios) and memory would grow with the file. */
+        uint8_t hb[INSTR_CHUNK_HEADER_SIZE];
+        if (pread(fd, hb, sizeof hb, (off_t)(c - d->map)) != (ssize_t)sizeof hb)
+            memset(hb, 0, sizeof hb);
+        uint32_t magic = rd32(hb), used = rd32(hb + 20);
+        uint16_t kind = rd16(hb + 4), hsize = rd16(hb + 6);
         if (magic == 0 && kind == 0) {
             /* Handed out in the header count but never written (killed). */
             continue;
@@ -468,14 +476,13 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
             release(d, c, have); /* copied out */
             continue;
         }
-        release(d, c, have < 4096 ? have : 4096); /* the header page: read again when walked */
         struct raw_chunk *r = &raw[nraw++];
-        r->thread_index = rd32(c + 8);
-        r->tid = rd32(c + 12);
-        r->seq = rd32(c + 16);
+        r->thread_index = rd32(hb + 8);
+        r->tid = rd32(hb + 12);
+        r->seq = rd32(hb + 16);
         r->ref.payload = payload;
         r->ref.len = len;
-        r->ref.base_tsc = rd64(c + 24);
+        r->ref.base_tsc = rd64(hb + 24);
         r->ref.seq = r->seq;
         r->ref.open = used == 0;
     }
@@ -509,6 +516,8 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
         i = j;
     }
     free(raw);
+    close(fd);
+    fd = -1;
     if (d->nfunctions > 1)
         qsort(d->functions, d->nfunctions, sizeof *d->functions, cmp_fn);
     if (d->nlabels > 1)
@@ -532,6 +541,8 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
 fail_raw:
     free(raw);
 fail_nomem:
+    if (fd >= 0)
+        close(fd);
     free(caps.tmap);
     instr_dump_close(d);
     return fail(err, errlen, rc, "%s: %s", path, instr_tool_strerror(rc));
@@ -631,7 +642,12 @@ static void release(const struct instr_dump *d, const uint8_t *p, size_t len)
 void instr_dump_chunk_done(const struct instr_dump *d, const struct instr_chunk_ref *c)
 {
     const uint8_t *start = c->payload - INSTR_CHUNK_HEADER_SIZE;
-    release(d, start, c->len + INSTR_CHUNK_HEADER_SIZE);
+    /* The whole chunk, not just its used bytes: fault-around mapped the
+     * pages after them too. */
+    size_t len = d->hdr.chunk_size;
+    if (len > (size_t)(d->map + d->size - start))
+        len = (size_t)(d->map + d->size - start);
+    release(d, start, len);
     if (d->progress)
         d->progress(d->progress_ctx, c->len + INSTR_CHUNK_HEADER_SIZE);
 }
