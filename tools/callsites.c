@@ -180,7 +180,8 @@ int instr_sitemap_build(struct instr_sitemap *m, const struct instr_dump *d)
     size_t ncache = 0;
     int rc = INSTR_ENOMEM;
     if (d->nsites && (!(m->pseudo = calloc(d->nsites, sizeof *m->pseudo)) ||
-                      !(m->resolved = calloc(d->nsites, sizeof *m->resolved))))
+                      !(m->resolved = calloc(d->nsites, sizeof *m->resolved)) ||
+                      !(m->merge_memo = calloc(d->nsites, sizeof *m->merge_memo))))
         goto out;
     for (size_t i = 0; i < d->nsites; i++) {
         const struct instr_callsite *cs = &d->sites[i];
@@ -238,6 +239,7 @@ void instr_sitemap_free(struct instr_sitemap *m, size_t nsites)
         free(m->names[i]);
     free(m->names);
     free(m->module);
+    free(m->merge_memo);
     memset(m, 0, sizeof *m);
 }
 
@@ -260,11 +262,19 @@ int instr_sitemap_merges(const struct instr_sitemap *m, const struct instr_dump 
 {
     size_t i;
     const struct instr_callsite *cs = site_of(d, site_id, &i);
+    if (!cs)
+        return 0;
+    /* The answer depends on the pair only, and a site mostly calls one
+     * function: remember the last pair (a name comparison per CALL event
+     * was a tenth of the report's time). */
+    uint64_t key = (fn_id + 1) << 1;
+    if ((m->merge_memo[i] & ~1ull) == key)
+        return (int)(m->merge_memo[i] & 1);
     const struct instr_function *fn = instr_dump_function(d, fn_id);
-    if (!cs || !fn)
+    if (!fn)
         return 0;
     const char *r = m->resolved[i];
-    if (r[0])
-        return !strcmp(r, fn->name);
-    return (cs->flags & INSTR_SITE_INDIRECT) && cs->module == fn->module;
+    int merges = r[0] ? !strcmp(r, fn->name) : (cs->flags & INSTR_SITE_INDIRECT) && cs->module == fn->module;
+    m->merge_memo[i] = key | (uint64_t)merges;
+    return merges;
 }

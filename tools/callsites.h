@@ -27,6 +27,7 @@ struct instr_sitemap {
     char **names;      /* per pseudo-frame: its (mangled) name */
     uint64_t *module;  /* per pseudo-frame: module id of the callee (0 = unknown) */
     size_t nnames;
+    uint64_t *merge_memo; /* per d->sites[i]: (function id + 1) << 1 | merges, last asked */
 };
 
 /* Names every call site of d.  Returns 0 or INSTR_ENOMEM. */

@@ -581,6 +581,10 @@ void instr_dump_close(struct instr_dump *d)
 
 const struct instr_function *instr_dump_function(const struct instr_dump *d, uint64_t id)
 {
+    /* The runtime numbers functions 1, 2, 3...: usually the record is at
+     * id - 1 (the report looks one up per event). */
+    if (id - 1 < d->nfunctions && d->functions[id - 1].id == id)
+        return &d->functions[id - 1];
     size_t lo = 0, hi = d->nfunctions;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -617,6 +621,8 @@ const struct instr_label *instr_dump_label(const struct instr_dump *d, uint64_t 
 
 const struct instr_callsite *instr_dump_callsite(const struct instr_dump *d, uint64_t id)
 {
+    if (id - 1 < d->nsites && d->sites[id - 1].id == id) /* dense ids, as for functions */
+        return &d->sites[id - 1];
     size_t lo = 0, hi = d->nsites;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;

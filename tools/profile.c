@@ -502,7 +502,10 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
                     n->flagged_t += d;
                 }
             }
-            if (INSTR_PROFILE_UNLIKELY(ev.kind == INSTR_EV_EXT && ev.ext == INSTR_EXT_RUNTIME)) {
+            /* kind alone first: testing kind and ext together made GCC load
+             * them as one 16-bit word just after the decoder stored them as
+             * two bytes, a store-forwarding stall on every event. */
+            if (INSTR_PROFILE_UNLIKELY(ev.kind == INSTR_EV_EXT) && ev.ext == INSTR_EXT_RUNTIME) {
                 /* The runtime worked on itself from here: nobody is charged,
                  * and a pending call site still looks at the next event. */
                 tick += ev.arg;
