@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "exclusions.h"
 #include "report.h"
 #include "text-trace.h"
 
@@ -76,6 +77,11 @@ int instr_report_json(FILE *out, const struct instr_session *s, const struct ins
                 (d->hdr.flags & INSTR_DUMP_TSC_INVARIANT) ? "true" : "false",
                 (d->hdr.flags & INSTR_DUMP_FORK_CHILD) ? "true" : "false");
         jstr(out, instr_detector_name(d->hdr.detector));
+        {
+            char set[128];
+            fputs(", \"detector_set\": ", out);
+            jstr(out, instr_detector_set_name(d, set, sizeof set));
+        }
         fputs(", \"detector_detail\": ", out);
         jstr(out, d->hdr.detector_detail);
         fputs(", \"detector_sees\": ", out);
@@ -101,6 +107,16 @@ int instr_report_json(FILE *out, const struct instr_session *s, const struct ins
         fputs("null", out);
     fputs(",\n    \"detector\": ", out);
     jstr(out, s->ndumps ? instr_detector_name(s->dumps[0].hdr.detector) : "none");
+    {
+        char set[128];
+        fputs(",\n    \"detector_set\": ", out);
+        jstr(out, s->ndumps ? instr_detector_set_name(&s->dumps[0], set, sizeof set) : "none");
+    }
+    fputs(",\n    \"not_application\": ", out);
+    if (s->exclude && s->exclude->text)
+        jstr(out, s->exclude->text);
+    else
+        fputs("null", out);
     {
         char sees[400], unseen[400];
         if (s->ndumps)
