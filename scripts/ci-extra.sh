@@ -24,7 +24,7 @@ fuzz_runs() {
     case $1 in
     dump-reader) echo 40000 ;;
     text-trace) echo 80000 ;;
-    visualiser) echo 20000 ;;
+    visualiser) echo 60000 ;;
     *) echo 30000 ;;
     esac
 }
