@@ -332,11 +332,6 @@ int main(int argc, char **argv)
         free(paths);
         return EXIT_USAGE;
     }
-    if (format == 1 && o.view >= INSTR_VIEW_CALLTREE) {
-        fprintf(stderr, "instr-report: --view %s is text or json, not csv\n", views[o.view]);
-        free(paths);
-        return EXIT_USAGE;
-    }
     if (!npaths || (diff && npaths != 2) || (diff && export >= 0)) {
         if (diff && npaths != 2)
             fprintf(stderr, "instr-report: --diff takes two inputs, A and B\n");

@@ -4,7 +4,7 @@
 
 #include "report.h"
 
-static void csv_str(FILE *out, const char *s)
+void instr_csv_field(FILE *out, const char *s)
 {
     if (!strpbrk(s, ",\"\n\r")) {
         fputs(s, out);
@@ -26,7 +26,7 @@ int instr_report_csv(FILE *out, const struct instr_session *s, const struct inst
     const struct instr_row *rows;
     size_t n;
     if (o->view >= INSTR_VIEW_CALLTREE)
-        return INSTR_EARG; /* trees: text or json (instr-report refuses the combination) */
+        return instr_views_csv(out, s, o, u);
     instr_view_rows(s, o->view, &rows, &n);
     if (o->limit && n > o->limit)
         n = o->limit;
@@ -58,28 +58,28 @@ int instr_report_csv(FILE *out, const struct instr_session *s, const struct inst
                     v[2], v[3], r->pct[0], r->pct[1], r->pct[2], r->pct[3], r->v.flagged_n, v[4]);
         switch (o->view) {
         case INSTR_VIEW_FUNCTIONS:
-            csv_str(out, r->name);
+            instr_csv_field(out, r->name);
             fputc(',', out);
-            csv_str(out, r->mangled);
+            instr_csv_field(out, r->mangled);
             fputc(',', out);
-            csv_str(out, r->module);
+            instr_csv_field(out, r->module);
             fputc(',', out);
-            csv_str(out, r->file);
+            instr_csv_field(out, r->file);
             instr_fmt_value(v[0], 64, r->v.ext_ei, r->ext_ns[0], u);
             fprintf(out, ",%" PRIu64 ",%s\n", r->line, r->pseudo ? "" : v[0]);
             break;
         case INSTR_VIEW_THREADS:
             fprintf(out, "%" PRIu64 ",%u,%" PRIu64 ",", r->pid, r->index, r->tid);
-            csv_str(out, r->name);
+            instr_csv_field(out, r->name);
             fputc('\n', out);
             break;
         case INSTR_VIEW_MODULES:
-            csv_str(out, r->name);
+            instr_csv_field(out, r->name);
             fputc('\n', out);
             break;
         case INSTR_VIEW_PROCESSES:
             fprintf(out, "%" PRIu64 ",", r->pid);
-            csv_str(out, r->name);
+            instr_csv_field(out, r->name);
             fputc('\n', out);
             break;
         default:

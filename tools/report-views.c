@@ -8,21 +8,32 @@
 
 #include "report.h"
 
-/* ---- text ------------------------------------------------------------------ */
+/* ---- text and CSV ------------------------------------------------------------ */
 
 #define NCOLS 11
 static const char *const titles[NCOLS] = {"Calls", "Elapsed Incl", "Elapsed Excl", "App Incl", "App Excl",
                                           "EI%",   "EE%",          "AI%",          "AE%",      "Module",
                                           "Function"};
 
+/* What a line is: a call-tree path, a caller or callee of the function, or
+ * the function itself (marked '*' in text). */
+static const char *const role_names[] = {"path", "caller", "callee", "function"};
+enum role { ROLE_PATH, ROLE_CALLER, ROLE_CALLEE, ROLE_FUNCTION };
+
+struct line_info {
+    unsigned depth; /* indentation level */
+    enum role role;
+};
+
 struct lines {
     char **cells; /* n x NCOLS */
+    struct line_info *info;
     size_t n, cap;
     int no_app; /* Application values unavailable: n/a */
 };
 
 static int add_line(struct lines *l, const struct instr_values *v, const double *ns, const double *pct,
-                    enum instr_units u, const char *module, const char *name, unsigned indent)
+                    enum instr_units u, const char *module, const char *name, unsigned depth, enum role role)
 {
     if (l->n == l->cap) {
         size_t nc = l->cap ? l->cap * 2 : 64;
@@ -30,8 +41,13 @@ static int add_line(struct lines *l, const struct instr_values *v, const double 
         if (!c)
             return INSTR_ENOMEM;
         l->cells = c;
+        struct line_info *in = realloc(l->info, nc * sizeof *in);
+        if (!in)
+            return INSTR_ENOMEM;
+        l->info = in;
         l->cap = nc;
     }
+    l->info[l->n] = (struct line_info){depth, role};
     char **c = &l->cells[l->n++ * NCOLS];
     char buf[64];
     const uint64_t t[4] = {v->ei, v->ee, v->ai, v->ae};
@@ -47,33 +63,56 @@ static int add_line(struct lines *l, const struct instr_values *v, const double 
             c[5 + i] = NULL;
     }
     c[9] = strdup(module && module[0] ? instr_basename(module) : "?");
-    if (asprintf(&c[10], "%*s%s", 2 * (int)indent, "", name) < 0)
-        c[10] = NULL;
+    c[10] = strdup(name);
     for (int i = 0; i < NCOLS; i++)
         if (!c[i])
             return INSTR_ENOMEM;
     return 0;
 }
 
-static void print_lines(FILE *out, const struct lines *l)
+static void print_text(FILE *out, const struct lines *l)
 {
     size_t w[NCOLS];
-    for (int c = 0; c < NCOLS; c++) {
+    for (int c = 0; c < NCOLS - 1; c++) {
         w[c] = strlen(titles[c]);
         for (size_t r = 0; r < l->n; r++)
             if (strlen(l->cells[r * NCOLS + c]) > w[c])
                 w[c] = strlen(l->cells[r * NCOLS + c]);
     }
     for (size_t r = 0; r <= l->n; r++) {
-        for (int c = 0; c < NCOLS; c++) {
+        for (int c = 0; c < NCOLS - 1; c++) {
             const char *s = r ? l->cells[(r - 1) * NCOLS + c] : titles[c];
-            if (c == NCOLS - 1)
-                fprintf(out, "%s\n", s);
-            else if (c == NCOLS - 2)
-                fprintf(out, "%-*s  ", (int)w[c], s);
-            else
-                fprintf(out, "%*s  ", (int)w[c], s);
+            fprintf(out, c == NCOLS - 2 ? "%-*s  " : "%*s  ", (int)w[c], s);
         }
+        if (!r) {
+            fprintf(out, "%s\n", titles[NCOLS - 1]);
+            continue;
+        }
+        const struct line_info *in = &l->info[r - 1];
+        fprintf(out, "%*s%s%s\n", 2 * (int)in->depth, "", in->role == ROLE_FUNCTION ? "* " : "",
+                l->cells[(r - 1) * NCOLS + NCOLS - 1]);
+    }
+}
+
+/* One row per line: role, depth, then the columns of the text table
+ * (Application values empty when unavailable). */
+static void print_csv(FILE *out, const struct lines *l, enum instr_units u)
+{
+    const char *un = instr_units_name(u);
+    fprintf(out,
+            "role,depth,calls,elapsed_inclusive_%s,elapsed_exclusive_%s,application_inclusive_%s,"
+            "application_exclusive_%s,elapsed_inclusive_pct,elapsed_exclusive_pct,application_inclusive_pct,"
+            "application_exclusive_pct,module,function\n",
+            un, un, un, un);
+    for (size_t r = 0; r < l->n; r++) {
+        char *const *c = &l->cells[r * NCOLS];
+        fprintf(out, "%s,%u", role_names[l->info[r].role], l->info[r].depth);
+        for (int i = 0; i < NCOLS; i++) {
+            fputc(',', out);
+            if (!(l->no_app && (i == 3 || i == 4 || i == 7 || i == 8)))
+                instr_csv_field(out, c[i]);
+        }
+        fputc('\n', out);
     }
 }
 
@@ -82,6 +121,7 @@ static void free_lines(struct lines *l)
     for (size_t i = 0; i < l->n * NCOLS; i++)
         free(l->cells[i]);
     free(l->cells);
+    free(l->info);
 }
 
 /* Whether a tree node is shown: within the depth limit and above the threshold. */
@@ -90,27 +130,20 @@ static int shown(const struct instr_tnode *n, const struct instr_report_opts *o)
     return (!o->depth || n->depth <= o->depth) && n->pct[0] >= o->threshold;
 }
 
-static int calltree_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
-                         enum instr_units u)
+static int calltree_lines(const struct instr_session *s, const struct instr_report_opts *o,
+                          enum instr_units u, struct lines *l)
 {
     struct instr_tree t;
-    struct lines l = {.no_app = s->no_app};
     int rc = instr_tree_build(s, &t);
     if (rc < 0)
         return rc;
-    fprintf(out, "Call tree");
-    if (o->depth)
-        fprintf(out, ", depth <= %zu", o->depth);
-    if (o->threshold > 0)
-        fprintf(out, ", paths below %.2f%% of Elapsed Inclusive hidden", o->threshold);
-    fputs("\n", out);
     /* Depth-first, children by Elapsed Inclusive; a hidden node hides its subtree. */
     uint32_t c = t.n[0].first_child;
     while (c && !rc) {
         const struct instr_tnode *n = &t.n[c];
         const struct instr_row *r = instr_function_row(s, n->row);
         if (shown(n, o)) {
-            rc = add_line(&l, &n->v, n->ns, n->pct, u, r->module, r->name, n->depth - 1);
+            rc = add_line(l, &n->v, n->ns, n->pct, u, r->module, r->name, n->depth - 1, ROLE_PATH);
             if (n->first_child) {
                 c = n->first_child;
                 continue;
@@ -121,49 +154,74 @@ static int calltree_text(FILE *out, const struct instr_session *s, const struct 
         if (c)
             c = t.n[c].next_sibling;
     }
-    if (!rc)
-        print_lines(out, &l);
-    free_lines(&l);
     instr_tree_free(&t);
     return rc;
 }
 
-static int relations_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
-                          enum instr_units u, const struct instr_relations *rel)
+static int relations_lines(const struct instr_session *s, const struct instr_report_opts *o,
+                           enum instr_units u, const struct instr_relations *rel, struct lines *l)
 {
-    struct lines l = {.no_app = s->no_app};
     int rc = 0;
     const struct instr_row *fr = instr_function_row(s, rel->row);
     int callers = o->view == INSTR_VIEW_CALLERS;
     const struct instr_relation *a = callers ? rel->callers : rel->callees;
     size_t n = callers ? rel->ncallers : rel->ncallees;
-    if (callers)
-        fprintf(out, "Callers of %s: who called it, with its values on the paths through each caller;\n"
-                     "then, marked '*', the function itself\n", fr->name);
-    else
-        fprintf(out, "Callees of %s: the function itself, marked '*'; then what it called, with each\n"
-                     "callee's values on the paths through the function\n", fr->name);
     if (!callers)
-        rc = add_line(&l, &fr->v, fr->ns, fr->pct, u, fr->module, fr->name, 0);
+        rc = add_line(l, &fr->v, fr->ns, fr->pct, u, fr->module, fr->name, 0, ROLE_FUNCTION);
     for (size_t i = 0; i < n && !rc; i++) {
         const struct instr_row *r = instr_function_row(s, a[i].row);
-        rc = add_line(&l, &a[i].v, a[i].ns, a[i].pct, u, r ? r->module : "", r ? r->name : "[thread start]", 1);
+        rc = add_line(l, &a[i].v, a[i].ns, a[i].pct, u, r ? r->module : "", r ? r->name : "[thread start]", 1,
+                      callers ? ROLE_CALLER : ROLE_CALLEE);
     }
     if (callers && !rc)
-        rc = add_line(&l, &fr->v, fr->ns, fr->pct, u, fr->module, fr->name, 0);
-    if (!rc) {
-        /* The function's own line is marked. */
-        char **name = &l.cells[(callers ? l.n - 1 : 0) * NCOLS + NCOLS - 1];
-        char *m;
-        if (asprintf(&m, "* %s", *name) < 0)
-            rc = INSTR_ENOMEM;
-        else {
-            free(*name);
-            *name = m;
+        rc = add_line(l, &fr->v, fr->ns, fr->pct, u, fr->module, fr->name, 0, ROLE_FUNCTION);
+    return rc;
+}
+
+/* The tree views as text (csv == 0, with a title) or CSV. */
+static int views_table(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
+                       enum instr_units u, int csv)
+{
+    struct lines l = {.no_app = s->no_app};
+    int rc;
+    if (o->view == INSTR_VIEW_CALLTREE) {
+        if (!csv) {
+            fprintf(out, "Call tree");
+            if (o->depth)
+                fprintf(out, ", depth <= %zu", o->depth);
+            if (o->threshold > 0)
+                fprintf(out, ", paths below %.2f%% of Elapsed Inclusive hidden", o->threshold);
+            fputs("\n", out);
         }
+        rc = calltree_lines(s, o, u, &l);
+    } else {
+        struct instr_relations rel;
+        char err[300];
+        rc = instr_relations_build(s, o->func ? o->func : "", &rel, err, sizeof err);
+        if (rc == INSTR_EARG) {
+            fprintf(csv ? stderr : out, "%s\n", err);
+            return rc;
+        }
+        if (rc < 0)
+            return rc;
+        if (!csv) {
+            const struct instr_row *fr = instr_function_row(s, rel.row);
+            if (o->view == INSTR_VIEW_CALLERS)
+                fprintf(out, "Callers of %s: who called it, with its values on the paths through each caller;\n"
+                             "then, marked '*', the function itself\n", fr->name);
+            else
+                fprintf(out, "Callees of %s: the function itself, marked '*'; then what it called, with each\n"
+                             "callee's values on the paths through the function\n", fr->name);
+        }
+        rc = relations_lines(s, o, u, &rel, &l);
+        instr_relations_free(&rel);
     }
-    if (!rc)
-        print_lines(out, &l);
+    if (!rc) {
+        if (csv)
+            print_csv(out, &l, u);
+        else
+            print_text(out, &l);
+    }
     free_lines(&l);
     return rc;
 }
@@ -171,20 +229,13 @@ static int relations_text(FILE *out, const struct instr_session *s, const struct
 int instr_views_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
                      enum instr_units u)
 {
-    if (o->view == INSTR_VIEW_CALLTREE)
-        return calltree_text(out, s, o, u);
-    struct instr_relations rel;
-    char err[300];
-    int rc = instr_relations_build(s, o->func ? o->func : "", &rel, err, sizeof err);
-    if (rc == INSTR_EARG) {
-        fprintf(out, "%s\n", err);
-        return rc;
-    }
-    if (rc < 0)
-        return rc;
-    rc = relations_text(out, s, o, u, &rel);
-    instr_relations_free(&rel);
-    return rc;
+    return views_table(out, s, o, u, 0);
+}
+
+int instr_views_csv(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
+                    enum instr_units u)
+{
+    return views_table(out, s, o, u, 1);
 }
 
 /* ---- JSON -------------------------------------------------------------------- */

@@ -176,6 +176,11 @@ void instr_relations_free(struct instr_relations *r);
 int instr_views_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
                      enum instr_units u);
 int instr_views_json(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+/* s as one CSV field (RFC 4180 quoting when needed). */
+void instr_csv_field(FILE *out, const char *s);
+/* The same tree views as CSV: role (path, caller, callee, function), depth, then the table's columns. */
+int instr_views_csv(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
+                    enum instr_units u);
 /* Why Application values are unavailable (s->no_app), for headers. */
 extern const char instr_no_app_reason[];
 /* JSON string and nanosecond value (null when NAN), for the exporters. */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Golden report test: text traces -> instr-dump --from-text -> binary dumps ->
-# instr-report --units ticks (text and json), compared byte for byte with
-# expected/NAME.txt and expected/NAME.json.  INSTR_UPDATE_GOLDEN=1 rewrites
+# instr-report --units ticks (text, json and csv), compared byte for byte with
+# expected/NAME.txt, .json and .csv.  INSTR_UPDATE_GOLDEN=1 rewrites
 # the expected files instead (review the diff before committing).
 # INSTR_GOLDEN_ARGS adds instr-report options (a view: --view calltree).
 #   run-golden.sh BIN_DIR SRC_DIR WORK_DIR NAME TRACE...
@@ -16,7 +16,7 @@ for t in "$@"; do
     dumps="$dumps $d"
 done
 fail=0
-for fmt in text json; do
+for fmt in text json csv; do
     ext=$fmt; [ "$fmt" = text ] && ext=txt
     out="$work/$name.$ext"
     # shellcheck disable=SC2086
