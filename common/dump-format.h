@@ -172,7 +172,8 @@ enum instr_detector {
 /* Metadata records. */
 #define INSTR_META_KINDS(X)                                                                        \
     X(MODULE, 1, "module")     /* varint module id, str path, u64 load address */                \
-    X(FUNCTION, 2, "function") /* varint id, varint module id, varint line, str name (mangled), str file */ \
+    X(FUNCTION, 2, "function") /* varint id, varint module id, varint line, str name (mangled), str file, \
+                                  [str demangled name, "" for C; absent in older dumps] */ \
     X(THREAD, 3, "thread")     /* varint thread index, varint tid, str name (a later record wins) */ \
     X(LABEL, 4, "label")       /* varint label id, str text (marks and counters) */        \
     X(CALLSITE, 5, "callsite") /* see below: what a CALL event's id names */

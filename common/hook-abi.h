@@ -9,6 +9,7 @@
  *   offset 5   u8   flags    INSTR_FN_* bits
  *   offset 6   u16  reserved 0
  *   offset 8   "mangled-name\0source-file\0decimal-line\0"
+ *              then, with flag INSTR_FN_DEMANGLED, "demangled-name\0"
  *
  * Hooks take the descriptor and the function's CFA (__builtin_dwarf_cfa():
  * the caller's stack pointer before the call), which lets the runtime tell
@@ -72,6 +73,7 @@
 /* Descriptor flags. */
 #define INSTR_FN_SHARES_CFA 0x01u /* hooks may be inlined into a caller (inline=before), so a
                                      frame with the same CFA can be a live ancestor */
+#define INSTR_FN_DEMANGLED 0x02u  /* a fourth string follows: the demangled name (C++ only) */
 
 /* Names spelled once, used by the plugin (emitted calls) and the runtime. */
 #define INSTR_HOOK_ENTER "__instr_enter"
@@ -104,7 +106,7 @@ struct instr_fn_desc {
     uint8_t abi;
     uint8_t flags;
     uint16_t reserved;
-    char names[]; /* "mangled\0file\0line\0" */
+    char names[]; /* "mangled\0file\0line\0" [+ "demangled\0"] */
 };
 
 /* Site flags. */

@@ -19,23 +19,35 @@ static void append_u32_le(std::string *s, uint32_t v)
 static std::string descriptor_bytes(tree fndecl)
 {
     std::string s;
+    const char *mangled = IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(fndecl));
+    /* The demangled name goes into the object too, so a dump names C++
+     * functions without a demangler.  GCC's own (libiberty, exported by
+     * cc1 and cc1plus) gives the spelling instr-report uses for call-site
+     * frames, so both agree.  NULL: not a mangled name (C). */
+    char *demangled = instr_demangle(mangled);
     append_u32_le(&s, 0);                     /* id: set by the runtime */
     s.push_back((char)INSTR_HOOK_ABI_VERSION); /* abi */
     /* flags: inlined hooks share their host's CFA, see hook-abi.h */
-    s.push_back((char)(instr_opts.inline_before ? INSTR_FN_SHARES_CFA : 0));
+    s.push_back((char)((instr_opts.inline_before ? INSTR_FN_SHARES_CFA : 0) |
+                       (demangled ? INSTR_FN_DEMANGLED : 0)));
     s.append(2, '\0');                        /* reserved */
     gcc_assert(s.size() == INSTR_FN_DESC_NAMES_OFFSET);
 
     /* The assembler name, not the source name: it is unique, C++ overloads
      * stay apart, and clones (foo.part.0, foo.constprop.0) keep their
      * suffix, which the report demangles to "[clone .part.0]". */
-    s += IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(fndecl));
+    s += mangled;
     s.push_back('\0');
     expanded_location loc = expand_location(DECL_SOURCE_LOCATION(fndecl));
     s += loc.file ? loc.file : "";
     s.push_back('\0');
     s += std::to_string(loc.line);
     s.push_back('\0');
+    if (demangled) {
+        s += demangled;
+        s.push_back('\0');
+        free(demangled);
+    }
     return s;
 }
 

@@ -42,6 +42,18 @@
 #include "langhooks.h"
 #include "ggc.h"
 
+/* libiberty's demangler, linked into cc1 and cc1plus and exported to
+ * plugins; its header is not among the plugin headers.  Options as in
+ * libiberty's demangle.h. */
+extern "C" char *cplus_demangle(const char *mangled, int options);
+#define INSTR_DMGL_PARAMS (1 << 0)
+#define INSTR_DMGL_ANSI (1 << 1)
+/* The demangled name (malloc'd), or NULL if mangled is not a C++ name. */
+static inline char *instr_demangle(const char *mangled)
+{
+    return cplus_demangle(mangled, INSTR_DMGL_PARAMS | INSTR_DMGL_ANSI);
+}
+
 /* The plugin is built with -fvisibility=hidden; only what cc1 looks up is
  * exported. */
 #define INSTR_PLUGIN_EXPORT __attribute__((visibility("default")))

@@ -170,6 +170,8 @@ static void put_function(uint32_t id)
     const char *name = d->names;
     const char *file = name + strnlen(name, INSTR_RT_MAX_STRING) + 1;
     const char *line = file + strnlen(file, INSTR_RT_MAX_STRING) + 1;
+    /* The fourth string exists only when the plugin says so. */
+    const char *demangled = (d->flags & INSTR_FN_DEMANGLED) ? line + strnlen(line, INSTR_RT_MAX_STRING) + 1 : "";
     uint64_t ln = 0;
     for (int i = 0; i < 10 && line[i] >= '0' && line[i] <= '9'; i++)
         ln = ln * 10 + (uint64_t)(line[i] - '0');
@@ -179,8 +181,9 @@ static void put_function(uint32_t id)
         {F_VARINT, ln, NULL},
         {F_STRING, 0, name},
         {F_STRING, 0, file},
+        {F_STRING, 0, demangled},
     };
-    meta_put(INSTR_META_FUNCTION, f, 5);
+    meta_put(INSTR_META_FUNCTION, f, 6);
 }
 
 static const char *arena_copy(const char *s)

@@ -219,10 +219,17 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
             free(f.name);
             return rc;
         }
+        /* The demangled name came later: a record may end before it. */
+        if ((rc = c->p < c->end ? get_str(c, &f.demangled) : (f.demangled = strdup("")) ? 0 : INSTR_ENOMEM)) {
+            free(f.name);
+            free(f.file);
+            return rc;
+        }
         struct instr_function *a = grow(d->functions, &caps->functions, d->nfunctions, sizeof *a);
         if (!a) {
             free(f.name);
             free(f.file);
+            free(f.demangled);
             return INSTR_ENOMEM;
         }
         d->functions = a;
@@ -557,6 +564,7 @@ void instr_dump_close(struct instr_dump *d)
     for (size_t i = 0; i < d->nfunctions; i++) {
         free(d->functions[i].name);
         free(d->functions[i].file);
+        free(d->functions[i].demangled);
     }
     for (size_t i = 0; i < d->nlabels; i++)
         free(d->labels[i].text);

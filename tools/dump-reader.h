@@ -49,6 +49,7 @@ struct instr_function {
     uint64_t line;   /* source line */
     char *name;      /* mangled name */
     char *file;      /* source file */
+    char *demangled; /* as recorded by the plugin ("" if none: C, or an older dump) */
 };
 
 /* A CALLSITE record: what a CALL event's id names (dump-format.h). */

@@ -153,7 +153,7 @@ int instr_writer_module(struct instr_dump_writer *w, uint64_t id, const char *pa
 }
 
 int instr_writer_function(struct instr_dump_writer *w, uint64_t id, uint64_t module, uint64_t line,
-                          const char *name, const char *file)
+                          const char *name, const char *file, const char *demangled)
 {
     struct rec r = {.n = 0};
     rv(&r, id);
@@ -161,6 +161,7 @@ int instr_writer_function(struct instr_dump_writer *w, uint64_t id, uint64_t mod
     rv(&r, line);
     rs(&r, name);
     rs(&r, file);
+    rs(&r, demangled ? demangled : "");
     return r.bad ? INSTR_EARG : meta_record(w, INSTR_META_FUNCTION, r.b, r.n);
 }
 

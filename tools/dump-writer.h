@@ -22,7 +22,7 @@ int instr_writer_open(struct instr_dump_writer **w, const char *path, const stru
                       char *err, size_t errlen);
 int instr_writer_module(struct instr_dump_writer *w, uint64_t id, const char *path, uint64_t load_addr);
 int instr_writer_function(struct instr_dump_writer *w, uint64_t id, uint64_t module, uint64_t line,
-                          const char *name, const char *file);
+                          const char *name, const char *file, const char *demangled);
 int instr_writer_thread(struct instr_dump_writer *w, uint32_t index, uint64_t tid, const char *name);
 int instr_writer_label(struct instr_dump_writer *w, uint64_t id, const char *text);
 struct instr_callsite;

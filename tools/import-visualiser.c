@@ -225,7 +225,7 @@ static int line(struct importer *im, const char *s)
                        (unsigned long long)b, (unsigned long long)a);
         if (type == 'F') {
             th->fn[b] = ++im->next_fn;
-            return instr_writer_function(im->w, th->fn[b], 1, 0, p, "");
+            return instr_writer_function(im->w, th->fn[b], 1, 0, p, "", NULL);
         }
         th->ev[b] = ++im->next_label;
         return instr_writer_label(im->w, th->ev[b], p);

@@ -152,6 +152,7 @@ static void row_add(struct instr_row *r, const struct instr_dump *d, const struc
  * identity, fold equal neighbours. */
 struct fref {
     const char *module, *mangled, *file;
+    const char *demangled; /* recorded by the plugin, or NULL/"" */
     uint64_t line;
     char *synth; /* name made up for frames without metadata */
     const struct instr_dump *d;
@@ -194,7 +195,10 @@ static int merge(struct instr_session *s, struct fref *refs, size_t n, struct in
             r->pseudo = refs[i].pseudo;
             if (functions) {
                 r->mangled = strdup(refs[i].mangled);
-                r->name = instr_demangle(refs[i].mangled);
+                /* The plugin's own demangling if the dump has it, so the
+                 * name does not depend on this machine's demangler. */
+                r->name = refs[i].demangled && refs[i].demangled[0] ? strdup(refs[i].demangled)
+                                                                     : instr_demangle(refs[i].mangled);
             } else {
                 r->name = strdup(r->module[0] ? r->module : "[unknown module]");
             }
@@ -373,6 +377,7 @@ int instr_session_build_excluding(struct instr_session *s, const struct instr_du
                 r->pseudo = 1;
             } else if (pf->fn) {
                 r->mangled = pf->fn->name;
+                r->demangled = pf->fn->demangled;
                 r->file = pf->fn->file;
                 r->line = pf->fn->line;
             } else {

@@ -181,6 +181,10 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
         put_value(out, f->file);
         fputs(" name=", out);
         put_value(out, f->name);
+        if (f->demangled && f->demangled[0]) {
+            fputs(" demangled=", out);
+            put_value(out, f->demangled);
+        }
         fputc('\n', out);
     }
     for (size_t i = 0; i < d->nlabels; i++) {
@@ -552,7 +556,7 @@ static int parse_record(struct parser *ps, struct instr_dump_writer *w, struct l
             return rc;
         rc = instr_writer_module(w, id, ln->tok[2], load);
     } else if (!strcmp(t, "function")) {
-        static const char *const keys[] = {"module", "line", "file", "name", NULL};
+        static const char *const keys[] = {"module", "line", "file", "name", "demangled", NULL};
         if (ln->n < 2)
             return perr(ps, "function: expected ID");
         if ((rc = need_u64(ps, ln->tok[1], "function id", &id)) || (rc = check_keys(ps, ln, 2, keys)))
@@ -563,7 +567,8 @@ static int parse_record(struct parser *ps, struct instr_dump_writer *w, struct l
             return rc;
         if (!kv(ln, 2, "name"))
             return perr(ps, "function: name= missing");
-        rc = instr_writer_function(w, id, a, b, kv(ln, 2, "name"), kv(ln, 2, "file") ? kv(ln, 2, "file") : "");
+        rc = instr_writer_function(w, id, a, b, kv(ln, 2, "name"), kv(ln, 2, "file") ? kv(ln, 2, "file") : "",
+                                   kv(ln, 2, "demangled"));
     } else if (!strcmp(t, "thread")) {
         static const char *const keys[] = {"tid", "name", NULL};
         a = 0;

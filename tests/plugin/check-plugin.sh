@@ -90,6 +90,9 @@ eh)
     expect _Z12with_cleanupi 'instrumented .*landing=[1-9]'
     # GCC's static-initialisation functions are skipped as artificial.
     grep '_GLOBAL__sub_I' summary.txt | grep -v 'skipped:artificial' && fail "_GLOBAL__sub_I instrumented"
+    # C++ descriptors also carry the demangled name, after the line.
+    tr '\0' '\n' <x.o | grep -m1 -A3 -x _Z10with_catchi | tail -1 | grep -qx 'with_catch(int)' \
+        || fail "no demangled name in the descriptor of with_catch"
     ;;
 run)
     # The runtime is missing: the program must behave exactly as without the plugin.

@@ -37,7 +37,7 @@ int main(int argc, char **argv)
     for (int f = 1; f <= 200; f++) {
         char name[32];
         snprintf(name, sizeof name, "_Z%dfn%dv", f < 10 ? 3 : f < 100 ? 4 : 5, f);
-        instr_writer_function(w, (uint64_t)f, 0, (uint64_t)f, name, "big.cc");
+        instr_writer_function(w, (uint64_t)f, 0, (uint64_t)f, name, "big.cc", NULL);
     }
     for (unsigned t = 0; t < nthreads; t++)
         instr_writer_thread(w, t, 1000 + t, "worker");

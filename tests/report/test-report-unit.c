@@ -72,7 +72,7 @@ static void test_roundtrip(const char *dir)
     h.flags = INSTR_DUMP_COMPLETE;
     struct instr_dump_writer *w;
     CHECK_EQ_INT(instr_writer_open(&w, path, &h, err, sizeof err), 0);
-    CHECK_EQ_INT(instr_writer_function(w, 1, 0, 1, "f", "f.c"), 0);
+    CHECK_EQ_INT(instr_writer_function(w, 1, 0, 1, "f", "f.c", NULL), 0);
     CHECK_EQ_INT(instr_writer_thread(w, 0, 42, "t"), 0);
     uint64_t tick = 1000;
     for (int i = 0; i < 500; i++) {
