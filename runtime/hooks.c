@@ -213,7 +213,8 @@ static __attribute__((noinline)) void exit_repair(struct instr__thread *t,
         instr__chunk_next(t);
 }
 
-static __attribute__((noinline)) void exit_slow(struct instr_fn_desc *d, void *cfa_p)
+/* exit(d, cfa), or return(site, cfa) with d == NULL, off the fast path. */
+static __attribute__((noinline)) void pop_slow(const struct instr_fn_desc *d, void *cfa_p)
 {
     struct instr__thread *t = begin();
     if (!t)
@@ -222,8 +223,7 @@ static __attribute__((noinline)) void exit_slow(struct instr_fn_desc *d, void *c
     unsigned bits = check(t);
     uintptr_t cfa = (uintptr_t)cfa_p;
     struct instr__frame *top = t->top;
-    if (INSTR_LIKELY(top > t->base && top[-1].desc == d && top[-1].cfa == cfa &&
-                     !t->overflow)) {
+    if (INSTR_LIKELY(top > t->base && names_frame(&top[-1], d, cfa) && !t->overflow)) {
         t->top = top - 1;
     } else if (t->overflow) {
         t->overflow--;
@@ -231,7 +231,7 @@ static __attribute__((noinline)) void exit_slow(struct instr_fn_desc *d, void *c
         exit_repair(t, d, cfa, now, bits);
         goto out;
     }
-    uint8_t *p = instr__put_head(t, t->pos, now, &bits, INSTR_EV_EXIT);
+    uint8_t *p = instr__put_head(t, t->pos, now, &bits, d ? INSTR_EV_EXIT : INSTR_EV_RETURN);
     t->pos = p;
     if (INSTR_UNLIKELY(p >= t->limit))
         instr__chunk_next(t);
@@ -310,12 +310,12 @@ void instr__hook_exit(struct instr_fn_desc *d, void *cfa_p)
     struct instr__thread *t = instr__tls;
     uintptr_t cfa = (uintptr_t)cfa_p;
     if (INSTR_UNLIKELY(!t))
-        return exit_slow(d, cfa_p);
+        return pop_slow(d, cfa_p);
     if (INSTR_UNLIKELY(t->busy))
         return;
     struct instr__frame *top = t->top;
     if (INSTR_UNLIKELY(top[-1].desc != d || top[-1].cfa != cfa || t->overflow || t->pending_bits))
-        return exit_slow(d, cfa_p);
+        return pop_slow(d, cfa_p);
     fast_pop(t, top, INSTR_EV_EXIT);
 }
 
@@ -424,31 +424,6 @@ out:
     end(t);
 }
 
-static __attribute__((noinline)) void return_slow(struct instr_site_desc *s, void *cfa_p)
-{
-    (void)s;
-    struct instr__thread *t = begin();
-    if (!t)
-        return;
-    uint64_t now = instr__tsc();
-    unsigned bits = check(t);
-    uintptr_t cfa = (uintptr_t)cfa_p;
-    struct instr__frame *top = t->top;
-    if (INSTR_LIKELY(top > t->base && names_frame(&top[-1], NULL, cfa) && !t->overflow)) {
-        t->top = top - 1;
-    } else if (t->overflow) {
-        t->overflow--;
-    } else {
-        exit_repair(t, NULL, cfa, now, bits);
-        goto out;
-    }
-    uint8_t *p = instr__put_head(t, t->pos, now, &bits, INSTR_EV_RETURN);
-    t->pos = p;
-    if (INSTR_UNLIKELY(p >= t->limit))
-        instr__chunk_next(t);
-out:
-    end(t);
-}
 
 /* Same fast-path shape as enter and exit: one TLS load, the guard, the
  * descriptor's cached id (indirect: one 64-bit load and compare), rdtsc,
@@ -471,16 +446,17 @@ void instr__hook_call(struct instr_site_desc *s, void *cfa_p, void *target)
 
 void instr__hook_return(struct instr_site_desc *s, void *cfa_p)
 {
+    (void)s; /* the top call-site frame with this CFA is the one returning */
     struct instr__thread *t = instr__tls;
     uintptr_t cfa = (uintptr_t)cfa_p;
     if (INSTR_UNLIKELY(!t))
-        return return_slow(s, cfa_p);
+        return pop_slow(NULL, cfa_p);
     if (INSTR_UNLIKELY(t->busy))
         return;
     struct instr__frame *top = t->top;
     if (INSTR_UNLIKELY(!INSTR__IS_SITE(top[-1].desc) || top[-1].cfa != cfa || t->overflow ||
                        t->pending_bits))
-        return return_slow(s, cfa_p);
+        return pop_slow(NULL, cfa_p);
     fast_pop(t, top, INSTR_EV_RETURN);
 }
 
