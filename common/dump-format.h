@@ -22,6 +22,7 @@
  *
  *   varint  v = delta_ticks << 4 | os_flag << 3 | kind      (kind 1..7, so v != 0)
  *   [u8     transition bits]         present iff os_flag == 1 (INSTR_OS_*)
+ *   [varint off-CPU ticks]           present iff bits & INSTR_OS_OFFCPU_FOLLOWS
  *   [kind-specific payload]
  *
  * delta_ticks is the TSC distance from the previous event of the same thread
@@ -148,6 +149,12 @@ enum instr_ext_kind {
     X(IRQ, 0x10u, "irq")         /* a hardware interrupt */                                      \
     X(UNKNOWN, 0x80u, "unknown") /* the detector lost track (e.g. someone else's rseq_cs) */
 
+/* Not a kind: with the thread-CPU-clock backend, the byte may carry this bit,
+ * and then a varint follows it: the ticks of the interval the thread spent
+ * off the CPU (waiting, sleeping, preempted), exact.  Intervals with
+ * nothing flagged are on the CPU throughout and carry nothing. */
+#define INSTR_OS_OFFCPU_FOLLOWS 0x40u
+
 enum instr_os_bit {
 #define INSTR_X_ENUM(name, value, text) INSTR_OS_##name = value,
     INSTR_OS_KINDS(INSTR_X_ENUM)
@@ -161,7 +168,8 @@ enum instr_os_bit {
     X(GETRUSAGE, 2, "getrusage") /* RUSAGE_THREAD counters at each hook (slow, exact) */          \
     X(SUD, 3, "sud")           /* Syscall User Dispatch selector: the interval made a syscall */  \
     X(PERF, 4, "perf")         /* per-thread perf ring: page-fault samples, switch records */     \
-    X(RDPMC, 5, "rdpmc")       /* kernel-mode instruction counter read with rdpmc */
+    X(RDPMC, 5, "rdpmc")       /* kernel-mode instruction counter read with rdpmc */ \
+    X(CPUCLOCK, 6, "cpuclock") /* thread CPU clock read at flagged hooks: exact off-CPU time */
 
 enum instr_detector {
 #define INSTR_X_ENUM(name, value, text) INSTR_DETECTOR_##name = value,

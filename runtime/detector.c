@@ -61,6 +61,8 @@ static void child_after_fork(void)
         instr__perf_thread(t);
     if (instr__detector.set & BIT(RDPMC))
         instr__rdpmc_thread(t);
+    if (instr__detector.set & BIT(CPUCLOCK))
+        instr__cpuclock_thread(t); /* the child's CPU clock starts anew */
 }
 
 /* In the order they are tried (and named in the report's detail). */
@@ -73,6 +75,8 @@ static const struct backend {
     {"sud", BIT(SUD), instr__sud_init},
     {"perf", BIT(PERF), instr__perf_init},
     {"rdpmc", BIT(RDPMC), instr__rdpmc_init},
+    /* not a detector of its own: exact off-CPU time where the others fire */
+    {"cpuclock", BIT(CPUCLOCK), instr__cpuclock_init},
 };
 #define NBACKENDS (sizeof backends / sizeof backends[0])
 
@@ -138,7 +142,7 @@ void instr__detector_init(void)
          * explains is reported as an interrupt. */
         info->sees |= INSTR_OS_SYSCALL | INSTR_OS_FAULT | INSTR_OS_SIGNAL | INSTR_OS_IRQ;
     }
-    if (info->set & (BIT(SUD) | BIT(PERF) | BIT(RDPMC)))
+    if (info->set & (BIT(SUD) | BIT(PERF) | BIT(RDPMC) | BIT(CPUCLOCK)))
         pthread_atfork(NULL, NULL, child_after_fork);
 }
 
@@ -153,6 +157,8 @@ void instr__detector_thread(struct instr__thread *t)
         instr__perf_thread(t);
     if (instr__detector.set & BIT(RDPMC))
         instr__rdpmc_thread(t);
+    if (instr__detector.set & BIT(CPUCLOCK))
+        instr__cpuclock_thread(t);
 }
 
 void instr__detector_thread_end(struct instr__thread *t)

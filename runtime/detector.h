@@ -79,6 +79,8 @@ void instr__perf_thread(struct instr__thread *t);
 void instr__perf_thread_end(struct instr__thread *t);
 unsigned instr__perf_kinds(struct instr__thread *t, uint64_t from, uint64_t to);
 
+int instr__cpuclock_init(char *why, size_t n);
+void instr__cpuclock_thread(struct instr__thread *t);
 int instr__rdpmc_init(char *why, size_t n);
 void instr__rdpmc_thread(struct instr__thread *t);
 void instr__rdpmc_thread_end(struct instr__thread *t);

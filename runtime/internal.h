@@ -77,6 +77,9 @@ struct instr__thread {
     volatile uint64_t *pf_word; /* perf ring data_head, or &det_self */
     uint64_t pf_armed;          /* value pf_word held at the last check */
     uint8_t det_on;             /* INSTR__DET_ON_*: backends armed on this thread */
+    uint8_t offcpu_on;          /* cpuclock backend: flagged events carry off-CPU ticks */
+    uint64_t clean_ticks;       /* ticks of unflagged intervals since cpu_last was read */
+    uint64_t cpu_last;          /* thread CPU clock (ns) at the last flagged event */
     const volatile struct perf_event_mmap_page *pmc_page; /* rdpmc counter page, or NULL */
     uint64_t pmc_armed;         /* kernel instructions counted at the last check */
     int pf_fd;                  /* perf event, -1 if none */
@@ -190,6 +193,10 @@ void instr__say(const char *a, const char *b, const char *c, const char *d);
  * the room of one event. */
 static inline uint8_t *instr__put_runtime(struct instr__thread *t, uint8_t *p);
 
+/* The transition byte of a flagged event, and with the cpuclock backend
+ * the interval's off-CPU ticks after it (detector-cpuclock.c). */
+uint8_t *instr__put_bits(struct instr__thread *t, uint8_t *p, unsigned bits, uint64_t delta);
+
 static inline uint8_t *instr__put_head(struct instr__thread *t, uint8_t *p, uint64_t now,
                                        unsigned *bits, unsigned kind)
 {
@@ -201,7 +208,8 @@ static inline uint8_t *instr__put_head(struct instr__thread *t, uint8_t *p, uint
     *bits = 0;
     p = instr_put_varint(p, instr_event_head(delta, b, kind));
     if (INSTR_UNLIKELY(b))
-        *p++ = (uint8_t)b;
+        return instr__put_bits(t, p, b, delta);
+    t->clean_ticks += delta; /* on the CPU throughout (detector-cpuclock.c) */
     return p;
 }
 
@@ -215,6 +223,7 @@ static inline uint8_t *instr__put_runtime(struct instr__thread *t, uint8_t *p)
     *p++ = INSTR_EXT_RUNTIME;
     p = instr_put_varint(p, spent);
     t->last_tsc = now;
+    t->clean_ticks += spent; /* the runtime's own work ran on the CPU */
     return p;
 }
 

@@ -146,6 +146,7 @@ struct instr_event {
     uint8_t ext;    /* INSTR_EXT_* when kind == EXT, else 0 */
     uint8_t os;     /* 1 if the OS acted in the interval this event ends */
     uint8_t bits;   /* INSTR_OS_* transition bits (when os) */
+    uint64_t offcpu; /* off-CPU ticks of the interval, when bits has INSTR_OS_OFFCPU_FOLLOWS */
 };
 
 /* Decodes one event at *p (before end).  Returns 1 and advances *p, 0 at the
@@ -171,8 +172,12 @@ static inline int instr_decode_event(const uint8_t **pp, const uint8_t *end, str
         if (p >= end)
             return -1;
         ev->bits = *p++;
+        ev->offcpu = 0;
+        if ((ev->bits & INSTR_OS_OFFCPU_FOLLOWS) && instr_get_varint(&p, end, &ev->offcpu) < 0)
+            return -1;
     } else {
         ev->bits = 0;
+        ev->offcpu = 0;
     }
     switch (ev->kind) {
     case INSTR_EV_ENTER:

@@ -232,7 +232,7 @@ uint64_t instr_writer_last_tick(struct instr_dump_writer *w, uint32_t thread)
 }
 
 int instr_writer_event(struct instr_dump_writer *w, uint32_t thread, uint64_t tick, unsigned os_flag, uint8_t bits,
-                       unsigned kind, unsigned ext, uint64_t arg, int64_t value)
+                       unsigned kind, unsigned ext, uint64_t arg, int64_t value, uint64_t offcpu)
 {
     struct wchunk *c = thread_chunk(w, thread);
     if (!c)
@@ -253,8 +253,11 @@ int instr_writer_event(struct instr_dump_writer *w, uint32_t thread, uint64_t ti
     if (c->used == 0)
         c->base = c->tick; /* this chunk's deltas count from the last event's tick */
     q = instr_put_varint(q, instr_event_head(tick - c->tick, os_flag, kind));
-    if (os_flag)
+    if (os_flag) {
         *q++ = bits;
+        if (bits & INSTR_OS_OFFCPU_FOLLOWS)
+            q = instr_put_varint(q, offcpu);
+    }
     switch (kind) {
     case INSTR_EV_ENTER:
     case INSTR_EV_CALL:

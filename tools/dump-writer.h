@@ -32,7 +32,7 @@ int instr_writer_callsite(struct instr_dump_writer *w, const struct instr_callsi
  * or the value of its last RESYNC).  kind is INSTR_EV_*, ext INSTR_EXT_* for
  * EXT; arg/value as in struct instr_event.  os_flag with transition bits. */
 int instr_writer_event(struct instr_dump_writer *w, uint32_t thread, uint64_t tick, unsigned os_flag, uint8_t bits,
-                       unsigned kind, unsigned ext, uint64_t arg, int64_t value);
+                       unsigned kind, unsigned ext, uint64_t arg, int64_t value, uint64_t offcpu);
 /* The current running tick of a thread (for error messages). */
 uint64_t instr_writer_last_tick(struct instr_dump_writer *w, uint32_t thread);
 

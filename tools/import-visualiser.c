@@ -130,7 +130,7 @@ static int event(struct importer *im, uint32_t index, uint64_t tick, unsigned ki
 {
     if (tick > im->max_tick)
         im->max_tick = tick;
-    return instr_writer_event(im->w, index, tick, 0, 0, kind, ext, arg, value);
+    return instr_writer_event(im->w, index, tick, 0, 0, kind, ext, arg, value, 0);
 }
 
 /* One line (NUL-terminated, no newline).  Returns 0, 1 (bad line, noted)

@@ -87,7 +87,7 @@ struct node {
     uint32_t kid[4];     /* 0 = free slot */
     uint32_t first_child, next_sibling; /* filled after the walk */
     uint64_t ee, ae, ie, ia;            /* ticks */
-    uint64_t calls, flagged_n, flagged_t;
+    uint64_t calls, flagged_n, flagged_t, offcpu_t;
     uint8_t excluded; /* --not-application: this frame or an ancestor matches */
 };
 
@@ -253,6 +253,7 @@ static void add_values(struct instr_values *a, const struct instr_values *b)
     a->calls += b->calls;
     a->flagged_n += b->flagged_n;
     a->flagged_t += b->flagged_t;
+    a->offcpu_t += b->offcpu_t;
     a->ext_ei += b->ext_ei;
     a->ext_ai += b->ext_ai;
 }
@@ -375,14 +376,17 @@ static int fold_tree(struct walker *w, struct instr_pthread *th)
         f->v.calls += nd->calls;
         f->v.flagged_n += nd->flagged_n;
         f->v.flagged_t += nd->flagged_t;
+        f->v.offcpu_t += nd->offcpu_t;
         m->v.ee += nd->ee;
         m->v.ae += nd->ae;
         m->v.calls += nd->calls;
         m->v.flagged_n += nd->flagged_n;
         m->v.flagged_t += nd->flagged_t;
+        m->v.offcpu_t += nd->offcpu_t;
         th->v.calls += nd->calls;
         th->v.flagged_n += nd->flagged_n;
         th->v.flagged_t += nd->flagged_t;
+        th->v.offcpu_t += nd->offcpu_t;
         size_t need = sp + 1;
         for (uint32_t c = nd->first_child; c; c = nodes[c].next_sibling)
             need++;
@@ -441,6 +445,7 @@ static int resolve_pending(struct walker *w, uint32_t *stack, size_t depth, uint
     n->ae += n->excluded ? 0 : w->pend.ae; /* an excluded callee: the call was not Application */
     n->flagged_n += w->pend.flagged_n;
     n->flagged_t += w->pend.flagged_t;
+    n->offcpu_t += w->pend.offcpu_t;
     n->calls += (uint64_t)count;
     stack[depth] = c;
     return w->tl ? tl_open(w, c, w->pend_tick) : 0;
@@ -500,6 +505,7 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
                 } else {
                     n->flagged_n++;
                     n->flagged_t += d;
+                    n->offcpu_t += ev.offcpu;
                 }
             }
             /* kind alone first: testing kind and ext together made GCC load

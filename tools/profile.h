@@ -63,6 +63,7 @@ struct instr_values {
     uint64_t calls;     /* ENTER (or CALL) events */
     uint64_t flagged_n; /* flagged intervals with this frame on top */
     uint64_t flagged_t; /* their total ticks */
+    uint64_t offcpu_t;  /* of which off the CPU, exact (cpuclock backend; else 0) */
     uint64_t ext_ei;    /* external time: see below */
     uint64_t ext_ai;    /* the same, Application */
 };

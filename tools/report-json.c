@@ -56,6 +56,10 @@ static void values(FILE *out, int no_app, const struct instr_row *r, const char 
     fprintf(out, "%s\"flagged_intervals\": %" PRIu64 ",\n%s\"flagged_ticks\": %" PRIu64 ",\n%s\"flagged_ns\": ", ind,
             r->v.flagged_n, ind, r->v.flagged_t, ind);
     jns(out, r->flagged_ns);
+    /* exact off-CPU time within those intervals; 0 unless the cpuclock backend ran
+     * (session.off_cpu_exact) */
+    fprintf(out, ",\n%s\"off_cpu_ticks\": %" PRIu64 ",\n%s\"off_cpu_ns\": ", ind, r->v.offcpu_t, ind);
+    jns(out, r->offcpu_ns);
 }
 
 int instr_report_json(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
@@ -153,7 +157,8 @@ int instr_report_json(FILE *out, const struct instr_session *s, const struct ins
     jns(out, s->have_rate ? s->total_ns[0] : NAN);
     fputs(", \"application_inclusive_ns\": ", out);
     jns(out, s->have_rate && !s->no_app ? s->total_ns[1] : NAN);
-    fputs("},\n    \"application_available\": ", out);
+    fprintf(out, "},\n    \"off_cpu_exact\": %s", s->offcpu_exact ? "true" : "false");
+    fputs(",\n    \"application_available\": ", out);
     fputs(s->no_app ? "false" : "true", out);
     fputs("\n  },\n  \"functions\": [", out);
     for (size_t i = 0; i < s->nfunctions; i++) {

@@ -149,6 +149,9 @@ static void print_header(FILE *out, const struct instr_session *s, enum instr_un
     instr_fmt_value(b, sizeof b, s->total.ai, s->total_ns[1], u);
     if (s->exclude && s->exclude->text)
         fprintf(out, "Not Application: %s (intervals with a matching function on the stack)\n", s->exclude->text);
+    if (s->offcpu_exact)
+        fprintf(out, "Off-CPU:    exact, from the thread's CPU clock read at each flagged hook "
+                     "(--flagged shows it per function)\n");
     if (s->no_app) {
         fprintf(out, "Application: %s\n", instr_no_app_reason);
         snprintf(b, sizeof b, "n/a");
@@ -190,6 +193,8 @@ int instr_report_text(FILE *out, const struct instr_session *s, const struct ins
     if (o->flagged) {
         col(&t, "Flagged", 0);
         col(&t, "Flagged Time", 0);
+        if (s->offcpu_exact)
+            col(&t, "Off-CPU", 0);
     }
     switch (o->view) {
     case INSTR_VIEW_FUNCTIONS:
@@ -241,6 +246,8 @@ int instr_report_text(FILE *out, const struct instr_session *s, const struct ins
         if (o->flagged) {
             c[k++] = fmt("%" PRIu64, r->v.flagged_n);
             c[k++] = val(r->v.flagged_t, r->flagged_ns, u);
+            if (s->offcpu_exact)
+                c[k++] = val(r->v.offcpu_t, r->offcpu_ns, u);
         }
         switch (o->view) {
         case INSTR_VIEW_FUNCTIONS:

@@ -137,11 +137,13 @@ static void row_add(struct instr_row *r, const struct instr_dump *d, const struc
     r->v.calls += v->calls;
     r->v.flagged_n += v->flagged_n;
     r->v.flagged_t += v->flagged_t;
+    r->v.offcpu_t += v->offcpu_t;
     r->ns[0] += to_ns(d, v->ei);
     r->ns[1] += to_ns(d, v->ee);
     r->ns[2] += to_ns(d, v->ai);
     r->ns[3] += to_ns(d, v->ae);
     r->flagged_ns += to_ns(d, v->flagged_t);
+    r->offcpu_ns += to_ns(d, v->offcpu_t);
     r->v.ext_ei += v->ext_ei;
     r->v.ext_ai += v->ext_ai;
     r->ext_ns[0] += to_ns(d, v->ext_ei);
@@ -261,6 +263,8 @@ int instr_session_build_excluding(struct instr_session *s, const struct instr_du
         s->events += p->events;
         if (d->hdr.flags & INSTR_DUMP_NO_TRANSITIONS)
             s->no_app = 1;
+        if (d->hdr.detector_set & (1u << INSTR_DETECTOR_CPUCLOCK))
+            s->offcpu_exact = 1;
         if (d->tick_hz <= 0) {
             s->have_rate = 0;
             if ((rc = add_warning(s, "%s: no usable tick rate; values are shown in ticks", d->path)))
@@ -322,6 +326,7 @@ int instr_session_build_excluding(struct instr_session *s, const struct instr_du
             pv.calls += p->threads[t].v.calls;
             pv.flagged_n += p->threads[t].v.flagged_n;
             pv.flagged_t += p->threads[t].v.flagged_t;
+            pv.offcpu_t += p->threads[t].v.offcpu_t;
         }
         row_add(pr, d, &pv);
     }

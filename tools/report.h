@@ -33,6 +33,7 @@ struct instr_row {
     struct instr_values v;         /* ticks */
     double ns[4];                  /* ei, ee, ai, ae in ns (NAN without a tick rate) */
     double flagged_ns;
+    double offcpu_ns;   /* exact off-CPU time in flagged intervals (cpuclock backend) */
     double pct[4];                 /* ei%, ee%, ai%, ae% */
     uint32_t key;                  /* functions: the row's index before sorting (instr_session.func_rows) */
     int pseudo;                    /* functions: a pseudo-frame (an uninstrumented callee of a call site) */
@@ -46,6 +47,7 @@ struct instr_session {
     struct instr_row *functions, *threads, *modules, *processes;
     size_t nfunctions, nthreads, nmodules, nprocesses;
     struct instr_values total; /* ei = Session EI, ai = Session AI (ticks) */
+    int offcpu_exact;          /* some dump measured off-CPU time (cpuclock backend) */
     double total_ns[2];        /* the same in ns */
     struct instr_repairs repairs;
     uint64_t dropped;          /* events lost: the header count (DROPPED events say where) */

@@ -241,8 +241,11 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
                 }
                 break;
             }
-            if (ev.os)
-                fprintf(out, " os=%s", instr_os_bits_str(ev.bits, bits, sizeof bits));
+            if (ev.os) {
+                fprintf(out, " os=%s", instr_os_bits_str(ev.bits & ~INSTR_OS_OFFCPU_FOLLOWS, bits, sizeof bits));
+                if (ev.bits & INSTR_OS_OFFCPU_FOLLOWS)
+                    fprintf(out, " off=%" PRIu64, ev.offcpu);
+            }
             fputc('\n', out);
         }
         if (it.bad && it.bad_chunk != reported) {
@@ -501,12 +504,22 @@ static int parse_event(struct parser *ps, struct instr_dump_writer *w, struct li
     if (!event_lookup(ln->tok[2], &kind, &ext))
         return perr(ps, "unknown event '%s'", ln->tok[2]);
     int nargs = ln->n - 3;
-    if (nargs > 0 && !strncmp(ln->tok[ln->n - 1], "os=", 3)) {
-        os = 1;
-        if (os_bits_parse(ln->tok[ln->n - 1] + 3, &bits) < 0)
-            return perr(ps, "bad transition bits '%s'", ln->tok[ln->n - 1] + 3);
+    uint64_t offcpu = 0;
+    int has_off = 0;
+    if (nargs > 1 && !strncmp(ln->tok[ln->n - 1], "off=", 4) && !strncmp(ln->tok[ln->n - 2], "os=", 3)) {
+        if ((rc = need_u64(ps, ln->tok[ln->n - 1] + 4, "off", &offcpu)))
+            return rc;
+        has_off = 1;
         nargs--;
     }
+    if (nargs > 0 && !strncmp(ln->tok[ln->n - 1 - has_off], "os=", 3)) {
+        os = 1;
+        if (os_bits_parse(ln->tok[ln->n - 1 - has_off] + 3, &bits) < 0)
+            return perr(ps, "bad transition bits '%s'", ln->tok[ln->n - 1 - has_off] + 3);
+        nargs--;
+    }
+    if (has_off)
+        bits |= INSTR_OS_OFFCPU_FOLLOWS;
     int want = 1;
     if (kind == INSTR_EV_EXIT || kind == INSTR_EV_RETURN || (kind == INSTR_EV_EXT && ext == INSTR_EXT_THREAD_END))
         want = 0;
@@ -532,7 +545,7 @@ static int parse_event(struct parser *ps, struct instr_dump_writer *w, struct li
             return perr(ps, "counter value: not a number: '%s'", ln->tok[4]);
         value = x;
     }
-    rc = instr_writer_event(w, (uint32_t)index, tick, os, (uint8_t)bits, kind, ext, arg, value);
+    rc = instr_writer_event(w, (uint32_t)index, tick, os, (uint8_t)bits, kind, ext, arg, value, offcpu);
     if (rc == INSTR_EARG)
         return perr(ps, "tick %llu is before the thread's previous tick %llu", (unsigned long long)tick,
                     (unsigned long long)instr_writer_last_tick(w, (uint32_t)index));

@@ -226,6 +226,51 @@ static int child_syscalls(void)
     return judge("getppid/write(/dev/null)", 400, INSTR_OS_SYSCALL, always);
 }
 
+/* Exact off-CPU time (cpuclock): a 1 ms sleep is off the CPU for nearly
+ * all of its interval; a 200 us spin that was flagged (preempted, a
+ * fault) is off it at most for what the thread's CPU clock did not see. */
+static int child_offcpu(void)
+{
+    calibrate();
+    if (bind_runtime())
+        return 2;
+    if (!has(INSTR_DETECTOR_CPUCLOCK))
+        SKIPPED("cpuclock not in the detector set (%s)", instr__detector.detail);
+    struct timespec ts = {0, 1000000};
+    for (int i = 0; i < 40; i++) {
+        E();
+        nanosleep(&ts, NULL);
+        X();
+        E();
+        spin_ns(200000);
+        X();
+    }
+    struct td_dump d;
+    if (td_read(instr__dump_path(), &d)) {
+        fprintf(stderr, "%s\n", d.error);
+        return 1;
+    }
+    int sleeps = 0, exact = 0;
+    for (size_t i = 0, n = 0; i < d.nev; i++) {
+        const struct td_event *e = &d.ev[i];
+        if (e->thread || e->kind != INSTR_EV_EXIT || n++ == 0) /* 0: bind's warm-up pair */
+            continue;
+        if ((n - 2) % 2 == 0) { /* a sleep's exit */
+            sleeps++;
+            CHECK(e->bits != 0);
+            exact += e->offcpu >= e->delta * 8 / 10 && e->offcpu <= e->delta;
+        } else {
+            CHECK(e->offcpu <= e->delta / 2); /* a spin is on the CPU */
+        }
+    }
+    fprintf(stderr, "offcpu: %d/%d sleeps >= 80%% off the CPU; %zu events carry off-CPU time\n", exact, sleeps,
+            d.offcpu_events);
+    CHECK(sleeps == 40);
+    CHECK(exact >= 38); /* a sleep that did not block (timer fired first) is on the CPU */
+    td_free(&d);
+    return 0;
+}
+
 /* INSTR_DETECTOR=rdpmc: without a PMU (most VMs) the backend must refuse
  * cleanly, saying why, and the program runs on; with one, every syscall
  * interval must be flagged (the kernel ran instructions on the thread). */
@@ -545,8 +590,10 @@ static int child_sigmask(void)
     for (int i = 0; i < 20; i++, n++)
         TRIAL(n, (void)syscall(SYS_getppid)); /* SIGSYS blocked: SUD must be paused */
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    struct timespec ts = {0, 1000};
-    TRIAL(n, nanosleep(&ts, NULL)); /* the next event another backend sees resumes it */
+    /* The next event another backend sees resumes it: a 1 ms sleep (a 1 us
+     * one may not block on a loaded machine, when the timer fires first). */
+    struct timespec ts = {0, 1000000};
+    TRIAL(n, nanosleep(&ts, NULL));
     n++;
     for (int i = 0; i < 20; i++, n++)
         TRIAL(n, (void)syscall(SYS_getppid));
@@ -694,6 +741,7 @@ static const struct {
 } tests[] = {
     {"syscalls", child_syscalls},
     {"rdpmc", child_rdpmc},
+    {"offcpu", child_offcpu},
     {"nanosleep", child_nanosleep},
     {"pipe", child_pipe},
     {"preempt", child_preempt},

@@ -92,6 +92,20 @@ def case_timing(args, rep, out):
     ai = spinner["application_inclusive_ns"]
     check(0.8 * cpu_ns <= ai <= spinner["elapsed_inclusive_ns"],
           f"spinner AI close to its CPU time ({ai/1e6:.2f} ms, on CPU {cpu_ns/1e6:.2f} ms, EI {spinner['elapsed_inclusive_ns']/1e6:.2f} ms)")
+    # Exact off-CPU time (cpuclock backend): the sleep is off the CPU, and
+    # the busy part is off it exactly as long as it was not on it.
+    if rep["session"].get("off_cpu_exact"):
+        sleep = fn(rep, "nanosleep")
+        off = sleep["off_cpu_ns"]
+        check(0.9 * sleep["elapsed_inclusive_ns"] <= off <= sleep["elapsed_inclusive_ns"],
+              f"nanosleep off the CPU for its whole time ({off/1e6:.2f} of {sleep['elapsed_inclusive_ns']/1e6:.2f} ms)")
+        busy = [f for f in rep["functions"] if f["name"] in ("spinner", "step", "clock_gettime")]
+        busy_off = sum(f["off_cpu_ns"] for f in busy)
+        preempted = spinner["elapsed_inclusive_ns"] - cpu_ns
+        check(abs(busy_off - preempted) <= 0.1 * spinner["elapsed_inclusive_ns"],
+              f"spinner off the CPU as long as it was preempted ({busy_off/1e6:.2f} ms, EI - CPU = {preempted/1e6:.2f} ms)")
+    else:
+        print("note: the cpuclock backend did not run: off-CPU checks skipped")
     ratio = main["elapsed_inclusive_ns"] / main_ns
     check(0.9 <= ratio <= 1.1, f"main EI close to the run time measured by the program (ratio {ratio:.3f})")
     check(fn(rep, "step")["calls"] > 100, "step called many times")

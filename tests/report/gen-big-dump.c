@@ -53,10 +53,10 @@ int main(int argc, char **argv)
         int rc;
         if (enter) {
             uint64_t fn = depth[t] ? 1 + (stack[t][depth[t] - 1] * 3 + (rng >> 30) % 3) % 200 : 1;
-            rc = instr_writer_event(w, t, tick[t], os, INSTR_OS_SCHED, INSTR_EV_ENTER, 0, fn, 0);
+            rc = instr_writer_event(w, t, tick[t], os, INSTR_OS_SCHED, INSTR_EV_ENTER, 0, fn, 0, 0);
             stack[t][depth[t]++] = fn;
         } else {
-            rc = instr_writer_event(w, t, tick[t], os, INSTR_OS_SCHED, INSTR_EV_EXIT, 0, 0, 0);
+            rc = instr_writer_event(w, t, tick[t], os, INSTR_OS_SCHED, INSTR_EV_EXIT, 0, 0, 0, 0);
             depth[t]--;
         }
         if (rc < 0) {

@@ -76,15 +76,15 @@ static void test_roundtrip(const char *dir)
     CHECK_EQ_INT(instr_writer_thread(w, 0, 42, "t"), 0);
     uint64_t tick = 1000;
     for (int i = 0; i < 500; i++) {
-        CHECK_EQ_INT(instr_writer_event(w, 0, tick, 0, 0, INSTR_EV_ENTER, 0, 1, 0), 0);
+        CHECK_EQ_INT(instr_writer_event(w, 0, tick, 0, 0, INSTR_EV_ENTER, 0, 1, 0, 0), 0);
         tick += 10 + (uint64_t)i;
-        CHECK_EQ_INT(instr_writer_event(w, 0, tick, i & 1, INSTR_OS_SCHED, INSTR_EV_EXIT, 0, 0, 0), 0);
+        CHECK_EQ_INT(instr_writer_event(w, 0, tick, i & 1, INSTR_OS_SCHED, INSTR_EV_EXIT, 0, 0, 0, 0), 0);
         tick += 5;
     }
     /* A resync: the next event counts from 1000000. */
-    CHECK_EQ_INT(instr_writer_event(w, 0, tick, 0, 0, INSTR_EV_EXT, INSTR_EXT_RESYNC, 1000000, 0), 0);
-    CHECK_EQ_INT(instr_writer_event(w, 0, 1000000, 0, 0, INSTR_EV_ENTER, 0, 1, 0), 0);
-    CHECK_EQ_INT(instr_writer_event(w, 0, 1000100, 0, 0, INSTR_EV_EXIT, 0, 0, 0), 0);
+    CHECK_EQ_INT(instr_writer_event(w, 0, tick, 0, 0, INSTR_EV_EXT, INSTR_EXT_RESYNC, 1000000, 0, 0), 0);
+    CHECK_EQ_INT(instr_writer_event(w, 0, 1000000, 0, 0, INSTR_EV_ENTER, 0, 1, 0, 0), 0);
+    CHECK_EQ_INT(instr_writer_event(w, 0, 1000100, 0, 0, INSTR_EV_EXIT, 0, 0, 0, 0), 0);
     CHECK_EQ_INT(instr_writer_close(w, err, sizeof err), 0);
 
     struct instr_dump d;

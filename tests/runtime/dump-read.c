@@ -79,6 +79,12 @@ static int read_events(struct td_dump *d, uint32_t thread, const uint8_t *p, con
             if (p >= end)
                 return fail(d, "truncated bits", 0);
             e.bits = *p++;
+            if (e.bits & INSTR_OS_OFFCPU_FOLLOWS) { /* the interval's off-CPU ticks */
+                e.bits &= ~INSTR_OS_OFFCPU_FOLLOWS;
+                if (instr_get_varint(&p, end, &e.offcpu))
+                    return fail(d, "truncated off-CPU ticks", 0);
+                d->offcpu_events++;
+            }
         }
         if (e.kind == INSTR_EV_ENTER || e.kind == INSTR_EV_CALL) {
             if (instr_get_varint(&p, end, &e.arg))

@@ -22,6 +22,7 @@ struct td_event {
     uint8_t reason;
     uint64_t delta;
     uint64_t arg;
+    uint64_t offcpu; /* off-CPU ticks of the interval (cpuclock backend), else 0 */
 };
 
 struct td_dump {
@@ -30,6 +31,7 @@ struct td_dump {
     size_t nev;
     size_t payload_bytes; /* event bytes in all EVENTS chunks */
     size_t runtime_events; /* EXT RUNTIME events (not in ev[]) */
+    size_t offcpu_events;  /* flagged events that carry off-CPU ticks */
     uint64_t runtime_ticks; /* the ticks they skipped */
     char *func_name[TD_MAX_FUNCS];
     char *func_file[TD_MAX_FUNCS];
