@@ -43,6 +43,21 @@ static void detail_add(const char *s)
     strncat(d, s, room);
 }
 
+/* Arms the backends in set on thread t. */
+static void arm(struct instr__thread *t, uint32_t set)
+{
+    if (set & BIT(RSEQ_CS))
+        instr__rseq_thread(t);
+    if (set & BIT(SUD))
+        instr__sud_thread(t);
+    if (set & BIT(PERF))
+        instr__perf_thread(t);
+    if (set & BIT(RDPMC))
+        instr__rdpmc_thread(t);
+    if (set & BIT(CPUCLOCK))
+        instr__cpuclock_thread(t);
+}
+
 /* Fork child: SUD and the perf events belong to the parent's thread.  Runs
  * before lifecycle.c's child handler (registered earlier), which re-arms. */
 static void child_after_fork(void)
@@ -55,14 +70,9 @@ static void child_after_fork(void)
     if (t->det_on & INSTR__DET_ON_RDPMC)
         instr__rdpmc_thread_end(t);
     t->det_on &= ~(INSTR__DET_ON_SUD | INSTR__DET_ON_PERF); /* SUD is not inherited */
-    if (instr__detector.set & BIT(SUD))
-        instr__sud_thread(t);
-    if (instr__detector.set & BIT(PERF))
-        instr__perf_thread(t);
-    if (instr__detector.set & BIT(RDPMC))
-        instr__rdpmc_thread(t);
-    if (instr__detector.set & BIT(CPUCLOCK))
-        instr__cpuclock_thread(t); /* the child's CPU clock starts anew */
+    /* rseq_cs stays armed (the area is per thread, inherited); the child's
+     * CPU clock starts anew. */
+    arm(t, instr__detector.set & ~BIT(RSEQ_CS));
 }
 
 /* In the order they are tried (and named in the report's detail). */
@@ -149,16 +159,7 @@ void instr__detector_init(void)
 void instr__detector_thread(struct instr__thread *t)
 {
     instr__detector_none_thread(t);
-    if (instr__detector.set & BIT(RSEQ_CS))
-        instr__rseq_thread(t);
-    if (instr__detector.set & BIT(SUD))
-        instr__sud_thread(t);
-    if (instr__detector.set & BIT(PERF))
-        instr__perf_thread(t);
-    if (instr__detector.set & BIT(RDPMC))
-        instr__rdpmc_thread(t);
-    if (instr__detector.set & BIT(CPUCLOCK))
-        instr__cpuclock_thread(t);
+    arm(t, instr__detector.set);
 }
 
 void instr__detector_thread_end(struct instr__thread *t)

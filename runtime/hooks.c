@@ -127,6 +127,31 @@ static __attribute__((noinline)) uint32_t first_call(struct instr__thread *t,
     return id;
 }
 
+/* The common end of enter_slow and call_slow, once dead frames are closed:
+ * push the frame (or, past the shadow stack's capacity, count it as
+ * untracked), write the event at p, then the runtime's own time if it just
+ * registered the function or site. */
+static void slow_push(struct instr__thread *t, uint8_t *p, const void *desc, uintptr_t cfa,
+                      uint64_t now, unsigned bits, unsigned kind, uint32_t id, int registered)
+{
+    struct instr__frame *top = t->top;
+    if (t->overflow || top >= t->end) {
+        t->overflow++; /* beyond capacity: recorded, not tracked */
+        __atomic_fetch_add(&instr__rt.stack_overflows, 1, __ATOMIC_RELAXED);
+    } else {
+        top->desc = desc;
+        top->cfa = cfa;
+        t->top = top + 1;
+    }
+    p = instr__put_head(t, p, now, &bits, kind);
+    p = instr_put_varint(p, id);
+    if (registered)
+        p = instr__put_runtime(t, p);
+    t->pos = p;
+    if (INSTR_UNLIKELY(p >= t->limit))
+        instr__chunk_next(t);
+}
+
 static __attribute__((noinline)) void enter_slow(struct instr_fn_desc *d, void *cfa_p)
 {
     struct instr__thread *t = begin();
@@ -145,31 +170,9 @@ static __attribute__((noinline)) void enter_slow(struct instr_fn_desc *d, void *
     }
     uintptr_t cfa = (uintptr_t)cfa_p;
     uint8_t *p = t->pos;
-    struct instr__frame *top = t->top;
-    if (INSTR_LIKELY(!t->overflow)) {
-        if (INSTR_UNLIKELY(top > t->base && top[-1].cfa < dead_below(d, cfa))) {
-            p = close_dead(t, p, dead_below(d, cfa), now, &bits);
-            top = t->top;
-        }
-        if (INSTR_LIKELY(top < t->end)) {
-            top->desc = d;
-            top->cfa = cfa;
-            t->top = top + 1;
-        } else {
-            t->overflow = 1;
-            __atomic_fetch_add(&instr__rt.stack_overflows, 1, __ATOMIC_RELAXED);
-        }
-    } else {
-        t->overflow++; /* beyond capacity: recorded, not tracked */
-        __atomic_fetch_add(&instr__rt.stack_overflows, 1, __ATOMIC_RELAXED);
-    }
-    p = instr__put_head(t, p, now, &bits, INSTR_EV_ENTER);
-    p = instr_put_varint(p, id);
-    if (registered)
-        p = instr__put_runtime(t, p);
-    t->pos = p;
-    if (INSTR_UNLIKELY(p >= t->limit))
-        instr__chunk_next(t);
+    if (INSTR_LIKELY(!t->overflow) && t->top > t->base && t->top[-1].cfa < dead_below(d, cfa))
+        p = close_dead(t, p, dead_below(d, cfa), now, &bits);
+    slow_push(t, p, d, cfa, now, bits, INSTR_EV_ENTER, id, registered);
 out:
     end(t);
 }
@@ -401,25 +404,8 @@ static __attribute__((noinline)) void call_slow(struct instr_site_desc *s, void 
             p = unwind(t, p, now, &bits, INSTR_UNWIND_STACK);
             top = t->top;
         }
-        if (INSTR_LIKELY(top < t->end)) {
-            top->desc = INSTR__SITE_FRAME(id);
-            top->cfa = cfa;
-            t->top = top + 1;
-        } else {
-            t->overflow = 1;
-            __atomic_fetch_add(&instr__rt.stack_overflows, 1, __ATOMIC_RELAXED);
-        }
-    } else {
-        t->overflow++;
-        __atomic_fetch_add(&instr__rt.stack_overflows, 1, __ATOMIC_RELAXED);
     }
-    p = instr__put_head(t, p, now, &bits, INSTR_EV_CALL);
-    p = instr_put_varint(p, id);
-    if (registered)
-        p = instr__put_runtime(t, p);
-    t->pos = p;
-    if (INSTR_UNLIKELY(p >= t->limit))
-        instr__chunk_next(t);
+    slow_push(t, p, INSTR__SITE_FRAME(id), cfa, now, bits, INSTR_EV_CALL, id, registered);
 out:
     end(t);
 }
