@@ -41,6 +41,10 @@
 #include "stor-layout.h"
 #include "langhooks.h"
 #include "ggc.h"
+#include "rtl.h"
+#include "cfgrtl.h"
+#include "memmodel.h"
+#include "emit-rtl.h"
 
 /* libiberty's demangler, linked into cc1 and cc1plus and exported to
  * plugins; its header is not among the plugin headers.  Options as in

@@ -8,6 +8,7 @@
 #include "binding-asm.h"
 #include "fn-descriptor.h"
 #include "options.h"
+#include "pass-empty-sites.h"
 #include "pass-instrument.h"
 
 INSTR_PLUGIN_EXPORT int plugin_is_GPL_compatible;
@@ -91,6 +92,19 @@ INSTR_PLUGIN_EXPORT int plugin_init(struct plugin_name_args *info, struct plugin
         pass.reference_pass_name = "ehdisp";
     }
     register_callback(name, PLUGIN_PASS_MANAGER_SETUP, NULL, &pass);
+
+    /* Right after expansion to RTL, the first point where a call statement
+     * is known to be a call instruction or not (builtins expanded inline,
+     * folded copies): call-site hooks around no call are removed there
+     * (pass-empty-sites.cc).  Before any RTL optimisation, so the hook calls
+     * are still where the GIMPLE pass put them; this runs at -O0 too. */
+    struct register_pass_info sites;
+    sites.pass = instr_make_empty_sites_pass(g);
+    sites.pos_op = PASS_POS_INSERT_AFTER;
+    sites.ref_pass_instance_number = 1;
+    sites.reference_pass_name = "expand";
+    if (instr_opts.callsites != instr_options::CALLSITES_NONE)
+        register_callback(name, PLUGIN_PASS_MANAGER_SETUP, NULL, &sites);
     register_callback(name, PLUGIN_REGISTER_GGC_ROOTS, NULL,
                       const_cast<ggc_root_tab *>(instr_pass_gc_roots));
     register_callback(name, PLUGIN_REGISTER_GGC_ROOTS, NULL,

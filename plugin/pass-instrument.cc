@@ -178,12 +178,13 @@ static bool has_prefix(const char *s, const char *prefix)
  *  - internal functions (IFN_*: overflow checks, vector loads...) are
  *    never calls;
  *  - machine builtins always expand inline; "normal" builtins without a
- *    library name of their own (their only name starts with __builtin_,
+ *    library fallback (their assembler name starts with __builtin_,
  *    __sync_ or __atomic_: __builtin_expect, __builtin_alloca,
  *    __builtin_dwarf_cfa...) expand inline too.  Builtins that are library
- *    functions (memcpy, malloc, printf) stay: GCC may or may not expand
- *    them, and when it does the frame costs a few ticks, while dropping a
- *    real call to them would hide its time;
+ *    functions stay, however they are spelled (memcpy, __builtin_memcpy:
+ *    the assembler name of both is "memcpy"): GCC may or may not expand
+ *    them, which is only known after expansion, where the hook pairs around
+ *    calls that became no call are removed (pass-empty-sites.cc);
  *  - our own hooks (__instr_*), and the public API instr_event /
  *    instr_counter: a mark only splits an interval, it is not a frame;
  *  - callees marked no_instrument_function: the user asked for them not to
@@ -211,12 +212,11 @@ static const char *site_skip_reason(gcall *call, tree *callee_name, tree *target
     if (fndecl) {
         if (fndecl_built_in_p(fndecl, BUILT_IN_MD))
             return "machine builtin";
-        const char *plain = DECL_NAME(fndecl) ? IDENTIFIER_POINTER(DECL_NAME(fndecl)) : "";
-        if (fndecl_built_in_p(fndecl, BUILT_IN_NORMAL) &&
-            (has_prefix(plain, "__builtin_") || has_prefix(plain, "__sync_") ||
-             has_prefix(plain, "__atomic_")))
-            return "builtin expanded inline";
         const char *mangled = IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(fndecl));
+        if (fndecl_built_in_p(fndecl, BUILT_IN_NORMAL) &&
+            (has_prefix(mangled, "__builtin_") || has_prefix(mangled, "__sync_") ||
+             has_prefix(mangled, "__atomic_")))
+            return "builtin expanded inline";
         if (has_prefix(mangled, "__instr_"))
             return "instr hook";
         /* A mark or counter splits an interval; it is not a frame (data-values.md). */

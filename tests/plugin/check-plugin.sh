@@ -142,6 +142,42 @@ callsites)
     fi
     [ "$mode" = none ] || echo "$body" | grep -q "call site skipped (noreturn" || fail "abort() not skipped as noreturn"
     ;;
+builtins)
+    # In the assembly, every call instruction of the program is bracketed
+    # by __instr_call ... __instr_return, and no such pair brackets nothing.
+    "$cc" -fplugin="$plugin" "$norun" "$@" -S "$srcdir/builtins.c" -o x.s || fail "-S"
+    awk '
+    /^[A-Za-z_][A-Za-z0-9_.]*:/ { fn = $1; sub(/:$/, "", fn); prev = ""; next }
+    $1 == "call" || ($1 == "jmp" && $2 ~ /@PLT$/) {
+        t = $2; sub(/@PLT$/, "", t)
+        if (t ~ /^__instr_(enter|exit|landing)$/ || fn ~ /^__instr_/) next
+        if (t == "__instr_return" && prev == "__instr_call") { print "FAIL empty pair in " fn; bad = 1 }
+        if (t != "__instr_call" && t != "__instr_return") {
+            if (prev != "__instr_call") { print "FAIL unhooked call " t " in " fn; bad = 1 }
+            calls[fn] = calls[fn] " " t; open[fn] = t
+        }
+        if (t == "__instr_return" && prev != "__instr_call" && open[fn] == "") { print "FAIL stray return in " fn; bad = 1 }
+        if (t == "__instr_return") open[fn] = ""
+        prev = t
+    }
+    END {
+        for (f in calls) print "calls " f ":" calls[f]
+        exit bad
+    }' x.s >calls.txt
+    st=$?
+    cat calls.txt
+    [ $st = 0 ] || fail "call-site hooks do not match the call instructions"
+    for f in copy_var:memcpy set_var:memset move_var:memmove plain_var:memcpy; do
+        grep -q "^calls ${f%%:*}: ${f#*:}$" calls.txt || fail "${f%%:*} should make one hooked call to ${f#*:}"
+    done
+    for f in copy_const plain_const expect; do
+        grep -q "^calls $f:" calls.txt && fail "$f makes a call"
+        sed -n "/^$f:/,/\.size.$f,/p" x.s | grep -q __instr_call && fail "$f has call-site hooks"
+    done
+    case " $* " in
+    *" -O0 "*) grep -q "^calls cmp_const: strcmp$" calls.txt || fail "cmp_const should call strcmp at -O0" ;;
+    esac
+    ;;
 bad-arg)
     # bad-arg <argument> <expected text>: the compile fails, naming it.
     bad=$1 want=$2
