@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Call counts against an independent oracle: valgrind's callgrind.
+
+Runs an instrumented program under callgrind (which counts call
+instructions executed), reports the dump instr wrote in the same run, and
+checks for every instrumented function of the executable:
+  - its calls equal callgrind's calls into it;
+  - the calls it made (its callees in instr, instrumented or not) equal
+    callgrind's calls out of it, the instr hooks left out.
+So a frame exists exactly when a call instruction runs (plugin: library
+builtins expanded inline make no frame, real calls to them do).
+
+usage: check-callgrind.py --exe PROGRAM --report INSTR-REPORT [--arg A]...
+Exit 0 pass, 1 fail, 77 skip (no valgrind).
+"""
+import argparse
+import collections
+import csv
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HOOKS = ("__instr_",)
+# GCC moves a function's unlikely parts (a catch block) to "F.cold", a
+# symbol of its own that callgrind names; it is still F's code.
+COLD = re.compile(r"\.cold(\.[0-9]+)?$")
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def symbol_addresses(exe):
+    """name -> address of the functions defined in exe: constructor and
+    destructor aliases (C1/C2, D1/D2) share an address, and callgrind names
+    a function by one of its symbols while instr names it by another."""
+    out = subprocess.run(["nm", "--defined-only", exe], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True).stdout
+    addr = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "tTwW":
+            addr[parts[2]] = parts[0]
+    return addr
+
+
+def parse_callgrind(path, exe):
+    """(calls into each function of exe, calls out of each function of exe)
+    by mangled name; calls to instr's hook trampolines are left out."""
+    calls_in = collections.Counter()
+    calls_out = collections.Counter()
+    ob = fn = cob = cfn = None
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("ob="):
+                ob = line[3:]
+            elif line.startswith("fn="):
+                fn = COLD.sub("", line[3:])
+                cob = cfn = None
+            elif line.startswith("cob="):
+                cob = line[4:]
+            elif line.startswith("cfn="):
+                cfn = line[4:]
+                if COLD.search(cfn):
+                    # Control reaching F.cold from F (an exception landing
+                    # there) is no call; callgrind sees a jump between
+                    # symbols as one.
+                    cfn = None if COLD.sub("", cfn) == fn else COLD.sub("", cfn)
+            elif line.startswith("calls="):
+                n = int(line[6:].split()[0])
+                callee_ob = cob if cob is not None else ob
+                if cfn and not cfn.startswith(HOOKS):
+                    if callee_ob == exe:
+                        calls_in[cfn] += n
+                    if ob == exe and fn and not fn.startswith(HOOKS):
+                        calls_out[fn] += n
+                cob = cfn = None
+    return calls_in, calls_out
+
+
+def report_csv(report, dump, *args):
+    out = subprocess.run([report, "--format", "csv", *args, dump], check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    return list(csv.DictReader(io.StringIO(out)))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--exe", required=True)
+    ap.add_argument("--report", required=True)
+    ap.add_argument("--arg", action="append", default=[])
+    a = ap.parse_args()
+    valgrind = shutil.which("valgrind")
+    if not valgrind:
+        print("SKIP: valgrind not installed")
+        sys.exit(77)
+    exe = os.path.realpath(a.exe)
+    work = tempfile.mkdtemp(prefix="oracle-")
+    dump = os.path.join(work, "run.instr")
+    cg = os.path.join(work, "callgrind.out")
+    env = dict(os.environ)
+    # No detector: sud and perf are not for valgrind's synthetic CPU, and
+    # call counts do not depend on it.  Bind now: lazy PLT resolution would
+    # add dynamic-linker calls callgrind counts and no program made.
+    env.update(INSTR_DETECTOR="none", INSTR_OUTPUT=dump, LD_BIND_NOW="1")
+    r = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=" + cg,
+                        "--dump-instr=no", "--compress-strings=no", "--compress-pos=no",
+                        "--demangle=no", "--separate-recs=1", "--separate-callers=0", exe, *a.arg],
+                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        fail("program under callgrind exited %d:\n%s" % (r.returncode, r.stderr[-2000:]))
+    calls_in, calls_out = parse_callgrind(cg, exe)
+    addr = symbol_addresses(exe)
+
+    def by_address(counter):
+        merged = collections.Counter()
+        for name, n in counter.items():
+            merged[addr.get(name, name)] += n
+        return merged
+
+    calls_in, calls_out = by_address(calls_in), by_address(calls_out)
+
+    rows = report_csv(a.report, dump)
+    mine = [row for row in rows if os.path.realpath(row["module"] or "/") == exe and row["line"] != "0"]
+    if not mine:
+        fail("no instrumented function of %s in the report" % exe)
+    bad = []
+    checked_out = 0
+    for row in mine:
+        name, mangled, calls = row["function"], row["mangled"], int(row["calls"])
+        key = addr.get(mangled, mangled)
+        if calls != calls_in[key]:
+            bad.append("%s: called %d times in instr, %d in callgrind" % (name, calls, calls_in[key]))
+        callees = report_csv(a.report, dump, "--view", "callees", mangled)
+        made = sum(int(c["calls"]) for c in callees if c["role"] == "callee")
+        if made != calls_out[key]:
+            bad.append("%s: made %d calls in instr, %d in callgrind" % (name, made, calls_out[key]))
+        checked_out += made
+        print("%-40s calls %8d (callgrind %8d)   made %8d (callgrind %8d)"
+              % (name[:40], calls, calls_in[key], made, calls_out[key]))
+    if bad:
+        fail("\n  ".join(["call counts differ from callgrind's:"] + bad))
+    print("PASS: %d functions, %d calls into them and %d calls out of them equal callgrind's"
+          % (len(mine), sum(int(r["calls"]) for r in mine), checked_out))
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
