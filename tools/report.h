@@ -111,13 +111,7 @@ int instr_export_folded(FILE *out, const struct instr_session *s, const struct i
  * tick of dump i; NAN without a tick rate. */
 double instr_session_us(const struct instr_session *s, size_t i, uint64_t tick);
 
-/* ---- --diff A B (diff.c) ---- */
-/* Per-function change of each value from session a to session b, matched
- * by mangled name and module file name; sorted by the absolute change of
- * column (ei, ee, ai, ae, calls), rows below threshold percent of a's
- * session total of that value (for calls: of a's calls) left out. */
-int instr_diff_write(FILE *out, int format, const struct instr_session *a, const struct instr_session *b,
-                     const char *column, double threshold, enum instr_units u);
+/* ---- --diff A B: instr_diff_text/csv/json in formats.h (diff.c) ---- */
 
 /* Shared by the exporters. */
 const char *instr_units_name(enum instr_units u);
