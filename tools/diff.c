@@ -80,6 +80,7 @@ struct dtable {
     int no_app;          /* Application values unavailable */
     double threshold;    /* percent of A's total */
     enum instr_units un; /* as shown */
+    struct instr_json *j; /* JSON: the writer */
 };
 
 struct dstyle {
@@ -131,7 +132,9 @@ static int diff_write(FILE *out, const struct dstyle *st, const struct instr_ses
         for (size_t i = 0; i < a->nfunctions; i++)
             total += (double)a->functions[i].v.calls;
     double limit = threshold / 100.0 * total;
-    const struct dtable t = {a, b, rows, nr, col, ns, no_app, threshold, ns ? u : INSTR_UNITS_TICKS};
+    struct instr_json j;
+    instr_json_init(&j, out);
+    const struct dtable t = {a, b, rows, nr, col, ns, no_app, threshold, ns ? u : INSTR_UNITS_TICKS, &j};
     st->begin(out, &t);
     size_t shown = 0;
     for (size_t i = 0; i < nr; i++) {
@@ -226,37 +229,46 @@ static void csv_row(FILE *out, const struct dtable *t, const struct drow *d, con
 
 static void json_begin(FILE *out, const struct dtable *t)
 {
-    fputs("{\n  \"diff\": {\"a\": ", out);
-    instr_json_str(out, input_path(t->a));
-    fputs(", \"b\": ", out);
-    instr_json_str(out, input_path(t->b));
-    fprintf(out, ", \"sort\": \"%s\", \"threshold_pct\": %.4f, \"unit\": \"%s\"},\n  \"functions\": [", cols[t->col],
-            t->threshold, t->ns ? "ns" : "ticks");
+    (void)out;
+    instr_json_open(t->j, NULL, '{', INSTR_JSON_LINES);
+    instr_json_open(t->j, "diff", '{', INSTR_JSON_INLINE);
+    instr_json_key_str(t->j, "a", input_path(t->a));
+    instr_json_key_str(t->j, "b", input_path(t->b));
+    instr_json_key_str(t->j, "sort", cols[t->col]);
+    instr_json_key_num(t->j, "threshold_pct", "%.4f", t->threshold);
+    instr_json_key_str(t->j, "unit", t->ns ? "ns" : "ticks");
+    instr_json_close(t->j);
+    instr_json_open(t->j, "functions", '[', INSTR_JSON_LINES);
 }
 
 static void json_row(FILE *out, const struct dtable *t, const struct drow *d, const double *ch, size_t shown)
 {
-    fprintf(out, "%s\n    {\"name\": ", shown ? "," : "");
-    instr_json_str(out, d->any->name);
-    fputs(", \"mangled\": ", out);
-    instr_json_str(out, d->any->mangled);
-    fputs(", \"module\": ", out);
-    instr_json_str(out, module_name(d->any));
-    fprintf(out, ", \"in_a\": %s, \"in_b\": %s", d->in[0] ? "true" : "false", d->in[1] ? "true" : "false");
+    char key[64];
+    (void)out, (void)shown;
+    instr_json_open(t->j, NULL, '{', INSTR_JSON_INLINE);
+    instr_json_key_str(t->j, "name", d->any->name);
+    instr_json_key_str(t->j, "mangled", d->any->mangled);
+    instr_json_key_str(t->j, "module", module_name(d->any));
+    instr_json_key_bool(t->j, "in_a", d->in[0]);
+    instr_json_key_bool(t->j, "in_b", d->in[1]);
     for (int k = 0; k < NV; k++) {
-        if (t->no_app && (k == 2 || k == 3))
-            fprintf(out, ", \"%s_a\": null, \"%s_b\": null, \"%s_change\": null", names[k], names[k], names[k]);
-        else
-            fprintf(out, ", \"%s_a\": %.0f, \"%s_b\": %.0f, \"%s_change\": %.0f", names[k], d->v[0][k], names[k],
-                    d->v[1][k], names[k], ch[k]);
+        int na = t->no_app && (k == 2 || k == 3); /* unavailable: null */
+        snprintf(key, sizeof key, "%s_a", names[k]);
+        instr_json_key_num(t->j, key, "%.0f", na ? NAN : d->v[0][k]);
+        snprintf(key, sizeof key, "%s_b", names[k]);
+        instr_json_key_num(t->j, key, "%.0f", na ? NAN : d->v[1][k]);
+        snprintf(key, sizeof key, "%s_change", names[k]);
+        instr_json_key_num(t->j, key, "%.0f", na ? NAN : ch[k]);
     }
-    fputc('}', out);
+    instr_json_close(t->j);
 }
 
 static void json_end(FILE *out, const struct dtable *t, size_t shown)
 {
-    (void)t;
-    fputs(shown ? "\n  ]\n}\n" : "]\n}\n", out);
+    (void)shown;
+    instr_json_close(t->j); /* functions */
+    instr_json_close(t->j);
+    fputc('\n', out);
 }
 
 /* The --diff writers of the format table (formats.c). */

@@ -4,21 +4,6 @@
 
 #include "report.h"
 
-void instr_csv_field(FILE *out, const char *s)
-{
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
-}
-
 int instr_report_csv(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
 {
     enum instr_units u = s->have_rate ? o->units : INSTR_UNITS_TICKS;

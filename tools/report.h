@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "dump-reader.h"
+#include "emit.h"
 #include "profile.h"
 
 enum instr_units { INSTR_UNITS_TICKS, INSTR_UNITS_NS, INSTR_UNITS_US, INSTR_UNITS_MS };
@@ -143,6 +144,14 @@ struct instr_tree {
 
 int instr_tree_build(const struct instr_session *s, struct instr_tree *t);
 void instr_tree_free(struct instr_tree *t);
+/* Depth first, children by Elapsed Inclusive: the first node below the
+ * root (0: none), then the node after c, entering c's children only if
+ * descend (a hidden node hides its subtree). */
+uint32_t instr_tree_first(const struct instr_tree *t);
+uint32_t instr_tree_next(const struct instr_tree *t, uint32_t c, int descend);
+/* Whether a node is shown: within o's --depth and above its --threshold. */
+struct instr_report_opts;
+int instr_tree_shown(const struct instr_tnode *n, const struct instr_report_opts *o);
 
 /* Caller/callee view of one function: whom it was called by, whom it
  * called, each with the function's (callee's) values on those paths. */
@@ -166,22 +175,14 @@ int instr_relations_build(const struct instr_session *s, const char *name, struc
                           size_t errlen);
 void instr_relations_free(struct instr_relations *r);
 
-/* The call-tree, callers and callees views (report-views.c): text after
- * the header, JSON members after the session's arrays (",\n  \"calltree\": ..."
- * for the view chosen; nothing for the other views). */
+/* The call-tree, callers and callees views as text (after the header) and
+ * CSV (report-views.c); JSON has them in report-json.c. */
 int instr_views_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
                      enum instr_units u);
-int instr_views_json(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
-/* s as one CSV field (RFC 4180 quoting when needed). */
-void instr_csv_field(FILE *out, const char *s);
-/* The same tree views as CSV: role (path, caller, callee, function), depth, then the table's columns. */
 int instr_views_csv(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
                     enum instr_units u);
 /* Why Application values are unavailable (s->no_app), for headers. */
 extern const char instr_no_app_reason[];
-/* JSON string and nanosecond value (null when NAN), for the exporters. */
-void instr_json_str(FILE *out, const char *s);
-void instr_json_ns(FILE *out, double ns);
 
 /* The row of a function row key. */
 const struct instr_row *instr_function_row(const struct instr_session *s, uint32_t key);

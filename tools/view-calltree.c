@@ -185,6 +185,25 @@ out:
     return rc;
 }
 
+uint32_t instr_tree_first(const struct instr_tree *t)
+{
+    return t->len ? t->n[0].first_child : 0;
+}
+
+uint32_t instr_tree_next(const struct instr_tree *t, uint32_t c, int descend)
+{
+    if (descend && t->n[c].first_child)
+        return t->n[c].first_child;
+    while (c && !t->n[c].next_sibling)
+        c = t->n[c].parent;
+    return c ? t->n[c].next_sibling : 0;
+}
+
+int instr_tree_shown(const struct instr_tnode *n, const struct instr_report_opts *o)
+{
+    return (!o->depth || n->depth <= o->depth) && n->pct[0] >= o->threshold;
+}
+
 void instr_tree_free(struct instr_tree *t)
 {
     free(t->n);
