@@ -1,5 +1,4 @@
 /* report-text.c - the human report: header lines and an aligned table. */
-#define _GNU_SOURCE /* vasprintf */
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -7,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "columns.h"
 #include "report.h"
 
 #define MAX_COLS 16
@@ -51,25 +51,6 @@ static void print_table(FILE *out, const struct table *t)
         }
         fputc('\n', out);
     }
-}
-
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...)
-{
-    char *s = NULL;
-    va_list ap;
-    va_start(ap, f);
-    if (vasprintf(&s, f, ap) < 0)
-        s = NULL;
-    va_end(ap);
-    return s;
-}
-
-static char *val(uint64_t ticks, double ns, enum instr_units u)
-{
-    char buf[64];
-    instr_fmt_value(buf, sizeof buf, ticks, ns, u);
-    return strdup(buf);
 }
 
 static void print_header(FILE *out, const struct instr_session *s, enum instr_units u)
@@ -171,108 +152,22 @@ int instr_report_text(FILE *out, const struct instr_session *s, const struct ins
     if (o->view >= INSTR_VIEW_CALLTREE)
         return instr_views_text(out, s, o, u);
     struct table t = {.ncols = 0};
-    int fn = o->view == INSTR_VIEW_FUNCTIONS || o->view == INSTR_VIEW_MODULES;
-    col(&t, "Calls", 0);
-    if (fn) {
-        col(&t, "Elapsed Incl", 0);
-        col(&t, "Elapsed Excl", 0);
-        col(&t, "App Incl", 0);
-        col(&t, "App Excl", 0);
-        col(&t, "EI%", 0);
-        col(&t, "EE%", 0);
-        col(&t, "AI%", 0);
-        col(&t, "AE%", 0);
-        if (o->view == INSTR_VIEW_FUNCTIONS)
-            col(&t, "External", 0);
-    } else {
-        col(&t, "Elapsed", 0);
-        col(&t, "Application", 0);
-        col(&t, "E%", 0);
-        col(&t, "A%", 0);
-    }
-    if (o->flagged) {
-        col(&t, "Flagged", 0);
-        col(&t, "Flagged Time", 0);
-        if (s->offcpu_exact)
-            col(&t, "Off-CPU", 0);
-    }
-    switch (o->view) {
-    case INSTR_VIEW_FUNCTIONS:
-        /* The name last: C++ names can be long, the columns stay readable. */
-        col(&t, "Module", 1);
-        col(&t, "File:Line", 1);
-        col(&t, "Function", 1);
-        break;
-    case INSTR_VIEW_THREADS:
-        col(&t, "Pid", 0);
-        col(&t, "Thread", 0);
-        col(&t, "Tid", 0);
-        col(&t, "Name", 1);
-        break;
-    case INSTR_VIEW_MODULES:
-        col(&t, "Module", 1);
-        break;
-    case INSTR_VIEW_PROCESSES:
-        col(&t, "Pid", 0);
-        col(&t, "Program", 1);
-        break;
-    default:
-        break;
-    }
+    const struct instr_column *cols[MAX_COLS];
+    for (size_t i = 0; i < instr_ncolumns && t.ncols < MAX_COLS; i++)
+        if (instr_column_shown(&instr_columns[i], o->view, 0, s, o)) {
+            cols[t.ncols] = &instr_columns[i];
+            col(&t, instr_columns[i].title, (instr_columns[i].flags & INSTR_COL_LEFT) != 0);
+        }
     t.nrows = n;
     t.cells = calloc(n * (size_t)t.ncols + 1, sizeof *t.cells);
     if (!t.cells)
         return INSTR_ENOMEM;
     int rc = 0;
+    char buf[4096];
     for (size_t i = 0; i < n; i++) {
-        const struct instr_row *r = &rows[i];
         char **c = &t.cells[i * (size_t)t.ncols];
-        int k = 0;
-        c[k++] = fmt("%" PRIu64, r->v.calls);
-        c[k++] = val(r->v.ei, r->ns[0], u);
-        if (fn)
-            c[k++] = val(r->v.ee, r->ns[1], u);
-        c[k++] = s->no_app ? strdup("n/a") : val(r->v.ai, r->ns[2], u);
-        if (fn)
-            c[k++] = s->no_app ? strdup("n/a") : val(r->v.ae, r->ns[3], u);
-        c[k++] = fmt("%.2f", r->pct[0]);
-        if (fn)
-            c[k++] = fmt("%.2f", r->pct[1]);
-        c[k++] = s->no_app ? strdup("n/a") : fmt("%.2f", r->pct[2]);
-        if (fn)
-            c[k++] = s->no_app ? strdup("n/a") : fmt("%.2f", r->pct[3]);
-        if (o->view == INSTR_VIEW_FUNCTIONS)
-            c[k++] = r->pseudo ? strdup("-") : val(r->v.ext_ei, r->ext_ns[0], u);
-        if (o->flagged) {
-            c[k++] = fmt("%" PRIu64, r->v.flagged_n);
-            c[k++] = val(r->v.flagged_t, r->flagged_ns, u);
-            if (s->offcpu_exact)
-                c[k++] = val(r->v.offcpu_t, r->offcpu_ns, u);
-        }
-        switch (o->view) {
-        case INSTR_VIEW_FUNCTIONS:
-            c[k++] = strdup(r->module[0] ? instr_basename(r->module) : "?");
-            c[k++] = r->file[0] ? fmt("%s:%" PRIu64, instr_basename(r->file), r->line) : strdup("?");
-            c[k++] = strdup(r->name);
-            break;
-        case INSTR_VIEW_THREADS:
-            c[k++] = fmt("%" PRIu64, r->pid);
-            c[k++] = fmt("%u", r->index);
-            c[k++] = fmt("%" PRIu64, r->tid);
-            c[k++] = strdup(r->name);
-            break;
-        case INSTR_VIEW_MODULES:
-            c[k++] = strdup(r->name);
-            break;
-        case INSTR_VIEW_PROCESSES:
-            c[k++] = fmt("%" PRIu64, r->pid);
-            c[k++] = strdup(r->name);
-            break;
-        default:
-            break;
-        }
-        for (int j = 0; j < k; j++)
-            if (!c[j])
+        for (int k = 0; k < t.ncols; k++)
+            if (!(c[k] = strdup(instr_column_cell(cols[k], buf, sizeof buf, s, &rows[i], u, 0))))
                 rc = INSTR_ENOMEM;
     }
     if (!rc)
