@@ -114,7 +114,9 @@ double instr_session_us(const struct instr_session *s, size_t i, uint64_t tick);
 
 /* ---- --diff A B: instr_diff_text/csv/json in formats.h (diff.c) ---- */
 
-/* Shared by the exporters. */
+/* Shared by the exporters (units.c). */
+/* ticks of dump d in ns; NAN without a tick rate. */
+double instr_ticks_ns(const struct instr_dump *d, uint64_t ticks);
 const char *instr_units_name(enum instr_units u);
 /* A value in the chosen unit: ticks as an integer, ns rounded, us/ms with 3 decimals. */
 void instr_fmt_value(char *buf, size_t len, uint64_t ticks, double ns, enum instr_units u);
