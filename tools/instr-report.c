@@ -24,6 +24,14 @@
 
 enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_INPUT = 2, EXIT_WARNED = 3 };
 
+/* The help words of every format of that kind, from the format table. */
+static void help_list(FILE *f, enum instr_format_kind kind)
+{
+    for (size_t i = 0, k = 0; i < instr_nformats; i++)
+        if (instr_formats[i].kind == kind)
+            fprintf(f, "%s%s", k++ ? ", " : "", instr_formats[i].help);
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -42,9 +50,7 @@ static void usage(FILE *f)
             "  --units UNIT     ticks, ns, us, ms (default ms)\n"
             "  --format FORMAT  ",
             instr_sort_columns);
-    for (size_t i = 0, k = 0; i < instr_nformats; i++)
-        if (instr_formats[i].kind == INSTR_FORMAT_REPORT)
-            fprintf(f, "%s%s", k++ ? ", " : "", instr_formats[i].help);
+    help_list(f, INSTR_FORMAT_REPORT);
     fputs("\n"
           "  --limit N        show the first N rows (text, csv)\n"
           "  --flagged        add flagged-interval columns (text, csv)\n"
@@ -54,9 +60,7 @@ static void usage(FILE *f)
           "                   categories @locks @io @alloc @sleep); repeatable\n"
           "  --export FORMAT  ",
           f);
-    for (size_t i = 0, k = 0; i < instr_nformats; i++)
-        if (instr_formats[i].kind == INSTR_FORMAT_EXPORT)
-            fprintf(f, "%s%s", k++ ? ", " : "", instr_formats[i].help);
+    help_list(f, INSTR_FORMAT_EXPORT);
     fputs("\n"
           "  --weight W       folded: elapsed (default) or application exclusive weights\n"
           "  --time-range FROM:TO  chrome: only what overlaps FROM..TO ms since the\n"
