@@ -3,6 +3,7 @@
  * inputs -> build the session -> one writer of the format table. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -434,6 +435,41 @@ static void warn_unused(const struct cli *c)
     }
 }
 
+/* The same dump given twice (an overlapping glob) would count its process
+ * twice: keep the first, say which were left out.  Returns the new count;
+ * paths[i] stays the path of dumps[i]. */
+static size_t drop_duplicates(struct instr_dump *dumps, size_t n, char **paths)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (j < k && !instr_dump_same_process(&dumps[j], &dumps[i]))
+            j++;
+        if (j < k) {
+            fprintf(stderr, PROG ": warning: %s is the same process as %s (pid %" PRIu64 ", same start): counted once\n",
+                    paths[i], paths[j], dumps[i].hdr.pid);
+            instr_dump_close(&dumps[i]);
+            continue;
+        }
+        dumps[k] = dumps[i];
+        paths[k++] = paths[i];
+    }
+    return k;
+}
+
+/* After a text report on a terminal: where to look next. */
+static void hint(const struct cli *c)
+{
+    if (c->export || c->diff || strcmp(c->format->name, "text") || c->outpath || !isatty(STDOUT_FILENO))
+        return;
+    if (c->o.view == INSTR_VIEW_CALLTREE || c->o.view == INSTR_VIEW_CALLERS || c->o.view == INSTR_VIEW_CALLEES)
+        printf("\nNext: --view callers FUNC or --view callees FUNC for one function; "
+               "--export chrome -o run.json for a timeline\n");
+    else
+        printf("\nNext: --view calltree (call paths), --view callers FUNC / callees FUNC (one function), "
+               "--export chrome -o run.json (a timeline); --help for more\n");
+}
+
 /* ---- running it ------------------------------------------------------------- */
 
 static FILE *open_output(const char *outpath)
@@ -568,6 +604,8 @@ int main(int argc, char **argv)
         else
             nd++;
     }
+    if (status == EXIT_OK && !c.diff)
+        nd = drop_duplicates(dumps, nd, c.paths);
     if (status == EXIT_OK && c.diff) {
         status = run_diff(&c, dumps);
         if (status == EXIT_OK && warned)
@@ -582,6 +620,8 @@ int main(int argc, char **argv)
                 status = EXIT_USAGE;
             } else {
                 status = emit(&c, &s, warned);
+                if (status == EXIT_OK || status == EXIT_WARNED)
+                    hint(&c);
             }
             instr_session_free(&s);
         }

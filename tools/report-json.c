@@ -64,6 +64,10 @@ static void program(struct instr_json *j, const struct instr_session *s, size_t 
     instr_json_key_str(j, "detector_sees", instr_os_bits_str(d->hdr.detector_sees, bits, sizeof bits));
     instr_json_key_str(j, "detector_sees_text", sees);
     instr_json_key_str(j, "detector_not_seen_text", unseen);
+    if (instr_dump_exited(d)) /* the status passed to exit() */
+        instr_json_key_num(j, "exit_status", "%.0f", d->hdr.exit_status);
+    else
+        instr_json_key_null(j, "exit_status");
     instr_json_key_u64(j, "end_signal", d->hdr.end_signal);
     instr_json_key_u64(j, "open_frames_at_end", s->profiles[i].repairs.incomplete);
     instr_json_close(j);

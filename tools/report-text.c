@@ -1,4 +1,5 @@
 /* report-text.c - the human report: header lines and an aligned table. */
+#define _GNU_SOURCE /* asprintf */
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -53,15 +54,132 @@ static void print_table(FILE *out, const struct table *t)
     }
 }
 
-static void print_header(FILE *out, const struct instr_session *s, enum instr_units u)
+/* ---- header lines shared by processes ------------------------------------------ */
+
+/* Up to this many processes, each has its own Program line. */
+#define GROUP_PROGRAMS 8
+
+/* How process d ended, for its Program line: ", exit status N" after
+ * exit(), "" otherwise (an Ended: line says how it ended). */
+static const char *exit_text(const struct instr_dump *d, char *buf, size_t len)
+{
+    if (!instr_dump_exited(d))
+        return "";
+    snprintf(buf, len, ", exit status %d", d->hdr.exit_status);
+    return buf;
+}
+
+/* A header line (or block) of process i, without its pid: the processes
+ * with the same text share one.  first: the text before which the
+ * processes are named (the end of the first line); NULL: the end. */
+typedef char *(*header_text)(const struct instr_session *s, size_t i, size_t *first);
+
+static char *program_line(const struct instr_session *s, size_t i, size_t *first)
+{
+    const struct instr_dump *d = &s->dumps[i];
+    char st[64], *t = NULL;
+    const char *fork = (d->hdr.flags & INSTR_DUMP_FORK_CHILD) ? "forked child" : "";
+    const char *ex = exit_text(d, st, sizeof st);
+    if (asprintf(&t, "Program:    %s%s%s%s%s", d->hdr.exe_path, *fork || *ex ? " (" : "", fork,
+                 *fork ? ex : ex + (*ex ? 2 : 0), *fork || *ex ? ")" : "") < 0)
+        return NULL;
+    *first = strlen(t);
+    return t;
+}
+
+static char *tick_line(const struct instr_session *s, size_t i, size_t *first)
+{
+    const struct instr_dump *d = &s->dumps[i];
+    char *t = NULL;
+    if (asprintf(&t, "Tick rate:  %.6f GHz%s", d->tick_hz / 1e9,
+                 (d->hdr.flags & INSTR_DUMP_TSC_INVARIANT) ? " (invariant TSC)"
+                                                            : " (TSC not known invariant: times assume a constant rate)") < 0)
+        return NULL;
+    *first = strlen(t);
+    return t;
+}
+
+/* The detector line, then what it sees and does not see. */
+static char *detector_block(const struct instr_session *s, size_t i, size_t *first)
+{
+    const struct instr_dump *d = &s->dumps[i];
+    char sees[400], unseen[400], set[128], *t = NULL;
+    instr_detector_text(d, sees, sizeof sees, unseen, sizeof unseen);
+    int n = asprintf(&t, "Detector:   %s%s%s%s", instr_detector_set_name(d, set, sizeof set),
+                     d->hdr.detector_detail[0] ? " [" : "", d->hdr.detector_detail,
+                     d->hdr.detector_detail[0] ? "]" : "");
+    if (n < 0)
+        return NULL;
+    *first = (size_t)n;
+    if (d->hdr.flags & INSTR_DUMP_NO_TRANSITIONS)
+        return t; /* nothing was watched: the Application line says so */
+    char *b = NULL;
+    n = asprintf(&b, "%s\n  sees:     %s%s%s", t, sees, unseen[0] ? "\n  not seen: " : "", unseen);
+    free(t);
+    return n < 0 ? NULL : b;
+}
+
+/* Each distinct text of f once, in the order of the first process having
+ * it, followed by the processes sharing it: "(pid P)" for one, "(N
+ * processes: pids P, Q...)" for more (the first 8 pids). */
+static int grouped(FILE *out, const struct instr_session *s, header_text f)
+{
+    size_t n = s->ndumps;
+    char **text = calloc(n + 1, sizeof *text);
+    size_t *first = calloc(n + 1, sizeof *first);
+    int rc = text && first ? 0 : INSTR_ENOMEM;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (!(text[i] = f(s, i, &first[i])))
+            rc = INSTR_ENOMEM;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (!text[i])
+            continue; /* printed with an earlier process */
+        size_t k = 0;
+        for (size_t j = i + 1; j < n; j++)
+            k += text[j] && !strcmp(text[j], text[i]);
+        fwrite(text[i], 1, first[i], out);
+        if (n > 1 && !k) {
+            fprintf(out, " (pid %" PRIu64 ")", s->dumps[i].hdr.pid);
+        } else if (n > 1) {
+            fprintf(out, " (%zu processes: pids %" PRIu64, k + 1, s->dumps[i].hdr.pid);
+            size_t shown = 1;
+            for (size_t j = i + 1; j < n; j++) {
+                if (!text[j] || strcmp(text[j], text[i]))
+                    continue;
+                if (shown++ < 8)
+                    fprintf(out, ", %" PRIu64, s->dumps[j].hdr.pid);
+                if (j > i) {
+                    free(text[j]);
+                    text[j] = NULL;
+                }
+            }
+            fputs(shown > 8 ? ", ...)" : ")", out);
+        }
+        fprintf(out, "%s\n", text[i] + first[i]);
+        free(text[i]);
+        text[i] = NULL;
+    }
+    for (size_t i = 0; text && i < n; i++)
+        free(text[i]);
+    free(text);
+    free(first);
+    return rc;
+}
+
+static int print_header(FILE *out, const struct instr_session *s, enum instr_units u)
 {
     char a[64], b[64];
     fprintf(out, "instr report (units: %s)\n", instr_units_name(u));
-    for (size_t i = 0; i < s->ndumps; i++) {
+    /* A few processes: a line each; more: one per program and way it ended. */
+    for (size_t i = 0; s->ndumps <= GROUP_PROGRAMS && i < s->ndumps; i++) {
         const struct instr_dump *d = &s->dumps[i];
-        fprintf(out, "Program:    %s (pid %" PRIu64 ", ppid %" PRIu64 "%s)\n", d->hdr.exe_path, d->hdr.pid,
-                d->hdr.ppid, (d->hdr.flags & INSTR_DUMP_FORK_CHILD) ? ", forked child" : "");
+        char st[64];
+        fprintf(out, "Program:    %s (pid %" PRIu64 ", ppid %" PRIu64 "%s%s)\n", d->hdr.exe_path, d->hdr.pid,
+                d->hdr.ppid, (d->hdr.flags & INSTR_DUMP_FORK_CHILD) ? ", forked child" : "",
+                exit_text(d, st, sizeof st));
     }
+    if (s->ndumps > GROUP_PROGRAMS && grouped(out, s, program_line) < 0)
+        return INSTR_ENOMEM;
     for (size_t i = 0; i < s->ndumps; i++) {
         /* A process that did not exit: say how it ended and what was cut. */
         const struct instr_dump *d = &s->dumps[i];
@@ -81,34 +199,13 @@ static void print_header(FILE *out, const struct instr_session *s, enum instr_un
     fprintf(out, "Threads:    %zu\n", s->nthreads);
     if (s->have_rate) {
         fprintf(out, "Duration:   %.3f ms\n", s->duration_ns / 1e6);
-        for (size_t i = 0; i < s->ndumps; i++) {
-            const struct instr_dump *d = &s->dumps[i];
-            fprintf(out, "Tick rate:  %.6f GHz%s%s\n", d->tick_hz / 1e9,
-                    (d->hdr.flags & INSTR_DUMP_TSC_INVARIANT) ? " (invariant TSC)"
-                                                               : " (TSC not known invariant: times assume a constant rate)",
-                    s->ndumps > 1 ? "" : "");
-        }
+        if (grouped(out, s, tick_line) < 0)
+            return INSTR_ENOMEM;
     } else {
         fprintf(out, "Tick rate:  unknown (values in ticks)\n");
     }
-    for (size_t i = 0; i < s->ndumps; i++) {
-        const struct instr_dump *d = &s->dumps[i];
-        char sees[400], unseen[400];
-        instr_detector_text(d, sees, sizeof sees, unseen, sizeof unseen);
-        char set[128];
-        fprintf(out, "Detector:   %s", instr_detector_set_name(d, set, sizeof set));
-        if (d->hdr.detector_detail[0])
-            fprintf(out, " [%s]", d->hdr.detector_detail);
-        if (s->ndumps > 1)
-            fprintf(out, " (pid %" PRIu64 ")", d->hdr.pid);
-        if (d->hdr.flags & INSTR_DUMP_NO_TRANSITIONS) {
-            fputc('\n', out); /* nothing was watched: the Application line says so */
-            continue;
-        }
-        fprintf(out, "\n  sees:     %s\n", sees);
-        if (unseen[0])
-            fprintf(out, "  not seen: %s\n", unseen);
-    }
+    if (grouped(out, s, detector_block) < 0)
+        return INSTR_ENOMEM;
     const struct instr_repairs *r = &s->repairs;
     uint64_t unwound = r->unwound[0] + r->unwound[1] + r->unwound[2] + r->unwound[3];
     fprintf(out,
@@ -138,6 +235,7 @@ static void print_header(FILE *out, const struct instr_session *s, enum instr_un
         snprintf(b, sizeof b, "n/a");
     }
     fprintf(out, "Totals:     Elapsed %s, Application %s (%s)\n\n", a, b, instr_units_name(u));
+    return 0;
 }
 
 int instr_report_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
@@ -148,7 +246,9 @@ int instr_report_text(FILE *out, const struct instr_session *s, const struct ins
     instr_view_rows(s, o->view, &rows, &n);
     if (o->limit && n > o->limit)
         n = o->limit;
-    print_header(out, s, u);
+    int hrc = print_header(out, s, u);
+    if (hrc < 0)
+        return hrc;
     if (o->view >= INSTR_VIEW_CALLTREE)
         return instr_views_text(out, s, o, u);
     struct table t = {.ncols = 0};

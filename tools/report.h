@@ -121,6 +121,12 @@ const char *instr_units_name(enum instr_units u);
 /* A value in the chosen unit: ticks as an integer, ns rounded, us/ms with 3 decimals. */
 void instr_fmt_value(char *buf, size_t len, uint64_t ticks, double ns, enum instr_units u);
 const char *instr_basename(const char *path);
+/* Whether d's process exited through exit() with hdr.exit_status (not
+ * for inputs converted from formats that do not record it). */
+int instr_dump_exited(const struct instr_dump *d);
+/* Whether a and b are dumps of the same process (the same dump given
+ * twice): same pid, program and start (ticks and clocks). */
+int instr_dump_same_process(const struct instr_dump *a, const struct instr_dump *b);
 /* What the detector of d sees and does not see, as two phrases. */
 void instr_detector_text(const struct instr_dump *d, char *sees, size_t slen, char *unseen, size_t ulen);
 /* The backends that ran, joined by '+' (the header's detector_set, else its detector). */

@@ -90,3 +90,15 @@ const char *instr_detector_set_name(const struct instr_dump *d, char *buf, size_
             n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "+" : "", instr_detector_name(k));
     return buf;
 }
+
+int instr_dump_exited(const struct instr_dump *d)
+{
+    return (d->hdr.flags & (INSTR_DUMP_COMPLETE | INSTR_DUMP_NO_TRANSITIONS)) == INSTR_DUMP_COMPLETE;
+}
+
+int instr_dump_same_process(const struct instr_dump *a, const struct instr_dump *b)
+{
+    return a->hdr.pid == b->hdr.pid && a->hdr.start_tsc == b->hdr.start_tsc &&
+           a->hdr.start_mono_ns == b->hdr.start_mono_ns && a->hdr.start_real_ns == b->hdr.start_real_ns &&
+           !strcmp(a->hdr.exe_path, b->hdr.exe_path);
+}

@@ -94,4 +94,45 @@ sed 's/flags=complete,tsc_invariant/flags=complete chunk_size=256/' "$src/traces
 size=$(wc -c <"$work/small.instr")
 head -c $((size - 100)) "$work/small.instr" >"$work/cut.instr"
 run 3 "$R" "$work/cut.instr"; prefixed instr-report
+
+# Options the chosen view or format does not read: a warning, exit 0.
+run 0 "$R" --depth 3 "$work/n.instr"
+grep -q "^instr-report: warning: --depth does nothing without --view calltree" "$work/err" || bad "--depth: no warning"
+run 0 "$R" --weight application --format csv "$work/n.instr"
+grep -q "^instr-report: warning: --weight does nothing without --export folded" "$work/err" || bad "--weight: no warning"
+run 0 "$R" --depth 3 --view calltree "$work/n.instr"
+[ -s "$work/err" ] && bad "--depth with --view calltree warned: $(cat "$work/err")"
+
+# The same dump twice (an overlapping glob) is counted once, with a warning.
+run 0 "$R" --units ticks --format json "$work/n.instr" "$work/n.instr"
+cmp -s "$work/out" "$work/a.json" || bad "a dump given twice is not counted once"
+grep -q "^instr-report: warning: .*n.instr is the same process as .*n.instr (pid 100, same start): counted once" \
+    "$work/err" || bad "no duplicate warning: $(cat "$work/err")"
+
+# What to look at next: after a text report on a terminal only.
+run 0 "$R" "$work/n.instr"
+grep -q "^Next:" "$work/out" && bad "hint printed into a pipe"
+python3 - "$R" "$work/n.instr" <<'PY' || fail=1
+import os, pty, sys
+def on_tty(*args):
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(sys.argv[1], [sys.argv[1], *args])
+    out = b""
+    while True:
+        try:
+            d = os.read(fd, 4096)
+        except OSError:
+            break
+        if not d:
+            break
+        out += d
+    os.waitpid(pid, 0)
+    return out.decode()
+lines = on_tty(sys.argv[2]).splitlines()
+if not lines or not lines[-1].startswith("Next: --view calltree"):
+    sys.exit("FAIL: no hint on a terminal: %r" % lines[-2:])
+if "Next:" in on_tty("--format", "csv", sys.argv[2]):
+    sys.exit("FAIL: hint after CSV")
+PY
 exit $fail
