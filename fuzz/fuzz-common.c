@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "dump-reader.h"
+#include "formats.h"
 #include "report.h"
 #include "text-trace.h"
 
@@ -44,19 +45,16 @@ void instr_fuzz_read_dump(const char *path)
     instr_text_write(null, &d, &nbad, err, sizeof err);
     struct instr_session s;
     if (instr_session_build(&s, &d, 1, err, sizeof err) == 0) {
-        static const instr_exporter exporters[] = {instr_report_text, instr_report_csv, instr_report_json};
-        for (int v = INSTR_VIEW_FUNCTIONS; v <= INSTR_VIEW_PROCESSES; v++)
-            for (size_t e = 0; e < sizeof exporters / sizeof exporters[0]; e++) {
-                struct instr_report_opts o = {.units = e ? INSTR_UNITS_NS : INSTR_UNITS_MS,
-                                              .view = (enum instr_view)v, .flagged = 1};
-                exporters[e](null, &s, &o);
+        /* Every row of the format table: reports in every table view,
+         * exports (timelines, trees, names in other syntaxes) once. */
+        for (size_t f = 0; f < instr_nformats; f++) {
+            const struct instr_format *fm = &instr_formats[f];
+            int report = fm->kind == INSTR_FORMAT_REPORT;
+            for (int v = INSTR_VIEW_FUNCTIONS; v <= (report ? INSTR_VIEW_PROCESSES : INSTR_VIEW_FUNCTIONS); v++) {
+                struct instr_report_opts o = {.units = report && f == 0 ? INSTR_UNITS_MS : INSTR_UNITS_NS,
+                                              .view = (enum instr_view)v, .flagged = report, .to_us = -1};
+                fm->write(null, &s, &o);
             }
-        /* The exchange formats: timelines, trees, names in other syntaxes. */
-        static const instr_exporter exports[] = {instr_export_visualiser, instr_export_chrome,
-                                                 instr_export_callgrind, instr_export_folded};
-        for (size_t e = 0; e < sizeof exports / sizeof exports[0]; e++) {
-            struct instr_report_opts o = {.units = INSTR_UNITS_NS, .to_us = -1};
-            exports[e](null, &s, &o);
         }
         instr_session_sort(&s, "name");
         instr_session_free(&s);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats.h"
 #include "report.h"
 
 #define NV 5 /* ei ee ai ae calls */
@@ -69,12 +70,32 @@ static void fmt(char *buf, size_t len, double x, int ns, enum instr_units u, int
         snprintf(buf, len, f, u == INSTR_UNITS_US ? x / 1e3 : x / 1e6);
 }
 
-int instr_diff_write(FILE *out, int format, const struct instr_session *a, const struct instr_session *b,
-                     const char *column, double threshold, enum instr_units u)
+/* One --diff table, computed once, then written by one of the styles below. */
+struct dtable {
+    const struct instr_session *a, *b;
+    struct drow *rows;
+    size_t nr;
+    int col;             /* the sorted value */
+    int ns;              /* values in ns (else ticks) */
+    int no_app;          /* Application values unavailable */
+    double threshold;    /* percent of A's total */
+    enum instr_units un; /* as shown */
+    struct instr_json *j; /* JSON: the writer */
+};
+
+struct dstyle {
+    void (*begin)(FILE *out, const struct dtable *t);
+    void (*row)(FILE *out, const struct dtable *t, const struct drow *d, const double *ch, size_t shown);
+    void (*end)(FILE *out, const struct dtable *t, size_t shown);
+};
+
+static const char *const cols[NV] = {"ei", "ee", "ai", "ae", "calls"};
+static const char *const names[NV] = {"elapsed_inclusive", "elapsed_exclusive", "application_inclusive",
+                                      "application_exclusive", "calls"};
+
+static int diff_write(FILE *out, const struct dstyle *st, const struct instr_session *a,
+                      const struct instr_session *b, const char *column, double threshold, enum instr_units u)
 {
-    static const char *const cols[NV] = {"ei", "ee", "ai", "ae", "calls"};
-    static const char *const names[NV] = {"elapsed_inclusive", "elapsed_exclusive", "application_inclusive",
-                                          "application_exclusive", "calls"};
     int col = -1;
     for (int i = 0; i < NV; i++)
         if (!strcmp(column, cols[i]))
@@ -111,32 +132,10 @@ int instr_diff_write(FILE *out, int format, const struct instr_session *a, const
         for (size_t i = 0; i < a->nfunctions; i++)
             total += (double)a->functions[i].v.calls;
     double limit = threshold / 100.0 * total;
-    enum instr_units un = ns ? u : INSTR_UNITS_TICKS;
-    const char *unit = instr_units_name(un);
-    char x[64], y[64], z[64];
-
-    if (format == 2) {
-        fputs("{\n  \"diff\": {\"a\": ", out);
-        instr_json_str(out, a->ndumps ? a->dumps[0].path : "");
-        fputs(", \"b\": ", out);
-        instr_json_str(out, b->ndumps ? b->dumps[0].path : "");
-        fprintf(out, ", \"sort\": \"%s\", \"threshold_pct\": %.4f, \"unit\": \"%s\"},\n  \"functions\": [", cols[col],
-                threshold, ns ? "ns" : "ticks");
-    } else if (format == 1) {
-        fputs("function,mangled,module,in_a,in_b", out);
-        for (int i = 0; i < NV; i++)
-            fprintf(out, ",%s_a,%s_b,%s_change", names[i], names[i], names[i]);
-        fputc('\n', out);
-    } else {
-        fprintf(out, "instr diff (units: %s; sorted by the change of %s", unit, cols[col]);
-        if (threshold > 0)
-            fprintf(out, ", changes below %.2f%% of A's total hidden", threshold);
-        fprintf(out, ")\nA: %s\nB: %s\n", a->ndumps ? a->dumps[0].path : "", b->ndumps ? b->dumps[0].path : "");
-        if (no_app)
-            fprintf(out, "Application: %s\n", instr_no_app_reason);
-        fprintf(out, "\n%14s %14s %14s %14s %14s %10s %10s  %s\n", "EI A", "EI B", "EI change", "EE change",
-                "AI change", "Calls A", "Calls B", "Function");
-    }
+    struct instr_json j;
+    instr_json_init(&j, out);
+    const struct dtable t = {a, b, rows, nr, col, ns, no_app, threshold, ns ? u : INSTR_UNITS_TICKS, &j};
+    st->begin(out, &t);
     size_t shown = 0;
     for (size_t i = 0; i < nr; i++) {
         const struct drow *d = &rows[i];
@@ -145,56 +144,151 @@ int instr_diff_write(FILE *out, int format, const struct instr_session *a, const
             ch[k] = d->v[1][k] - d->v[0][k];
         if (fabs(ch[col]) < limit || (threshold > 0 && ch[col] == 0))
             continue;
-        if (format == 2) {
-            fprintf(out, "%s\n    {\"name\": ", shown ? "," : "");
-            instr_json_str(out, d->any->name);
-            fputs(", \"mangled\": ", out);
-            instr_json_str(out, d->any->mangled);
-            fputs(", \"module\": ", out);
-            instr_json_str(out, module_name(d->any));
-            fprintf(out, ", \"in_a\": %s, \"in_b\": %s", d->in[0] ? "true" : "false", d->in[1] ? "true" : "false");
-            for (int k = 0; k < NV; k++) {
-                if (no_app && (k == 2 || k == 3))
-                    fprintf(out, ", \"%s_a\": null, \"%s_b\": null, \"%s_change\": null", names[k], names[k], names[k]);
-                else
-                    fprintf(out, ", \"%s_a\": %.0f, \"%s_b\": %.0f, \"%s_change\": %.0f", names[k], d->v[0][k],
-                            names[k], d->v[1][k], names[k], ch[k]);
-            }
-            fputc('}', out);
-        } else if (format == 1) {
-            fputc('"', out);
-            for (const char *c = d->any->name; *c; c++)
-                fputs(*c == '"' ? "\"\"" : (char[2]){*c, 0}, out);
-            fprintf(out, "\",%s,%s,%d,%d", d->any->mangled, module_name(d->any), d->in[0], d->in[1]);
-            for (int k = 0; k < NV; k++) {
-                if (no_app && (k == 2 || k == 3)) {
-                    fputs(",,,", out);
-                    continue;
-                }
-                fmt(x, sizeof x, d->v[0][k], ns && k < 4, un, 0);
-                fmt(y, sizeof y, d->v[1][k], ns && k < 4, un, 0);
-                fmt(z, sizeof z, ch[k], ns && k < 4, un, 1);
-                fprintf(out, ",%s,%s,%s", x, y, z);
-            }
-            fputc('\n', out);
-        } else {
-            char e[64], ai[64];
-            fmt(x, sizeof x, d->v[0][0], ns, un, 0);
-            fmt(y, sizeof y, d->v[1][0], ns, un, 0);
-            fmt(z, sizeof z, ch[0], ns, un, 1);
-            fmt(e, sizeof e, ch[1], ns, un, 1);
-            if (no_app)
-                snprintf(ai, sizeof ai, "n/a");
-            else
-                fmt(ai, sizeof ai, ch[2], ns, un, 1);
-            fprintf(out, "%14s %14s %14s %14s %14s %10.0f %10.0f  %s%s\n", x, y, z, e, ai, d->v[0][4], d->v[1][4],
-                    d->any->name, !d->in[0] ? " (only in B)" : !d->in[1] ? " (only in A)" : "");
-        }
+        st->row(out, &t, d, ch, shown);
         shown++;
     }
-    if (format == 2)
-        fputs(shown ? "\n  ]\n}\n" : "]\n}\n", out);
+    st->end(out, &t, shown);
     free(refs);
     free(rows);
     return 0;
+}
+
+static const char *input_path(const struct instr_session *s)
+{
+    return s->ndumps ? s->dumps[0].path : "";
+}
+
+/* ---- text ---- */
+
+static void text_begin(FILE *out, const struct dtable *t)
+{
+    fprintf(out, "instr diff (units: %s; sorted by the change of %s", instr_units_name(t->un), cols[t->col]);
+    if (t->threshold > 0)
+        fprintf(out, ", changes below %.2f%% of A's total hidden", t->threshold);
+    fprintf(out, ")\nA: %s\nB: %s\n", input_path(t->a), input_path(t->b));
+    if (t->no_app)
+        fprintf(out, "Application: %s\n", instr_no_app_reason);
+    fprintf(out, "\n%14s %14s %14s %14s %14s %10s %10s  %s\n", "EI A", "EI B", "EI change", "EE change",
+            "AI change", "Calls A", "Calls B", "Function");
+}
+
+static void text_row(FILE *out, const struct dtable *t, const struct drow *d, const double *ch, size_t shown)
+{
+    char x[64], y[64], z[64], e[64], ai[64];
+    (void)shown;
+    fmt(x, sizeof x, d->v[0][0], t->ns, t->un, 0);
+    fmt(y, sizeof y, d->v[1][0], t->ns, t->un, 0);
+    fmt(z, sizeof z, ch[0], t->ns, t->un, 1);
+    fmt(e, sizeof e, ch[1], t->ns, t->un, 1);
+    if (t->no_app)
+        snprintf(ai, sizeof ai, "n/a");
+    else
+        fmt(ai, sizeof ai, ch[2], t->ns, t->un, 1);
+    fprintf(out, "%14s %14s %14s %14s %14s %10.0f %10.0f  %s%s\n", x, y, z, e, ai, d->v[0][4], d->v[1][4],
+            d->any->name, !d->in[0] ? " (only in B)" : !d->in[1] ? " (only in A)" : "");
+}
+
+static void no_end(FILE *out, const struct dtable *t, size_t shown)
+{
+    (void)out, (void)t, (void)shown;
+}
+
+/* ---- CSV ---- */
+
+static void csv_begin(FILE *out, const struct dtable *t)
+{
+    (void)t;
+    fputs("function,mangled,module,in_a,in_b", out);
+    for (int i = 0; i < NV; i++)
+        fprintf(out, ",%s_a,%s_b,%s_change", names[i], names[i], names[i]);
+    fputc('\n', out);
+}
+
+static void csv_row(FILE *out, const struct dtable *t, const struct drow *d, const double *ch, size_t shown)
+{
+    char x[64], y[64], z[64];
+    (void)shown;
+    fputc('"', out);
+    for (const char *c = d->any->name; *c; c++)
+        fputs(*c == '"' ? "\"\"" : (char[2]){*c, 0}, out);
+    fprintf(out, "\",%s,%s,%d,%d", d->any->mangled, module_name(d->any), d->in[0], d->in[1]);
+    for (int k = 0; k < NV; k++) {
+        if (t->no_app && (k == 2 || k == 3)) {
+            fputs(",,,", out);
+            continue;
+        }
+        fmt(x, sizeof x, d->v[0][k], t->ns && k < 4, t->un, 0);
+        fmt(y, sizeof y, d->v[1][k], t->ns && k < 4, t->un, 0);
+        fmt(z, sizeof z, ch[k], t->ns && k < 4, t->un, 1);
+        fprintf(out, ",%s,%s,%s", x, y, z);
+    }
+    fputc('\n', out);
+}
+
+/* ---- JSON ---- */
+
+static void json_begin(FILE *out, const struct dtable *t)
+{
+    (void)out;
+    instr_json_open(t->j, NULL, '{', INSTR_JSON_LINES);
+    instr_json_open(t->j, "diff", '{', INSTR_JSON_INLINE);
+    instr_json_key_str(t->j, "a", input_path(t->a));
+    instr_json_key_str(t->j, "b", input_path(t->b));
+    instr_json_key_str(t->j, "sort", cols[t->col]);
+    instr_json_key_num(t->j, "threshold_pct", "%.4f", t->threshold);
+    instr_json_key_str(t->j, "unit", t->ns ? "ns" : "ticks");
+    instr_json_close(t->j);
+    instr_json_open(t->j, "functions", '[', INSTR_JSON_LINES);
+}
+
+static void json_row(FILE *out, const struct dtable *t, const struct drow *d, const double *ch, size_t shown)
+{
+    char key[64];
+    (void)out, (void)shown;
+    instr_json_open(t->j, NULL, '{', INSTR_JSON_INLINE);
+    instr_json_key_str(t->j, "name", d->any->name);
+    instr_json_key_str(t->j, "mangled", d->any->mangled);
+    instr_json_key_str(t->j, "module", module_name(d->any));
+    instr_json_key_bool(t->j, "in_a", d->in[0]);
+    instr_json_key_bool(t->j, "in_b", d->in[1]);
+    for (int k = 0; k < NV; k++) {
+        int na = t->no_app && (k == 2 || k == 3); /* unavailable: null */
+        snprintf(key, sizeof key, "%s_a", names[k]);
+        instr_json_key_num(t->j, key, "%.0f", na ? NAN : d->v[0][k]);
+        snprintf(key, sizeof key, "%s_b", names[k]);
+        instr_json_key_num(t->j, key, "%.0f", na ? NAN : d->v[1][k]);
+        snprintf(key, sizeof key, "%s_change", names[k]);
+        instr_json_key_num(t->j, key, "%.0f", na ? NAN : ch[k]);
+    }
+    instr_json_close(t->j);
+}
+
+static void json_end(FILE *out, const struct dtable *t, size_t shown)
+{
+    (void)shown;
+    instr_json_close(t->j); /* functions */
+    instr_json_close(t->j);
+    fputc('\n', out);
+}
+
+/* The --diff writers of the format table (formats.c). */
+int instr_diff_text(FILE *out, const struct instr_session *a, const struct instr_session *b, const char *column,
+                    double threshold, enum instr_units u)
+{
+    static const struct dstyle st = {text_begin, text_row, no_end};
+    return diff_write(out, &st, a, b, column, threshold, u);
+}
+
+int instr_diff_csv(FILE *out, const struct instr_session *a, const struct instr_session *b, const char *column,
+                   double threshold, enum instr_units u)
+{
+    static const struct dstyle st = {csv_begin, csv_row, no_end};
+    return diff_write(out, &st, a, b, column, threshold, u);
+}
+
+int instr_diff_json(FILE *out, const struct instr_session *a, const struct instr_session *b, const char *column,
+                    double threshold, enum instr_units u)
+{
+    static const struct dstyle st = {json_begin, json_row, json_end};
+    return diff_write(out, &st, a, b, column, threshold, u);
 }

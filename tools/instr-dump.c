@@ -5,11 +5,20 @@
  *
  * Exit codes: 0 ok, 1 usage, 2 input unusable, 3 printed with warnings.
  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "dump-reader.h"
 #include "text-trace.h"
+
+#ifndef INSTR_VERSION
+#define INSTR_VERSION "unknown"
+#endif
+
+#define PROG "instr-dump"
 
 static void usage(FILE *f)
 {
@@ -17,70 +26,94 @@ static void usage(FILE *f)
           "       instr-dump --from-text TRACE.txt -o OUT.instr\n"
           "Prints a dump in its text form (tools/README-text-format.md), or builds a\n"
           "binary dump from that text form ('-' reads standard input).\n"
+          "\n"
+          "  --from-text FILE    build a dump from the text form in FILE\n"
+          "  -o, --output FILE   the dump --from-text writes\n"
+          "  -h, --help          this text\n"
+          "  --version           the version\n"
+          "\n"
           "Exit codes: 0 ok, 1 usage, 2 input unusable, 3 printed with warnings.\n",
           f);
 }
 
+static int usage_error(const char *what)
+{
+    fprintf(stderr, PROG ": %s; try '" PROG " --help'\n", what);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
+    enum { OPT_FROM_TEXT = 256, OPT_VERSION };
+    static const struct option long_opts[] = {
+        {"from-text", required_argument, NULL, OPT_FROM_TEXT},
+        {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0},
+    };
     const char *from = NULL, *out = NULL, *dump = NULL;
     char err[512];
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+    argv[0] = (char *)PROG; /* getopt's messages start with it */
+    int opt;
+    while ((opt = getopt_long(argc, argv, "ho:", long_opts, NULL)) != -1) {
+        switch (opt) {
+        case 'h':
             usage(stdout);
             return 0;
-        } else if (!strcmp(argv[i], "--from-text") && i + 1 < argc) {
-            from = argv[++i];
-        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-            out = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "instr-dump: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return 1;
-        } else if (!dump) {
-            dump = argv[i];
-        } else {
-            usage(stderr);
+        case OPT_VERSION:
+            printf(PROG " (instr) %s\n", INSTR_VERSION);
+            return 0;
+        case OPT_FROM_TEXT:
+            from = optarg;
+            break;
+        case 'o':
+            out = optarg;
+            break;
+        default:
+            fprintf(stderr, PROG ": try '" PROG " --help' for more information\n");
             return 1;
         }
     }
+    if (optind < argc)
+        dump = argv[optind++];
+    if (optind < argc)
+        return usage_error("one dump at a time");
     if (from) {
-        if (!out || dump) {
-            usage(stderr);
-            return 1;
-        }
+        if (!out || dump)
+            return usage_error("--from-text takes -o OUT and no dump");
         FILE *in = strcmp(from, "-") ? fopen(from, "r") : stdin;
         if (!in) {
-            perror(from);
+            fprintf(stderr, PROG ": %s: %s\n", from, strerror(errno));
             return 2;
         }
         int rc = instr_text_to_dump(in, from, out, err, sizeof err);
         if (in != stdin)
             fclose(in);
         if (rc < 0) {
-            fprintf(stderr, "instr-dump: %s\n", err);
+            fprintf(stderr, PROG ": %s\n", err);
             remove(out);
             return 2;
         }
         return 0;
     }
-    if (!dump || out) {
-        usage(stderr);
-        return 1;
-    }
+    if (!dump)
+        return usage_error("no dump");
+    if (out && strcmp(out, "-"))
+        return usage_error("-o is for --from-text (the text form goes to standard output)");
     struct instr_dump d;
     if (instr_dump_open(&d, dump, err, sizeof err) < 0) {
-        fprintf(stderr, "instr-dump: %s\n", err);
+        fprintf(stderr, PROG ": %s\n", err);
         return 2;
     }
     size_t nbad = 0;
     int rc = instr_text_write(stdout, &d, &nbad, err, sizeof err);
     int warned = d.nwarnings || nbad;
     for (size_t i = 0; i < d.nwarnings; i++)
-        fprintf(stderr, "instr-dump: warning: %s\n", d.warnings[i]);
+        fprintf(stderr, PROG ": warning: %s\n", d.warnings[i]);
     instr_dump_close(&d);
     if (fflush(stdout) != 0 || rc < 0) {
-        fprintf(stderr, "instr-dump: %s\n", rc < 0 ? err : "write error");
+        fprintf(stderr, PROG ": %s\n", rc < 0 ? err : "write error");
         return 2;
     }
     return warned ? 3 : 0;

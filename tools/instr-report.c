@@ -1,18 +1,37 @@
 /* instr-report - the four values of data-values.md for one or more dumps.
- * A thin main: options, then reader -> session -> one exporter. */
+ * A thin main: options (GNU getopt_long) into a struct, then open the
+ * inputs -> build the session -> one writer of the format table. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "dump-reader.h"
-#include "progress.h"
 #include "exclusions.h"
+#include "formats.h"
 #include "import-visualiser.h"
+#include "progress.h"
 #include "report.h"
 
+#ifndef INSTR_VERSION
+#define INSTR_VERSION "unknown"
+#endif
+
+#define PROG "instr-report"
+
 enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_INPUT = 2, EXIT_WARNED = 3 };
+
+/* The help words of every format of that kind, from the format table. */
+static void help_list(FILE *f, enum instr_format_kind kind)
+{
+    for (size_t i = 0, k = 0; i < instr_nformats; i++)
+        if (instr_formats[i].kind == kind)
+            fprintf(f, "%s%s", k++ ? ", " : "", instr_formats[i].help);
+}
 
 static void usage(FILE *f)
 {
@@ -30,30 +49,38 @@ static void usage(FILE *f)
             "  --sort COLUMN    %s\n"
             "                   (numbers descending, names ascending; default ei)\n"
             "  --units UNIT     ticks, ns, us, ms (default ms)\n"
-            "  --format FORMAT  text (default), csv, json (json has every view)\n"
-            "  --limit N        show the first N rows (text, csv)\n"
-            "  --flagged        add flagged-interval columns (text, csv)\n"
-            "  --not-application=PATTERN|@CATEGORY[,...]\n"
-            "                   intervals with a matching function on the stack are not\n"
-            "                   Application time (globs on mangled and demangled names;\n"
-            "                   categories @locks @io @alloc @sleep); repeatable\n"
-            "  --export FORMAT  visualiser, chrome (trace event JSON), callgrind, folded\n"
-            "  --weight W       folded: elapsed (default) or application exclusive weights\n"
-            "  --time-range FROM:TO  chrome: only what overlaps FROM..TO ms since the\n"
-            "                   session's start (either may be empty)\n"
-            "  --min-duration US  chrome: leave out calls shorter than US microseconds\n"
-            "  --split-size MB  chrome: end a file at about MB megabytes and go on in\n"
-            "                   FILE.2.json, FILE.3.json... (needs -o FILE)\n"
-            "  --diff A B       per-function change from A to B, sorted by the absolute\n"
-            "                   change of --sort (ei, ee, ai, ae, calls); --threshold PCT\n"
-            "                   hides changes below PCT %% of A's total\n"
-            "  -o FILE          write to FILE instead of standard output\n"
-            "  --help           this text\n"
-            "\n"
-            "Exit codes: 0 ok; 1 usage error; 2 input unusable (not a dump, wrong\n"
-            "version, unreadable); 3 reported with warnings (truncated or incomplete\n"
-            "dump, corrupt chunks salvaged, bad lines of a visualiser file skipped).\n",
+            "  --format FORMAT  ",
             instr_sort_columns);
+    help_list(f, INSTR_FORMAT_REPORT);
+    fputs("\n"
+          "  --limit N        show the first N rows (text, csv)\n"
+          "  --flagged        add flagged-interval columns (text, csv)\n"
+          "  --not-application=PATTERN|@CATEGORY[,...]\n"
+          "                   intervals with a matching function on the stack are not\n"
+          "                   Application time (globs on mangled and demangled names;\n"
+          "                   categories @locks @io @alloc @sleep); repeatable\n"
+          "  --export FORMAT  ",
+          f);
+    help_list(f, INSTR_FORMAT_EXPORT);
+    fputs("\n"
+          "  --weight W       folded: elapsed (default) or application exclusive weights\n"
+          "  --time-range FROM:TO  chrome: only what overlaps FROM..TO ms since the\n"
+          "                   session's start (either may be empty)\n"
+          "  --min-duration US  chrome: leave out calls shorter than US microseconds\n"
+          "  --split-size MB  chrome: end a file at about MB megabytes and go on in\n"
+          "                   FILE.2.json, FILE.3.json... (needs -o FILE)\n"
+          "  --diff A B       per-function change from A to B, sorted by the absolute\n"
+          "                   change of --sort (ei, ee, ai, ae, calls); --threshold PCT\n"
+          "                   hides changes below PCT % of A's total\n"
+          "  -o, --output FILE  write to FILE instead of standard output ('-': standard output)\n"
+          "  -h, --help       this text\n"
+          "  --version        the version\n"
+          "Options may be abbreviated (--fo=json); --opt=VALUE and --opt VALUE are the same.\n"
+          "\n"
+          "Exit codes: 0 ok; 1 usage error; 2 input unusable (not a dump, wrong\n"
+          "version, unreadable); 3 reported with warnings (truncated or incomplete\n"
+          "dump, corrupt chunks salvaged, bad lines of a visualiser file skipped).\n",
+          f);
 }
 
 /* Opens path: a dump, or a profile-visualiser text file converted into a
@@ -142,9 +169,10 @@ static FILE *next_part(void *ctx, unsigned part)
         snprintf(name, sizeof name, "%s.%u", pp->path, part);
     FILE *f = fopen(name, "w");
     if (!f)
-        perror(name);
+        fprintf(stderr, PROG ": %s: %s\n", name, strerror(errno));
     return f;
 }
+
 
 static int pick(const char *arg, const char *const *names, int n)
 {
@@ -154,226 +182,354 @@ static int pick(const char *arg, const char *const *names, int n)
     return -1;
 }
 
+/* ---- the command line --------------------------------------------------------- */
+
+enum opt {
+    OPT_VIEW = 256, OPT_DEPTH, OPT_THRESHOLD, OPT_SORT, OPT_UNITS, OPT_FORMAT, OPT_LIMIT, OPT_FLAGGED,
+    OPT_NOT_APP, OPT_EXPORT, OPT_WEIGHT, OPT_TIME_RANGE, OPT_MIN_DURATION, OPT_SPLIT_SIZE, OPT_DIFF, OPT_VERSION,
+};
+#define GIVEN(o) (1u << ((o) - OPT_VIEW))
+
+static const struct option long_opts[] = {
+    {"view", required_argument, NULL, OPT_VIEW},
+    {"depth", required_argument, NULL, OPT_DEPTH},
+    {"threshold", required_argument, NULL, OPT_THRESHOLD},
+    {"sort", required_argument, NULL, OPT_SORT},
+    {"units", required_argument, NULL, OPT_UNITS},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"limit", required_argument, NULL, OPT_LIMIT},
+    {"flagged", no_argument, NULL, OPT_FLAGGED},
+    {"not-application", required_argument, NULL, OPT_NOT_APP},
+    {"export", required_argument, NULL, OPT_EXPORT},
+    {"weight", required_argument, NULL, OPT_WEIGHT},
+    {"time-range", required_argument, NULL, OPT_TIME_RANGE},
+    {"min-duration", required_argument, NULL, OPT_MIN_DURATION},
+    {"split-size", required_argument, NULL, OPT_SPLIT_SIZE},
+    {"diff", no_argument, NULL, OPT_DIFF},
+    {"output", required_argument, NULL, 'o'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
+};
+
+/* What the command line asks for. */
+struct cli {
+    struct instr_report_opts o;
+    const struct instr_format *format; /* --format, or --export when export is set */
+    int export;                        /* --export given */
+    int diff;                          /* --diff A B */
+    const char *sort;                  /* --sort, default ei */
+    const char *outpath;               /* -o; NULL: standard output */
+    struct instr_exclusions excl;      /* --not-application */
+    unsigned given;                    /* GIVEN(OPT_*) of the options given */
+    char **paths;                      /* the inputs */
+    size_t npaths;
+};
+
+static int parse_size(const char *v, size_t *out)
+{
+    char *end;
+    if (!*v || *v == '-')
+        return -1;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    *out = (size_t)x;
+    return *end || errno ? -1 : 0;
+}
+
+static int parse_double(const char *v, double *out, double min)
+{
+    char *end;
+    *out = strtod(v, &end);
+    return *end || !*v || !(*out >= min) ? -1 : 0;
+}
+
+/* FROM:TO in ms (either may be empty) into µs; TO empty: -1. */
+static int parse_range(const char *v, double *from_us, double *to_us)
+{
+    const char *colon = strchr(v, ':');
+    char *end;
+    if (!colon)
+        return -1;
+    *from_us = colon == v ? 0 : strtod(v, &end) * 1e3;
+    if (colon != v && end != colon)
+        return -1;
+    *to_us = colon[1] ? strtod(colon + 1, &end) * 1e3 : -1;
+    return colon[1] && (*end || *to_us < *from_us) ? -1 : 0;
+}
+
+/* One option's value into c.  Returns 0, or -1 after saying why. */
+static int set_option(struct cli *c, int opt, const char *v, int argc, char **argv)
+{
+    static const char *const views[] = {"functions", "threads", "modules", "processes",
+                                        "calltree",  "callers", "callees"};
+    static const char *const units[] = {"ticks", "ns", "us", "ms"};
+    int k;
+    switch (opt) {
+    case OPT_VIEW:
+        if ((k = pick(v, views, 7)) < 0)
+            break;
+        c->o.view = (enum instr_view)k;
+        if (c->o.view == INSTR_VIEW_CALLERS || c->o.view == INSTR_VIEW_CALLEES) {
+            /* The function is the next word (--view callers FUNC). */
+            if (optind >= argc) {
+                fprintf(stderr, PROG ": --view %s needs a function name\n", v);
+                return -1;
+            }
+            c->o.func = argv[optind++];
+        }
+        return 0;
+    case OPT_DEPTH:
+        return parse_size(v, &c->o.depth) < 0 ? -2 : 0;
+    case OPT_THRESHOLD:
+        return parse_double(v, &c->o.threshold, 0) < 0 ? -2 : 0;
+    case OPT_LIMIT:
+        return parse_size(v, &c->o.limit) < 0 ? -2 : 0;
+    case OPT_UNITS:
+        if ((k = pick(v, units, 4)) < 0)
+            break;
+        c->o.units = (enum instr_units)k;
+        return 0;
+    case OPT_FORMAT:
+    case OPT_EXPORT: {
+        enum instr_format_kind kind = opt == OPT_FORMAT ? INSTR_FORMAT_REPORT : INSTR_FORMAT_EXPORT;
+        const struct instr_format *f = instr_format_find(kind, v);
+        if (!f) {
+            fprintf(stderr, PROG ": bad value '%s' for --%s (one of: %s)\n", v,
+                    opt == OPT_FORMAT ? "format" : "export", instr_format_names(kind, ", "));
+            return -1;
+        }
+        /* --export wins over --format. */
+        if (opt == OPT_EXPORT || !c->export)
+            c->format = f;
+        c->export |= opt == OPT_EXPORT;
+        return 0;
+    }
+    case OPT_SORT:
+        c->sort = v;
+        return 0;
+    case OPT_FLAGGED:
+        c->o.flagged = 1;
+        return 0;
+    case OPT_DIFF:
+        c->diff = 1;
+        return 0;
+    case OPT_NOT_APP: {
+        char xerr[200];
+        if (instr_exclusions_add(&c->excl, v, xerr, sizeof xerr) < 0) {
+            fprintf(stderr, PROG ": --not-application: %s\n", xerr);
+            return -1;
+        }
+        return 0;
+    }
+    case OPT_WEIGHT:
+        if (strcmp(v, "elapsed") && strcmp(v, "application"))
+            break;
+        c->o.weight_app = !strcmp(v, "application");
+        return 0;
+    case OPT_TIME_RANGE:
+        return parse_range(v, &c->o.from_us, &c->o.to_us) < 0 ? -2 : 0;
+    case OPT_MIN_DURATION:
+        return parse_double(v, &c->o.min_dur_us, 0) < 0 ? -2 : 0;
+    case OPT_SPLIT_SIZE: {
+        double mb;
+        if (parse_double(v, &mb, 0) < 0 || mb <= 0)
+            return -2;
+        c->o.split_bytes = (uint64_t)(mb * 1e6);
+        return 0;
+    }
+    case 'o':
+        c->outpath = strcmp(v, "-") ? v : NULL;
+        return 0;
+    }
+    return -2;
+}
+
+/* Fills c from argv.  Returns 0 to go on, 1 when done (--help, --version),
+ * -1 on a usage error (said on stderr). */
+static int parse_args(struct cli *c, int argc, char **argv)
+{
+    c->o = (struct instr_report_opts){.units = INSTR_UNITS_MS, .view = INSTR_VIEW_FUNCTIONS, .to_us = -1};
+    c->format = instr_format_find(INSTR_FORMAT_REPORT, "text");
+    c->sort = "ei";
+    /* getopt's own messages (unrecognized, ambiguous, missing value) start
+     * with argv[0]: the program's name rather than its path. */
+    argv[0] = (char *)PROG;
+    opterr = 1;
+    int opt;
+    while ((opt = getopt_long(argc, argv, "ho:", long_opts, NULL)) != -1) {
+        if (opt == '?') {
+            fprintf(stderr, PROG ": try '" PROG " --help' for more information\n");
+            return -1;
+        }
+        if (opt == 'h') {
+            usage(stdout);
+            return 1;
+        }
+        if (opt == OPT_VERSION) {
+            printf(PROG " (instr) %s\n", INSTR_VERSION);
+            return 1;
+        }
+        if (opt >= OPT_VIEW)
+            c->given |= GIVEN(opt);
+        int rc = set_option(c, opt, optarg, argc, argv);
+        if (rc == -2) {
+            const struct option *lo = long_opts;
+            while (lo->name && lo->val != opt)
+                lo++;
+            fprintf(stderr, PROG ": bad value '%s' for --%s\n", optarg, lo->name ? lo->name : "?");
+        }
+        if (rc < 0)
+            return -1;
+    }
+    c->paths = argv + optind;
+    c->npaths = (size_t)(argc - optind);
+    if (!c->npaths) {
+        fprintf(stderr, PROG ": no input (a dump, or a profile-visualiser file); try '" PROG " --help'\n");
+        return -1;
+    }
+    if (c->diff && c->npaths != 2) {
+        fprintf(stderr, PROG ": --diff takes two inputs, A and B\n");
+        return -1;
+    }
+    if (c->diff && c->export) {
+        fprintf(stderr, PROG ": --diff and --export do not go together\n");
+        return -1;
+    }
+    if (c->o.split_bytes && (!(c->format->uses & INSTR_USES_SPLIT) || !c->outpath)) {
+        fprintf(stderr, PROG ": --split-size is for --export chrome with -o FILE\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* Options given that the chosen view or format does not read: a warning
+ * each (the report is still written). */
+static void warn_unused(const struct cli *c)
+{
+    const unsigned uses = c->diff ? INSTR_USES_VIEW : c->format->uses;
+    const int table = !c->diff && !c->export && c->o.view < INSTR_VIEW_CALLTREE;
+    const int json = !c->export && !strcmp(c->format->name, "json");
+    struct {
+        int opt, unused;
+        const char *why;
+    } checks[] = {
+        {OPT_DEPTH, c->diff || c->export || c->o.view != INSTR_VIEW_CALLTREE, "without --view calltree"},
+        {OPT_THRESHOLD, !c->diff && (c->export || c->o.view != INSTR_VIEW_CALLTREE),
+         "without --view calltree or --diff"},
+        {OPT_VIEW, c->diff || c->export, c->diff ? "with --diff" : "with --export"},
+        {OPT_LIMIT, !table || json, "here (it limits the rows of a text or CSV table view)"},
+        {OPT_FLAGGED, !table || json, "here (it adds columns to a text or CSV table view)"},
+        {OPT_FORMAT, c->export, "with --export"},
+        {OPT_WEIGHT, !(uses & INSTR_USES_WEIGHT), "without --export folded"},
+        {OPT_TIME_RANGE, !(uses & INSTR_USES_TIMELINE), "without --export chrome"},
+        {OPT_MIN_DURATION, !(uses & INSTR_USES_TIMELINE), "without --export chrome"},
+    };
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+        if (!(c->given & GIVEN(checks[i].opt)) || !checks[i].unused)
+            continue;
+        const struct option *lo = long_opts;
+        while (lo->val != checks[i].opt)
+            lo++;
+        fprintf(stderr, PROG ": warning: --%s does nothing %s\n", lo->name, checks[i].why);
+    }
+}
+
+/* The same dump given twice (an overlapping glob) would count its process
+ * twice: keep the first, say which were left out.  Returns the new count;
+ * paths[i] stays the path of dumps[i]. */
+static size_t drop_duplicates(struct instr_dump *dumps, size_t n, char **paths)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (j < k && !instr_dump_same_process(&dumps[j], &dumps[i]))
+            j++;
+        if (j < k) {
+            fprintf(stderr, PROG ": warning: %s is the same process as %s (pid %" PRIu64 ", same start): counted once\n",
+                    paths[i], paths[j], dumps[i].hdr.pid);
+            instr_dump_close(&dumps[i]);
+            continue;
+        }
+        dumps[k] = dumps[i];
+        paths[k++] = paths[i];
+    }
+    return k;
+}
+
+/* After a text report on a terminal: where to look next. */
+static void hint(const struct cli *c)
+{
+    if (c->export || c->diff || strcmp(c->format->name, "text") || c->outpath || !isatty(STDOUT_FILENO))
+        return;
+    if (c->o.view == INSTR_VIEW_CALLTREE || c->o.view == INSTR_VIEW_CALLERS || c->o.view == INSTR_VIEW_CALLEES)
+        printf("\nNext: --view callers FUNC or --view callees FUNC for one function; "
+               "--export chrome -o run.json for a timeline\n");
+    else
+        printf("\nNext: --view calltree (call paths), --view callers FUNC / callees FUNC (one function), "
+               "--export chrome -o run.json (a timeline); --help for more\n");
+}
+
+/* ---- running it ------------------------------------------------------------- */
+
+static FILE *open_output(const char *outpath)
+{
+    FILE *out = outpath ? fopen(outpath, "w") : stdout;
+    if (!out)
+        fprintf(stderr, PROG ": %s: %s\n", outpath, strerror(errno));
+    return out;
+}
+
+/* Closes out; returns status, or EXIT_INPUT after a write error. */
+static int close_output(FILE *out, int status, int rc)
+{
+    if (rc < 0 || fflush(out) != 0 || ferror(out)) {
+        fprintf(stderr, PROG ": %s\n", rc < 0 ? instr_tool_strerror(rc) : "write error");
+        status = EXIT_INPUT;
+    }
+    if (out != stdout)
+        fclose(out);
+    return status;
+}
+
 /* --diff: a session for each input, then the table. */
-static int run_diff(const struct instr_dump *dumps, const struct instr_exclusions *excl, int format,
-                    const char *sort, double threshold, enum instr_units units, const char *outpath)
+static int run_diff(const struct cli *c, const struct instr_dump *dumps)
 {
     char err[600];
     struct instr_session s[2];
-    int status = EXIT_OK;
-    if (instr_session_build_excluding(&s[0], &dumps[0], 1, excl->n ? excl : NULL, err, sizeof err) < 0) {
-        fprintf(stderr, "instr-report: %s\n", err);
+    const struct instr_exclusions *x = c->excl.n ? &c->excl : NULL;
+    if (instr_session_build_excluding(&s[0], &dumps[0], 1, x, err, sizeof err) < 0) {
+        fprintf(stderr, PROG ": %s\n", err);
         return EXIT_INPUT;
     }
-    if (instr_session_build_excluding(&s[1], &dumps[1], 1, excl->n ? excl : NULL, err, sizeof err) < 0) {
-        fprintf(stderr, "instr-report: %s\n", err);
+    if (instr_session_build_excluding(&s[1], &dumps[1], 1, x, err, sizeof err) < 0) {
+        fprintf(stderr, PROG ": %s\n", err);
         instr_session_free(&s[0]);
         return EXIT_INPUT;
     }
-    FILE *out = outpath ? fopen(outpath, "w") : stdout;
+    int status = EXIT_OK;
+    FILE *out = open_output(c->outpath);
     if (!out) {
-        perror(outpath);
         status = EXIT_USAGE;
     } else {
-        int rc = instr_diff_write(out, format, &s[0], &s[1], sort, threshold, units);
+        int rc = c->format->diff(out, &s[0], &s[1], c->sort, c->o.threshold, c->o.units);
         if (rc == INSTR_EARG) {
-            fprintf(stderr, "instr-report: --diff sorts by ei, ee, ai, ae or calls (ai, ae: only with "
+            fprintf(stderr, PROG ": --diff sorts by ei, ee, ai, ae or calls (ai, ae: only with "
                             "Application values in both inputs)\n");
             status = EXIT_USAGE;
-        } else if (rc < 0 || fflush(out) != 0 || ferror(out)) {
-            fprintf(stderr, "instr-report: %s\n", rc < 0 ? instr_tool_strerror(rc) : "write error");
-            status = EXIT_INPUT;
+            rc = 0;
         }
-        if (out != stdout)
-            fclose(out);
+        status = close_output(out, status, rc);
     }
     instr_session_free(&s[0]);
     instr_session_free(&s[1]);
     return status;
 }
 
-int main(int argc, char **argv)
+/* The session of every input, with a progress line while it is read. */
+static int build_session(const struct cli *c, struct instr_dump *dumps, size_t nd, struct instr_session *s)
 {
-    static const char *const views[] = {"functions", "threads", "modules", "processes",
-                                        "calltree", "callers", "callees"};
-    static const char *const units[] = {"ticks", "ns", "us", "ms"};
-    static const char *const formats[] = {"text", "csv", "json"};
-    static const instr_exporter exporters[] = {instr_report_text, instr_report_csv, instr_report_json};
-    struct instr_report_opts o = {.units = INSTR_UNITS_MS, .view = INSTR_VIEW_FUNCTIONS};
-    static const char *const exports[] = {"visualiser", "chrome", "callgrind", "folded"};
-    static const instr_exporter exporters2[] = {instr_export_visualiser, instr_export_chrome,
-                                                instr_export_callgrind, instr_export_folded};
-    const char *sort = "ei", *outpath = NULL;
-    int format = 0, export = -1, diff = 0, sort_set = 0;
-    struct parts parts = {0};
-    o.to_us = -1;
-    struct instr_exclusions excl = {0};
-    const char **paths = calloc((size_t)argc, sizeof *paths);
-    size_t npaths = 0;
-    if (!paths)
-        return EXIT_INPUT;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int k;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            free(paths);
-            return EXIT_OK;
-        } else if (!strcmp(a, "--flagged")) {
-            o.flagged = 1;
-        } else if (!strcmp(a, "--diff")) {
-            diff = 1;
-        } else if (!strncmp(a, "--not-application", 17) && (a[17] == '=' || (!a[17] && v))) {
-            char xerr[200];
-            if (instr_exclusions_add(&excl, a[17] ? a + 18 : v, xerr, sizeof xerr) < 0) {
-                fprintf(stderr, "instr-report: --not-application: %s\n", xerr);
-                instr_exclusions_free(&excl);
-                free(paths);
-                return EXIT_USAGE;
-            }
-            i += !a[17];
-        } else if (a[0] == '-' && a[1] && !v) {
-            fprintf(stderr, "instr-report: %s needs a value\n", a);
-            free(paths);
-            return EXIT_USAGE;
-        } else if (!strcmp(a, "--view")) {
-            if ((k = pick(v, views, 7)) < 0)
-                goto bad;
-            o.view = (enum instr_view)k;
-            i++;
-            if (o.view == INSTR_VIEW_CALLERS || o.view == INSTR_VIEW_CALLEES) {
-                if (i + 1 >= argc) {
-                    fprintf(stderr, "instr-report: --view %s needs a function name\n", v);
-                    free(paths);
-                    return EXIT_USAGE;
-                }
-                o.func = argv[++i];
-            }
-        } else if (!strcmp(a, "--depth")) {
-            char *end;
-            o.depth = strtoul(v, &end, 10);
-            if (*end || !*v)
-                goto bad;
-            i++;
-        } else if (!strcmp(a, "--threshold")) {
-            char *end;
-            o.threshold = strtod(v, &end);
-            if (*end || !*v || o.threshold < 0)
-                goto bad;
-            i++;
-        } else if (!strcmp(a, "--units")) {
-            if ((k = pick(v, units, 4)) < 0)
-                goto bad;
-            o.units = (enum instr_units)k;
-            i++;
-        } else if (!strcmp(a, "--format")) {
-            if ((format = pick(v, formats, 3)) < 0)
-                goto bad;
-            i++;
-        } else if (!strcmp(a, "--sort")) {
-            sort = v;
-            sort_set = 1;
-            i++;
-        } else if (!strcmp(a, "--export")) {
-            if ((export = pick(v, exports, 4)) < 0)
-                goto bad;
-            i++;
-        } else if (!strcmp(a, "--weight")) {
-            if (strcmp(v, "elapsed") && strcmp(v, "application"))
-                goto bad;
-            o.weight_app = !strcmp(v, "application");
-            i++;
-        } else if (!strcmp(a, "--time-range")) {
-            const char *colon = strchr(v, ':');
-            char *end;
-            if (!colon)
-                goto bad;
-            o.from_us = colon == v ? 0 : strtod(v, &end) * 1e3;
-            if (colon != v && end != colon)
-                goto bad;
-            o.to_us = colon[1] ? strtod(colon + 1, &end) * 1e3 : -1;
-            if (colon[1] && (*end || o.to_us < o.from_us))
-                goto bad;
-            i++;
-        } else if (!strcmp(a, "--min-duration")) {
-            char *end;
-            o.min_dur_us = strtod(v, &end);
-            if (*end || !*v || o.min_dur_us < 0)
-                goto bad;
-            i++;
-        } else if (!strcmp(a, "--split-size")) {
-            char *end;
-            double mb = strtod(v, &end);
-            if (*end || !*v || mb <= 0)
-                goto bad;
-            o.split_bytes = (uint64_t)(mb * 1e6);
-            i++;
-        } else if (!strcmp(a, "--limit")) {
-            char *end;
-            o.limit = strtoul(v, &end, 10);
-            if (*end || !*v)
-                goto bad;
-            i++;
-        } else if (!strcmp(a, "-o")) {
-            outpath = v;
-            i++;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "instr-report: unknown option '%s'\n", a);
-            usage(stderr);
-            free(paths);
-            return EXIT_USAGE;
-        } else {
-            paths[npaths++] = a;
-        }
-        continue;
-    bad:
-        fprintf(stderr, "instr-report: bad value '%s' for %s\n", v, a);
-        free(paths);
-        return EXIT_USAGE;
-    }
-    if (!npaths || (diff && npaths != 2) || (diff && export >= 0)) {
-        if (diff && npaths != 2)
-            fprintf(stderr, "instr-report: --diff takes two inputs, A and B\n");
-        else if (diff && export >= 0)
-            fprintf(stderr, "instr-report: --diff and --export do not go together\n");
-        else
-            usage(stderr);
-        free(paths);
-        return EXIT_USAGE;
-    }
-    if (o.split_bytes && (export != 1 || !outpath)) {
-        fprintf(stderr, "instr-report: --split-size is for --export chrome with -o FILE\n");
-        free(paths);
-        return EXIT_USAGE;
-    }
-    parts.path = outpath;
-    if (o.split_bytes) {
-        o.next_part = next_part;
-        o.part_ctx = &parts;
-    }
-
     char err[600];
-    struct instr_dump *dumps = calloc(npaths, sizeof *dumps);
-    if (!dumps) {
-        free(paths);
-        return EXIT_INPUT;
-    }
-    size_t nd = 0;
-    int status = EXIT_OK, warned = 0;
-    for (size_t i = 0; i < npaths; i++) {
-        if (open_input(&dumps[nd], paths[i], &warned) < 0) {
-            status = EXIT_INPUT;
-            goto done_dumps;
-        }
-        nd++;
-    }
-    if (diff) {
-        status = run_diff(dumps, &excl, format, sort_set ? sort : "ei", o.threshold, o.units, outpath);
-        if (status == EXIT_OK && warned)
-            status = EXIT_WARNED;
-        goto done_dumps;
-    }
     struct instr_progress bar;
     uint64_t total = 0;
     for (size_t i = 0; i < nd; i++)
@@ -383,65 +539,96 @@ int main(int argc, char **argv)
         dumps[i].progress = instr_progress_add;
         dumps[i].progress_ctx = &bar;
     }
-    struct instr_session s;
-    int built = instr_session_build_excluding(&s, dumps, nd, excl.n ? &excl : NULL, err, sizeof err);
+    int built = instr_session_build_excluding(s, dumps, nd, c->excl.n ? &c->excl : NULL, err, sizeof err);
     instr_progress_end(&bar);
-    if (built < 0) {
-        fprintf(stderr, "instr-report: %s\n", err);
-        status = EXIT_INPUT;
-        goto done_dumps;
-    }
-    FILE *out = NULL;
-    if (instr_session_sort(&s, sort) < 0) {
-        fprintf(stderr, "instr-report: unknown sort column '%s' (one of: %s)\n", sort, instr_sort_columns);
-        status = EXIT_USAGE;
-        goto done_session;
-    }
-    if (!(out = outpath ? fopen(outpath, "w") : stdout)) {
-        perror(outpath);
-        status = EXIT_USAGE;
-        goto done_session;
+    if (built < 0)
+        fprintf(stderr, PROG ": %s\n", err);
+    return built;
+}
+
+/* The report or export of s.  Returns the exit status. */
+static int emit(const struct cli *c, const struct instr_session *s, int warned)
+{
+    char err[600];
+    struct parts parts = {c->outpath};
+    struct instr_report_opts o = c->o;
+    if (o.split_bytes) {
+        o.next_part = next_part;
+        o.part_ctx = &parts;
     }
     if (o.func) {
         /* An unknown or ambiguous name is a usage error, said before any output. */
         struct instr_relations rel;
         snprintf(err, sizeof err, "out of memory");
-        if (instr_relations_build(&s, o.func, &rel, err, sizeof err) < 0) {
-            fprintf(stderr, "instr-report: %s\n", err);
-            status = EXIT_USAGE;
-            if (out != stdout)
-                fclose(out);
-            goto done_session;
+        if (instr_relations_build(s, o.func, &rel, err, sizeof err) < 0) {
+            fprintf(stderr, PROG ": %s\n", err);
+            return EXIT_USAGE;
         }
         instr_relations_free(&rel);
     }
-    int rc = export >= 0 ? exporters2[export](out, &s, &o) : exporters[format](out, &s, &o);
-    if (rc == INSTR_EARG && export >= 0) {
-        fprintf(stderr, "instr-report: --export %s: %s\n", exports[export],
-                o.weight_app && s.no_app ? "no Application values in this input (--weight application)"
-                                         : "the input has no tick rate (times unknown)");
-        status = EXIT_USAGE;
-        if (out != stdout)
-            fclose(out);
-        goto done_session;
+    FILE *out = open_output(c->outpath);
+    if (!out)
+        return EXIT_USAGE;
+    int rc = c->format->write(out, s, &o);
+    if (rc == INSTR_EARG && c->export) {
+        fprintf(stderr, PROG ": --export %s: %s\n", c->format->name,
+                o.weight_app && s->no_app ? "no Application values in this input (--weight application)"
+                                          : "the input has no tick rate (times unknown)");
+        return close_output(out, EXIT_USAGE, 0);
     }
-    if (rc < 0 || fflush(out) != 0 || ferror(out)) {
-        fprintf(stderr, "instr-report: %s\n", rc < 0 ? instr_tool_strerror(rc) : "write error");
-        status = EXIT_INPUT;
-    } else if (s.nwarnings || s.repairs.bad_chunks || warned) {
-        for (size_t i = 0; i < s.nwarnings; i++)
-            fprintf(stderr, "instr-report: warning: %s\n", s.warnings[i]);
+    int status = EXIT_OK;
+    if (rc >= 0 && (s->nwarnings || s->repairs.bad_chunks || warned)) {
+        for (size_t i = 0; i < s->nwarnings; i++)
+            fprintf(stderr, PROG ": warning: %s\n", s->warnings[i]);
         status = EXIT_WARNED;
     }
-    if (out != stdout)
-        fclose(out);
-done_session:
-    instr_session_free(&s);
-done_dumps:
+    return close_output(out, status, rc);
+}
+
+int main(int argc, char **argv)
+{
+    struct cli c = {0};
+    int pr = parse_args(&c, argc, argv);
+    if (pr != 0) {
+        instr_exclusions_free(&c.excl);
+        return pr > 0 ? EXIT_OK : EXIT_USAGE;
+    }
+    warn_unused(&c);
+
+    struct instr_dump *dumps = calloc(c.npaths, sizeof *dumps);
+    size_t nd = 0;
+    int status = dumps ? EXIT_OK : EXIT_INPUT, warned = 0;
+    for (size_t i = 0; i < c.npaths && status == EXIT_OK; i++) {
+        if (open_input(&dumps[nd], c.paths[i], &warned) < 0)
+            status = EXIT_INPUT;
+        else
+            nd++;
+    }
+    if (status == EXIT_OK && !c.diff)
+        nd = drop_duplicates(dumps, nd, c.paths);
+    if (status == EXIT_OK && c.diff) {
+        status = run_diff(&c, dumps);
+        if (status == EXIT_OK && warned)
+            status = EXIT_WARNED;
+    } else if (status == EXIT_OK) {
+        struct instr_session s;
+        if (build_session(&c, dumps, nd, &s) < 0) {
+            status = EXIT_INPUT;
+        } else {
+            if (instr_session_sort(&s, c.sort) < 0) {
+                fprintf(stderr, PROG ": unknown sort column '%s' (one of: %s)\n", c.sort, instr_sort_columns);
+                status = EXIT_USAGE;
+            } else {
+                status = emit(&c, &s, warned);
+                if (status == EXIT_OK || status == EXIT_WARNED)
+                    hint(&c);
+            }
+            instr_session_free(&s);
+        }
+    }
     for (size_t i = 0; i < nd; i++)
         instr_dump_close(&dumps[i]);
     free(dumps);
-    free(paths);
-    instr_exclusions_free(&excl);
+    instr_exclusions_free(&c.excl);
     return status;
 }

@@ -1,231 +1,277 @@
-/* report-json.c - the whole session as one JSON object (tools/README-json.md). */
+/* report-json.c - the whole session as one JSON object (tools/README-json.md),
+ * with the call-tree, callers or callees view when one is chosen. */
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
+#include "emit.h"
 #include "exclusions.h"
 #include "report.h"
 #include "text-trace.h"
 
-static void jstr(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        default:
-            if (*p < 0x20 || *p == 0x7f)
-                fprintf(out, "\\u%04x", *p);
-            else
-                fputc(*p, out); /* UTF-8 passes through */
-        }
-    }
-    fputc('"', out);
-}
+static const char *const value_names[4] = {"elapsed_inclusive", "elapsed_exclusive", "application_inclusive",
+                                           "application_exclusive"};
 
-/* A number of nanoseconds, or null without a tick rate. */
-static void jns(FILE *out, double ns)
+/* calls, then ticks, ns and percent of each of the four values; no_app:
+ * Application values unavailable (instr_session.no_app): null. */
+static void values4(struct instr_json *j, int no_app, const struct instr_values *v, const double *ns,
+                    const double *pct)
 {
-    if (isnan(ns))
-        fputs("null", out);
-    else
-        fprintf(out, "%.0f", ns);
-}
-
-/* no_app: Application values unavailable (instr_session.no_app): null. */
-static void values(FILE *out, int no_app, const struct instr_row *r, const char *ind)
-{
-    static const char *const names[4] = {"elapsed_inclusive", "elapsed_exclusive", "application_inclusive",
-                                         "application_exclusive"};
-    const uint64_t t[4] = {r->v.ei, r->v.ee, r->v.ai, r->v.ae};
-    fprintf(out, "%s\"calls\": %" PRIu64 ",\n", ind, r->v.calls);
+    const uint64_t t[4] = {v->ei, v->ee, v->ai, v->ae};
+    char key[64];
+    instr_json_key_u64(j, "calls", v->calls);
     for (int i = 0; i < 4; i++) {
-        if (no_app && i >= 2) {
-            fprintf(out, "%s\"%s_ticks\": null,\n%s\"%s_ns\": null,\n%s\"%s_pct\": null,\n", ind, names[i], ind,
-                    names[i], ind, names[i]);
-            continue;
-        }
-        fprintf(out, "%s\"%s_ticks\": %" PRIu64 ",\n%s\"%s_ns\": ", ind, names[i], t[i], ind, names[i]);
-        jns(out, r->ns[i]);
-        fprintf(out, ",\n%s\"%s_pct\": %.4f,\n", ind, names[i], r->pct[i]);
+        snprintf(key, sizeof key, "%s_ticks", value_names[i]);
+        if (no_app && i >= 2)
+            instr_json_key_null(j, key);
+        else
+            instr_json_key_u64(j, key, t[i]);
+        snprintf(key, sizeof key, "%s_ns", value_names[i]);
+        instr_json_key_ns(j, key, no_app && i >= 2 ? NAN : ns[i]);
+        snprintf(key, sizeof key, "%s_pct", value_names[i]);
+        instr_json_key_num(j, key, "%.4f", no_app && i >= 2 ? NAN : pct[i]);
     }
-    fprintf(out, "%s\"flagged_intervals\": %" PRIu64 ",\n%s\"flagged_ticks\": %" PRIu64 ",\n%s\"flagged_ns\": ", ind,
-            r->v.flagged_n, ind, r->v.flagged_t, ind);
-    jns(out, r->flagged_ns);
-    /* exact off-CPU time within those intervals; 0 unless the cpuclock backend ran
-     * (session.off_cpu_exact) */
-    fprintf(out, ",\n%s\"off_cpu_ticks\": %" PRIu64 ",\n%s\"off_cpu_ns\": ", ind, r->v.offcpu_t, ind);
-    jns(out, r->offcpu_ns);
+}
+
+/* A row's values: the four, then the flagged intervals and the exact
+ * off-CPU time within them (0 unless the cpuclock backend ran). */
+static void row_values(struct instr_json *j, int no_app, const struct instr_row *r)
+{
+    values4(j, no_app, &r->v, r->ns, r->pct);
+    instr_json_key_u64(j, "flagged_intervals", r->v.flagged_n);
+    instr_json_key_u64(j, "flagged_ticks", r->v.flagged_t);
+    instr_json_key_ns(j, "flagged_ns", r->flagged_ns);
+    instr_json_key_u64(j, "off_cpu_ticks", r->v.offcpu_t);
+    instr_json_key_ns(j, "off_cpu_ns", r->offcpu_ns);
+}
+
+static void program(struct instr_json *j, const struct instr_session *s, size_t i)
+{
+    const struct instr_dump *d = &s->dumps[i];
+    char sees[400], unseen[400], bits[64], set[128];
+    instr_detector_text(d, sees, sizeof sees, unseen, sizeof unseen);
+    instr_json_open(j, NULL, '{', INSTR_JSON_INLINE);
+    instr_json_key_str(j, "program", d->hdr.exe_path);
+    instr_json_key_u64(j, "pid", d->hdr.pid);
+    instr_json_key_u64(j, "ppid", d->hdr.ppid);
+    instr_json_key_num(j, "tick_hz", "%.3f", d->tick_hz > 0 ? d->tick_hz : NAN);
+    instr_json_key_bool(j, "complete", d->hdr.flags & INSTR_DUMP_COMPLETE);
+    instr_json_key_bool(j, "tsc_invariant", d->hdr.flags & INSTR_DUMP_TSC_INVARIANT);
+    instr_json_key_bool(j, "fork_child", d->hdr.flags & INSTR_DUMP_FORK_CHILD);
+    instr_json_key_str(j, "detector", instr_detector_name(d->hdr.detector));
+    instr_json_key_str(j, "detector_set", instr_detector_set_name(d, set, sizeof set));
+    instr_json_key_str(j, "detector_detail", d->hdr.detector_detail);
+    instr_json_key_str(j, "detector_sees", instr_os_bits_str(d->hdr.detector_sees, bits, sizeof bits));
+    instr_json_key_str(j, "detector_sees_text", sees);
+    instr_json_key_str(j, "detector_not_seen_text", unseen);
+    if (instr_dump_exited(d)) /* the status passed to exit() */
+        instr_json_key_num(j, "exit_status", "%.0f", d->hdr.exit_status);
+    else
+        instr_json_key_null(j, "exit_status");
+    instr_json_key_u64(j, "end_signal", d->hdr.end_signal);
+    instr_json_key_u64(j, "open_frames_at_end", s->profiles[i].repairs.incomplete);
+    instr_json_close(j);
+}
+
+static void session(struct instr_json *j, const struct instr_session *s)
+{
+    instr_json_open(j, "session", '{', INSTR_JSON_LINES);
+    instr_json_open(j, "programs", '[', INSTR_JSON_LINES);
+    for (size_t i = 0; i < s->ndumps; i++)
+        program(j, s, i);
+    instr_json_close(j);
+    instr_json_key_str(j, "program", s->ndumps ? s->dumps[0].hdr.exe_path : "");
+    instr_json_open(j, "pids", '[', INSTR_JSON_INLINE);
+    for (size_t i = 0; i < s->ndumps; i++)
+        instr_json_key_u64(j, NULL, s->dumps[i].hdr.pid);
+    instr_json_close(j);
+    instr_json_key_ns(j, "duration_ns", s->have_rate ? s->duration_ns : NAN);
+    instr_json_key_num(j, "tick_hz", "%.3f", s->ndumps && s->dumps[0].tick_hz > 0 ? s->dumps[0].tick_hz : NAN);
+    instr_json_key_str(j, "detector", s->ndumps ? instr_detector_name(s->dumps[0].hdr.detector) : "none");
+    char set[128], sees[400], unseen[400];
+    instr_json_key_str(j, "detector_set",
+                       s->ndumps ? instr_detector_set_name(&s->dumps[0], set, sizeof set) : "none");
+    if (s->exclude && s->exclude->text)
+        instr_json_key_str(j, "not_application", s->exclude->text);
+    else
+        instr_json_key_null(j, "not_application");
+    if (s->ndumps)
+        instr_detector_text(&s->dumps[0], sees, sizeof sees, unseen, sizeof unseen);
+    else
+        sees[0] = unseen[0] = 0;
+    instr_json_key_str(j, "detector_sees", sees);
+    instr_json_key_str(j, "detector_not_seen", unseen);
+    const struct instr_repairs *r = &s->repairs;
+    instr_json_open(j, "repairs", '{', INSTR_JSON_INLINE);
+    instr_json_key_u64(j, "unwound_exception", r->unwound[1]);
+    instr_json_key_u64(j, "unwound_stack", r->unwound[2]);
+    instr_json_key_u64(j, "unwound_mismatch", r->unwound[3]);
+    instr_json_key_u64(j, "unwound_other", r->unwound[0]);
+    instr_json_key_u64(j, "unmatched_exits", r->unmatched_exits);
+    instr_json_key_u64(j, "runtime_unmatched_exits", s->header_unmatched);
+    instr_json_key_u64(j, "incomplete_frames", r->incomplete);
+    instr_json_key_u64(j, "bad_chunks", r->bad_chunks);
+    instr_json_close(j);
+    instr_json_key_u64(j, "dropped", s->dropped);
+    instr_json_key_ns(j, "runtime_ns", s->runtime_ns);
+    instr_json_key_u64(j, "events", s->events);
+    instr_json_open(j, "warnings", '[', INSTR_JSON_INLINE);
+    for (size_t i = 0; i < s->nwarnings; i++)
+        instr_json_key_str(j, NULL, s->warnings[i]);
+    instr_json_close(j);
+    instr_json_open(j, "totals", '{', INSTR_JSON_INLINE);
+    instr_json_key_u64(j, "elapsed_inclusive_ticks", s->total.ei);
+    if (s->no_app)
+        instr_json_key_null(j, "application_inclusive_ticks");
+    else
+        instr_json_key_u64(j, "application_inclusive_ticks", s->total.ai);
+    instr_json_key_ns(j, "elapsed_inclusive_ns", s->have_rate ? s->total_ns[0] : NAN);
+    instr_json_key_ns(j, "application_inclusive_ns", s->have_rate && !s->no_app ? s->total_ns[1] : NAN);
+    instr_json_close(j);
+    instr_json_key_bool(j, "off_cpu_exact", s->offcpu_exact);
+    instr_json_key_bool(j, "application_available", !s->no_app);
+    instr_json_close(j);
+}
+
+static void rows(struct instr_json *j, const struct instr_session *s)
+{
+    instr_json_open(j, "functions", '[', INSTR_JSON_LINES);
+    for (size_t i = 0; i < s->nfunctions; i++) {
+        const struct instr_row *f = &s->functions[i];
+        instr_json_open(j, NULL, '{', INSTR_JSON_LINES);
+        instr_json_key_str(j, "name", f->name);
+        instr_json_key_str(j, "mangled", f->mangled);
+        instr_json_key_str(j, "module", f->module);
+        instr_json_key_str(j, "file", f->file);
+        instr_json_key_u64(j, "line", f->line);
+        row_values(j, s->no_app, f);
+        instr_json_key_bool(j, "pseudo", f->pseudo);
+        instr_json_key_u64(j, "external_elapsed_ticks", f->v.ext_ei);
+        instr_json_key_ns(j, "external_elapsed_ns", f->ext_ns[0]);
+        instr_json_key_u64(j, "external_application_ticks", f->v.ext_ai);
+        instr_json_key_ns(j, "external_application_ns", f->ext_ns[1]);
+        instr_json_close(j);
+    }
+    instr_json_close(j);
+    instr_json_open(j, "threads", '[', INSTR_JSON_LINES);
+    for (size_t i = 0; i < s->nthreads; i++) {
+        const struct instr_row *t = &s->threads[i];
+        instr_json_open(j, NULL, '{', INSTR_JSON_LINES);
+        instr_json_key_u64(j, "pid", t->pid);
+        instr_json_key_u64(j, "index", t->index);
+        instr_json_key_u64(j, "tid", t->tid);
+        instr_json_key_str(j, "name", t->name);
+        instr_json_key_u64(j, "start_tick", t->start_tick);
+        instr_json_key_u64(j, "end_tick", t->end_tick);
+        instr_json_key_ns(j, "start_ns", t->start_ns);
+        instr_json_key_ns(j, "end_ns", t->end_ns);
+        row_values(j, s->no_app, t);
+        instr_json_close(j);
+    }
+    instr_json_close(j);
+    instr_json_open(j, "modules", '[', INSTR_JSON_LINES);
+    for (size_t i = 0; i < s->nmodules; i++) {
+        instr_json_open(j, NULL, '{', INSTR_JSON_LINES);
+        instr_json_key_str(j, "module", s->modules[i].module);
+        row_values(j, s->no_app, &s->modules[i]);
+        instr_json_close(j);
+    }
+    instr_json_close(j);
+    instr_json_open(j, "processes", '[', INSTR_JSON_LINES);
+    for (size_t i = 0; i < s->nprocesses; i++) {
+        instr_json_open(j, NULL, '{', INSTR_JSON_LINES);
+        instr_json_key_u64(j, "pid", s->processes[i].pid);
+        instr_json_key_str(j, "program", s->processes[i].name);
+        row_values(j, s->no_app, &s->processes[i]);
+        instr_json_close(j);
+    }
+    instr_json_close(j);
+}
+
+/* ---- the tree views ------------------------------------------------------------ */
+
+static void function(struct instr_json *j, const struct instr_row *r)
+{
+    instr_json_key_str(j, "name", r ? r->name : "[thread start]");
+    instr_json_key_str(j, "mangled", r && r->mangled ? r->mangled : "");
+    instr_json_key_str(j, "module", r ? r->module : "");
+}
+
+/* Flat, in the text view's order: id, parent id (0 = top level), depth. */
+static int calltree(struct instr_json *j, const struct instr_session *s, const struct instr_report_opts *o)
+{
+    struct instr_tree t;
+    int rc = instr_tree_build(s, &t);
+    if (rc < 0)
+        return rc;
+    instr_json_open(j, "calltree", '[', INSTR_JSON_LINES);
+    for (uint32_t c = instr_tree_first(&t); c; c = instr_tree_next(&t, c, instr_tree_shown(&t.n[c], o))) {
+        const struct instr_tnode *n = &t.n[c];
+        if (!instr_tree_shown(n, o))
+            continue;
+        instr_json_open(j, NULL, '{', INSTR_JSON_INLINE);
+        instr_json_key_u64(j, "id", c);
+        instr_json_key_u64(j, "parent", n->parent);
+        instr_json_key_u64(j, "depth", n->depth);
+        function(j, instr_function_row(s, n->row));
+        values4(j, s->no_app, &n->v, n->ns, n->pct);
+        instr_json_close(j);
+    }
+    instr_json_close(j);
+    instr_tree_free(&t);
+    return 0;
+}
+
+static void relations(struct instr_json *j, const struct instr_session *s, const char *key,
+                      const struct instr_relation *a, size_t n)
+{
+    instr_json_open(j, key, '[', INSTR_JSON_LINES);
+    for (size_t i = 0; i < n; i++) {
+        instr_json_open(j, NULL, '{', INSTR_JSON_INLINE);
+        function(j, instr_function_row(s, a[i].row));
+        values4(j, s->no_app, &a[i].v, a[i].ns, a[i].pct);
+        instr_json_close(j);
+    }
+    instr_json_close(j);
+}
+
+/* The member of the view chosen, if it is a tree view. */
+static int view(struct instr_json *j, const struct instr_session *s, const struct instr_report_opts *o)
+{
+    if (o->view == INSTR_VIEW_CALLTREE)
+        return calltree(j, s, o);
+    if (o->view != INSTR_VIEW_CALLERS && o->view != INSTR_VIEW_CALLEES)
+        return 0;
+    struct instr_relations rel;
+    char err[300];
+    int rc = instr_relations_build(s, o->func ? o->func : "", &rel, err, sizeof err);
+    if (rc < 0)
+        return rc;
+    const struct instr_row *fr = instr_function_row(s, rel.row);
+    int callers = o->view == INSTR_VIEW_CALLERS;
+    instr_json_open(j, callers ? "callers" : "callees", '{', INSTR_JSON_LINES);
+    instr_json_open(j, "function", '{', INSTR_JSON_INLINE);
+    function(j, fr);
+    values4(j, s->no_app, &fr->v, fr->ns, fr->pct);
+    instr_json_close(j);
+    if (callers)
+        relations(j, s, "callers", rel.callers, rel.ncallers);
+    else
+        relations(j, s, "callees", rel.callees, rel.ncallees);
+    instr_json_close(j);
+    instr_relations_free(&rel);
+    return 0;
 }
 
 int instr_report_json(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
 {
-    fputs("{\n  \"session\": {\n    \"programs\": [", out);
-    for (size_t i = 0; i < s->ndumps; i++) {
-        const struct instr_dump *d = &s->dumps[i];
-        char sees[400], unseen[400], bits[64];
-        instr_detector_text(d, sees, sizeof sees, unseen, sizeof unseen);
-        fprintf(out, "%s\n      {\"program\": ", i ? "," : "");
-        jstr(out, d->hdr.exe_path);
-        fprintf(out, ", \"pid\": %" PRIu64 ", \"ppid\": %" PRIu64 ", \"tick_hz\": ", d->hdr.pid, d->hdr.ppid);
-        if (d->tick_hz > 0)
-            fprintf(out, "%.3f", d->tick_hz);
-        else
-            fputs("null", out);
-        fprintf(out, ", \"complete\": %s, \"tsc_invariant\": %s, \"fork_child\": %s, \"detector\": ",
-                (d->hdr.flags & INSTR_DUMP_COMPLETE) ? "true" : "false",
-                (d->hdr.flags & INSTR_DUMP_TSC_INVARIANT) ? "true" : "false",
-                (d->hdr.flags & INSTR_DUMP_FORK_CHILD) ? "true" : "false");
-        jstr(out, instr_detector_name(d->hdr.detector));
-        {
-            char set[128];
-            fputs(", \"detector_set\": ", out);
-            jstr(out, instr_detector_set_name(d, set, sizeof set));
-        }
-        fputs(", \"detector_detail\": ", out);
-        jstr(out, d->hdr.detector_detail);
-        fputs(", \"detector_sees\": ", out);
-        jstr(out, instr_os_bits_str(d->hdr.detector_sees, bits, sizeof bits));
-        fputs(", \"detector_sees_text\": ", out);
-        jstr(out, sees);
-        fputs(", \"detector_not_seen_text\": ", out);
-        jstr(out, unseen);
-        fprintf(out, ", \"end_signal\": %u, \"open_frames_at_end\": %" PRIu64 "}", d->hdr.end_signal,
-                s->profiles[i].repairs.incomplete);
-    }
-    fputs("\n    ],\n    \"program\": ", out);
-    jstr(out, s->ndumps ? s->dumps[0].hdr.exe_path : "");
-    fputs(",\n    \"pids\": [", out);
-    for (size_t i = 0; i < s->ndumps; i++)
-        fprintf(out, "%s%" PRIu64, i ? ", " : "", s->dumps[i].hdr.pid);
-    fputs("],\n    \"duration_ns\": ", out);
-    jns(out, s->have_rate ? s->duration_ns : NAN);
-    fputs(",\n    \"tick_hz\": ", out);
-    if (s->ndumps && s->dumps[0].tick_hz > 0)
-        fprintf(out, "%.3f", s->dumps[0].tick_hz);
-    else
-        fputs("null", out);
-    fputs(",\n    \"detector\": ", out);
-    jstr(out, s->ndumps ? instr_detector_name(s->dumps[0].hdr.detector) : "none");
-    {
-        char set[128];
-        fputs(",\n    \"detector_set\": ", out);
-        jstr(out, s->ndumps ? instr_detector_set_name(&s->dumps[0], set, sizeof set) : "none");
-    }
-    fputs(",\n    \"not_application\": ", out);
-    if (s->exclude && s->exclude->text)
-        jstr(out, s->exclude->text);
-    else
-        fputs("null", out);
-    {
-        char sees[400], unseen[400];
-        if (s->ndumps)
-            instr_detector_text(&s->dumps[0], sees, sizeof sees, unseen, sizeof unseen);
-        else
-            sees[0] = unseen[0] = 0;
-        fputs(",\n    \"detector_sees\": ", out);
-        jstr(out, sees);
-        fputs(",\n    \"detector_not_seen\": ", out);
-        jstr(out, unseen);
-    }
-    const struct instr_repairs *r = &s->repairs;
-    fprintf(out,
-            ",\n    \"repairs\": {\"unwound_exception\": %" PRIu64 ", \"unwound_stack\": %" PRIu64
-            ", \"unwound_mismatch\": %" PRIu64 ", \"unwound_other\": %" PRIu64 ", \"unmatched_exits\": %" PRIu64
-            ", \"runtime_unmatched_exits\": %" PRIu64 ", \"incomplete_frames\": %" PRIu64 ", \"bad_chunks\": %" PRIu64
-            "},\n",
-            r->unwound[1], r->unwound[2], r->unwound[3], r->unwound[0], r->unmatched_exits, s->header_unmatched,
-            r->incomplete, r->bad_chunks);
-    fprintf(out, "    \"dropped\": %" PRIu64 ",\n    \"runtime_ns\": %.0f,\n    \"events\": %" PRIu64
-                 ",\n    \"warnings\": [",
-            s->dropped, s->runtime_ns, s->events);
-    for (size_t i = 0; i < s->nwarnings; i++) {
-        fputs(i ? ", " : "", out);
-        jstr(out, s->warnings[i]);
-    }
-    fprintf(out, "],\n    \"totals\": {\"elapsed_inclusive_ticks\": %" PRIu64 ", \"application_inclusive_ticks\": ",
-            s->total.ei);
-    if (s->no_app)
-        fputs("null", out);
-    else
-        fprintf(out, "%" PRIu64, s->total.ai);
-    fputs(", \"elapsed_inclusive_ns\": ", out);
-    jns(out, s->have_rate ? s->total_ns[0] : NAN);
-    fputs(", \"application_inclusive_ns\": ", out);
-    jns(out, s->have_rate && !s->no_app ? s->total_ns[1] : NAN);
-    fprintf(out, "},\n    \"off_cpu_exact\": %s", s->offcpu_exact ? "true" : "false");
-    fputs(",\n    \"application_available\": ", out);
-    fputs(s->no_app ? "false" : "true", out);
-    fputs("\n  },\n  \"functions\": [", out);
-    for (size_t i = 0; i < s->nfunctions; i++) {
-        const struct instr_row *f = &s->functions[i];
-        fputs(i ? ",\n    {\n      \"name\": " : "\n    {\n      \"name\": ", out);
-        jstr(out, f->name);
-        fputs(",\n      \"mangled\": ", out);
-        jstr(out, f->mangled);
-        fputs(",\n      \"module\": ", out);
-        jstr(out, f->module);
-        fputs(",\n      \"file\": ", out);
-        jstr(out, f->file);
-        fprintf(out, ",\n      \"line\": %" PRIu64 ",\n", f->line);
-        values(out, s->no_app, f, "      ");
-        fprintf(out, ",\n      \"pseudo\": %s,\n      \"external_elapsed_ticks\": %" PRIu64
-                ",\n      \"external_elapsed_ns\": ", f->pseudo ? "true" : "false", f->v.ext_ei);
-        jns(out, f->ext_ns[0]);
-        fprintf(out, ",\n      \"external_application_ticks\": %" PRIu64 ",\n      \"external_application_ns\": ",
-                f->v.ext_ai);
-        jns(out, f->ext_ns[1]);
-        fputs("\n    }", out);
-    }
-    fputs(s->nfunctions ? "\n  ],\n  \"threads\": [" : "],\n  \"threads\": [", out);
-    for (size_t i = 0; i < s->nthreads; i++) {
-        const struct instr_row *t = &s->threads[i];
-        fprintf(out, "%s\n    {\n      \"pid\": %" PRIu64 ",\n      \"index\": %u,\n      \"tid\": %" PRIu64
-                ",\n      \"name\": ", i ? "," : "", t->pid, t->index, t->tid);
-        jstr(out, t->name);
-        fprintf(out, ",\n      \"start_tick\": %" PRIu64 ",\n      \"end_tick\": %" PRIu64 ",\n      \"start_ns\": ",
-                t->start_tick, t->end_tick);
-        jns(out, t->start_ns);
-        fputs(",\n      \"end_ns\": ", out);
-        jns(out, t->end_ns);
-        fputs(",\n", out);
-        values(out, s->no_app, t, "      ");
-        fputs("\n    }", out);
-    }
-    fputs(s->nthreads ? "\n  ],\n  \"modules\": [" : "],\n  \"modules\": [", out);
-    for (size_t i = 0; i < s->nmodules; i++) {
-        const struct instr_row *m = &s->modules[i];
-        fputs(i ? ",\n    {\n      \"module\": " : "\n    {\n      \"module\": ", out);
-        jstr(out, m->module);
-        fputs(",\n", out);
-        values(out, s->no_app, m, "      ");
-        fputs("\n    }", out);
-    }
-    fputs(s->nmodules ? "\n  ],\n  \"processes\": [" : "],\n  \"processes\": [", out);
-    for (size_t i = 0; i < s->nprocesses; i++) {
-        const struct instr_row *p = &s->processes[i];
-        fprintf(out, "%s\n    {\n      \"pid\": %" PRIu64 ",\n      \"program\": ", i ? "," : "", p->pid);
-        jstr(out, p->name);
-        fputs(",\n", out);
-        values(out, s->no_app, p, "      ");
-        fputs("\n    }", out);
-    }
-    fputs(s->nprocesses ? "\n  ]" : "]", out);
-    int rc = instr_views_json(out, s, o);
-    fputs("\n}\n", out);
+    struct instr_json j;
+    instr_json_init(&j, out);
+    instr_json_open(&j, NULL, '{', INSTR_JSON_LINES);
+    session(&j, s);
+    rows(&j, s);
+    int rc = view(&j, s, o);
+    instr_json_close(&j);
+    fputc('\n', out);
     return rc;
-}
-
-void instr_json_str(FILE *out, const char *s)
-{
-    jstr(out, s);
-}
-
-void instr_json_ns(FILE *out, double ns)
-{
-    jns(out, ns);
 }

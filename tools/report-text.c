@@ -1,5 +1,5 @@
 /* report-text.c - the human report: header lines and an aligned table. */
-#define _GNU_SOURCE /* vasprintf */
+#define _GNU_SOURCE /* asprintf */
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "columns.h"
 #include "report.h"
 
 #define MAX_COLS 16
@@ -53,34 +54,132 @@ static void print_table(FILE *out, const struct table *t)
     }
 }
 
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...)
+/* ---- header lines shared by processes ------------------------------------------ */
+
+/* Up to this many processes, each has its own Program line. */
+#define GROUP_PROGRAMS 8
+
+/* How process d ended, for its Program line: ", exit status N" after
+ * exit(), "" otherwise (an Ended: line says how it ended). */
+static const char *exit_text(const struct instr_dump *d, char *buf, size_t len)
 {
-    char *s = NULL;
-    va_list ap;
-    va_start(ap, f);
-    if (vasprintf(&s, f, ap) < 0)
-        s = NULL;
-    va_end(ap);
-    return s;
+    if (!instr_dump_exited(d))
+        return "";
+    snprintf(buf, len, ", exit status %d", d->hdr.exit_status);
+    return buf;
 }
 
-static char *val(uint64_t ticks, double ns, enum instr_units u)
+/* A header line (or block) of process i, without its pid: the processes
+ * with the same text share one.  first: the text before which the
+ * processes are named (the end of the first line); NULL: the end. */
+typedef char *(*header_text)(const struct instr_session *s, size_t i, size_t *first);
+
+static char *program_line(const struct instr_session *s, size_t i, size_t *first)
 {
-    char buf[64];
-    instr_fmt_value(buf, sizeof buf, ticks, ns, u);
-    return strdup(buf);
+    const struct instr_dump *d = &s->dumps[i];
+    char st[64], *t = NULL;
+    const char *fork = (d->hdr.flags & INSTR_DUMP_FORK_CHILD) ? "forked child" : "";
+    const char *ex = exit_text(d, st, sizeof st);
+    if (asprintf(&t, "Program:    %s%s%s%s%s", d->hdr.exe_path, *fork || *ex ? " (" : "", fork,
+                 *fork ? ex : ex + (*ex ? 2 : 0), *fork || *ex ? ")" : "") < 0)
+        return NULL;
+    *first = strlen(t);
+    return t;
 }
 
-static void print_header(FILE *out, const struct instr_session *s, enum instr_units u)
+static char *tick_line(const struct instr_session *s, size_t i, size_t *first)
+{
+    const struct instr_dump *d = &s->dumps[i];
+    char *t = NULL;
+    if (asprintf(&t, "Tick rate:  %.6f GHz%s", d->tick_hz / 1e9,
+                 (d->hdr.flags & INSTR_DUMP_TSC_INVARIANT) ? " (invariant TSC)"
+                                                            : " (TSC not known invariant: times assume a constant rate)") < 0)
+        return NULL;
+    *first = strlen(t);
+    return t;
+}
+
+/* The detector line, then what it sees and does not see. */
+static char *detector_block(const struct instr_session *s, size_t i, size_t *first)
+{
+    const struct instr_dump *d = &s->dumps[i];
+    char sees[400], unseen[400], set[128], *t = NULL;
+    instr_detector_text(d, sees, sizeof sees, unseen, sizeof unseen);
+    int n = asprintf(&t, "Detector:   %s%s%s%s", instr_detector_set_name(d, set, sizeof set),
+                     d->hdr.detector_detail[0] ? " [" : "", d->hdr.detector_detail,
+                     d->hdr.detector_detail[0] ? "]" : "");
+    if (n < 0)
+        return NULL;
+    *first = (size_t)n;
+    if (d->hdr.flags & INSTR_DUMP_NO_TRANSITIONS)
+        return t; /* nothing was watched: the Application line says so */
+    char *b = NULL;
+    n = asprintf(&b, "%s\n  sees:     %s%s%s", t, sees, unseen[0] ? "\n  not seen: " : "", unseen);
+    free(t);
+    return n < 0 ? NULL : b;
+}
+
+/* Each distinct text of f once, in the order of the first process having
+ * it, followed by the processes sharing it: "(pid P)" for one, "(N
+ * processes: pids P, Q...)" for more (the first 8 pids). */
+static int grouped(FILE *out, const struct instr_session *s, header_text f)
+{
+    size_t n = s->ndumps;
+    char **text = calloc(n + 1, sizeof *text);
+    size_t *first = calloc(n + 1, sizeof *first);
+    int rc = text && first ? 0 : INSTR_ENOMEM;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (!(text[i] = f(s, i, &first[i])))
+            rc = INSTR_ENOMEM;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (!text[i])
+            continue; /* printed with an earlier process */
+        size_t k = 0;
+        for (size_t j = i + 1; j < n; j++)
+            k += text[j] && !strcmp(text[j], text[i]);
+        fwrite(text[i], 1, first[i], out);
+        if (n > 1 && !k) {
+            fprintf(out, " (pid %" PRIu64 ")", s->dumps[i].hdr.pid);
+        } else if (n > 1) {
+            fprintf(out, " (%zu processes: pids %" PRIu64, k + 1, s->dumps[i].hdr.pid);
+            size_t shown = 1;
+            for (size_t j = i + 1; j < n; j++) {
+                if (!text[j] || strcmp(text[j], text[i]))
+                    continue;
+                if (shown++ < 8)
+                    fprintf(out, ", %" PRIu64, s->dumps[j].hdr.pid);
+                if (j > i) {
+                    free(text[j]);
+                    text[j] = NULL;
+                }
+            }
+            fputs(shown > 8 ? ", ...)" : ")", out);
+        }
+        fprintf(out, "%s\n", text[i] + first[i]);
+        free(text[i]);
+        text[i] = NULL;
+    }
+    for (size_t i = 0; text && i < n; i++)
+        free(text[i]);
+    free(text);
+    free(first);
+    return rc;
+}
+
+static int print_header(FILE *out, const struct instr_session *s, enum instr_units u)
 {
     char a[64], b[64];
     fprintf(out, "instr report (units: %s)\n", instr_units_name(u));
-    for (size_t i = 0; i < s->ndumps; i++) {
+    /* A few processes: a line each; more: one per program and way it ended. */
+    for (size_t i = 0; s->ndumps <= GROUP_PROGRAMS && i < s->ndumps; i++) {
         const struct instr_dump *d = &s->dumps[i];
-        fprintf(out, "Program:    %s (pid %" PRIu64 ", ppid %" PRIu64 "%s)\n", d->hdr.exe_path, d->hdr.pid,
-                d->hdr.ppid, (d->hdr.flags & INSTR_DUMP_FORK_CHILD) ? ", forked child" : "");
+        char st[64];
+        fprintf(out, "Program:    %s (pid %" PRIu64 ", ppid %" PRIu64 "%s%s)\n", d->hdr.exe_path, d->hdr.pid,
+                d->hdr.ppid, (d->hdr.flags & INSTR_DUMP_FORK_CHILD) ? ", forked child" : "",
+                exit_text(d, st, sizeof st));
     }
+    if (s->ndumps > GROUP_PROGRAMS && grouped(out, s, program_line) < 0)
+        return INSTR_ENOMEM;
     for (size_t i = 0; i < s->ndumps; i++) {
         /* A process that did not exit: say how it ended and what was cut. */
         const struct instr_dump *d = &s->dumps[i];
@@ -100,34 +199,13 @@ static void print_header(FILE *out, const struct instr_session *s, enum instr_un
     fprintf(out, "Threads:    %zu\n", s->nthreads);
     if (s->have_rate) {
         fprintf(out, "Duration:   %.3f ms\n", s->duration_ns / 1e6);
-        for (size_t i = 0; i < s->ndumps; i++) {
-            const struct instr_dump *d = &s->dumps[i];
-            fprintf(out, "Tick rate:  %.6f GHz%s%s\n", d->tick_hz / 1e9,
-                    (d->hdr.flags & INSTR_DUMP_TSC_INVARIANT) ? " (invariant TSC)"
-                                                               : " (TSC not known invariant: times assume a constant rate)",
-                    s->ndumps > 1 ? "" : "");
-        }
+        if (grouped(out, s, tick_line) < 0)
+            return INSTR_ENOMEM;
     } else {
         fprintf(out, "Tick rate:  unknown (values in ticks)\n");
     }
-    for (size_t i = 0; i < s->ndumps; i++) {
-        const struct instr_dump *d = &s->dumps[i];
-        char sees[400], unseen[400];
-        instr_detector_text(d, sees, sizeof sees, unseen, sizeof unseen);
-        char set[128];
-        fprintf(out, "Detector:   %s", instr_detector_set_name(d, set, sizeof set));
-        if (d->hdr.detector_detail[0])
-            fprintf(out, " [%s]", d->hdr.detector_detail);
-        if (s->ndumps > 1)
-            fprintf(out, " (pid %" PRIu64 ")", d->hdr.pid);
-        if (d->hdr.flags & INSTR_DUMP_NO_TRANSITIONS) {
-            fputc('\n', out); /* nothing was watched: the Application line says so */
-            continue;
-        }
-        fprintf(out, "\n  sees:     %s\n", sees);
-        if (unseen[0])
-            fprintf(out, "  not seen: %s\n", unseen);
-    }
+    if (grouped(out, s, detector_block) < 0)
+        return INSTR_ENOMEM;
     const struct instr_repairs *r = &s->repairs;
     uint64_t unwound = r->unwound[0] + r->unwound[1] + r->unwound[2] + r->unwound[3];
     fprintf(out,
@@ -157,6 +235,7 @@ static void print_header(FILE *out, const struct instr_session *s, enum instr_un
         snprintf(b, sizeof b, "n/a");
     }
     fprintf(out, "Totals:     Elapsed %s, Application %s (%s)\n\n", a, b, instr_units_name(u));
+    return 0;
 }
 
 int instr_report_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
@@ -167,112 +246,28 @@ int instr_report_text(FILE *out, const struct instr_session *s, const struct ins
     instr_view_rows(s, o->view, &rows, &n);
     if (o->limit && n > o->limit)
         n = o->limit;
-    print_header(out, s, u);
+    int hrc = print_header(out, s, u);
+    if (hrc < 0)
+        return hrc;
     if (o->view >= INSTR_VIEW_CALLTREE)
         return instr_views_text(out, s, o, u);
     struct table t = {.ncols = 0};
-    int fn = o->view == INSTR_VIEW_FUNCTIONS || o->view == INSTR_VIEW_MODULES;
-    col(&t, "Calls", 0);
-    if (fn) {
-        col(&t, "Elapsed Incl", 0);
-        col(&t, "Elapsed Excl", 0);
-        col(&t, "App Incl", 0);
-        col(&t, "App Excl", 0);
-        col(&t, "EI%", 0);
-        col(&t, "EE%", 0);
-        col(&t, "AI%", 0);
-        col(&t, "AE%", 0);
-        if (o->view == INSTR_VIEW_FUNCTIONS)
-            col(&t, "External", 0);
-    } else {
-        col(&t, "Elapsed", 0);
-        col(&t, "Application", 0);
-        col(&t, "E%", 0);
-        col(&t, "A%", 0);
-    }
-    if (o->flagged) {
-        col(&t, "Flagged", 0);
-        col(&t, "Flagged Time", 0);
-        if (s->offcpu_exact)
-            col(&t, "Off-CPU", 0);
-    }
-    switch (o->view) {
-    case INSTR_VIEW_FUNCTIONS:
-        /* The name last: C++ names can be long, the columns stay readable. */
-        col(&t, "Module", 1);
-        col(&t, "File:Line", 1);
-        col(&t, "Function", 1);
-        break;
-    case INSTR_VIEW_THREADS:
-        col(&t, "Pid", 0);
-        col(&t, "Thread", 0);
-        col(&t, "Tid", 0);
-        col(&t, "Name", 1);
-        break;
-    case INSTR_VIEW_MODULES:
-        col(&t, "Module", 1);
-        break;
-    case INSTR_VIEW_PROCESSES:
-        col(&t, "Pid", 0);
-        col(&t, "Program", 1);
-        break;
-    default:
-        break;
-    }
+    const struct instr_column *cols[MAX_COLS];
+    for (size_t i = 0; i < instr_ncolumns && t.ncols < MAX_COLS; i++)
+        if (instr_column_shown(&instr_columns[i], o->view, 0, s, o)) {
+            cols[t.ncols] = &instr_columns[i];
+            col(&t, instr_columns[i].title, (instr_columns[i].flags & INSTR_COL_LEFT) != 0);
+        }
     t.nrows = n;
     t.cells = calloc(n * (size_t)t.ncols + 1, sizeof *t.cells);
     if (!t.cells)
         return INSTR_ENOMEM;
     int rc = 0;
+    char buf[4096];
     for (size_t i = 0; i < n; i++) {
-        const struct instr_row *r = &rows[i];
         char **c = &t.cells[i * (size_t)t.ncols];
-        int k = 0;
-        c[k++] = fmt("%" PRIu64, r->v.calls);
-        c[k++] = val(r->v.ei, r->ns[0], u);
-        if (fn)
-            c[k++] = val(r->v.ee, r->ns[1], u);
-        c[k++] = s->no_app ? strdup("n/a") : val(r->v.ai, r->ns[2], u);
-        if (fn)
-            c[k++] = s->no_app ? strdup("n/a") : val(r->v.ae, r->ns[3], u);
-        c[k++] = fmt("%.2f", r->pct[0]);
-        if (fn)
-            c[k++] = fmt("%.2f", r->pct[1]);
-        c[k++] = s->no_app ? strdup("n/a") : fmt("%.2f", r->pct[2]);
-        if (fn)
-            c[k++] = s->no_app ? strdup("n/a") : fmt("%.2f", r->pct[3]);
-        if (o->view == INSTR_VIEW_FUNCTIONS)
-            c[k++] = r->pseudo ? strdup("-") : val(r->v.ext_ei, r->ext_ns[0], u);
-        if (o->flagged) {
-            c[k++] = fmt("%" PRIu64, r->v.flagged_n);
-            c[k++] = val(r->v.flagged_t, r->flagged_ns, u);
-            if (s->offcpu_exact)
-                c[k++] = val(r->v.offcpu_t, r->offcpu_ns, u);
-        }
-        switch (o->view) {
-        case INSTR_VIEW_FUNCTIONS:
-            c[k++] = strdup(r->module[0] ? instr_basename(r->module) : "?");
-            c[k++] = r->file[0] ? fmt("%s:%" PRIu64, instr_basename(r->file), r->line) : strdup("?");
-            c[k++] = strdup(r->name);
-            break;
-        case INSTR_VIEW_THREADS:
-            c[k++] = fmt("%" PRIu64, r->pid);
-            c[k++] = fmt("%u", r->index);
-            c[k++] = fmt("%" PRIu64, r->tid);
-            c[k++] = strdup(r->name);
-            break;
-        case INSTR_VIEW_MODULES:
-            c[k++] = strdup(r->name);
-            break;
-        case INSTR_VIEW_PROCESSES:
-            c[k++] = fmt("%" PRIu64, r->pid);
-            c[k++] = strdup(r->name);
-            break;
-        default:
-            break;
-        }
-        for (int j = 0; j < k; j++)
-            if (!c[j])
+        for (int k = 0; k < t.ncols; k++)
+            if (!(c[k] = strdup(instr_column_cell(cols[k], buf, sizeof buf, s, &rows[i], u, 0))))
                 rc = INSTR_ENOMEM;
     }
     if (!rc)

@@ -1,5 +1,5 @@
-/* report-views.c - the call-tree, callers and callees views, as text and
- * as JSON members (the data comes from view-calltree.c and view-callers.c). */
+/* report-views.c - the call-tree, callers and callees views as text and
+ * CSV (the data comes from view-calltree.c and view-callers.c). */
 #define _GNU_SOURCE /* asprintf */
 #include <inttypes.h>
 #include <stdio.h>
@@ -124,12 +124,6 @@ static void free_lines(struct lines *l)
     free(l->info);
 }
 
-/* Whether a tree node is shown: within the depth limit and above the threshold. */
-static int shown(const struct instr_tnode *n, const struct instr_report_opts *o)
-{
-    return (!o->depth || n->depth <= o->depth) && n->pct[0] >= o->threshold;
-}
-
 static int calltree_lines(const struct instr_session *s, const struct instr_report_opts *o,
                           enum instr_units u, struct lines *l)
 {
@@ -138,21 +132,11 @@ static int calltree_lines(const struct instr_session *s, const struct instr_repo
     if (rc < 0)
         return rc;
     /* Depth-first, children by Elapsed Inclusive; a hidden node hides its subtree. */
-    uint32_t c = t.n[0].first_child;
-    while (c && !rc) {
+    for (uint32_t c = instr_tree_first(&t); c && !rc; c = instr_tree_next(&t, c, instr_tree_shown(&t.n[c], o))) {
         const struct instr_tnode *n = &t.n[c];
         const struct instr_row *r = instr_function_row(s, n->row);
-        if (shown(n, o)) {
+        if (instr_tree_shown(n, o))
             rc = add_line(l, &n->v, n->ns, n->pct, u, r->module, r->name, n->depth - 1, ROLE_PATH);
-            if (n->first_child) {
-                c = n->first_child;
-                continue;
-            }
-        }
-        while (c && !t.n[c].next_sibling)
-            c = t.n[c].parent;
-        if (c)
-            c = t.n[c].next_sibling;
     }
     instr_tree_free(&t);
     return rc;
@@ -197,11 +181,8 @@ static int views_table(FILE *out, const struct instr_session *s, const struct in
     } else {
         struct instr_relations rel;
         char err[300];
+        /* An unknown name is the caller's to report (main checks it first). */
         rc = instr_relations_build(s, o->func ? o->func : "", &rel, err, sizeof err);
-        if (rc == INSTR_EARG) {
-            fprintf(csv ? stderr : out, "%s\n", err);
-            return rc;
-        }
         if (rc < 0)
             return rc;
         if (!csv) {
@@ -236,109 +217,4 @@ int instr_views_csv(FILE *out, const struct instr_session *s, const struct instr
                     enum instr_units u)
 {
     return views_table(out, s, o, u, 1);
-}
-
-/* ---- JSON -------------------------------------------------------------------- */
-
-/* no_app: Application values unavailable (instr_session.no_app): null. */
-static void jvalues(FILE *out, int no_app, const struct instr_values *v, const double *ns, const double *pct)
-{
-    static const char *const names[4] = {"elapsed_inclusive", "elapsed_exclusive", "application_inclusive",
-                                         "application_exclusive"};
-    const uint64_t t[4] = {v->ei, v->ee, v->ai, v->ae};
-    fprintf(out, "\"calls\": %" PRIu64, v->calls);
-    for (int i = 0; i < 4; i++) {
-        if (no_app && i >= 2) {
-            fprintf(out, ", \"%s_ticks\": null, \"%s_ns\": null, \"%s_pct\": null", names[i], names[i], names[i]);
-            continue;
-        }
-        fprintf(out, ", \"%s_ticks\": %" PRIu64 ", \"%s_ns\": ", names[i], t[i], names[i]);
-        instr_json_ns(out, ns[i]);
-        fprintf(out, ", \"%s_pct\": %.4f", names[i], pct[i]);
-    }
-}
-
-static void jfunction(FILE *out, const struct instr_row *r)
-{
-    fputs("\"name\": ", out);
-    instr_json_str(out, r ? r->name : "[thread start]");
-    fputs(", \"mangled\": ", out);
-    instr_json_str(out, r && r->mangled ? r->mangled : "");
-    fputs(", \"module\": ", out);
-    instr_json_str(out, r ? r->module : "");
-}
-
-static int calltree_json(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
-{
-    struct instr_tree t;
-    int rc = instr_tree_build(s, &t);
-    if (rc < 0)
-        return rc;
-    /* Flat, in the text view's order: id, parent id (0 = top level), depth. */
-    fputs(",\n  \"calltree\": [", out);
-    uint32_t c = t.n[0].first_child;
-    int first = 1;
-    while (c) {
-        const struct instr_tnode *n = &t.n[c];
-        if (shown(n, o)) {
-            fprintf(out, "%s\n    {\"id\": %u, \"parent\": %u, \"depth\": %u, ", first ? "" : ",", c, n->parent,
-                    n->depth);
-            first = 0;
-            jfunction(out, instr_function_row(s, n->row));
-            fputs(", ", out);
-            jvalues(out, s->no_app, &n->v, n->ns, n->pct);
-            fputs("}", out);
-            if (n->first_child) {
-                c = n->first_child;
-                continue;
-            }
-        }
-        while (c && !t.n[c].next_sibling)
-            c = t.n[c].parent;
-        if (c)
-            c = t.n[c].next_sibling;
-    }
-    fputs(first ? "]" : "\n  ]", out);
-    instr_tree_free(&t);
-    return 0;
-}
-
-static void jrelations(FILE *out, const struct instr_session *s, const char *key, const struct instr_relation *a,
-                       size_t n)
-{
-    fprintf(out, ",\n    \"%s\": [", key);
-    for (size_t i = 0; i < n; i++) {
-        fputs(i ? ",\n      {" : "\n      {", out);
-        jfunction(out, instr_function_row(s, a[i].row));
-        fputs(", ", out);
-        jvalues(out, s->no_app, &a[i].v, a[i].ns, a[i].pct);
-        fputs("}", out);
-    }
-    fputs(n ? "\n    ]" : "]", out);
-}
-
-int instr_views_json(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
-{
-    if (o->view == INSTR_VIEW_CALLTREE)
-        return calltree_json(out, s, o);
-    if (o->view != INSTR_VIEW_CALLERS && o->view != INSTR_VIEW_CALLEES)
-        return 0;
-    struct instr_relations rel;
-    char err[300];
-    int rc = instr_relations_build(s, o->func ? o->func : "", &rel, err, sizeof err);
-    if (rc < 0)
-        return rc;
-    const struct instr_row *fr = instr_function_row(s, rel.row);
-    fprintf(out, ",\n  \"%s\": {\n    \"function\": {", o->view == INSTR_VIEW_CALLERS ? "callers" : "callees");
-    jfunction(out, fr);
-    fputs(", ", out);
-    jvalues(out, s->no_app, &fr->v, fr->ns, fr->pct);
-    fputs("}", out);
-    if (o->view == INSTR_VIEW_CALLERS)
-        jrelations(out, s, "callers", rel.callers, rel.ncallers);
-    else
-        jrelations(out, s, "callees", rel.callees, rel.ncallees);
-    fputs("\n  }", out);
-    instr_relations_free(&rel);
-    return 0;
 }

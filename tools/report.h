@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "dump-reader.h"
+#include "emit.h"
 #include "profile.h"
 
 enum instr_units { INSTR_UNITS_TICKS, INSTR_UNITS_NS, INSTR_UNITS_US, INSTR_UNITS_MS };
@@ -111,19 +112,21 @@ int instr_export_folded(FILE *out, const struct instr_session *s, const struct i
  * tick of dump i; NAN without a tick rate. */
 double instr_session_us(const struct instr_session *s, size_t i, uint64_t tick);
 
-/* ---- --diff A B (diff.c) ---- */
-/* Per-function change of each value from session a to session b, matched
- * by mangled name and module file name; sorted by the absolute change of
- * column (ei, ee, ai, ae, calls), rows below threshold percent of a's
- * session total of that value (for calls: of a's calls) left out. */
-int instr_diff_write(FILE *out, int format, const struct instr_session *a, const struct instr_session *b,
-                     const char *column, double threshold, enum instr_units u);
+/* ---- --diff A B: instr_diff_text/csv/json in formats.h (diff.c) ---- */
 
-/* Shared by the exporters. */
+/* Shared by the exporters (units.c). */
+/* ticks of dump d in ns; NAN without a tick rate. */
+double instr_ticks_ns(const struct instr_dump *d, uint64_t ticks);
 const char *instr_units_name(enum instr_units u);
 /* A value in the chosen unit: ticks as an integer, ns rounded, us/ms with 3 decimals. */
 void instr_fmt_value(char *buf, size_t len, uint64_t ticks, double ns, enum instr_units u);
 const char *instr_basename(const char *path);
+/* Whether d's process exited through exit() with hdr.exit_status (not
+ * for inputs converted from formats that do not record it). */
+int instr_dump_exited(const struct instr_dump *d);
+/* Whether a and b are dumps of the same process (the same dump given
+ * twice): same pid, program and start (ticks and clocks). */
+int instr_dump_same_process(const struct instr_dump *a, const struct instr_dump *b);
 /* What the detector of d sees and does not see, as two phrases. */
 void instr_detector_text(const struct instr_dump *d, char *sees, size_t slen, char *unseen, size_t ulen);
 /* The backends that ran, joined by '+' (the header's detector_set, else its detector). */
@@ -149,6 +152,14 @@ struct instr_tree {
 
 int instr_tree_build(const struct instr_session *s, struct instr_tree *t);
 void instr_tree_free(struct instr_tree *t);
+/* Depth first, children by Elapsed Inclusive: the first node below the
+ * root (0: none), then the node after c, entering c's children only if
+ * descend (a hidden node hides its subtree). */
+uint32_t instr_tree_first(const struct instr_tree *t);
+uint32_t instr_tree_next(const struct instr_tree *t, uint32_t c, int descend);
+/* Whether a node is shown: within o's --depth and above its --threshold. */
+struct instr_report_opts;
+int instr_tree_shown(const struct instr_tnode *n, const struct instr_report_opts *o);
 
 /* Caller/callee view of one function: whom it was called by, whom it
  * called, each with the function's (callee's) values on those paths. */
@@ -172,22 +183,14 @@ int instr_relations_build(const struct instr_session *s, const char *name, struc
                           size_t errlen);
 void instr_relations_free(struct instr_relations *r);
 
-/* The call-tree, callers and callees views (report-views.c): text after
- * the header, JSON members after the session's arrays (",\n  \"calltree\": ..."
- * for the view chosen; nothing for the other views). */
+/* The call-tree, callers and callees views as text (after the header) and
+ * CSV (report-views.c); JSON has them in report-json.c. */
 int instr_views_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
                      enum instr_units u);
-int instr_views_json(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
-/* s as one CSV field (RFC 4180 quoting when needed). */
-void instr_csv_field(FILE *out, const char *s);
-/* The same tree views as CSV: role (path, caller, callee, function), depth, then the table's columns. */
 int instr_views_csv(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
                     enum instr_units u);
 /* Why Application values are unavailable (s->no_app), for headers. */
 extern const char instr_no_app_reason[];
-/* JSON string and nanosecond value (null when NAN), for the exporters. */
-void instr_json_str(FILE *out, const char *s);
-void instr_json_ns(FILE *out, double ns);
 
 /* The row of a function row key. */
 const struct instr_row *instr_function_row(const struct instr_session *s, uint32_t key);

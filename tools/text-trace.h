@@ -15,7 +15,7 @@
  *
  * Header keys (all optional, default 0): pid ppid exe start_tsc start_ns
  * real_ns end_tsc end_ns last_tsc last_ns (default: end_tsc/end_ns)
- * detector (none|rseq_cs|getrusage) sees (bits, as os=) flags
+ * detector (none|rseq_cs|sud|perf|rdpmc|cpuclock) detectors (a+b...) sees (bits, as os=) flags
  * (complete,fork_child,tsc_invariant,signaled,no_transitions or none) dropped unmatched
  * exit_status chunk_size (bytes per chunk, default 65536) detail.
  *

@@ -15,11 +15,6 @@
 
 #include "report.h"
 
-static double to_ns(const struct instr_dump *d, uint64_t ticks)
-{
-    return d->tick_hz > 0 ? (double)ticks * 1e9 / d->tick_hz : NAN;
-}
-
 /* Whether a frame of row is on the path strictly below node j. */
 static int row_below(const struct instr_session *s, size_t i, uint32_t j, uint32_t row)
 {
@@ -49,13 +44,13 @@ static int add(struct instr_relation **a, size_t *n, uint32_t row, const struct 
     r->v.calls += pn->calls;
     r->v.ee += pn->ee;
     r->v.ae += pn->ae;
-    r->ns[1] += to_ns(d, pn->ee);
-    r->ns[3] += to_ns(d, pn->ae);
+    r->ns[1] += instr_ticks_ns(d, pn->ee);
+    r->ns[3] += instr_ticks_ns(d, pn->ae);
     if (inclusive) {
         r->v.ei += pn->ie;
         r->v.ai += pn->ia;
-        r->ns[0] += to_ns(d, pn->ie);
-        r->ns[2] += to_ns(d, pn->ia);
+        r->ns[0] += instr_ticks_ns(d, pn->ie);
+        r->ns[2] += instr_ticks_ns(d, pn->ia);
     }
     return 0;
 }

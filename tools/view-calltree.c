@@ -7,6 +7,7 @@
  * then anything), EE = intervals with exactly this path as the stack.
  * Recursion needs no special care here, each path being distinct.
  */
+#define _GNU_SOURCE /* qsort_r */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,11 +56,6 @@ static int tmap_grow(struct tmap *m)
     return 0;
 }
 
-static double to_ns(const struct instr_dump *d, uint64_t ticks)
-{
-    return d->tick_hz > 0 ? (double)ticks * 1e9 / d->tick_hz : NAN;
-}
-
 /* The tree node for row under parent, created if needed; UINT32_MAX on
  * allocation failure. */
 static uint32_t tchild(struct instr_tree *t, size_t *cap, struct tmap *m, uint32_t parent, uint32_t row)
@@ -90,11 +86,10 @@ static uint32_t tchild(struct instr_tree *t, size_t *cap, struct tmap *m, uint32
     return c;
 }
 
-static const struct instr_tree *sort_tree; /* qsort has no context argument */
-
-static int cmp_child(const void *a, const void *b)
+static int cmp_child(const void *a, const void *b, void *ctx)
 {
-    const struct instr_tnode *x = &sort_tree->n[*(const uint32_t *)a], *y = &sort_tree->n[*(const uint32_t *)b];
+    const struct instr_tree *t = ctx;
+    const struct instr_tnode *x = &t->n[*(const uint32_t *)a], *y = &t->n[*(const uint32_t *)b];
     if (x->v.ei != y->v.ei)
         return x->v.ei > y->v.ei ? -1 : 1;
     return x->row < y->row ? -1 : x->row > y->row;
@@ -134,10 +129,10 @@ int instr_tree_build(const struct instr_session *s, struct instr_tree *t)
             n->v.ai += pn->ia;
             n->v.ae += pn->ae;
             n->v.calls += pn->calls;
-            n->ns[0] += to_ns(d, pn->ie);
-            n->ns[1] += to_ns(d, pn->ee);
-            n->ns[2] += to_ns(d, pn->ia);
-            n->ns[3] += to_ns(d, pn->ae);
+            n->ns[0] += instr_ticks_ns(d, pn->ie);
+            n->ns[1] += instr_ticks_ns(d, pn->ee);
+            n->ns[2] += instr_ticks_ns(d, pn->ia);
+            n->ns[3] += instr_ticks_ns(d, pn->ae);
         }
     }
     /* Children lists, largest Elapsed Inclusive first; percents. */
@@ -159,11 +154,10 @@ int instr_tree_build(const struct instr_session *s, struct instr_tree *t)
         uint32_t par = t->n[c].parent;
         kids[start[par] + count[par]++] = (uint32_t)c;
     }
-    sort_tree = t;
     for (size_t c = 0; c < t->len; c++) {
         struct instr_tnode *n = &t->n[c];
         if (count[c] > 1)
-            qsort(kids + start[c], count[c], sizeof *kids, cmp_child);
+            qsort_r(kids + start[c], count[c], sizeof *kids, cmp_child, t);
         n->first_child = count[c] ? kids[start[c]] : 0;
         for (size_t k = 0; k < count[c]; k++)
             t->n[kids[start[c] + k]].next_sibling = k + 1 < count[c] ? kids[start[c] + k + 1] : 0;
@@ -183,6 +177,25 @@ out:
     if (rc < 0)
         instr_tree_free(t);
     return rc;
+}
+
+uint32_t instr_tree_first(const struct instr_tree *t)
+{
+    return t->len ? t->n[0].first_child : 0;
+}
+
+uint32_t instr_tree_next(const struct instr_tree *t, uint32_t c, int descend)
+{
+    if (descend && t->n[c].first_child)
+        return t->n[c].first_child;
+    while (c && !t->n[c].next_sibling)
+        c = t->n[c].parent;
+    return c ? t->n[c].next_sibling : 0;
+}
+
+int instr_tree_shown(const struct instr_tnode *n, const struct instr_report_opts *o)
+{
+    return (!o->depth || n->depth <= o->depth) && n->pct[0] >= o->threshold;
 }
 
 void instr_tree_free(struct instr_tree *t)

@@ -1,0 +1,138 @@
+#!/bin/sh
+# GNU command lines of instr-report and instr-dump (getopt_long): both
+# spellings of a value, abbreviations, --help/--version on stdout with exit
+# 0, getopt's messages for unknown or ambiguous options, '-o -', every
+# error line starting with the program's name, the documented exit codes.
+#   run-cli.sh BIN_DIR SRC_DIR WORK_DIR VERSION
+set -u
+bin=$1 src=$2 work=$3 version=$4
+mkdir -p "$work"
+fail=0
+R="$bin/instr-report" D="$bin/instr-dump"
+bad() { echo "FAIL: $*"; fail=1; }
+# run CODE PROG ARGS...: runs, checks the exit code; out/err in $work.
+run() {
+    code=$1
+    shift
+    "$@" >"$work/out" 2>"$work/err"
+    rc=$?
+    [ $rc -eq "$code" ] || { bad "$* -> exit $rc, want $code"; cat "$work/err"; }
+}
+# Every stderr line starts with the program's name.
+prefixed() {
+    name=$1
+    if grep -v "^$name: " "$work/err" | grep -q .; then
+        bad "stderr lines without '$name: ':"; cat "$work/err"
+    fi
+    [ -s "$work/err" ] || bad "$name: nothing said on stderr"
+}
+"$D" --from-text "$src/traces/nesting.txt" -o "$work/n.instr" || exit 1
+
+# Values: --opt=VALUE, --opt VALUE and an abbreviation give the same report.
+run 0 "$R" --units ticks --format json "$work/n.instr"; cp "$work/out" "$work/a.json"
+run 0 "$R" --units=ticks --format=json "$work/n.instr"; cmp -s "$work/out" "$work/a.json" || bad "--format=json differs"
+run 0 "$R" --un=ticks --form json "$work/n.instr"; cmp -s "$work/out" "$work/a.json" || bad "--form json differs"
+cmp -s "$work/a.json" "$src/expected/nesting.json" || bad "--format json is not the golden nesting.json"
+# Options after the inputs (permuted), --view callers FUNC anywhere.
+run 0 "$R" "$work/n.instr" --units ticks --format json; cmp -s "$work/out" "$work/a.json" || bad "options after the input"
+run 0 "$R" --units ticks "$work/n.instr" --view callers bar
+grep -q "Callers of bar" "$work/out" || bad "--view callers FUNC after the input"
+
+# --help, -h: stdout, exit 0, nothing on stderr.
+for h in --help -h --he; do
+    run 0 "$R" $h
+    grep -q "^usage: instr-report" "$work/out" || bad "$h: no usage on stdout"
+    [ -s "$work/err" ] && bad "$h: stderr not empty"
+    run 0 "$D" $h
+    grep -q "^usage: instr-dump" "$work/out" || bad "instr-dump $h: no usage on stdout"
+done
+# --version: the project's version number (top-level CMakeLists.txt).
+run 0 "$R" --version
+[ "$(cat "$work/out")" = "instr-report (instr) $version" ] || bad "--version printed '$(cat "$work/out")'"
+run 0 "$D" --version
+[ "$(cat "$work/out")" = "instr-dump (instr) $version" ] || bad "instr-dump --version printed '$(cat "$work/out")'"
+
+# Unknown options, before or after an input.
+run 1 "$R" --bogus "$work/n.instr"
+[ "$(head -1 "$work/err")" = "instr-report: unrecognized option '--bogus'" ] || bad "--bogus: $(head -1 "$work/err")"
+prefixed instr-report
+run 1 "$R" "$work/n.instr" --bogus
+[ "$(head -1 "$work/err")" = "instr-report: unrecognized option '--bogus'" ] || bad "--bogus after a file: $(head -1 "$work/err")"
+run 1 "$D" --bogus "$work/n.instr"
+[ "$(head -1 "$work/err")" = "instr-dump: unrecognized option '--bogus'" ] || bad "instr-dump --bogus: $(head -1 "$work/err")"
+prefixed instr-dump
+# Ambiguous abbreviation (--s: --sort or --split-size), missing value.
+run 1 "$R" --s ei "$work/n.instr"; grep -q "^instr-report: option '--s' is ambiguous" "$work/err" || bad "--s not ambiguous"
+prefixed instr-report
+run 1 "$R" "$work/n.instr" --format; grep -q "requires an argument" "$work/err" || bad "--format without value"
+prefixed instr-report
+
+# -o -: standard output; -o FILE the same bytes in FILE.
+run 0 "$R" --units ticks --format json -o - "$work/n.instr"; cmp -s "$work/out" "$work/a.json" || bad "-o - is not stdout"
+run 0 "$R" --units ticks --format json -o "$work/o.json" "$work/n.instr"
+[ -s "$work/out" ] && bad "-o FILE wrote to stdout"
+cmp -s "$work/o.json" "$work/a.json" || bad "-o FILE differs"
+run 0 "$R" --units ticks --format=json --output="$work/o2.json" "$work/n.instr"
+cmp -s "$work/o2.json" "$work/a.json" || bad "--output=FILE differs"
+
+# Usage errors (exit 1) and unusable input (exit 2): one reason, prefixed.
+for args in "--units hours" "--format yaml" "--export nope" "--depth x" "--sort nope" "--diff" \
+            "--split-size 1" "--view callers nosuchfunction"; do
+    # shellcheck disable=SC2086
+    run 1 "$R" $args "$work/n.instr"
+    prefixed instr-report
+done
+run 1 "$R"; prefixed instr-report
+run 2 "$R" "$work/missing.instr"; prefixed instr-report
+run 1 "$D"; prefixed instr-dump
+run 1 "$D" "$work/n.instr" "$work/n.instr"; prefixed instr-dump
+run 2 "$D" --from-text "$work/missing.txt" -o "$work/m.instr"; prefixed instr-dump
+run 2 "$D" "$work/missing.instr"; prefixed instr-dump
+# Exit 3: a damaged dump (cut inside a chunk) is reported with a warning.
+sed 's/flags=complete,tsc_invariant/flags=complete chunk_size=256/' "$src/traces/nesting.txt" >"$work/small.txt"
+"$D" --from-text "$work/small.txt" -o "$work/small.instr" || exit 1
+size=$(wc -c <"$work/small.instr")
+head -c $((size - 100)) "$work/small.instr" >"$work/cut.instr"
+run 3 "$R" "$work/cut.instr"; prefixed instr-report
+
+# Options the chosen view or format does not read: a warning, exit 0.
+run 0 "$R" --depth 3 "$work/n.instr"
+grep -q "^instr-report: warning: --depth does nothing without --view calltree" "$work/err" || bad "--depth: no warning"
+run 0 "$R" --weight application --format csv "$work/n.instr"
+grep -q "^instr-report: warning: --weight does nothing without --export folded" "$work/err" || bad "--weight: no warning"
+run 0 "$R" --depth 3 --view calltree "$work/n.instr"
+[ -s "$work/err" ] && bad "--depth with --view calltree warned: $(cat "$work/err")"
+
+# The same dump twice (an overlapping glob) is counted once, with a warning.
+run 0 "$R" --units ticks --format json "$work/n.instr" "$work/n.instr"
+cmp -s "$work/out" "$work/a.json" || bad "a dump given twice is not counted once"
+grep -q "^instr-report: warning: .*n.instr is the same process as .*n.instr (pid 100, same start): counted once" \
+    "$work/err" || bad "no duplicate warning: $(cat "$work/err")"
+
+# What to look at next: after a text report on a terminal only.
+run 0 "$R" "$work/n.instr"
+grep -q "^Next:" "$work/out" && bad "hint printed into a pipe"
+python3 - "$R" "$work/n.instr" <<'PY' || fail=1
+import os, pty, sys
+def on_tty(*args):
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(sys.argv[1], [sys.argv[1], *args])
+    out = b""
+    while True:
+        try:
+            d = os.read(fd, 4096)
+        except OSError:
+            break
+        if not d:
+            break
+        out += d
+    os.waitpid(pid, 0)
+    return out.decode()
+lines = on_tty(sys.argv[2]).splitlines()
+if not lines or not lines[-1].startswith("Next: --view calltree"):
+    sys.exit("FAIL: no hint on a terminal: %r" % lines[-2:])
+if "Next:" in on_tty("--format", "csv", sys.argv[2]):
+    sys.exit("FAIL: hint after CSV")
+PY
+exit $fail

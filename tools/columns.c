@@ -1,0 +1,132 @@
+/* columns.c - the table views' columns (columns.h). */
+#include "columns.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *calls(char *b, size_t n, const struct instr_cell *c) { snprintf(b, n, "%" PRIu64, c->r->v.calls); return b; }
+static const char *ei(char *b, size_t n, const struct instr_cell *c) { instr_fmt_value(b, n, c->r->v.ei, c->r->ns[0], c->u); return b; }
+static const char *ee(char *b, size_t n, const struct instr_cell *c) { instr_fmt_value(b, n, c->r->v.ee, c->r->ns[1], c->u); return b; }
+static const char *ai(char *b, size_t n, const struct instr_cell *c) { instr_fmt_value(b, n, c->r->v.ai, c->r->ns[2], c->u); return b; }
+static const char *ae(char *b, size_t n, const struct instr_cell *c) { instr_fmt_value(b, n, c->r->v.ae, c->r->ns[3], c->u); return b; }
+
+static const char *pct(char *b, size_t n, const struct instr_cell *c, int i)
+{
+    snprintf(b, n, c->csv ? "%.4f" : "%.2f", c->r->pct[i]);
+    return b;
+}
+static const char *ei_pct(char *b, size_t n, const struct instr_cell *c) { return pct(b, n, c, 0); }
+static const char *ee_pct(char *b, size_t n, const struct instr_cell *c) { return pct(b, n, c, 1); }
+static const char *ai_pct(char *b, size_t n, const struct instr_cell *c) { return pct(b, n, c, 2); }
+static const char *ae_pct(char *b, size_t n, const struct instr_cell *c) { return pct(b, n, c, 3); }
+
+/* Time in uninstrumented callees; none for a pseudo-frame (it is one). */
+static const char *external(char *b, size_t n, const struct instr_cell *c)
+{
+    if (c->r->pseudo)
+        return c->csv ? "" : "-";
+    instr_fmt_value(b, n, c->r->v.ext_ei, c->r->ext_ns[0], c->u);
+    return b;
+}
+
+static const char *flagged_n(char *b, size_t n, const struct instr_cell *c) { snprintf(b, n, "%" PRIu64, c->r->v.flagged_n); return b; }
+static const char *flagged_t(char *b, size_t n, const struct instr_cell *c)
+{
+    instr_fmt_value(b, n, c->r->v.flagged_t, c->r->flagged_ns, c->u);
+    return b;
+}
+static const char *offcpu(char *b, size_t n, const struct instr_cell *c)
+{
+    instr_fmt_value(b, n, c->r->v.offcpu_t, c->r->offcpu_ns, c->u);
+    return b;
+}
+
+/* Functions: the module's file name in text, its path in CSV. */
+static const char *fmodule(char *b, size_t n, const struct instr_cell *c)
+{
+    const char *m = c->r->module;
+    (void)b, (void)n;
+    return c->csv ? m : m[0] ? instr_basename(m) : "?";
+}
+static const char *file_line(char *b, size_t n, const struct instr_cell *c)
+{
+    if (!c->r->file[0])
+        return "?";
+    snprintf(b, n, "%s:%" PRIu64, instr_basename(c->r->file), c->r->line);
+    return b;
+}
+static const char *file(char *b, size_t n, const struct instr_cell *c) { (void)b, (void)n; return c->r->file; }
+static const char *line(char *b, size_t n, const struct instr_cell *c) { snprintf(b, n, "%" PRIu64, c->r->line); return b; }
+static const char *name(char *b, size_t n, const struct instr_cell *c) { (void)b, (void)n; return c->r->name; }
+static const char *mangled(char *b, size_t n, const struct instr_cell *c) { (void)b, (void)n; return c->r->mangled; }
+static const char *pid(char *b, size_t n, const struct instr_cell *c) { snprintf(b, n, "%" PRIu64, c->r->pid); return b; }
+static const char *thread(char *b, size_t n, const struct instr_cell *c) { snprintf(b, n, "%u", c->r->index); return b; }
+static const char *tid(char *b, size_t n, const struct instr_cell *c) { snprintf(b, n, "%" PRIu64, c->r->tid); return b; }
+
+#define F INSTR_VIEW_BIT(INSTR_VIEW_FUNCTIONS)
+#define T INSTR_VIEW_BIT(INSTR_VIEW_THREADS)
+#define M INSTR_VIEW_BIT(INSTR_VIEW_MODULES)
+#define P INSTR_VIEW_BIT(INSTR_VIEW_PROCESSES)
+#define ALL (F | T | M | P)
+#define APP INSTR_COL_APP
+#define LEFT INSTR_COL_LEFT
+#define FLAGGED INSTR_COL_FLAGGED
+
+/* In text order.  Functions and modules show the four values; threads and
+ * processes (where inclusive = exclusive) two. */
+const struct instr_column instr_columns[] = {
+    /* title, CSV name, text views, CSV views, flags, CSV position, getter */
+    {"Calls", "calls", ALL, ALL, 0, 10, calls},
+    {"Elapsed Incl", "elapsed_inclusive_%s", F | M, ALL, 0, 20, ei},
+    {"Elapsed", NULL, T | P, 0, 0, 0, ei},
+    {"Elapsed Excl", "elapsed_exclusive_%s", F | M, ALL, 0, 30, ee},
+    {"App Incl", "application_inclusive_%s", F | M, ALL, APP, 40, ai},
+    {"Application", NULL, T | P, 0, APP, 0, ai},
+    {"App Excl", "application_exclusive_%s", F | M, ALL, APP, 50, ae},
+    {"EI%", "elapsed_inclusive_pct", F | M, ALL, 0, 60, ei_pct},
+    {"E%", NULL, T | P, 0, 0, 0, ei_pct},
+    {"EE%", "elapsed_exclusive_pct", F | M, ALL, 0, 70, ee_pct},
+    {"AI%", "application_inclusive_pct", F | M, ALL, APP, 80, ai_pct},
+    {"A%", NULL, T | P, 0, APP, 0, ai_pct},
+    {"AE%", "application_exclusive_pct", F | M, ALL, APP, 90, ae_pct},
+    {"External", "external_elapsed_%s", F, F, 0, 200, external},
+    {"Flagged", "flagged_intervals", ALL, ALL, FLAGGED, 100, flagged_n},
+    {"Flagged Time", "flagged_%s", ALL, ALL, FLAGGED, 110, flagged_t},
+    {"Off-CPU", NULL, ALL, 0, FLAGGED | INSTR_COL_OFFCPU, 0, offcpu},
+    /* The name last in text: C++ names can be long, the columns stay readable. */
+    {"Module", "module", F, F, LEFT, 140, fmodule},
+    {"File:Line", NULL, F, 0, LEFT, 0, file_line},
+    {NULL, "file", 0, F, 0, 150, file},
+    {NULL, "line", 0, F, 0, 160, line},
+    {"Function", "function", F, F, LEFT, 120, name},
+    {NULL, "mangled", 0, F, 0, 130, mangled},
+    {"Pid", "pid", T | P, T | P, 0, 120, pid},
+    {"Thread", "thread", T, T, 0, 130, thread},
+    {"Tid", "tid", T, T, 0, 140, tid},
+    {"Name", "name", T, T, LEFT, 150, name},
+    {"Module", "module", M, M, LEFT, 120, name},
+    {"Program", "program", P, P, LEFT, 130, name},
+};
+const size_t instr_ncolumns = sizeof instr_columns / sizeof instr_columns[0];
+
+int instr_column_shown(const struct instr_column *c, enum instr_view v, int csv, const struct instr_session *s,
+                       const struct instr_report_opts *o)
+{
+    if (csv)
+        return c->csv && (c->csv_views & INSTR_VIEW_BIT(v));
+    if (!c->title || !(c->text_views & INSTR_VIEW_BIT(v)))
+        return 0;
+    if ((c->flags & INSTR_COL_FLAGGED) && !o->flagged)
+        return 0;
+    return !(c->flags & INSTR_COL_OFFCPU) || s->offcpu_exact;
+}
+
+const char *instr_column_cell(const struct instr_column *c, char *buf, size_t len, const struct instr_session *s,
+                              const struct instr_row *r, enum instr_units u, int csv)
+{
+    if ((c->flags & INSTR_COL_APP) && s->no_app)
+        return csv ? "" : "n/a";
+    const struct instr_cell cell = {r, u, csv};
+    return c->get(buf, len, &cell);
+}

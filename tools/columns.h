@@ -1,0 +1,50 @@
+/* columns.h - the one table of the table views' columns (functions,
+ * threads, modules, processes), read by the text and CSV writers.
+ *
+ * A row says where a column shows (text views, CSV views), its titles, and
+ * how its cell is made.  Adding a column is one row in columns.c.
+ */
+#ifndef INSTR_COLUMNS_H
+#define INSTR_COLUMNS_H
+
+#include "report.h"
+
+#define INSTR_VIEW_BIT(v) (1u << (v))
+
+enum {
+    INSTR_COL_APP = 1u << 0,     /* an Application value: n/a (text) or empty (CSV) without transition data */
+    INSTR_COL_LEFT = 1u << 1,    /* text: left-aligned */
+    INSTR_COL_FLAGGED = 1u << 2, /* text: only with --flagged */
+    INSTR_COL_OFFCPU = 1u << 3,  /* text: only when off-CPU time was measured (cpuclock) */
+};
+
+/* What a getter reads. */
+struct instr_cell {
+    const struct instr_row *r;
+    enum instr_units u;
+    int csv; /* the CSV form (else text) */
+};
+
+struct instr_column {
+    const char *title;   /* text title; NULL: not in text */
+    const char *csv;     /* CSV name ("%s": the unit); NULL: not in CSV */
+    unsigned text_views; /* INSTR_VIEW_BIT of the text views showing it */
+    unsigned csv_views;  /* ... of the CSV views */
+    unsigned flags;      /* INSTR_COL_* */
+    int csv_pos;         /* CSV columns are written by increasing csv_pos */
+    /* The cell's text: in buf, or a string of the row. */
+    const char *(*get)(char *buf, size_t len, const struct instr_cell *c);
+};
+
+extern const struct instr_column instr_columns[];
+extern const size_t instr_ncolumns;
+
+/* Whether column c shows in view v of the text (csv == 0) or CSV output. */
+int instr_column_shown(const struct instr_column *c, enum instr_view v, int csv, const struct instr_session *s,
+                       const struct instr_report_opts *o);
+/* The cell of column c for row r (n/a or empty for unavailable values):
+ * buf (at least 64 bytes; longer file names are cut) or a string of r. */
+const char *instr_column_cell(const struct instr_column *c, char *buf, size_t len, const struct instr_session *s,
+                              const struct instr_row *r, enum instr_units u, int csv);
+
+#endif

@@ -1,0 +1,40 @@
+/* formats.c - the table of output formats and exports (formats.h). */
+#include "formats.h"
+
+#include <string.h>
+
+#define REPORT INSTR_FORMAT_REPORT
+#define EXPORT INSTR_FORMAT_EXPORT
+
+const struct instr_format instr_formats[] = {
+    /* name, help, kind, options read, writer, --diff writer */
+    {"text", "text (default)", REPORT, INSTR_USES_VIEW, instr_report_text, instr_diff_text},
+    {"csv", "csv", REPORT, INSTR_USES_VIEW, instr_report_csv, instr_diff_csv},
+    {"json", "json (json has every view)", REPORT, INSTR_USES_VIEW, instr_report_json, instr_diff_json},
+    {"visualiser", "visualiser", EXPORT, 0, instr_export_visualiser, NULL},
+    {"chrome", "chrome (trace event JSON)", EXPORT, INSTR_USES_TIMELINE | INSTR_USES_SPLIT, instr_export_chrome,
+     NULL},
+    {"callgrind", "callgrind", EXPORT, 0, instr_export_callgrind, NULL},
+    {"folded", "folded", EXPORT, INSTR_USES_WEIGHT, instr_export_folded, NULL},
+};
+const size_t instr_nformats = sizeof instr_formats / sizeof instr_formats[0];
+
+const struct instr_format *instr_format_find(enum instr_format_kind kind, const char *name)
+{
+    for (size_t i = 0; i < instr_nformats; i++)
+        if (instr_formats[i].kind == kind && !strcmp(instr_formats[i].name, name))
+            return &instr_formats[i];
+    return NULL;
+}
+
+const char *instr_format_names(enum instr_format_kind kind, const char *sep)
+{
+    static char buf[2][512];
+    char *b = buf[kind == EXPORT];
+    size_t n = 0;
+    b[0] = 0;
+    for (size_t i = 0; i < instr_nformats && n < sizeof buf[0]; i++)
+        if (instr_formats[i].kind == kind)
+            n += (size_t)snprintf(b + n, sizeof buf[0] - n, "%s%s", n ? sep : "", instr_formats[i].name);
+    return b;
+}

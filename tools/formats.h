@@ -1,0 +1,56 @@
+/* formats.h - the one table of output formats (--format) and exports
+ * (--export).
+ *
+ * main (its --help, its option checks), --diff and the fuzz harness read
+ * this table; none of them knows a format by position.  Adding an export is
+ * one new export-NAME.c with an instr_exporter and one row in formats.c.
+ */
+#ifndef INSTR_FORMATS_H
+#define INSTR_FORMATS_H
+
+#include "report.h"
+
+enum instr_format_kind {
+    INSTR_FORMAT_REPORT, /* --format: a view of the session's values */
+    INSTR_FORMAT_EXPORT, /* --export: another tool's format */
+};
+
+/* The options a format reads besides --units and -o (main warns about the
+ * ones given that the chosen format does not read). */
+enum {
+    INSTR_USES_VIEW = 1u << 0,       /* --view, --depth, --threshold, --sort, --limit, --flagged */
+    INSTR_USES_WEIGHT = 1u << 1,     /* --weight */
+    INSTR_USES_TIMELINE = 1u << 2,   /* --time-range, --min-duration */
+    INSTR_USES_SPLIT = 1u << 3,      /* --split-size (with -o FILE) */
+};
+
+/* --diff A B in one format: the per-function changes (diff.c). */
+typedef int (*instr_diff_writer)(FILE *out, const struct instr_session *a, const struct instr_session *b,
+                                 const char *column, double threshold, enum instr_units u);
+
+struct instr_format {
+    const char *name;
+    const char *help;            /* a few words for --help */
+    enum instr_format_kind kind;
+    unsigned uses;               /* INSTR_USES_* */
+    instr_exporter write;
+    instr_diff_writer diff;      /* NULL: no --diff in this format */
+};
+
+extern const struct instr_format instr_formats[];
+extern const size_t instr_nformats;
+
+/* The format of that kind called name, or NULL. */
+const struct instr_format *instr_format_find(enum instr_format_kind kind, const char *name);
+/* The names of that kind joined by sep (static storage). */
+const char *instr_format_names(enum instr_format_kind kind, const char *sep);
+
+/* diff.c */
+int instr_diff_text(FILE *out, const struct instr_session *a, const struct instr_session *b, const char *column,
+                    double threshold, enum instr_units u);
+int instr_diff_csv(FILE *out, const struct instr_session *a, const struct instr_session *b, const char *column,
+                   double threshold, enum instr_units u);
+int instr_diff_json(FILE *out, const struct instr_session *a, const struct instr_session *b, const char *column,
+                    double threshold, enum instr_units u);
+
+#endif

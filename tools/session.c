@@ -1,0 +1,437 @@
+/* session.c - a session from its dumps: per-process profiles, then rows
+ * merged across processes (functions, modules), threads and processes. */
+#include "report.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "demangle.h"
+
+static int add_warning(struct instr_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int add_warning(struct instr_session *s, const char *fmt, ...)
+{
+    char buf[700];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char **w = realloc(s->warnings, (s->nwarnings + 1) * sizeof *w);
+    if (!w)
+        return INSTR_ENOMEM;
+    s->warnings = w;
+    if (!(w[s->nwarnings] = strdup(buf)))
+        return INSTR_ENOMEM;
+    s->nwarnings++;
+    return 0;
+}
+
+double instr_session_us(const struct instr_session *s, size_t i, uint64_t tick)
+{
+    uint64_t t0 = UINT64_MAX;
+    for (size_t k = 0; k < s->ndumps; k++)
+        if (s->dumps[k].hdr.start_mono_ns < t0)
+            t0 = s->dumps[k].hdr.start_mono_ns;
+    const struct instr_dump *d = &s->dumps[i];
+    if (d->tick_hz <= 0)
+        return NAN;
+    double rel = ((double)tick - (double)d->hdr.start_tsc) * 1e6 / d->tick_hz;
+    return rel + (double)(d->hdr.start_mono_ns - t0) / 1e3;
+}
+
+/* The warnings of dump d (file prefixed) and of its profile p. */
+static int add_dump_warnings(struct instr_session *s, const struct instr_dump *d, const struct instr_profile *p)
+{
+    int rc = 0;
+    if (d->tick_hz <= 0) {
+        s->have_rate = 0;
+        if ((rc = add_warning(s, "%s: no usable tick rate; values are shown in ticks", d->path)))
+            return rc;
+    }
+    for (size_t w = 0; w < d->nwarnings; w++)
+        if ((rc = add_warning(s, "%s: %s", d->path, d->warnings[w])))
+            return rc;
+    if (p->repairs.bad_chunks &&
+        (rc = add_warning(s, "%s: %" PRIu64 " chunk(s) with invalid bytes; their rest was skipped", d->path,
+                          p->repairs.bad_chunks)))
+        return rc;
+    if (p->repairs.clock_back &&
+        (rc = add_warning(s, "%s: %" PRIu64 " chunk(s) start before the previous event (clock went back)", d->path,
+                          p->repairs.clock_back)))
+        return rc;
+    for (size_t t = 0; t < p->nthreads; t++)
+        if (p->threads[t].dropped &&
+            (rc = add_warning(s, "%s: thread %u: %" PRIu64 " events dropped (the runtime had no room), "
+                                 "then recording resumed",
+                              d->path, p->threads[t].index, p->threads[t].dropped)))
+            return rc;
+    if (d->hdr.dropped_events > p->repairs.dropped &&
+        (rc = add_warning(s, "%s: %" PRIu64 " events dropped after recording stopped (disk full, "
+                             "file size limit or no descriptors): values undercount",
+                          d->path, d->hdr.dropped_events - p->repairs.dropped)))
+        return rc;
+    return 0;
+}
+
+static void row_add(struct instr_row *r, const struct instr_dump *d, const struct instr_values *v)
+{
+    r->v.ei += v->ei;
+    r->v.ee += v->ee;
+    r->v.ai += v->ai;
+    r->v.ae += v->ae;
+    r->v.calls += v->calls;
+    r->v.flagged_n += v->flagged_n;
+    r->v.flagged_t += v->flagged_t;
+    r->v.offcpu_t += v->offcpu_t;
+    r->ns[0] += instr_ticks_ns(d, v->ei);
+    r->ns[1] += instr_ticks_ns(d, v->ee);
+    r->ns[2] += instr_ticks_ns(d, v->ai);
+    r->ns[3] += instr_ticks_ns(d, v->ae);
+    r->flagged_ns += instr_ticks_ns(d, v->flagged_t);
+    r->offcpu_ns += instr_ticks_ns(d, v->offcpu_t);
+    r->v.ext_ei += v->ext_ei;
+    r->v.ext_ai += v->ext_ai;
+    r->ext_ns[0] += instr_ticks_ns(d, v->ext_ei);
+    r->ext_ns[1] += instr_ticks_ns(d, v->ext_ai);
+}
+
+/* Merging functions (and modules) across processes: collect, sort by
+ * identity, fold equal neighbours. */
+struct fref {
+    const char *module, *mangled, *file;
+    const char *demangled; /* recorded by the plugin, or NULL/"" */
+    uint64_t line;
+    char *synth; /* name made up for frames without metadata */
+    const struct instr_dump *d;
+    const struct instr_values *v;
+    int pseudo;          /* a pseudo-frame */
+    uint32_t *row_out;   /* functions: where the row key goes (session func_rows) */
+};
+
+static int cmp_str(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "");
+}
+
+static int cmp_fref(const void *a, const void *b)
+{
+    const struct fref *x = a, *y = b;
+    int c;
+    if ((c = cmp_str(x->module, y->module)) || (c = cmp_str(x->mangled, y->mangled)) ||
+        (c = cmp_str(x->file, y->file)))
+        return c;
+    return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static int merge(struct instr_session *s, struct fref *refs, size_t n, struct instr_row **out, size_t *nout,
+                 int functions)
+{
+    if (n > 1)
+        qsort(refs, n, sizeof *refs, cmp_fref);
+    struct instr_row *rows = n ? calloc(n, sizeof *rows) : NULL;
+    if (n && !rows)
+        return INSTR_ENOMEM;
+    size_t nr = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!nr || cmp_fref(&refs[i], &refs[i - 1])) {
+            struct instr_row *r = &rows[nr++];
+            r->module = refs[i].module ? refs[i].module : "";
+            r->file = refs[i].file ? refs[i].file : "";
+            r->line = refs[i].line;
+            r->key = (uint32_t)(nr - 1);
+            r->pseudo = refs[i].pseudo;
+            if (functions) {
+                r->mangled = strdup(refs[i].mangled);
+                /* The plugin's own demangling if the dump has it, so the
+                 * name does not depend on this machine's demangler. */
+                r->name = refs[i].demangled && refs[i].demangled[0] ? strdup(refs[i].demangled)
+                                                                     : instr_demangle(refs[i].mangled);
+            } else {
+                r->name = strdup(r->module[0] ? r->module : "[unknown module]");
+            }
+            if (!r->name || (functions && !r->mangled)) {
+                *out = rows;
+                *nout = nr;
+                return INSTR_ENOMEM;
+            }
+        }
+        row_add(&rows[nr - 1], refs[i].d, refs[i].v);
+        if (refs[i].row_out)
+            *refs[i].row_out = (uint32_t)(nr - 1);
+    }
+    *out = rows;
+    *nout = nr;
+    (void)s;
+    return 0;
+}
+
+static void percents(struct instr_session *s, struct instr_row *rows, size_t n)
+{
+    double e = (double)s->total.ei, a = (double)s->total.ai;
+    for (size_t i = 0; i < n; i++) {
+        struct instr_row *r = &rows[i];
+        r->pct[0] = e > 0 ? 100.0 * (double)r->v.ei / e : 0;
+        r->pct[1] = e > 0 ? 100.0 * (double)r->v.ee / e : 0;
+        r->pct[2] = a > 0 ? 100.0 * (double)r->v.ai / a : 0;
+        r->pct[3] = a > 0 ? 100.0 * (double)r->v.ae / a : 0;
+    }
+}
+
+int instr_session_build(struct instr_session *s, const struct instr_dump *dumps, size_t n, char *err,
+                        size_t errlen)
+{
+    return instr_session_build_excluding(s, dumps, n, NULL, err, errlen);
+}
+
+/* Step 1, per dump: its profile, and what the session adds up from it
+ * (counters, repairs, totals, warnings, its process row). */
+static int add_process(struct instr_session *s, size_t i, const struct instr_exclusions *x, char *err,
+                       size_t errlen)
+{
+    const struct instr_dump *d = &s->dumps[i];
+    int rc = instr_profile_build_excluding(&s->profiles[i], d, x, err, errlen);
+    if (rc < 0)
+        return rc;
+    s->ndumps++;
+    const struct instr_profile *p = &s->profiles[i];
+    s->events += p->events;
+    if (d->hdr.flags & INSTR_DUMP_NO_TRANSITIONS)
+        s->no_app = 1;
+    if (d->hdr.detector_set & (1u << INSTR_DETECTOR_CPUCLOCK))
+        s->offcpu_exact = 1;
+    if ((rc = add_dump_warnings(s, d, p)) < 0)
+        return rc;
+    const struct instr_repairs *r = &p->repairs;
+    for (int k = 0; k < INSTR_UNWIND_REASONS; k++)
+        s->repairs.unwound[k] += r->unwound[k];
+    s->repairs.unmatched_exits += r->unmatched_exits;
+    s->repairs.incomplete += r->incomplete;
+    s->repairs.bad_chunks += r->bad_chunks;
+    s->repairs.clock_back += r->clock_back;
+    s->repairs.runtime_ticks += r->runtime_ticks;
+    s->runtime_ns += instr_ticks_ns(d, r->runtime_ticks);
+    /* The header counts every dropped event; DROPPED events say where
+     * the ones before a resumed recording were. */
+    s->dropped += r->dropped > d->hdr.dropped_events ? r->dropped : d->hdr.dropped_events;
+    s->header_unmatched += d->hdr.unmatched_exits;
+    s->total.ei += p->total.ei;
+    s->total.ai += p->total.ai;
+    s->total_ns[0] += instr_ticks_ns(d, p->total.ei);
+    s->total_ns[1] += instr_ticks_ns(d, p->total.ai);
+
+    struct instr_row *pr = &s->processes[s->nprocesses++];
+    if (!(pr->name = strdup(d->hdr.exe_path)))
+        return INSTR_ENOMEM;
+    pr->pid = d->hdr.pid;
+    struct instr_values pv = p->total;
+    pv.ee = pv.ei;
+    pv.ae = pv.ai;
+    for (size_t t = 0; t < p->nthreads; t++) {
+        pv.calls += p->threads[t].v.calls;
+        pv.flagged_n += p->threads[t].v.flagged_n;
+        pv.flagged_t += p->threads[t].v.flagged_t;
+        pv.offcpu_t += p->threads[t].v.offcpu_t;
+    }
+    row_add(pr, d, &pv);
+    return 0;
+}
+
+/* From the earliest start to the latest end of the session's processes. */
+static double session_duration(const struct instr_dump *dumps, size_t n)
+{
+    double t0 = INFINITY, t1 = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        const struct instr_dump *d = &dumps[i];
+        double start = (double)d->hdr.start_mono_ns;
+        double end = (double)((d->hdr.flags & INSTR_DUMP_COMPLETE) ? d->hdr.end_mono_ns : d->hdr.last_mono_ns);
+        if (start < t0)
+            t0 = start;
+        if (end > t1)
+            t1 = end;
+    }
+    return n && t1 > t0 ? t1 - t0 : 0;
+}
+
+/* Step 2: a row per thread of every process. */
+static int add_threads(struct instr_session *s)
+{
+    size_t nt = 0;
+    for (size_t i = 0; i < s->ndumps; i++)
+        nt += s->profiles[i].nthreads;
+    if (nt && !(s->threads = calloc(nt, sizeof *s->threads)))
+        return INSTR_ENOMEM;
+    for (size_t i = 0; i < s->ndumps; i++) {
+        const struct instr_dump *d = &s->dumps[i];
+        const struct instr_profile *p = &s->profiles[i];
+        for (size_t t = 0; t < p->nthreads; t++) {
+            const struct instr_pthread *th = &p->threads[t];
+            struct instr_row *r = &s->threads[s->nthreads++];
+            char buf[32];
+            snprintf(buf, sizeof buf, "thread %u", th->index);
+            if (!(r->name = strdup(th->name && *th->name ? th->name : buf)))
+                return INSTR_ENOMEM;
+            r->pid = d->hdr.pid;
+            r->tid = th->tid;
+            r->index = th->index;
+            r->start_tick = th->first_tick;
+            r->end_tick = th->end_tick;
+            r->start_ns = th->first_tick >= d->hdr.start_tsc ? instr_ticks_ns(d, th->first_tick - d->hdr.start_tsc)
+                                                             : NAN;
+            r->end_ns = th->end_tick >= d->hdr.start_tsc ? instr_ticks_ns(d, th->end_tick - d->hdr.start_tsc) : NAN;
+            row_add(r, d, &th->v);
+        }
+    }
+    return 0;
+}
+
+/* The identity of profile function pf of dump i, for merging. */
+static int function_ref(struct instr_session *s, size_t i, size_t f, struct fref *r)
+{
+    const struct instr_profile *p = &s->profiles[i];
+    const struct instr_pfunc *pf = &p->funcs[f];
+    r->d = &s->dumps[i];
+    r->v = &pf->v;
+    r->module = p->modules[pf->module].path;
+    r->row_out = &s->func_rows[i][f];
+    if (pf->pseudo) {
+        /* An uninstrumented callee: no file or line; identified
+         * across processes by module and name. */
+        r->mangled = pf->pseudo;
+        r->pseudo = 1;
+    } else if (pf->fn) {
+        r->mangled = pf->fn->name;
+        r->demangled = pf->fn->demangled;
+        r->file = pf->fn->file;
+        r->line = pf->fn->line;
+    } else {
+        char buf[64];
+        if (pf->key & INSTR_KEY_SITE)
+            snprintf(buf, sizeof buf, "[site %" PRIu64 "]", (uint64_t)(pf->key & ~(INSTR_KEY_SITE | INSTR_KEY_UNNAMED)));
+        else
+            snprintf(buf, sizeof buf, "[function %" PRIu64 "]", pf->key);
+        if (!(r->synth = strdup(buf)))
+            return INSTR_ENOMEM;
+        r->mangled = r->synth;
+    }
+    return 0;
+}
+
+/* Step 3: function and module rows, merged across processes. */
+static int add_functions_and_modules(struct instr_session *s)
+{
+    size_t n = s->ndumps, nf = 0, nm = 0, kf = 0, km = 0;
+    for (size_t i = 0; i < n; i++) {
+        nf += s->profiles[i].nfuncs;
+        nm += s->profiles[i].nmodules;
+    }
+    int rc = INSTR_ENOMEM;
+    struct fref *frefs = nf ? calloc(nf, sizeof *frefs) : NULL, *mrefs = nm ? calloc(nm, sizeof *mrefs) : NULL;
+    if ((nf && !frefs) || (nm && !mrefs) || !(s->func_rows = calloc(n ? n : 1, sizeof *s->func_rows)))
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        if (s->profiles[i].nfuncs && !(s->func_rows[i] = calloc(s->profiles[i].nfuncs, sizeof *s->func_rows[i])))
+            goto out;
+    for (size_t i = 0; i < n; i++) {
+        const struct instr_profile *p = &s->profiles[i];
+        for (size_t f = 0; f < p->nfuncs; f++)
+            if ((rc = function_ref(s, i, f, &frefs[kf++])) < 0)
+                goto out;
+        for (size_t m = 0; m < p->nmodules; m++) {
+            if (!p->modules[m].v.ei && !p->modules[m].v.calls)
+                continue;
+            struct fref *r = &mrefs[km++];
+            r->d = &s->dumps[i];
+            r->v = &p->modules[m].v;
+            r->module = p->modules[m].path;
+        }
+    }
+    if ((rc = merge(s, frefs, kf, &s->functions, &s->nfunctions, 1)) >= 0)
+        rc = merge(s, mrefs, km, &s->modules, &s->nmodules, 0);
+out:
+    for (size_t i = 0; frefs && i < nf; i++)
+        free(frefs[i].synth);
+    free(frefs);
+    free(mrefs);
+    return rc < 0 ? rc : 0;
+}
+
+int instr_session_build_excluding(struct instr_session *s, const struct instr_dump *dumps, size_t n,
+                                  const struct instr_exclusions *x, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    s->exclude = x;
+    s->dumps = dumps;
+    s->have_rate = 1;
+    int rc = INSTR_ENOMEM;
+    if (!(s->profiles = calloc(n, sizeof *s->profiles)) || !(s->processes = calloc(n, sizeof *s->processes)))
+        goto fail;
+    for (size_t i = 0; i < n; i++) {
+        if ((rc = add_process(s, i, x, err, errlen)) < 0) {
+            if (s->ndumps == i) /* the profile failed: err says why */
+                goto fail_quiet;
+            goto fail;
+        }
+    }
+    s->duration_ns = session_duration(dumps, n);
+    if ((rc = add_threads(s)) < 0 || (rc = add_functions_and_modules(s)) < 0)
+        goto fail;
+    percents(s, s->functions, s->nfunctions);
+    percents(s, s->threads, s->nthreads);
+    percents(s, s->modules, s->nmodules);
+    percents(s, s->processes, s->nprocesses);
+    return instr_session_sort(s, "ei");
+
+fail:
+    rc = rc < 0 ? rc : INSTR_ENOMEM;
+    snprintf(err, errlen, "%s", instr_tool_strerror(rc));
+fail_quiet:
+    instr_session_free(s);
+    return rc;
+}
+
+const struct instr_row *instr_function_row(const struct instr_session *s, uint32_t key)
+{
+    return key < s->nfunctions ? &s->functions[s->row_of_key[key]] : NULL;
+}
+
+static void free_rows(struct instr_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(rows[i].name);
+        free(rows[i].mangled);
+    }
+    free(rows);
+}
+
+void instr_session_free(struct instr_session *s)
+{
+    for (size_t i = 0; i < s->ndumps; i++)
+        instr_profile_free(&s->profiles[i]);
+    free(s->profiles);
+    free_rows(s->functions, s->nfunctions);
+    free_rows(s->threads, s->nthreads);
+    free_rows(s->modules, s->nmodules);
+    free_rows(s->processes, s->nprocesses);
+    for (size_t i = 0; s->func_rows && i < s->ndumps; i++)
+        free(s->func_rows[i]);
+    free(s->func_rows);
+    free(s->row_of_key);
+    for (size_t i = 0; i < s->nwarnings; i++)
+        free(s->warnings[i]);
+    free(s->warnings);
+    memset(s, 0, sizeof *s);
+}
+
+void instr_view_rows(const struct instr_session *s, enum instr_view v, const struct instr_row **rows, size_t *n)
+{
+    switch (v) {
+    case INSTR_VIEW_FUNCTIONS: *rows = s->functions; *n = s->nfunctions; break;
+    case INSTR_VIEW_THREADS: *rows = s->threads; *n = s->nthreads; break;
+    case INSTR_VIEW_MODULES: *rows = s->modules; *n = s->nmodules; break;
+    case INSTR_VIEW_PROCESSES: *rows = s->processes; *n = s->nprocesses; break;
+    default: *rows = s->functions; *n = s->nfunctions; break; /* tree views: their own output */
+    }
+}
