@@ -5,21 +5,52 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *calls(char *b, size_t n, const struct instr_cell *c) { snprintf(b, n, "%" PRIu64, c->r->v.calls); return b; }
-static const char *ei(char *b, size_t n, const struct instr_cell *c) { instr_fmt_value(b, n, c->r->v.ei, c->r->ns[0], c->u); return b; }
-static const char *ee(char *b, size_t n, const struct instr_cell *c) { instr_fmt_value(b, n, c->r->v.ee, c->r->ns[1], c->u); return b; }
-static const char *ai(char *b, size_t n, const struct instr_cell *c) { instr_fmt_value(b, n, c->r->v.ai, c->r->ns[2], c->u); return b; }
-static const char *ae(char *b, size_t n, const struct instr_cell *c) { instr_fmt_value(b, n, c->r->v.ae, c->r->ns[3], c->u); return b; }
+/* Getters: the cell's text, formatted into b or a string of the row. */
+#define GETTER(fn) static const char *fn(char *b, size_t n, const struct instr_cell *c)
+#define VALUE(fn, ticks, ns)                                                                                    \
+    GETTER(fn)                                                                                                  \
+    {                                                                                                           \
+        instr_fmt_value(b, n, c->r->ticks, c->r->ns, c->u);                                                     \
+        return b;                                                                                               \
+    }
+#define NUMBER(fn, format, field)                                                                               \
+    GETTER(fn)                                                                                                  \
+    {                                                                                                           \
+        snprintf(b, n, format, c->r->field);                                                                    \
+        return b;                                                                                               \
+    }
+#define STRING(fn, field)                                                                                       \
+    GETTER(fn)                                                                                                  \
+    {                                                                                                           \
+        (void)b, (void)n;                                                                                       \
+        return c->r->field;                                                                                     \
+    }
+
+NUMBER(calls, "%" PRIu64, v.calls)
+VALUE(ei, v.ei, ns[0])
+VALUE(ee, v.ee, ns[1])
+VALUE(ai, v.ai, ns[2])
+VALUE(ae, v.ae, ns[3])
+NUMBER(flagged_n, "%" PRIu64, v.flagged_n)
+VALUE(flagged_t, v.flagged_t, flagged_ns)
+VALUE(offcpu, v.offcpu_t, offcpu_ns)
+NUMBER(line, "%" PRIu64, line)
+NUMBER(pid, "%" PRIu64, pid)
+NUMBER(thread, "%u", index)
+NUMBER(tid, "%" PRIu64, tid)
+STRING(file, file)
+STRING(name, name)
+STRING(mangled, mangled)
 
 static const char *pct(char *b, size_t n, const struct instr_cell *c, int i)
 {
     snprintf(b, n, c->csv ? "%.4f" : "%.2f", c->r->pct[i]);
     return b;
 }
-static const char *ei_pct(char *b, size_t n, const struct instr_cell *c) { return pct(b, n, c, 0); }
-static const char *ee_pct(char *b, size_t n, const struct instr_cell *c) { return pct(b, n, c, 1); }
-static const char *ai_pct(char *b, size_t n, const struct instr_cell *c) { return pct(b, n, c, 2); }
-static const char *ae_pct(char *b, size_t n, const struct instr_cell *c) { return pct(b, n, c, 3); }
+GETTER(ei_pct) { return pct(b, n, c, 0); }
+GETTER(ee_pct) { return pct(b, n, c, 1); }
+GETTER(ai_pct) { return pct(b, n, c, 2); }
+GETTER(ae_pct) { return pct(b, n, c, 3); }
 
 /* Time in uninstrumented callees; none for a pseudo-frame (it is one). */
 static const char *external(char *b, size_t n, const struct instr_cell *c)
@@ -27,18 +58,6 @@ static const char *external(char *b, size_t n, const struct instr_cell *c)
     if (c->r->pseudo)
         return c->csv ? "" : "-";
     instr_fmt_value(b, n, c->r->v.ext_ei, c->r->ext_ns[0], c->u);
-    return b;
-}
-
-static const char *flagged_n(char *b, size_t n, const struct instr_cell *c) { snprintf(b, n, "%" PRIu64, c->r->v.flagged_n); return b; }
-static const char *flagged_t(char *b, size_t n, const struct instr_cell *c)
-{
-    instr_fmt_value(b, n, c->r->v.flagged_t, c->r->flagged_ns, c->u);
-    return b;
-}
-static const char *offcpu(char *b, size_t n, const struct instr_cell *c)
-{
-    instr_fmt_value(b, n, c->r->v.offcpu_t, c->r->offcpu_ns, c->u);
     return b;
 }
 
@@ -56,13 +75,6 @@ static const char *file_line(char *b, size_t n, const struct instr_cell *c)
     snprintf(b, n, "%s:%" PRIu64, instr_basename(c->r->file), c->r->line);
     return b;
 }
-static const char *file(char *b, size_t n, const struct instr_cell *c) { (void)b, (void)n; return c->r->file; }
-static const char *line(char *b, size_t n, const struct instr_cell *c) { snprintf(b, n, "%" PRIu64, c->r->line); return b; }
-static const char *name(char *b, size_t n, const struct instr_cell *c) { (void)b, (void)n; return c->r->name; }
-static const char *mangled(char *b, size_t n, const struct instr_cell *c) { (void)b, (void)n; return c->r->mangled; }
-static const char *pid(char *b, size_t n, const struct instr_cell *c) { snprintf(b, n, "%" PRIu64, c->r->pid); return b; }
-static const char *thread(char *b, size_t n, const struct instr_cell *c) { snprintf(b, n, "%u", c->r->index); return b; }
-static const char *tid(char *b, size_t n, const struct instr_cell *c) { snprintf(b, n, "%" PRIu64, c->r->tid); return b; }
 
 #define F INSTR_VIEW_BIT(INSTR_VIEW_FUNCTIONS)
 #define T INSTR_VIEW_BIT(INSTR_VIEW_THREADS)

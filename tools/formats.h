@@ -3,7 +3,9 @@
  *
  * main (its --help, its option checks), --diff and the fuzz harness read
  * this table; none of them knows a format by position.  Adding an export is
- * one new export-NAME.c with an instr_exporter and one row in formats.c.
+ * one new export-NAME.c with an instr_exporter (declared beside the others
+ * in report.h) and one row in formats.c; --help, the option checks, the
+ * warnings about options it does not read and the fuzz harness follow.
  */
 #ifndef INSTR_FORMATS_H
 #define INSTR_FORMATS_H

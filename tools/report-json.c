@@ -133,59 +133,71 @@ static void session(struct instr_json *j, const struct instr_session *s)
     instr_json_close(j);
 }
 
+/* The members of a row before its values (head) and after them (tail). */
+typedef void (*row_members)(struct instr_json *j, const struct instr_row *r);
+
+static void function_head(struct instr_json *j, const struct instr_row *f)
+{
+    instr_json_key_str(j, "name", f->name);
+    instr_json_key_str(j, "mangled", f->mangled);
+    instr_json_key_str(j, "module", f->module);
+    instr_json_key_str(j, "file", f->file);
+    instr_json_key_u64(j, "line", f->line);
+}
+
+static void function_tail(struct instr_json *j, const struct instr_row *f)
+{
+    instr_json_key_bool(j, "pseudo", f->pseudo);
+    instr_json_key_u64(j, "external_elapsed_ticks", f->v.ext_ei);
+    instr_json_key_ns(j, "external_elapsed_ns", f->ext_ns[0]);
+    instr_json_key_u64(j, "external_application_ticks", f->v.ext_ai);
+    instr_json_key_ns(j, "external_application_ns", f->ext_ns[1]);
+}
+
+static void thread_head(struct instr_json *j, const struct instr_row *t)
+{
+    instr_json_key_u64(j, "pid", t->pid);
+    instr_json_key_u64(j, "index", t->index);
+    instr_json_key_u64(j, "tid", t->tid);
+    instr_json_key_str(j, "name", t->name);
+    instr_json_key_u64(j, "start_tick", t->start_tick);
+    instr_json_key_u64(j, "end_tick", t->end_tick);
+    instr_json_key_ns(j, "start_ns", t->start_ns);
+    instr_json_key_ns(j, "end_ns", t->end_ns);
+}
+
+static void module_head(struct instr_json *j, const struct instr_row *m)
+{
+    instr_json_key_str(j, "module", m->module);
+}
+
+static void process_head(struct instr_json *j, const struct instr_row *p)
+{
+    instr_json_key_u64(j, "pid", p->pid);
+    instr_json_key_str(j, "program", p->name);
+}
+
+static void row_array(struct instr_json *j, int no_app, const char *key, const struct instr_row *r, size_t n,
+                      row_members head, row_members tail)
+{
+    instr_json_open(j, key, '[', INSTR_JSON_LINES);
+    for (size_t i = 0; i < n; i++) {
+        instr_json_open(j, NULL, '{', INSTR_JSON_LINES);
+        head(j, &r[i]);
+        row_values(j, no_app, &r[i]);
+        if (tail)
+            tail(j, &r[i]);
+        instr_json_close(j);
+    }
+    instr_json_close(j);
+}
+
 static void rows(struct instr_json *j, const struct instr_session *s)
 {
-    instr_json_open(j, "functions", '[', INSTR_JSON_LINES);
-    for (size_t i = 0; i < s->nfunctions; i++) {
-        const struct instr_row *f = &s->functions[i];
-        instr_json_open(j, NULL, '{', INSTR_JSON_LINES);
-        instr_json_key_str(j, "name", f->name);
-        instr_json_key_str(j, "mangled", f->mangled);
-        instr_json_key_str(j, "module", f->module);
-        instr_json_key_str(j, "file", f->file);
-        instr_json_key_u64(j, "line", f->line);
-        row_values(j, s->no_app, f);
-        instr_json_key_bool(j, "pseudo", f->pseudo);
-        instr_json_key_u64(j, "external_elapsed_ticks", f->v.ext_ei);
-        instr_json_key_ns(j, "external_elapsed_ns", f->ext_ns[0]);
-        instr_json_key_u64(j, "external_application_ticks", f->v.ext_ai);
-        instr_json_key_ns(j, "external_application_ns", f->ext_ns[1]);
-        instr_json_close(j);
-    }
-    instr_json_close(j);
-    instr_json_open(j, "threads", '[', INSTR_JSON_LINES);
-    for (size_t i = 0; i < s->nthreads; i++) {
-        const struct instr_row *t = &s->threads[i];
-        instr_json_open(j, NULL, '{', INSTR_JSON_LINES);
-        instr_json_key_u64(j, "pid", t->pid);
-        instr_json_key_u64(j, "index", t->index);
-        instr_json_key_u64(j, "tid", t->tid);
-        instr_json_key_str(j, "name", t->name);
-        instr_json_key_u64(j, "start_tick", t->start_tick);
-        instr_json_key_u64(j, "end_tick", t->end_tick);
-        instr_json_key_ns(j, "start_ns", t->start_ns);
-        instr_json_key_ns(j, "end_ns", t->end_ns);
-        row_values(j, s->no_app, t);
-        instr_json_close(j);
-    }
-    instr_json_close(j);
-    instr_json_open(j, "modules", '[', INSTR_JSON_LINES);
-    for (size_t i = 0; i < s->nmodules; i++) {
-        instr_json_open(j, NULL, '{', INSTR_JSON_LINES);
-        instr_json_key_str(j, "module", s->modules[i].module);
-        row_values(j, s->no_app, &s->modules[i]);
-        instr_json_close(j);
-    }
-    instr_json_close(j);
-    instr_json_open(j, "processes", '[', INSTR_JSON_LINES);
-    for (size_t i = 0; i < s->nprocesses; i++) {
-        instr_json_open(j, NULL, '{', INSTR_JSON_LINES);
-        instr_json_key_u64(j, "pid", s->processes[i].pid);
-        instr_json_key_str(j, "program", s->processes[i].name);
-        row_values(j, s->no_app, &s->processes[i]);
-        instr_json_close(j);
-    }
-    instr_json_close(j);
+    row_array(j, s->no_app, "functions", s->functions, s->nfunctions, function_head, function_tail);
+    row_array(j, s->no_app, "threads", s->threads, s->nthreads, thread_head, NULL);
+    row_array(j, s->no_app, "modules", s->modules, s->nmodules, module_head, NULL);
+    row_array(j, s->no_app, "processes", s->processes, s->nprocesses, process_head, NULL);
 }
 
 /* ---- the tree views ------------------------------------------------------------ */
