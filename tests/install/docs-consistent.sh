@@ -1,0 +1,51 @@
+#!/bin/sh
+# docs-consistent.sh INSTR-REPORT INSTR-DUMP PLUGIN SOURCE-DIR
+# The man pages and the completion say what the programs do: every option
+# of `instr-report --help` is in instr-report(1) and in the completion,
+# every option of `instr-dump --help` in instr-dump(1), every plugin
+# argument the plugin accepts and every INSTR_ variable of the README in
+# instr(7).  A failure names what to add where.
+set -eu
+report=$1 dump=$2 plugin=$3 src=$4
+man=$src/docs/man
+status=0
+
+# Options a --help text mentions: --long and -x words.
+options_of() {
+    "$1" --help | tr ' \t[]()=,|' '\n' | grep -E '^--?[a-z][a-z-]*$' | sort -u
+}
+# mentions FILE WORD: WORD in FILE (roff \- read as -), as a whole word.
+mentions() {
+    sed 's/\\-/-/g' "$1" | grep -qE -- "(^|[^a-zA-Z-])$2([^a-zA-Z-]|\$)"
+}
+# A tagged paragraph of the rendered page starting with WORD.
+tagged() {
+    MANWIDTH=200 man -l "$1" 2>/dev/null | grep -qE "^       $2(=| |\$)"
+}
+
+for opt in $(options_of "$report"); do
+    mentions "$man/instr-report.1" "$opt" || { echo "docs/man/instr-report.1: $opt is missing"; status=1; }
+    mentions "$src/completion/instr-report.bash" "$opt" ||
+        { echo "completion/instr-report.bash: $opt is missing"; status=1; }
+done
+for opt in $(options_of "$dump"); do
+    mentions "$man/instr-dump.1" "$opt" || { echo "docs/man/instr-dump.1: $opt is missing"; status=1; }
+done
+
+# The plugin lists the keys it accepts when given one it does not.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo 'int f(void) { return 0; }' >"$tmp/f.c"
+keys=$(gcc -fplugin="$plugin" -fplugin-arg-instr-no-such-key -c "$tmp/f.c" -o "$tmp/f.o" 2>&1 |
+       sed -n 's/.*valid: //p' | tr -d ',')
+[ -n "$keys" ] || { echo "the plugin did not list its arguments"; status=1; }
+for key in $keys; do
+    tagged "$man/instr.7" "$key" || { echo "docs/man/instr.7: plugin argument $key is missing"; status=1; }
+done
+
+vars=$(sed -n '/^## Environment variables/,/^## /p' "$src/README.md" | sed -n 's/^| `\(INSTR_[A-Z_]*\)`.*/\1/p')
+[ -n "$vars" ] || { echo "README.md: no INSTR_ variable found under '## Environment variables'"; status=1; }
+for var in $vars; do
+    tagged "$man/instr.7" "$var" || { echo "docs/man/instr.7: $var is missing"; status=1; }
+done
+exit $status
