@@ -18,9 +18,9 @@ options_of() {
 mentions() {
     sed 's/\\-/-/g' "$1" | grep -qE -- "(^|[^a-zA-Z-])$2([^a-zA-Z-]|\$)"
 }
-# A tagged paragraph of the rendered page starting with WORD.
+# A tagged paragraph of instr(7), rendered once, starting with WORD.
 tagged() {
-    MANWIDTH=200 man -l "$1" 2>/dev/null | grep -qE "^       $2(=| |\$)"
+    grep -qE "^       $1(=| |\$)" "$tmp/instr.7.txt"
 }
 
 for opt in $(options_of "$report"); do
@@ -35,17 +35,18 @@ done
 # The plugin lists the keys it accepts when given one it does not.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+MANWIDTH=200 man -l "$man/instr.7" >"$tmp/instr.7.txt" 2>/dev/null
 echo 'int f(void) { return 0; }' >"$tmp/f.c"
 keys=$(gcc -fplugin="$plugin" -fplugin-arg-instr-no-such-key -c "$tmp/f.c" -o "$tmp/f.o" 2>&1 |
        sed -n 's/.*valid: //p' | tr -d ',')
 [ -n "$keys" ] || { echo "the plugin did not list its arguments"; status=1; }
 for key in $keys; do
-    tagged "$man/instr.7" "$key" || { echo "docs/man/instr.7: plugin argument $key is missing"; status=1; }
+    tagged "$key" || { echo "docs/man/instr.7: plugin argument $key is missing"; status=1; }
 done
 
 vars=$(sed -n '/^## Environment variables/,/^## /p' "$src/README.md" | sed -n 's/^| `\(INSTR_[A-Z_]*\)`.*/\1/p')
 [ -n "$vars" ] || { echo "README.md: no INSTR_ variable found under '## Environment variables'"; status=1; }
 for var in $vars; do
-    tagged "$man/instr.7" "$var" || { echo "docs/man/instr.7: $var is missing"; status=1; }
+    tagged "$var" || { echo "docs/man/instr.7: $var is missing"; status=1; }
 done
 exit $status
