@@ -27,7 +27,7 @@ _instr_report_values()
 
 _instr_report()
 {
-    local cur=${COMP_WORDS[COMP_CWORD]} prev= opt= head= i
+    local cur=${COMP_WORDS[COMP_CWORD]} prev='' opt='' head='' i
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
     COMPREPLY=()
 
