@@ -7,9 +7,9 @@
 # Every option; those taking a value end with '=' in _instr_report_valued.
 _instr_report_options="--view --depth --threshold --sort --units --format --limit
     --flagged --not-application --export --weight --time-range --min-duration
-    --split-size --diff -o --help --version"
+    --split-size --diff -o --output -h --help --version"
 _instr_report_valued=" --view --depth --threshold --sort --units --format --limit
-    --not-application --export --weight --time-range --min-duration --split-size -o "
+    --not-application --export --weight --time-range --min-duration --split-size -o --output "
 
 # The values an option takes, or nothing for free-form values.
 _instr_report_values()
@@ -58,7 +58,7 @@ _instr_report()
             for i in $values; do
                 [[ $i == "$cur"* ]] && COMPREPLY+=("$head$i")
             done
-        elif [[ $opt == -o ]]; then
+        elif [[ $opt == -o || $opt == --output ]]; then
             compopt -o filenames 2>/dev/null
             mapfile -t COMPREPLY < <(compgen -f -- "$cur")
         fi

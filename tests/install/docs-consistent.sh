@@ -10,9 +10,11 @@ report=$1 dump=$2 plugin=$3 src=$4
 man=$src/docs/man
 status=0
 
-# Options a --help text mentions: --long and -x words.
+# The options of a --help text: the --long and -x words that start the
+# lines of its option list ("  -o, --output FILE  what it does").
 options_of() {
-    "$1" --help | tr ' \t[]()=,|' '\n' | grep -E '^--?[a-z][a-z-]*$' | sort -u
+    "$1" --help | sed -n -E 's/^ +(-.*)/\1/p' | sed 's/  .*//' |
+        tr ' \t[]()=,|' '\n' | grep -E '^--?[a-z][a-z-]*$' | sort -u
 }
 # mentions FILE WORD: WORD in FILE (roff \- read as -), as a whole word.
 mentions() {
