@@ -1,6 +1,9 @@
 #!/bin/sh
-# CI, after the README's test command (scripts/test.sh): the reliability
-# gates that need other builds.
+# CI, after the README's test command (scripts/test.sh): the gates that
+# need other builds or change the machine.
+#  0. The Debian package (scripts/package-smoke.sh): cpack -G DEB in build/,
+#     apt-get install, a program and a CMake project built and reported
+#     from the installed paths only, apt-get purge.
 #  1. ASan + UBSan build of the tools and their tests (INSTR_SANITIZE=ON):
 #     unit, golden, bad-input, fuzz-replay, and every end-to-end and
 #     survival test, whose dumps then go through the sanitized instr-report.
@@ -29,6 +32,10 @@ fuzz_runs() {
     esac
 }
 
+status=0
+echo "== Debian package (build/instr_*.deb), installed, used, removed"
+scripts/package-smoke.sh || status=1
+
 echo "== ASan/UBSan build (build-san)"
 cmake -S . -B build-san -DINSTR_SANITIZE=ON >/dev/null
 cmake --build build-san -j"$jobs" >build-san/build.log 2>&1 || { tail -40 build-san/build.log; exit 1; }
@@ -39,7 +46,6 @@ echo "== libFuzzer build (build-fuzz)"
 cmake -S fuzz -B build-fuzz -DCMAKE_C_COMPILER=clang >/dev/null
 cmake --build build-fuzz -j"$jobs" >build-fuzz/build.log 2>&1 || { tail -40 build-fuzz/build.log; exit 1; }
 mkdir -p build-fuzz/artifacts
-status=0
 for target in $(sed -n 's/^set(INSTR_FUZZ_TARGETS \(.*\))$/\1/p' fuzz/CMakeLists.txt); do
     work=build-fuzz/corpus-$target
     mkdir -p "$work"

@@ -6,6 +6,10 @@ GCC_MAJOR=${INSTR_GCC_MAJOR:-12}
 PACKAGES="gcc-$GCC_MAJOR g++-$GCC_MAJOR gcc-$GCC_MAJOR-plugin-dev cmake make python3 libiberty-dev libunwind-dev"
 # valgrind: callgrind_annotate reads our --export callgrind files (tests/exchange).
 PACKAGES="$PACKAGES valgrind"
+# tests/install: pkg-config (instr.pc), man-db (the man pages render
+# without warnings), bash-completion (the completion loads); cpack -G DEB
+# reads the dependencies of the ELF files with dpkg-shlibdeps and file.
+PACKAGES="$PACKAGES pkg-config man-db bash-completion dpkg-dev file"
 # gcc-11 lets the tests prove the plugin builds and runs with a second GCC.
 [ "${INSTR_WITH_GCC11:-1}" = 1 ] && PACKAGES="$PACKAGES gcc-11 g++-11 gcc-11-plugin-dev"
 # Fuzzing (scripts/ci-extra.sh): clang's libFuzzer.

@@ -1,0 +1,67 @@
+# What `cmake --install build --prefix P` puts under P:
+#
+#   bin/instr-report, bin/instr-dump      the tools (INSTR_PROGRAMS below)
+#   lib/instr/instr.so                    the plugin users pass to -fplugin= (the
+#   lib/instr/instr-gccNN.so              version shim) and the plugin per GCC
+#   lib/instr/libinstr-rt.so              the runtime, beside the plugin
+#   include/instr/instr.h                 the event and counter API
+#   lib/cmake/instr/                      find_package(instr): instr::instr, instr_instrument()
+#   lib/pkgconfig/instr.pc                pkg-config --variable=plugin instr
+#   share/man/man1, share/man/man7        instr-report(1), instr-dump(1), instr(7)
+#   share/bash-completion/completions/    completion for instr-report
+#
+# The tree is relocatable: no installed file holds P.  The plugin derives
+# the runtime's path from its own location each time it compiles
+# (plugin/options.cc), instrConfig.cmake and instr.pc from theirs.
+# `lib`, not GNUInstallDirs' multiarch `lib/x86_64-linux-gnu`: the same
+# layout under every prefix keeps those relative paths fixed, and
+# lib/instr/ is private to instr anyway.
+
+set(INSTR_INSTALL_BINDIR bin)
+set(INSTR_INSTALL_PLUGINDIR lib/instr)
+set(INSTR_INSTALL_INCLUDEDIR include)
+set(INSTR_INSTALL_CMAKEDIR lib/cmake/instr)
+set(INSTR_INSTALL_PKGCONFIGDIR lib/pkgconfig)
+set(INSTR_INSTALL_MANDIR share/man)
+set(INSTR_INSTALL_COMPLETIONDIR share/bash-completion/completions)
+
+# Every command users run.  A new tool is one more name here; a name whose
+# target this build does not define is skipped.
+set(INSTR_PROGRAMS instr-report instr-dump instr-sample)
+foreach(program IN LISTS INSTR_PROGRAMS)
+  if(TARGET ${program})
+    install(TARGETS ${program} RUNTIME DESTINATION ${INSTR_INSTALL_BINDIR})
+  endif()
+endforeach()
+
+# Not executable: cc1 dlopen()s plugins, and Debian wants 0644 for them.
+install(FILES ${INSTR_PLUGIN_FILES} DESTINATION ${INSTR_INSTALL_PLUGINDIR})
+install(TARGETS instr-rt LIBRARY DESTINATION ${INSTR_INSTALL_PLUGINDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/include/instr/instr.h DESTINATION ${INSTR_INSTALL_INCLUDEDIR}/instr)
+
+# find_package(instr).  The config file finds the prefix by walking up
+# from its own directory, as many levels as INSTR_INSTALL_CMAKEDIR has.
+include(CMakePackageConfigHelpers)
+string(REGEX REPLACE "[^/]+" ".." INSTR_CMAKEDIR_TO_PREFIX "${INSTR_INSTALL_CMAKEDIR}")
+string(REGEX REPLACE "[^/]+" ".." INSTR_PKGCONFIGDIR_TO_PREFIX "${INSTR_INSTALL_PKGCONFIGDIR}")
+configure_file(${CMAKE_SOURCE_DIR}/cmake/instrConfig.cmake.in
+               ${CMAKE_BINARY_DIR}/install/instrConfig.cmake @ONLY)
+# 0.x: a minor release may change what users see, so it must match.
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/install/instrConfigVersion.cmake
+                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/install/instrConfig.cmake
+              ${CMAKE_BINARY_DIR}/install/instrConfigVersion.cmake
+              ${CMAKE_SOURCE_DIR}/cmake/instr-instrument.cmake
+        DESTINATION ${INSTR_INSTALL_CMAKEDIR})
+
+configure_file(${CMAKE_SOURCE_DIR}/cmake/instr.pc.in ${CMAKE_BINARY_DIR}/install/instr.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/install/instr.pc DESTINATION ${INSTR_INSTALL_PKGCONFIGDIR})
+
+install(FILES ${CMAKE_SOURCE_DIR}/docs/man/instr-report.1 ${CMAKE_SOURCE_DIR}/docs/man/instr-dump.1
+        DESTINATION ${INSTR_INSTALL_MANDIR}/man1)
+install(FILES ${CMAKE_SOURCE_DIR}/docs/man/instr.7 DESTINATION ${INSTR_INSTALL_MANDIR}/man7)
+# bash-completion loads share/bash-completion/completions/<command> on
+# first use from each directory of XDG_DATA_DIRS (default /usr/local/share
+# and /usr/share); another prefix adds P/share there, or sources the file.
+install(FILES ${CMAKE_SOURCE_DIR}/completion/instr-report.bash
+        DESTINATION ${INSTR_INSTALL_COMPLETIONDIR} RENAME instr-report)

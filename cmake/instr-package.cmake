@@ -1,0 +1,69 @@
+# `cpack -G DEB` in the build directory: build/instr_<version>_<arch>.deb,
+# the tree of cmake/instr-install.cmake under /usr.
+#
+# Dependencies:
+#  - libc6, libstdc++6 (the plugins are C++): dpkg-shlibdeps reads them
+#    from the installed ELF files (CPACK_DEBIAN_PACKAGE_SHLIBDEPS).  The
+#    tools link libiberty statically (Debian ships only libiberty.a); no
+#    part of instr links libunwind.
+#  - the GCC the plugin was built for, exactly: a plugin runs inside cc1
+#    and checks (plugin/instr-plugin.cc, plugin_default_version_check)
+#    the version, date stamp, revision and configure arguments of the GCC
+#    whose plugin headers it was built with.  Debian's configure arguments
+#    hold the package version (--with-pkgversion='Debian 12.2.0-14+deb12u1'),
+#    so any other build of gcc-12, even 12.2.0-14, refuses the plugin:
+#    Depends: gcc-12 (= <version of gcc-12-plugin-dev at build time>).
+#  - the other GCCs the build found plugin headers for (gcc-11): optional,
+#    so Suggests, with their exact version for the same reason.
+
+set(CPACK_PACKAGE_NAME instr)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+    "auto-instrumenting profiler for C and C++ (GCC plugin)")
+set(CPACK_PACKAGE_DESCRIPTION
+    "A GCC plugin adds entry, exit and call-site hooks to every function of a
+program; its runtime records per-thread event streams into a dump per
+process, and instr-report computes for every function, thread, module and
+process the four values of the Visual Studio instrumentation profiler:
+Elapsed and Application time, inclusive and exclusive.")
+set(INSTR_PACKAGE_MAINTAINER "instr developers <instr@localhost>" CACHE STRING
+    "Maintainer field of the Debian package")
+set(CPACK_PACKAGE_CONTACT "${INSTR_PACKAGE_MAINTAINER}")
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+
+# instr_debian_gcc_dependency(<gcc> <out-var>): "gcc-N (= V)", V being the
+# version of the Debian package holding <gcc>'s plugin headers; empty when
+# they do not come from a Debian package.
+function(instr_debian_gcc_dependency gcc out)
+  set(${out} "" PARENT_SCOPE)
+  instr_gcc_plugin_info(${gcc} major dir gxx)
+  find_program(INSTR_DPKG_QUERY dpkg-query)
+  if(NOT dir OR NOT INSTR_DPKG_QUERY)
+    return()
+  endif()
+  execute_process(COMMAND ${INSTR_DPKG_QUERY} -S ${dir}/include/plugin-version.h
+                  OUTPUT_VARIABLE owner RESULT_VARIABLE rc ERROR_QUIET)
+  string(REGEX MATCH "^[^:,]+" owner "${owner}")
+  if(NOT rc EQUAL 0 OR NOT owner MATCHES "^gcc-[0-9]+-plugin-dev$")
+    return()
+  endif()
+  execute_process(COMMAND ${INSTR_DPKG_QUERY} -W -f=\${Version} ${owner}
+                  OUTPUT_VARIABLE version RESULT_VARIABLE rc ERROR_QUIET)
+  if(rc EQUAL 0 AND version)
+    set(${out} "gcc-${major} (= ${version})" PARENT_SCOPE)
+  endif()
+endfunction()
+
+instr_debian_gcc_dependency(${INSTR_GCC} INSTR_DEB_DEPENDS)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "${INSTR_DEB_DEPENDS}")
+if(INSTR_PLUGIN_GCC11)
+  instr_debian_gcc_dependency(gcc-11 INSTR_DEB_SUGGESTS)
+  set(CPACK_DEBIAN_PACKAGE_SUGGESTS "${INSTR_DEB_SUGGESTS}")
+endif()
+
+include(CPack)

@@ -1,0 +1,86 @@
+# bash completion for instr-report.  Installed as
+# share/bash-completion/completions/instr-report (bash-completion loads it
+# on first use); without bash-completion, source it.  Plain bash: it needs
+# no helper of bash-completion.  Keep the lists in step with
+# `instr-report --help' (tests/install checks every option is here).
+
+# Every option; those taking a value end with '=' in _instr_report_valued.
+_instr_report_options="--view --depth --threshold --sort --units --format --limit
+    --flagged --not-application --export --weight --time-range --min-duration
+    --split-size --diff -o --output -h --help --version"
+_instr_report_valued=" --view --depth --threshold --sort --units --format --limit
+    --not-application --export --weight --time-range --min-duration --split-size -o --output "
+
+# The values an option takes, or nothing for free-form values.
+_instr_report_values()
+{
+    case $1 in
+    --view) echo "functions threads modules processes calltree callers callees" ;;
+    --sort) echo "name calls ei ee ai ae ei% ee% ai% ae% flagged module file pid tid" ;;
+    --units) echo "ticks ns us ms" ;;
+    --format) echo "text csv json" ;;
+    --export) echo "visualiser chrome callgrind folded" ;;
+    --weight) echo "elapsed application" ;;
+    --not-application) echo "@locks @io @alloc @sleep" ;;
+    esac
+}
+
+_instr_report()
+{
+    local cur=${COMP_WORDS[COMP_CWORD]} prev='' opt='' head='' i
+    ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
+    COMPREPLY=()
+
+    # bash splits '--format=js' into '--format' '=' 'js' (COMP_WORDBREAKS).
+    if [[ $cur == = ]]; then
+        opt=$prev
+        cur=
+    elif [[ $prev == = ]] && ((COMP_CWORD > 1)); then
+        opt=${COMP_WORDS[COMP_CWORD - 2]}
+    elif [[ $cur == --*=* ]]; then
+        # '=' not a word break: the reply replaces the whole '--opt=val'.
+        opt=${cur%%=*}
+        head=$opt=
+        cur=${cur#*=}
+    elif [[ $_instr_report_valued == *" $prev "* ]]; then
+        opt=$prev
+    fi
+
+    if [[ -n $opt ]]; then
+        local values
+        values=$(_instr_report_values "$opt")
+        if [[ -n $values ]]; then
+            # A value list: --not-application takes several, comma-joined.
+            if [[ $opt == --not-application && $cur == *,* ]]; then
+                head+=${cur%,*},
+                cur=${cur##*,}
+            fi
+            for i in $values; do
+                [[ $i == "$cur"* ]] && COMPREPLY+=("$head$i")
+            done
+        elif [[ $opt == -o || $opt == --output ]]; then
+            compopt -o filenames 2>/dev/null
+            mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+        fi
+        return 0
+    fi
+
+    if [[ $cur == -* ]]; then
+        for i in $_instr_report_options; do
+            [[ $i == "$cur"* ]] && COMPREPLY+=("$i")
+        done
+        return 0
+    fi
+
+    # Inputs: dumps (*.instr, and the *.instr.1, .2... written when the
+    # name was taken) and the directories that lead to them.
+    local extglob
+    extglob=$(shopt -p extglob)
+    shopt -s extglob
+    compopt -o filenames 2>/dev/null
+    mapfile -t COMPREPLY < <(compgen -d -- "$cur"; compgen -f -X '!*.instr?(.+([0-9]))' -- "$cur")
+    eval "$extglob"
+    return 0
+}
+
+complete -F _instr_report instr-report

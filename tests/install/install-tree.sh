@@ -1,0 +1,33 @@
+#!/bin/sh
+# install-tree.sh BUILD WORK GCC_MAJOR
+# `cmake --install BUILD --prefix WORK/first`, then moves the whole tree to
+# WORK/moved, where the other install tests use it: a relocatable tree
+# works wherever it lands.  Checks the layout of the README and that no
+# installed file still holds the first prefix.
+set -eu
+build=$1 work=$2 major=$3
+rm -rf "$work"
+mkdir -p "$work"
+cmake --install "$build" --prefix "$work/first" >"$work/install.log"
+mv "$work/first" "$work/moved"
+p=$work/moved
+status=0
+for f in bin/instr-report bin/instr-dump \
+         lib/instr/instr.so "lib/instr/instr-gcc$major.so" lib/instr/libinstr-rt.so \
+         include/instr/instr.h \
+         lib/cmake/instr/instrConfig.cmake lib/cmake/instr/instrConfigVersion.cmake \
+         lib/cmake/instr/instr-instrument.cmake lib/pkgconfig/instr.pc \
+         share/man/man1/instr-report.1 share/man/man1/instr-dump.1 share/man/man7/instr.7 \
+         share/bash-completion/completions/instr-report; do
+    [ -f "$p/$f" ] || { echo "missing: $f"; status=1; }
+done
+for f in bin/instr-report bin/instr-dump; do
+    [ -x "$p/$f" ] || { echo "not executable: $f"; status=1; }
+done
+# Nothing installed may name where it was installed (binaries included).
+if grep -rl "$work/first" "$p"; then
+    echo "these files hold the install prefix $work/first: the tree is not relocatable"
+    status=1
+fi
+"$p/bin/instr-report" --help >/dev/null || { echo "installed instr-report --help failed"; status=1; }
+exit $status
