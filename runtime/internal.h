@@ -168,6 +168,13 @@ void instr__meta_labels_reemit(void);
 /* foreign-task.c: 1 if the calling task does not own t (a clone(CLONE_VM) child) */
 int instr__foreign_task(const struct instr__thread *t);
 
+/* sandbox.c: 0 once the program is entering a seccomp sandbox (the runtime
+ * then makes no system call); instr__sandbox_syscall: a system call about
+ * to run (sud), 1 if it stopped recording. */
+int instr__may_syscall(void);
+void instr__sandbox_enter(const char *why);
+int instr__sandbox_syscall(long nr, unsigned long arg0);
+
 /* clock.c */
 static inline uint64_t instr__tsc(void) { return __builtin_ia32_rdtsc(); }
 uint64_t instr__mono_ns(void);

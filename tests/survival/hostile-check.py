@@ -70,6 +70,9 @@ def seccomp_case(how):
         if got < 300100:
             check("seccomp" in detail, f"the dump says recording stopped under seccomp ({detail!r})")
             check(dropped > 0, f"the events after it are counted as dropped ({dropped})")
+            # work_n's loop: call, enter, exit and return events per work() call.
+            check(abs(got + dropped / 4 - 300100) <= 3000,
+                  f"recorded + dropped account for all 300100 calls ({got} + {dropped}/4)")
     return case
 
 
