@@ -307,6 +307,10 @@ void *instr__chunk_map(uint16_t kind, uint32_t thread_index, uint32_t tid, uint3
             pause_for(strerror(errno));
         else if (errno == ESTALE)
             stop("the file was moved or replaced");
+        else if (errno == EPERM || errno == ENOSYS) { /* our own file: a filter said no */
+            stop(strerror(errno));
+            instr__sandbox_enter("a system call of the runtime was refused (a seccomp filter?)");
+        }
         else
             stop(strerror(errno));
         goto out;
