@@ -13,7 +13,8 @@
  *   instr_counter:   jmp *__instr_hook_table+8*INSTR_SLOT_COUNTER(%rip)
  *   __instr_nop:     ret
  *   __instr_hook_table: INSTR_SLOT_COUNT x .quad __instr_nop
- *   constructor:     h = dlopen(runtime, RTLD_NOW|RTLD_GLOBAL);
+ *   constructor:     if (getauxval(AT_SECURE)) return;   (see below)
+ *                    h = dlopen(runtime, RTLD_NOW|RTLD_GLOBAL);
  *                    bind = dlsym(h, INSTR_BIND_SYMBOL);
  *                    bind(__instr_hook_table, INSTR_SLOT_COUNT, ABI)
  *
@@ -21,12 +22,21 @@
  * trampolines never go through a PLT.  The table starts out pointing at the
  * no-op, so a program whose runtime is missing runs unchanged.  When objects
  * were compiled with different runtime= paths, the linker keeps whichever
- * group it sees first. */
+ * group it sees first.
+ *
+ * Secure execution (set-user-ID, set-group-ID, file capabilities: the
+ * kernel sets AT_SECURE): the runtime records nothing there anyway, and
+ * loading it would run code from a path the user may control (the runtime
+ * next to a plugin in a user-writable build tree) with the raised
+ * privileges.  So the constructor loads nothing, unless the plugin was
+ * built with INSTR_RECORD_SETUID (the runtime then records such programs;
+ * whoever builds it so must install the runtime where only root can write). */
 #include "binding-asm.h"
 
 #include "hook-abi.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <stdio.h>
 
 #define GROUP "__instr_binding"
@@ -95,6 +105,12 @@ std::string instr_binding_asm(const std::string &runtime_path)
          "__instr_bind_ctor:\n"
          "\tendbr64\n"
          "\tsubq\t$8, %rsp\n"
+#ifndef INSTR_RECORD_SETUID
+         "\tmovl\t$" + std::to_string(AT_SECURE) + ", %edi\n"
+         "\tcall\tgetauxval@PLT\n"
+         "\ttestq\t%rax, %rax\n"
+         "\tjne\t.Linstr_bind_done\n"
+#endif
          "\tleaq\t.Linstr_runtime_path(%rip), %rdi\n"
          "\tmovl\t" + std::string(flags) + ", %esi\n"
          "\tcall\tdlopen@PLT\n"

@@ -29,7 +29,7 @@
 static int thread_cpu_ns(uint64_t *ns)
 {
     struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+    if (!instr__may_syscall() || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
         return -1;
     *ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     return 0;

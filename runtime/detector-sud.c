@@ -101,6 +101,8 @@ static void on_sigsys(int sig, siginfo_t *si, void *ucv)
         sel[1] = si->si_syscall == SYS_rt_sigreturn ? INSTR_OS_SIGNAL : INSTR_OS_SYSCALL;
         if (si->si_syscall == SYS_rt_sigaction)
             saw_sigaction = 1;
+        if (si->si_syscall == SYS_prctl || si->si_syscall == SYS_seccomp) /* sandbox.c */
+            instr__sandbox_syscall(si->si_syscall, (unsigned long)uc->uc_mcontext.gregs[REG_RDI]);
         uc->uc_mcontext.gregs[REG_RIP] -= 2; /* run the syscall again, now allowed */
         instr__rseq_restore();
         return;
@@ -255,7 +257,7 @@ void instr__sud_thread_end(struct instr__thread *t)
 void instr__sud_resume(struct instr__thread *t)
 {
     int saved = errno;
-    if (!sigsys_blocked()) {
+    if (instr__may_syscall() && !sigsys_blocked()) {
         t->det_on &= ~INSTR__DET_ON_SUD_PAUSED;
         arm_thread(t);
     }
@@ -270,6 +272,8 @@ unsigned instr__sud_fired(struct instr__thread *t)
     instr__sud_state[1] = 0;
     if (!(t->det_on & INSTR__DET_ON_SUD))
         return 0;
+    if (!instr__may_syscall())
+        return bits; /* sandbox.c: the checks below make system calls */
     int saved = errno;
     struct sigaction cur;
     if (sigaction(SIGSYS, NULL, &cur) == 0 && cur.sa_sigaction != on_sigsys) {

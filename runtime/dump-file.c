@@ -296,6 +296,8 @@ void *instr__chunk_map(uint16_t kind, uint32_t thread_index, uint32_t tid, uint3
 {
     int saved = errno;
     struct instr_chunk_header *c = NULL;
+    if (!instr__may_syscall())
+        return NULL; /* sandbox.c: not even the lock (a futex) */
     pthread_mutex_lock(&instr__rt.chunk_lock);
     if (instr__rt.stopped || !instr__rt.header)
         goto out;
@@ -305,6 +307,10 @@ void *instr__chunk_map(uint16_t kind, uint32_t thread_index, uint32_t tid, uint3
             pause_for(strerror(errno));
         else if (errno == ESTALE)
             stop("the file was moved or replaced");
+        else if (errno == EPERM || errno == ENOSYS) { /* our own file: a filter said no */
+            stop(strerror(errno));
+            instr__sandbox_enter("a system call of the runtime was refused (a seccomp filter?)");
+        }
         else
             stop(strerror(errno));
         goto out;
@@ -359,6 +365,6 @@ void instr__dump_trim(void)
 
 void instr__chunk_unmap(struct instr_chunk_header *c)
 {
-    if (c)
+    if (c && instr__may_syscall()) /* sandbox.c: else it stays mapped */
         munmap(c, INSTR_RT_CHUNK_SIZE);
 }

@@ -80,6 +80,15 @@ static inline void end(struct instr__thread *t)
     t->busy = 0;
 }
 
+/* A hook whose CFA lies more than INSTR_RT_STACK_SPAN from `from` (the top
+ * frame's CFA, or the sentinel's) came from another stack: is it run by
+ * another task sharing our memory (foreign-task.c)?  Then it must not touch
+ * the state at all.  Checked before the guard is taken. */
+static inline int foreign(struct instr__thread *t, uintptr_t cfa)
+{
+    return t && !t->busy && t->top[-1].cfa - cfa >= INSTR_RT_STACK_SPAN && instr__foreign_task(t);
+}
+
 static inline unsigned check(struct instr__thread *t)
 {
     unsigned bits = instr__detector_check(t);
@@ -135,6 +144,8 @@ static void slow_push(struct instr__thread *t, uint8_t *p, const void *desc, uin
                       uint64_t now, unsigned bits, unsigned kind, uint32_t id, int registered)
 {
     struct instr__frame *top = t->top;
+    if (top == t->base)
+        t->base[-1].cfa = cfa + INSTR_RT_STACK_SPAN / 2; /* later root frames nearby stay fast */
     if (t->overflow || top >= t->end) {
         t->overflow++; /* beyond capacity: recorded, not tracked */
         __atomic_fetch_add(&instr__rt.stack_overflows, 1, __ATOMIC_RELAXED);
@@ -154,6 +165,8 @@ static void slow_push(struct instr__thread *t, uint8_t *p, const void *desc, uin
 
 static __attribute__((noinline)) void enter_slow(struct instr_fn_desc *d, void *cfa_p)
 {
+    if (INSTR_UNLIKELY(foreign(instr__tls, dead_below(d, (uintptr_t)cfa_p))))
+        return;
     struct instr__thread *t = begin();
     if (!t)
         return;
@@ -219,6 +232,8 @@ static __attribute__((noinline)) void exit_repair(struct instr__thread *t,
 /* exit(d, cfa), or return(site, cfa) with d == NULL, off the fast path. */
 static __attribute__((noinline)) void pop_slow(const struct instr_fn_desc *d, void *cfa_p)
 {
+    if (INSTR_UNLIKELY(foreign(instr__tls, (uintptr_t)cfa_p)))
+        return;
     struct instr__thread *t = begin();
     if (!t)
         return;
@@ -302,8 +317,10 @@ void instr__hook_enter(struct instr_fn_desc *d, void *cfa_p)
         return;
     struct instr__frame *top = t->top;
     uint32_t id = d->id;
-    if (INSTR_UNLIKELY(id == 0 || top >= t->end || top[-1].cfa < dead_below(d, cfa) ||
-                       t->pending_bits))
+    /* One unsigned compare: a dead frame on top (its CFA below ours wraps
+     * round) or a jump to another stack (foreign-task.c). */
+    if (INSTR_UNLIKELY(id == 0 || top >= t->end ||
+                       top[-1].cfa - dead_below(d, cfa) >= INSTR_RT_STACK_SPAN || t->pending_bits))
         return enter_slow(d, cfa_p);
     fast_push(t, top, d, cfa, INSTR_EV_ENTER, id);
 }
@@ -324,6 +341,8 @@ void instr__hook_exit(struct instr_fn_desc *d, void *cfa_p)
 
 void instr__hook_landing(struct instr_fn_desc *d, void *cfa_p)
 {
+    if (INSTR_UNLIKELY(foreign(instr__tls, (uintptr_t)cfa_p)))
+        return;
     struct instr__thread *t = begin();
     if (!t)
         return;
@@ -374,6 +393,8 @@ static inline uint32_t site_id(const struct instr_site_desc *s, void *target)
 static __attribute__((noinline)) void call_slow(struct instr_site_desc *s, void *cfa_p,
                                                 void *target, void *ra)
 {
+    if (INSTR_UNLIKELY(foreign(instr__tls, (uintptr_t)cfa_p)))
+        return;
     struct instr__thread *t = begin();
     if (!t)
         return;
@@ -424,7 +445,8 @@ void instr__hook_call(struct instr_site_desc *s, void *cfa_p, void *target)
         return;
     struct instr__frame *top = t->top;
     uint32_t id = site_id(s, target);
-    if (INSTR_UNLIKELY(id == 0 || top >= t->end || top[-1].cfa < cfa + INSTR__IS_SITE(top[-1].desc) ||
+    if (INSTR_UNLIKELY(id == 0 || top >= t->end ||
+                       top[-1].cfa - (cfa + INSTR__IS_SITE(top[-1].desc)) >= INSTR_RT_STACK_SPAN ||
                        t->pending_bits))
         return call_slow(s, cfa_p, target, __builtin_return_address(0));
     fast_push(t, top, INSTR__SITE_FRAME(id), cfa, INSTR_EV_CALL, id);

@@ -24,6 +24,8 @@
 #define INSTR_RT_MAX_MODULES 4096u
 #define INSTR_RT_MAX_STRING 16384u              /* longest name/path written to a record */
 #define INSTR_RT_DROP_RETRY 65536u              /* dropped events between chunk retries */
+#define INSTR_RT_STACK_SPAN (1u << 20)          /* a new frame's CFA further than this from the
+                                                   top frame's: another stack (foreign-task.c) */
 
 /* One shadow-stack entry: a live instrumented frame, or a call-site frame
  * (an open call from an instrumented function).  A call-site frame has
@@ -162,6 +164,16 @@ void instr__hook_return(struct instr_site_desc *s, void *cfa);
 void instr__api_event(const char *label);
 void instr__api_counter(const char *label, int32_t value);
 void instr__meta_labels_reemit(void);
+
+/* foreign-task.c: 1 if the calling task does not own t (a clone(CLONE_VM) child) */
+int instr__foreign_task(const struct instr__thread *t);
+
+/* sandbox.c: 0 once the program is entering a seccomp sandbox (the runtime
+ * then makes no system call); instr__sandbox_syscall: a system call about
+ * to run (sud), 1 if it stopped recording. */
+int instr__may_syscall(void);
+void instr__sandbox_enter(const char *why);
+int instr__sandbox_syscall(long nr, unsigned long arg0);
 
 /* clock.c */
 static inline uint64_t instr__tsc(void) { return __builtin_ia32_rdtsc(); }

@@ -16,8 +16,9 @@
 #include "internal.h"
 
 struct registered {
-    struct instr_fn_desc *desc;
+    const char *names; /* arena copy of the descriptor's strings (hook-abi.h) */
     uint32_t module;
+    uint8_t flags;     /* the descriptor's INSTR_FN_* */
 };
 
 struct module {
@@ -48,8 +49,12 @@ struct site_key {
 static struct site *sites;         /* [MAX_SITES], NORESERVE; ids are 1..site_count */
 static uint32_t site_count;
 static struct site_key *site_map;  /* [SITE_MAP_SIZE], NORESERVE */
-static char *arena; /* module paths */
-static size_t arena_used;
+/* Copies of every string a record is written from again (fork child):
+ * module paths, function names, callee names.  Never pointers into a
+ * module: a dlclose'd library's descriptors are gone when a later fork
+ * writes the records again.  Grows by blocks, never freed (meta lock). */
+static char *arena;
+static size_t arena_used, arena_size;
 #define ARENA_SIZE (4u << 20)
 
 enum field_kind { F_VARINT, F_STRING, F_U64 };
@@ -80,6 +85,7 @@ int instr__meta_init(void)
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     arena = mmap(NULL, ARENA_SIZE, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    arena_size = ARENA_SIZE;
     if (registry == MAP_FAILED || arena == MAP_FAILED) {
         registry = NULL;
         arena = NULL;
@@ -166,12 +172,11 @@ static void put_module(uint32_t id)
 
 static void put_function(uint32_t id)
 {
-    const struct instr_fn_desc *d = registry[id - 1].desc;
-    const char *name = d->names;
+    const char *name = registry[id - 1].names;
     const char *file = name + strnlen(name, INSTR_RT_MAX_STRING) + 1;
     const char *line = file + strnlen(file, INSTR_RT_MAX_STRING) + 1;
     /* The fourth string exists only when the plugin says so. */
-    const char *demangled = (d->flags & INSTR_FN_DEMANGLED) ? line + strnlen(line, INSTR_RT_MAX_STRING) + 1 : "";
+    const char *demangled = (registry[id - 1].flags & INSTR_FN_DEMANGLED) ? line + strnlen(line, INSTR_RT_MAX_STRING) + 1 : "";
     uint64_t ln = 0;
     for (int i = 0; i < 10 && line[i] >= '0' && line[i] <= '9'; i++)
         ln = ln * 10 + (uint64_t)(line[i] - '0');
@@ -186,16 +191,41 @@ static void put_function(uint32_t id)
     meta_put(INSTR_META_FUNCTION, f, 6);
 }
 
-static const char *arena_copy(const char *s)
+/* A copy of the l bytes at s followed by a NUL; NULL if out of memory. */
+static const char *arena_copy_n(const char *s, size_t l)
 {
-    size_t l = str_len(s);
-    if (!arena || arena_used + l + 1 > ARENA_SIZE)
-        return "";
+    if (!arena || arena_used + l + 1 > arena_size) {
+        size_t size = l + 1 > ARENA_SIZE ? l + 1 : ARENA_SIZE;
+        void *m = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED)
+            return NULL;
+        arena = m; /* the old block stays: its copies are in use */
+        arena_size = size;
+        arena_used = 0;
+    }
     char *d = arena + arena_used;
     memcpy(d, s, l);
     d[l] = 0;
     arena_used += l + 1;
     return d;
+}
+
+static const char *arena_copy(const char *s)
+{
+    const char *d = arena_copy_n(s, str_len(s));
+    return d ? d : "";
+}
+
+/* The descriptor's strings ("mangled\0file\0line\0" [+ "demangled\0"]). */
+static const char *copy_names(const struct instr_fn_desc *d)
+{
+    int n = d->flags & INSTR_FN_DEMANGLED ? 4 : 3;
+    size_t l = 0;
+    for (int i = 0; i < n; i++)
+        l += str_len(d->names + l) + 1;
+    const char *c = arena_copy_n(d->names, l);
+    return c ? c : "\0\0\0";
 }
 
 /* The module holding addr; writes its MODULE record the first time. */
@@ -237,7 +267,8 @@ uint32_t instr__register(struct instr_fn_desc *d)
     if (id == 0 && registry && registered_count < INSTR_RT_MAX_FUNCTIONS && !instr__rt.stopped) {
         uint32_t module = module_of(d);
         id = registered_count + 1;
-        registry[id - 1].desc = d;
+        registry[id - 1].names = copy_names(d);
+        registry[id - 1].flags = d->flags;
         registry[id - 1].module = module;
         registered_count = id;
         put_function(id);

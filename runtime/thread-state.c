@@ -191,6 +191,11 @@ void instr__thread_end(void *arg)
         t->pos = p;
     }
     close_chunk(t);
+    if (!instr__may_syscall()) { /* sandbox.c: the state stays mapped */
+        instr__tls = &instr__idle_thread;
+        errno = saved;
+        return;
+    }
     instr__thread_name(t->tid, name, sizeof name);
     pthread_mutex_lock(&instr__rt.meta_lock);
     list_remove(t);

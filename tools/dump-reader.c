@@ -394,18 +394,36 @@ static void tick_rate(struct instr_dump *d)
         d->tick_hz = 0;
 }
 
+int instr_input_open(const char *path)
+{
+    /* O_NONBLOCK: opening a FIFO for reading would wait for a writer. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    struct stat st;
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return fd;
+}
+
 int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t errlen)
 {
     struct meta_caps caps = {0};
     memset(d, 0, sizeof *d);
     d->path = path;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = instr_input_open(path);
+    if (fd < 0 && errno == EINVAL)
+        return fail(err, errlen, INSTR_EIO, "%s: not a regular file", path);
     if (fd < 0)
         return fail(err, errlen, INSTR_EIO, "%s: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) < 0) {
         close(fd);
-        return fail(err, errlen, INSTR_EIO, "%s: not a regular file", path);
+        return fail(err, errlen, INSTR_EIO, "%s: %s", path, strerror(errno));
     }
     d->size = (size_t)st.st_size;
     if (d->size == 0) {

@@ -114,6 +114,11 @@ struct instr_dump {
 /* Opens and validates path.  On error returns a negative code with a
  * one-line reason in err; d is then empty (instr_dump_close is harmless). */
 int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t errlen);
+
+/* Opens an input file for reading: a descriptor, or -1 with errno set;
+ * EINVAL when path is not a regular file (a FIFO, a device, a directory:
+ * the open itself never waits for a writer). */
+int instr_input_open(const char *path);
 void instr_dump_close(struct instr_dump *d);
 
 /* A reader is done with chunk c for now: its pages leave memory (they are

@@ -89,7 +89,10 @@ static void usage(FILE *f)
 static int open_input(struct instr_dump *d, const char *path, int *warned)
 {
     char err[600], head[4096];
-    FILE *f = fopen(path, "rb");
+    int in = instr_input_open(path); /* never waits on a FIFO */
+    FILE *f = in >= 0 ? fdopen(in, "rb") : NULL;
+    if (in >= 0 && !f)
+        close(in);
     size_t n = f ? fread(head, 1, sizeof head, f) : 0;
     if (!f || (n >= 8 && !memcmp(head, INSTR_DUMP_MAGIC, 8)) || !instr_visualiser_sniff(head, n)) {
         if (f)

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Hostile programs (hostile.c): run the instrumented program and its
+uninstrumented twin, compare what they do (check.py's rules: stdout,
+stderr without "instr:" lines, exit status), then check the dumps.
+
+Exit code 77 = skipped (the machine cannot run the case); the reason is
+printed."""
+import argparse, glob, importlib.util, os, shutil, subprocess, sys, tempfile
+
+_spec = importlib.util.spec_from_file_location(
+    "survival_check", os.path.join(os.path.dirname(os.path.abspath(__file__)), "check.py"))
+sv = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(sv)
+check, run, report, calls, programs, session = sv.check, sv.run, sv.report, sv.calls, sv.programs, sv.session
+SKIP, NOBODY = sv.SKIP, sv.NOBODY
+
+
+def dumps_in(d):
+    return sorted(glob.glob(os.path.join(d, "*.instr")))
+
+
+def same_behaviour(inst, orc):
+    check(inst.rc == orc.rc, f"exit status unchanged ({orc.rc}, got {inst.rc})")
+    check(inst.stable_out == orc.stable_out, "standard output unchanged")
+    check(inst.stable_err == orc.stable_err, "standard error unchanged (apart from instr: lines)")
+
+
+def pair(a, work, args, oracle_args=None, **opts):
+    orc_dir, inst_dir = tempfile.mkdtemp(dir=work), tempfile.mkdtemp(dir=work)
+    orc = run([a.oracle] + (oracle_args or args), orc_dir, **opts)
+    inst = run([a.exe] + args, inst_dir, **opts)
+    sys.stdout.write(inst.out)
+    sys.stderr.write(inst.err)
+    same_behaviour(inst, orc)
+    return inst, orc, dumps_in(inst_dir)
+
+
+def case_dlclose_fork(a, work):
+    inst, orc, dumps = pair(a, work, ["dlclose-fork", a.lib], ["dlclose-fork", a.oracle_lib])
+    check(len(dumps) == 2, f"two dumps: the parent's and the child's ({len(dumps)})")
+    rep, proc = report(a.report, dumps)
+    if not rep:
+        return
+    check(calls(rep, "work") == 107, f"work called 100 + 7 times ({calls(rep, 'work')})")
+    check(calls(rep, "child_work") == 1, f"child_work called once ({calls(rep, 'child_work')})")
+    check(calls(rep, "lib_step") == 50, f"the unloaded library's lib_step: 50 calls ({calls(rep, 'lib_step')})")
+    check(all(p["complete"] for p in programs(rep)), "both dumps complete")
+    check(proc.returncode == 0, f"report without warnings (exit {proc.returncode}: {proc.stderr.strip()})")
+
+
+def seccomp_case(how, env=None):
+    def case(a, work):
+        inst, orc, dumps = pair(a, work, ["seccomp-" + how], env_extra=env)
+        if orc.rc == 95 or orc.rc == 96:
+            print("SKIP: this kernel refuses the program's seccomp filter")
+            raise SystemExit(SKIP)
+        if env:
+            # Without sud the filter is met at the next chunk switch: refused
+            # (EPERM), recording stops with one line.
+            check(len(inst.instr_lines) == 1 and "Operation not permitted" in inst.instr_lines[0],
+                  f"one line on stderr says recording stopped ({inst.instr_lines})")
+        else:
+            check(not inst.instr_lines, f"the runtime said nothing on stderr ({inst.instr_lines})")
+        check(len(dumps) == 1, f"one dump ({len(dumps)})")
+        if not dumps:
+            return
+        rep, proc = report(a.report, dumps)
+        if not rep:
+            return
+        # Everything before the filter is there; after it, the runtime made
+        # no call the filter forbids: it stopped recording and says why.
+        got = calls(rep, "work")
+        check(got >= 100, f"the 100 calls before the filter recorded ({got})")
+        if how != "strict":  # strict mode ends with SYS_exit: no exit handlers, as with _exit
+            check(programs(rep)[0]["complete"], "the dump is complete (the exit was recorded)")
+        detail = programs(rep)[0]["detector_detail"]
+        dropped = session(rep)["dropped"]
+        if got < 300100:
+            check("seccomp" in detail, f"the dump says recording stopped under seccomp ({detail!r})")
+            check(dropped > 0, f"the events after it are counted as dropped ({dropped})")
+            # work_n's loop: call, enter, exit and return events per work() call.
+            check(abs(got + dropped / 4 - 300100) <= 3000,
+                  f"recorded + dropped account for all 300100 calls ({got} + {dropped}/4)")
+    return case
+
+
+def case_clone_vm(a, work):
+    # A race: 40 runs, every one must behave as uninstrumented.
+    bad = 0
+    last = None
+    for i in range(40):
+        orc_dir, inst_dir = tempfile.mkdtemp(dir=work), tempfile.mkdtemp(dir=work)
+        orc = run([a.oracle, "clone-vm"], orc_dir)
+        inst = run([a.exe, "clone-vm"], inst_dir)
+        if inst.rc != orc.rc or inst.stable_out != orc.stable_out or inst.stable_err != orc.stable_err:
+            bad += 1
+            print(f"run {i}: exit {inst.rc} (oracle {orc.rc}), stdout {inst.stable_out!r}")
+        last = inst_dir
+        if bad and i >= 9:
+            break
+    check(bad == 0, f"every run behaves as uninstrumented ({bad} of {i + 1} differ)")
+    dumps = dumps_in(last)
+    check(len(dumps) == 1, f"one dump: the children record nothing ({len(dumps)})")
+    rep, proc = report(a.report, dumps)
+    if rep:
+        # The parent's own calls, every one; the children's (which share its
+        # memory) none, and nothing of theirs mixed into its stream.
+        check(calls(rep, "work") >= 100000, f"the parent's 100000 work calls recorded ({calls(rep, 'work')})")
+        check(calls(rep, "child_work") == 0, f"no child_work in the parent's stream ({calls(rep, 'child_work')})")
+        r = session(rep)["repairs"]
+        check(r["bad_chunks"] == 0 and r["unmatched_exits"] == 0, f"no bad chunks, no unmatched exits ({r})")
+
+
+def case_setuid_planted(a, work):
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        print("SKIP: needs root and setpriv to make and run a set-user-ID copy")
+        raise SystemExit(SKIP)
+    # The runtime path compiled into the program lies in a world-writable
+    # directory, where the attacker (uid 65534) plants a library.
+    plant = a.planted_dir
+    shutil.rmtree(plant, ignore_errors=True)
+    os.makedirs(plant)
+    os.chmod(plant, 0o777)
+    rt = os.path.join(plant, "libinstr-rt.so")
+    marker = os.path.join(plant, "planted-ran")
+    shutil.copy(a.planted, rt)
+    os.chmod(rt, 0o755)
+    # Proof the plant works: an ordinary run loads it.
+    run([a.exe, "return"], tempfile.mkdtemp(dir=work))
+    check(os.path.exists(marker), "an ordinary run loads the planted library (the test's premise)")
+    if os.path.exists(marker):
+        os.unlink(marker)
+    exe = os.path.join(work, "suid-" + os.path.basename(a.exe))
+    shutil.copy(a.exe, exe)
+    os.chown(exe, 0, 0)
+    os.chmod(exe, 0o4755)
+    if subprocess.run(NOBODY + ["sh", "-c", "test -x " + exe], capture_output=True).returncode:
+        print("SKIP: uid 65534 cannot reach the build directory")
+        raise SystemExit(SKIP)
+    cwd = tempfile.mkdtemp(dir=work)
+    os.chmod(cwd, 0o777)
+    orc = run([a.oracle, "return"], cwd, user=True)
+    inst = run([exe, "return"], cwd, user=True)
+    sys.stdout.write(inst.out)
+    sys.stderr.write(inst.err)
+    same_behaviour(inst, orc)
+    ran = open(marker).read().strip() if os.path.exists(marker) else None
+    check(ran is None, f"the set-user-ID program did not load the planted runtime ({ran})")
+    shutil.rmtree(plant, ignore_errors=True)
+
+
+CASES = {
+    "dlclose-fork": case_dlclose_fork,
+    "seccomp-errno": seccomp_case("errno"),
+    "seccomp-errno-nosud": seccomp_case("errno", {"INSTR_DETECTOR": "none"}),
+    "seccomp-kill": seccomp_case("kill"),
+    "seccomp-trap": seccomp_case("trap"),
+    "seccomp-direct": seccomp_case("direct"),
+    "seccomp-strict": seccomp_case("strict"),
+    "clone-vm": case_clone_vm,
+    "setuid-planted": case_setuid_planted,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(CASES))
+    for opt in ("--exe", "--oracle", "--lib", "--oracle-lib", "--planted", "--planted-dir", "--report"):
+        ap.add_argument(opt, required=True)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as work:
+        os.chmod(work, 0o755)
+        CASES[a.case](a, work)
+    print(f"{len(sv.e2e.failures)} failed")
+    return 1 if sv.e2e.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

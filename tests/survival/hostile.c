@@ -1,0 +1,203 @@
+/* hostile.c - programs that do what a profiler's runtime does not expect.
+ *
+ *   hostile MODE [ARG]
+ *
+ * Built with the plugin and without it (the oracle), like survive.c;
+ * hostile-check.py runs both and compares what they do.
+ *
+ *   dlclose-fork LIB  dlopen LIB, call into it, dlclose it, then fork
+ *   seccomp-errno     install a seccomp filter (allow-list; anything else
+ *   seccomp-kill      fails with EPERM / kills the process / raises SIGSYS)
+ *   seccomp-trap      through prctl, then go on computing and exit
+ *   seccomp-direct    the kill filter through a raw seccomp syscall
+ *   seccomp-strict    strict mode (read, write, exit, sigreturn only)
+ *   clone-vm          clone(CLONE_VM) children (no CLONE_THREAD) computing
+ *                     beside their parent in its memory
+ *   return            100 calls and exit 0
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define KEEP __attribute__((noinline, noclone))
+#define OPAQUE(x) __asm__ volatile("" : "+r"(x))
+
+KEEP int work(int x)
+{
+    OPAQUE(x);
+    return x * 3 + 1;
+}
+
+KEEP int work_n(int n)
+{
+    int s = 0;
+    for (int i = 0; i < n; i++)
+        s += work(i);
+    return s;
+}
+
+KEEP void child_work(int n)
+{
+    work_n(n);
+}
+
+static int wait_ok(pid_t pid, int flags)
+{
+    int st;
+    while (waitpid(pid, &st, flags) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* ---- dlclose, then fork ------------------------------------------------------ */
+
+static int mode_dlclose_fork(const char *lib)
+{
+    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        printf("dlopen failed\n");
+        return 99;
+    }
+    int (*lib_work)(int) = (int (*)(int))dlsym(h, "lib_work");
+    if (!lib_work)
+        return 98;
+    printf("lib_work: %d\n", lib_work(50));
+    dlclose(h);
+    pid_t pid = fork();
+    if (pid == 0) {
+        child_work(7);
+        printf("child of fork\n");
+        return 0;
+    }
+    work_n(100);
+    printf("child exited %d\n", wait_ok(pid, 0));
+    return 0;
+}
+
+/* ---- seccomp ------------------------------------------------------------------- */
+
+#define ALLOW(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+
+static struct sock_fprog *allow_list(unsigned deny)
+{
+    static struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        ALLOW(SYS_read),
+        ALLOW(SYS_write),
+        ALLOW(SYS_exit),
+        ALLOW(SYS_exit_group),
+        ALLOW(SYS_rt_sigreturn),
+        BPF_STMT(BPF_RET | BPF_K, 0), /* the default action, filled in */
+    };
+    static struct sock_fprog prog = {sizeof f / sizeof f[0], f};
+    f[sizeof f / sizeof f[0] - 1].k = deny;
+    return &prog;
+}
+
+/* What a sandboxed program does once inside: compute (many events, many
+ * chunks), then say so with write() and exit. */
+static int sandboxed_work(int strict)
+{
+    char line[64];
+    int s = work_n(300000);
+    int n = snprintf(line, sizeof line, "sandboxed result %d\n", s);
+    if (write(1, line, (size_t)n) != n)
+        return 97;
+    if (strict)
+        syscall(SYS_exit, 0); /* strict mode has no exit_group */
+    return 0;
+}
+
+static int mode_seccomp(const char *how)
+{
+    work_n(100);
+    printf("installing the filter\n");
+    fflush(stdout);
+    /* root may install a filter without no_new_privs: the direct case
+     * then shows the runtime only the seccomp call itself. */
+    if ((strcmp(how, "direct") || geteuid() != 0) && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+        return 96;
+    long rc;
+    if (!strcmp(how, "strict")) {
+        rc = prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0);
+    } else if (!strcmp(how, "direct")) {
+        /* A raw syscall instruction: no libc function a hook could see. */
+        struct sock_fprog *prog = allow_list(SECCOMP_RET_KILL_PROCESS);
+        register long r10 __asm__("r10") = 0;
+        __asm__ volatile("syscall"
+                         : "=a"(rc)
+                         : "0"((long)SYS_seccomp), "D"((long)SECCOMP_SET_MODE_FILTER), "S"(0L),
+                           "d"(prog), "r"(r10)
+                         : "rcx", "r11", "memory");
+    } else {
+        unsigned deny = !strcmp(how, "errno") ? SECCOMP_RET_ERRNO | EPERM
+                        : !strcmp(how, "trap") ? SECCOMP_RET_TRAP
+                                               : SECCOMP_RET_KILL_PROCESS;
+        rc = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, allow_list(deny), 0, 0);
+    }
+    if (rc) {
+        printf("cannot install the filter\n");
+        return 95;
+    }
+    return sandboxed_work(!strcmp(how, "strict"));
+}
+
+/* ---- clone(CLONE_VM) without CLONE_THREAD -------------------------------------- */
+
+static int clone_child(void *arg)
+{
+    child_work((int)(long)arg);
+    return 0;
+}
+
+static int mode_clone_vm(void)
+{
+    size_t size = 256 * 1024;
+    int bad = 0;
+    for (int i = 0; i < 5; i++) {
+        char *stack = malloc(size);
+        if (!stack)
+            return 99;
+        pid_t pid = clone(clone_child, stack + size, CLONE_VM | SIGCHLD, (void *)20000L);
+        if (pid < 0)
+            return 98;
+        work_n(20000);
+        if (wait_ok(pid, __WALL) != 0)
+            bad++;
+        free(stack);
+    }
+    printf("clone children that failed: %d\n", bad);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *m = argc > 1 ? argv[1] : "return";
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!strcmp(m, "dlclose-fork") && argc > 2)
+        return mode_dlclose_fork(argv[2]);
+    if (!strncmp(m, "seccomp-", 8))
+        return mode_seccomp(m + 8);
+    if (!strcmp(m, "clone-vm"))
+        return mode_clone_vm();
+    if (!strcmp(m, "return")) {
+        work_n(100);
+        printf("returning 0\n");
+        return 0;
+    }
+    fprintf(stderr, "hostile: unknown mode %s\n", m);
+    return 2;
+}
