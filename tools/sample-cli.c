@@ -1,0 +1,70 @@
+/* sample-cli.c - instr-report on sampling dumps: options in, report out,
+ * one line on stderr for each problem. */
+#include "sample-cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sample-report.h"
+
+enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_INPUT = 2, EXIT_WARNED = 3 };
+
+int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view, int format, const char *sort,
+                     size_t limit, double threshold, const char *outpath)
+{
+    static const char *const views[] = {"functions", "modules", "threads", "processes"};
+    struct instr_sreport_opts o = {.format = format, .limit = limit, .threshold = threshold};
+    int v = -1;
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(view, views[i]))
+            v = i;
+    if (v < 0) {
+        fprintf(stderr, "instr-report: --view %s is not available for sampling dumps (functions, modules, "
+                        "threads, processes)\n", view);
+        return EXIT_USAGE;
+    }
+    o.view = (enum instr_sview)v;
+    for (size_t i = 0; i < nd; i++)
+        if (!instr_dump_is_sampled(&dumps[i])) {
+            fprintf(stderr, "instr-report: %s is an instrumented dump and %s a sampling dump: report them apart\n",
+                    dumps[i].path, dumps[0].path == dumps[i].path ? dumps[1].path : dumps[0].path);
+            return EXIT_USAGE;
+        }
+    char err[600];
+    struct instr_sprofile p;
+    if (instr_sprofile_build(&p, dumps, nd, err, sizeof err) < 0) {
+        fprintf(stderr, "instr-report: %s\n", err);
+        return EXIT_INPUT;
+    }
+    int status = EXIT_OK;
+    if (instr_sprofile_sort(&p, sort) < 0) {
+        fprintf(stderr, "instr-report: unknown sort column '%s' for samples (inclusive, exclusive, name)\n", sort);
+        instr_sprofile_free(&p);
+        return EXIT_USAGE;
+    }
+    FILE *out = outpath ? fopen(outpath, "w") : stdout;
+    if (!out) {
+        perror(outpath);
+        instr_sprofile_free(&p);
+        return EXIT_USAGE;
+    }
+    int rc = instr_sreport_write(out, &p, &o);
+    if (rc < 0 || fflush(out) != 0 || ferror(out)) {
+        fprintf(stderr, "instr-report: %s\n", rc < 0 ? instr_tool_strerror(rc) : "write error");
+        status = EXIT_INPUT;
+    } else {
+        for (size_t i = 0; i < nd; i++)
+            for (size_t k = 0; k < dumps[i].nwarnings; k++) {
+                fprintf(stderr, "instr-report: warning: %s: %s\n", dumps[i].path, dumps[i].warnings[k]);
+                status = EXIT_WARNED;
+            }
+        for (size_t k = 0; k < p.nwarnings; k++) {
+            fprintf(stderr, "instr-report: warning: %s\n", p.warnings[k]);
+            status = EXIT_WARNED;
+        }
+    }
+    if (out != stdout)
+        fclose(out);
+    instr_sprofile_free(&p);
+    return status;
+}

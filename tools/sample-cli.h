@@ -1,0 +1,14 @@
+/* sample-cli.h - instr-report's front end for sampling dumps (prints). */
+#ifndef INSTR_SAMPLE_CLI_H
+#define INSTR_SAMPLE_CLI_H
+
+#include <stddef.h>
+
+#include "dump-reader.h"
+
+/* view: "functions", "threads", "modules", "processes"; format 0 text, 1
+ * csv, 2 json; sort NULL = inclusive.  Returns instr-report's exit code. */
+int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view, int format, const char *sort,
+                     size_t limit, double threshold, const char *outpath);
+
+#endif
