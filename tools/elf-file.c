@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +16,34 @@
 static int in_file(const struct instr_elf *e, uint64_t off, uint64_t len)
 {
     return off <= e->size && len <= e->size - off;
+}
+
+static int parse(struct instr_elf *e);
+
+int instr_elf_open_vdso(struct instr_elf *e)
+{
+    memset(e, 0, sizeof *e);
+    uintptr_t base = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+    FILE *f = base ? fopen("/proc/self/maps", "r") : NULL;
+    char line[512];
+    size_t size = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long long lo, hi;
+        if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && lo == base && strstr(line, "[vdso]"))
+            size = (size_t)(hi - lo);
+    }
+    if (f)
+        fclose(f);
+    if (!size)
+        return -1;
+    /* A private copy: instr_elf_close unmaps what it was given. */
+    void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return -1;
+    memcpy(m, (const void *)base, size);
+    e->map = m;
+    e->size = size;
+    return parse(e) < 0 ? -1 : 0;
 }
 
 int instr_elf_open(struct instr_elf *e, const char *path)
@@ -33,7 +63,14 @@ int instr_elf_open(struct instr_elf *e, const char *path)
         return INSTR_EIO;
     e->map = m;
     e->size = (size_t)st.st_size;
+    return parse(e);
+}
+
+static int parse(struct instr_elf *e)
+{
     Elf64_Ehdr eh;
+    if (e->size < sizeof eh)
+        goto bad;
     memcpy(&eh, e->map, sizeof eh);
     if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
         eh.e_ident[EI_DATA] != ELFDATA2LSB)

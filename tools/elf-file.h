@@ -39,6 +39,10 @@ struct instr_elf {
 /* 0, or a negative INSTR_E* code (not a 64-bit little-endian ELF file, unreadable). */
 int instr_elf_open(struct instr_elf *e, const char *path);
 void instr_elf_close(struct instr_elf *e);
+/* This process's own vDSO as an ELF file (the kernel gives every process
+ * the same one): how "[vdso]" mappings of a sampled program on this machine
+ * are unwound and named.  0 or -1. */
+int instr_elf_open_vdso(struct instr_elf *e);
 
 /* A section's file range; 0 if found and inside the file, else -1.  addr:
  * its sh_addr. */

@@ -120,7 +120,7 @@ static struct instr_ufile *ufile(const char *path)
         return NULL;
     }
     g.files = a;
-    f->ok = instr_elf_open(&f->elf, path) == 0;
+    f->ok = (!strcmp(path, "[vdso]") ? instr_elf_open_vdso(&f->elf) : instr_elf_open(&f->elf, path)) == 0;
     instr_ufile_prepare(f);
     g.files[g.nfiles++] = f;
     return f;
@@ -345,8 +345,8 @@ static void reset_image(struct proc *p, uint64_t t)
 
 static void add_map(struct proc *p, uint64_t start, uint64_t end, uint64_t pgoff, const char *path, uint64_t tick)
 {
-    if (path[0] != '/' || end <= start)
-        return; /* [vdso], anonymous JIT code: no file to read */
+    if ((path[0] != '/' && strcmp(path, "[vdso]")) || end <= start)
+        return; /* anonymous (JIT) code, [vsyscall]: no file to read */
     struct instr_ufile *f = ufile(path);
     if (!f)
         return;

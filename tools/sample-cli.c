@@ -10,8 +10,12 @@
 enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_INPUT = 2, EXIT_WARNED = 3 };
 
 int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view, int format, const char *sort,
-                     size_t limit, double threshold, const char *outpath)
+                     size_t limit, double threshold, const char *export, const char *outpath)
 {
+    if (export && strcmp(export, "folded")) {
+        fprintf(stderr, "instr-report: --export %s is not available for sampling dumps (folded)\n", export);
+        return EXIT_USAGE;
+    }
     static const char *const views[] = {"functions", "modules", "threads", "processes"};
     struct instr_sreport_opts o = {.format = format, .limit = limit, .threshold = threshold};
     int v = -1;
@@ -37,7 +41,13 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
         return EXIT_INPUT;
     }
     int status = EXIT_OK;
-    if (instr_sprofile_sort(&p, sort) < 0) {
+    int sorted = instr_sprofile_sort(&p, sort);
+    if (sorted == INSTR_ENOMEM) {
+        fprintf(stderr, "instr-report: out of memory\n");
+        instr_sprofile_free(&p);
+        return EXIT_INPUT;
+    }
+    if (sorted < 0) {
         fprintf(stderr, "instr-report: unknown sort column '%s' for samples (inclusive, exclusive, name)\n", sort);
         instr_sprofile_free(&p);
         return EXIT_USAGE;
@@ -48,7 +58,7 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
         instr_sprofile_free(&p);
         return EXIT_USAGE;
     }
-    int rc = instr_sreport_write(out, &p, &o);
+    int rc = export ? instr_sreport_folded(out, &p) : instr_sreport_write(out, &p, &o);
     if (rc < 0 || fflush(out) != 0 || ferror(out)) {
         fprintf(stderr, "instr-report: %s\n", rc < 0 ? instr_tool_strerror(rc) : "write error");
         status = EXIT_INPUT;

@@ -7,8 +7,8 @@
 #include "dump-reader.h"
 
 /* view: "functions", "threads", "modules", "processes"; format 0 text, 1
- * csv, 2 json; sort NULL = inclusive.  Returns instr-report's exit code. */
+ * csv, 2 json; sort NULL = inclusive; export NULL, or "folded".  Returns instr-report's exit code. */
 int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view, int format, const char *sort,
-                     size_t limit, double threshold, const char *outpath);
+                     size_t limit, double threshold, const char *export, const char *outpath);
 
 #endif

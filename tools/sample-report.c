@@ -1,5 +1,6 @@
 /* sample-report.c - sample aggregation and its text, CSV and JSON tables
  * (see sample-report.h). */
+#define _GNU_SOURCE /* qsort_r */
 #include "sample-report.h"
 
 #include <inttypes.h>
@@ -14,6 +15,12 @@ struct scache {
     uint64_t key;  /* dump index << 56 ^ address, + 1 (0 = empty) */
     uint32_t fn;   /* function row */
     uint32_t mod;  /* module row */
+};
+
+struct sstack {
+    uint64_t hash;   /* 0 = empty */
+    size_t off, len; /* rows in pool */
+    uint64_t samples;
 };
 
 struct sname {
@@ -157,6 +164,55 @@ static int frame_rows(struct instr_sprofile *p, struct instr_symbolizer *sy, con
     return 0;
 }
 
+/* Adds w samples to the stack rows[0..n) (root first). */
+static int add_stack(struct instr_sprofile *p, const uint32_t *rows, size_t n, uint64_t w)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ rows[i]) * 0x100000001b3ull;
+    h |= 1;
+    if ((p->nstacks + 1) * 2 > p->stacks_mask + 1) {
+        size_t cap = p->stacks ? (p->stacks_mask + 1) * 2 : 1024;
+        struct sstack *t = calloc(cap, sizeof *t);
+        if (!t)
+            return INSTR_ENOMEM;
+        for (size_t i = 0; p->stacks && i <= p->stacks_mask; i++) {
+            if (!p->stacks[i].hash)
+                continue;
+            size_t k = p->stacks[i].hash & (cap - 1);
+            while (t[k].hash)
+                k = (k + 1) & (cap - 1);
+            t[k] = p->stacks[i];
+        }
+        free(p->stacks);
+        p->stacks = t;
+        p->stacks_mask = cap - 1;
+    }
+    size_t k = h & p->stacks_mask;
+    for (; p->stacks[k].hash; k = (k + 1) & p->stacks_mask) {
+        struct sstack *e = &p->stacks[k];
+        if (e->hash == h && e->len == n && !memcmp(p->pool + e->off, rows, n * sizeof *rows)) {
+            e->samples += w;
+            return 0;
+        }
+    }
+    if (p->npool + n > p->cappool) {
+        size_t nc = p->cappool ? p->cappool * 2 : 4096;
+        while (nc < p->npool + n)
+            nc *= 2;
+        uint32_t *a = realloc(p->pool, nc * sizeof *a);
+        if (!a)
+            return INSTR_ENOMEM;
+        p->pool = a;
+        p->cappool = nc;
+    }
+    memcpy(p->pool + p->npool, rows, n * sizeof *rows);
+    p->stacks[k] = (struct sstack){h, p->npool, n, w};
+    p->npool += n;
+    p->nstacks++;
+    return 0;
+}
+
 static void count(struct instr_srow *r, uint64_t stamp, uint64_t w, int top)
 {
     if (r->stamp != stamp) { /* distinct on this stack: one inclusive sample */
@@ -179,7 +235,10 @@ int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dump
     if (root && *root)
         instr_symbolizer_debug_root(sy, root);
     struct instr_sample_iter *it = malloc(sizeof *it);
-    if (!it) {
+    uint32_t *path = malloc(INSTR_SAMPLE_MAX_FRAMES * sizeof *path);
+    if (!it || !path) {
+        free(it);
+        free(path);
         instr_symbolizer_free(sy);
         return INSTR_ENOMEM;
     }
@@ -244,8 +303,9 @@ int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dump
                         break;
                     count(&p->rows[INSTR_SVIEW_FUNCTIONS][fn], stamp, s.weight, k == 0);
                     count(&p->rows[INSTR_SVIEW_MODULES][mod], stamp, s.weight, k == 0);
+                    path[s.nframes - 1 - k] = fn;
                 }
-                if (rc < 0)
+                if (rc < 0 || (rc = add_stack(p, path, s.nframes, s.weight)) < 0)
                     break;
             }
             for (size_t c = 0; c < t->nschunks; c++)
@@ -259,6 +319,7 @@ int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dump
         }
     }
     free(it);
+    free(path);
     instr_symbolizer_free(sy);
     if (rc < 0) {
         snprintf(err, errlen, "%s", instr_tool_strerror(rc));
@@ -280,6 +341,8 @@ void instr_sprofile_free(struct instr_sprofile *p)
     free(p->warnings);
     free(p->cache);
     free(p->names);
+    free(p->stacks);
+    free(p->pool);
     memset(p, 0, sizeof *p);
 }
 
@@ -323,9 +386,58 @@ int instr_sprofile_sort(struct instr_sprofile *p, const char *column)
     free(p->names);
     p->names = NULL;
     p->names_used = p->names_mask = 0;
+    /* Stacks name function rows by position: renumber them. */
+    for (size_t i = 0; i < p->nrows[INSTR_SVIEW_FUNCTIONS]; i++)
+        p->rows[INSTR_SVIEW_FUNCTIONS][i].stamp = i; /* old position */
     for (int v = 0; v < 4; v++)
         if (p->nrows[v] > 1)
             qsort(p->rows[v], p->nrows[v], sizeof *p->rows[v], cmp);
+    size_t nf = p->nrows[INSTR_SVIEW_FUNCTIONS];
+    uint32_t *pos = nf ? malloc(nf * sizeof *pos) : NULL;
+    if (nf && !pos)
+        return INSTR_ENOMEM;
+    for (size_t i = 0; i < nf; i++)
+        pos[p->rows[INSTR_SVIEW_FUNCTIONS][i].stamp] = (uint32_t)i;
+    for (size_t i = 0; i < p->npool; i++)
+        p->pool[i] = pos[p->pool[i]];
+    free(pos);
+    return 0;
+}
+
+static int by_stack(const void *a, const void *b, void *ctx)
+{
+    const struct instr_sprofile *p = ctx;
+    const struct sstack *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    for (size_t i = 0; i < n; i++) {
+        int c = strcmp(p->rows[INSTR_SVIEW_FUNCTIONS][p->pool[x->off + i]].name,
+                       p->rows[INSTR_SVIEW_FUNCTIONS][p->pool[y->off + i]].name);
+        if (c)
+            return c;
+    }
+    return (x->len > y->len) - (x->len < y->len);
+}
+
+int instr_sreport_folded(FILE *out, const struct instr_sprofile *p)
+{
+    struct sstack *a = p->nstacks ? malloc(p->nstacks * sizeof *a) : NULL;
+    size_t n = 0;
+    if (p->nstacks && !a)
+        return INSTR_ENOMEM;
+    for (size_t i = 0; p->stacks && i <= p->stacks_mask; i++)
+        if (p->stacks[i].hash)
+            a[n++] = p->stacks[i];
+    qsort_r(a, n, sizeof *a, by_stack, (void *)p); /* a stable, readable order */
+    for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; k < a[i].len; k++) {
+            if (k)
+                fputc(';', out);
+            for (const char *c = p->rows[INSTR_SVIEW_FUNCTIONS][p->pool[a[i].off + k]].name; *c; c++)
+                fputc(*c == ';' || *c == '\n' ? ':' : *c, out);
+        }
+        fprintf(out, " %" PRIu64 "\n", a[i].samples);
+    }
+    free(a);
     return 0;
 }
 

@@ -52,6 +52,11 @@ struct instr_sprofile {
     size_t names_mask, names_used;
     char **warnings;
     size_t nwarnings;
+    /* distinct stacks (function rows, root first) with their samples */
+    struct sstack *stacks;
+    size_t stacks_mask, nstacks;
+    uint32_t *pool; /* the rows of every stack, back to back */
+    size_t npool, cappool;
 };
 
 /* Builds the profile of nd sampling dumps.  0, or a negative INSTR_E* with
@@ -73,6 +78,10 @@ struct instr_sreport_opts {
 
 /* Writes the report.  0, or a negative INSTR_E* code. */
 int instr_sreport_write(FILE *out, const struct instr_sprofile *p, const struct instr_sreport_opts *o);
+
+/* Folded stacks (flamegraph.pl, inferno, speedscope): one line per
+ * distinct stack, root first, ';'-separated, then its samples. */
+int instr_sreport_folded(FILE *out, const struct instr_sprofile *p);
 
 /* 1 if d is a sampling dump. */
 int instr_dump_is_sampled(const struct instr_dump *d);

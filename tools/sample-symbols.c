@@ -114,7 +114,7 @@ static struct elf_entry *file_of(struct instr_symbolizer *s, const char *path)
     if (!(f->path = strdup(path)))
         return NULL;
     s->nfiles++;
-    if (instr_elf_open(&f->elf, path) < 0)
+    if ((!strcmp(path, "[vdso]") ? instr_elf_open_vdso(&f->elf) : instr_elf_open(&f->elf, path)) < 0)
         return f;
     f->ok = 1;
     if (!instr_elf_has_symtab(&f->elf))
@@ -161,8 +161,16 @@ int instr_symbolize(struct instr_symbolizer *s, const struct instr_dump *d, uint
     if (!sym)
         return 0;
     size_t k = (size_t)(sym - src->syms);
-    if (!f->demangled[k] && !(f->demangled[k] = instr_demangle(sym->name)))
-        return INSTR_ENOMEM;
+    if (!f->demangled[k]) {
+        /* .symtab names of versioned symbols carry the version: "memcpy@@GLIBC_2.14". */
+        size_t l = strcspn(sym->name, "@");
+        char *plain = strndup(sym->name, l);
+        if (!plain || !(f->demangled[k] = instr_demangle(plain))) {
+            free(plain);
+            return INSTR_ENOMEM;
+        }
+        free(plain);
+    }
     out->name = f->demangled[k];
     return 0;
 }

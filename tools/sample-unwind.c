@@ -228,6 +228,10 @@ size_t instr_unwind(struct instr_unwinder *u, const struct instr_usample *s, uin
         unw_word_t ip;
         if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
             break;
+        if (!map_at(s, ip - 1)) { /* not code we know: a wrong step, not a caller */
+            *truncated = 1;
+            break;
+        }
         frames[n++] = ip;
     }
     if (n == max)
