@@ -49,7 +49,8 @@ int instr_elf_open_vdso(struct instr_elf *e)
 int instr_elf_open(struct instr_elf *e, const char *path)
 {
     memset(e, 0, sizeof *e);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a path in a hostile dump may name a FIFO. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return INSTR_EIO;
     struct stat st;

@@ -147,7 +147,9 @@ static int frame_rows(struct instr_sprofile *p, struct instr_symbolizer *sy, con
         return rc;
     char anon[600];
     const char *name = fs.name;
-    if (!name) {
+    if (!name && fs.module && fs.module[0] == '[') {
+        name = fs.module; /* [vdso] */
+    } else if (!name) {
         snprintf(anon, sizeof anon, "[%s]", fs.module ? base_name(fs.module) : "unknown");
         name = anon;
     }
