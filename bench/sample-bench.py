@@ -125,7 +125,7 @@ def main():
             walls.append(w)
             cpus.append(c)
         n = json.load(open(os.path.join(work, "big.json")))["session"]["samples"]
-        print("instr-report: %d samples (%d distinct stacks' worth of frames), best of 3: %.3f s wall = %.2f M "
+        print("instr-report: %d samples (one run's %d samples repeated), best of 3: %.3f s wall = %.2f M "
               "samples/s, %.3f s CPU = %.2f M samples/s" % (n, len(samples), min(walls), n / min(walls) / 1e6,
                                                              min(cpus), n / min(cpus) / 1e6))
     finally:
