@@ -26,6 +26,12 @@ static void read_samples(const char *path)
             }
         instr_sprofile_sort(&p, "name");
         instr_sreport_folded(null, &p);
+        for (int f = 0; f < 3; f++) {
+            struct instr_sreport_opts o = {.format = f};
+            instr_sreport_calltree(null, &p, &o, 0);
+            instr_sreport_relations(null, &p, &o, "[sh]", 1);
+            instr_sreport_relations(null, &p, &o, "[sh]", 0);
+        }
         instr_sprofile_free(&p);
     }
     instr_dump_close(&d);

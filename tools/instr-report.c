@@ -602,7 +602,7 @@ static int sampled_inputs(const struct cli *c, struct instr_dump *dumps, size_t 
     int fmt = c->export ? 0 : !strcmp(c->format->name, "csv") ? 1 : !strcmp(c->format->name, "json") ? 2 : 0;
     if (c->diff)
         return 0;
-    *status = instr_sample_cli(dumps, nd, views[c->o.view], fmt, c->sort, c->o.limit, c->o.threshold, c->export ? c->format->name : NULL, c->outpath);
+    *status = instr_sample_cli(dumps, nd, views[c->o.view], fmt, c->sort, c->o.limit, c->o.threshold, c->export ? c->format->name : NULL, c->outpath, c->o.func, c->o.depth);
     if (*status == EXIT_OK && warned)
         *status = EXIT_WARNED;
     return 1;

@@ -68,7 +68,8 @@ struct proc {
     size_t nthreads;
     struct instr_unwinder *unw;
     int maps_read;  /* /proc/PID/maps was read for this image */
-    int ended;      /* EXIT of its main thread seen */
+    int ended;      /* EXIT of its main thread seen (in drain round ended) */
+    int closed;     /* its dump is written: late records are dropped */
     int exit_status;
     int have_status;
     uint64_t samples;
@@ -84,6 +85,7 @@ static struct {
     pid_t child;
     uint64_t read_total; /* READ record values summed (for the main thread's share) */
     uint64_t unwind_fail, samples, lost;
+    int round; /* drain rounds so far */
 } g;
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -470,7 +472,7 @@ static void on_sample(const uint8_t *r, size_t size)
             us.stack_size = ssize;
     }
     struct proc *pr = proc_of(pid, 1);
-    if (!pr)
+    if (!pr || pr->closed)
         return;
     if (!ip_mapped(pr, ip) && !pr->maps_read)
         read_proc_maps(pr);
@@ -560,7 +562,12 @@ static void on_record(const uint8_t *r, size_t size)
     }
     case PERF_RECORD_FORK: {
         uint32_t pid = rd32(r + 8), ppid = rd32(r + 12);
-        if (pid == ppid || proc_of(pid, 0))
+        struct proc *old = proc_of(pid, 0);
+        if (old && old->closed) { /* the pid was reused: a new process */
+            old->pid = 0;
+            old = NULL;
+        }
+        if (pid == ppid || old)
             return; /* a new thread: it appears with its first sample */
         struct proc *parent = proc_of(ppid, 0), *p = proc_of(pid, 1);
         if (!p)
@@ -579,8 +586,8 @@ static void on_record(const uint8_t *r, size_t size)
     case PERF_RECORD_EXIT: {
         uint32_t pid = rd32(r + 8), tid = rd32(r + 16);
         struct proc *p = proc_of(pid, 0);
-        if (p && pid == tid) {
-            p->ended = 1;
+        if (p && pid == tid && !p->ended) {
+            p->ended = g.round + 1;
             p->end_ns = rd64(r + 24);
         }
         break;
@@ -599,7 +606,7 @@ static void on_record(const uint8_t *r, size_t size)
         uint64_t lost = size >= 24 ? rd64(r + 16) : 0;
         g.lost += lost;
         struct proc *p = proc_of(spid ? spid : (uint32_t)g.child, 1);
-        if (!p || open_dump(p) < 0)
+        if (!p || p->closed || open_dump(p) < 0)
             return;
         struct thread *th = thread_of(p, stid ? stid : p->pid, 1);
         if (th)
@@ -608,6 +615,25 @@ static void on_record(const uint8_t *r, size_t size)
     }
     default:
         break;
+    }
+}
+
+/* Processes whose end was seen in an earlier drain round (so every CPU's
+ * ring has been drained past it): their dumps are finished now, so a
+ * program that runs thousands of processes does not hold a descriptor and
+ * an unwinder for each. */
+static void finish_ended(void)
+{
+    for (struct proc *p = g.procs; p; p = p->next) {
+        if (!p->ended || p->closed || p->ended > g.round || p->pid == (uint32_t)g.child)
+            continue;
+        close_dump(p, p->end_ns, 1);
+        p->closed = 1;
+        instr_unwinder_free(p->unw);
+        p->unw = NULL;
+        free(p->maps);
+        p->maps = NULL;
+        p->nmaps = p->capmaps = 0;
     }
 }
 
@@ -767,6 +793,8 @@ int main(int argc, char **argv)
     while (!done) {
         instr_sampler_wait(smp, 50);
         instr_sampler_drain(smp, on_record);
+        g.round++;
+        finish_ended();
         pid_t w = waitpid(child, &status, WNOHANG);
         if (w == child)
             done = 1;

@@ -10,24 +10,23 @@
 enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_INPUT = 2, EXIT_WARNED = 3 };
 
 int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view, int format, const char *sort,
-                     size_t limit, double threshold, const char *export, const char *outpath)
+                     size_t limit, double threshold, const char *export, const char *outpath, const char *func,
+                     size_t depth)
 {
     if (export && strcmp(export, "folded")) {
         fprintf(stderr, "instr-report: --export %s is not available for sampling dumps (folded)\n", export);
         return EXIT_USAGE;
     }
-    static const char *const views[] = {"functions", "modules", "threads", "processes"};
+    static const char *const views[] = {"functions", "modules", "threads", "processes", "calltree", "callers",
+                                        "callees"};
     struct instr_sreport_opts o = {.format = format, .limit = limit, .threshold = threshold};
     int v = -1;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 7; i++)
         if (!strcmp(view, views[i]))
             v = i;
-    if (v < 0) {
-        fprintf(stderr, "instr-report: --view %s is not available for sampling dumps (functions, modules, "
-                        "threads, processes)\n", view);
+    if (v < 0)
         return EXIT_USAGE;
-    }
-    o.view = (enum instr_sview)v;
+    o.view = v < 4 ? (enum instr_sview)v : INSTR_SVIEW_FUNCTIONS;
     for (size_t i = 0; i < nd; i++)
         if (!instr_dump_is_sampled(&dumps[i])) {
             fprintf(stderr, "instr-report: %s is an instrumented dump and %s a sampling dump: report them apart\n",
@@ -58,7 +57,17 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
         instr_sprofile_free(&p);
         return EXIT_USAGE;
     }
-    int rc = export ? instr_sreport_folded(out, &p) : instr_sreport_write(out, &p, &o);
+    int rc = export ? instr_sreport_folded(out, &p)
+             : v == 4 ? instr_sreport_calltree(out, &p, &o, depth)
+             : v >= 5 ? instr_sreport_relations(out, &p, &o, func, v == 5)
+                      : instr_sreport_write(out, &p, &o);
+    if (rc == INSTR_EARG) {
+        fprintf(stderr, "instr-report: no sampled function is named '%s'\n", func);
+        if (out != stdout)
+            fclose(out);
+        instr_sprofile_free(&p);
+        return EXIT_USAGE;
+    }
     if (rc < 0 || fflush(out) != 0 || ferror(out)) {
         fprintf(stderr, "instr-report: %s\n", rc < 0 ? instr_tool_strerror(rc) : "write error");
         status = EXIT_INPUT;

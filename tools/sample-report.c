@@ -17,12 +17,6 @@ struct scache {
     uint32_t mod;  /* module row */
 };
 
-struct sstack {
-    uint64_t hash;   /* 0 = empty */
-    size_t off, len; /* rows in pool */
-    uint64_t samples;
-};
-
 struct sname {
     uint64_t hash; /* 0 = empty */
     uint32_t view, row;
@@ -175,7 +169,7 @@ static int add_stack(struct instr_sprofile *p, const uint32_t *rows, size_t n, u
     h |= 1;
     if ((p->nstacks + 1) * 2 > p->stacks_mask + 1) {
         size_t cap = p->stacks ? (p->stacks_mask + 1) * 2 : 1024;
-        struct sstack *t = calloc(cap, sizeof *t);
+        struct instr_sstack *t = calloc(cap, sizeof *t);
         if (!t)
             return INSTR_ENOMEM;
         for (size_t i = 0; p->stacks && i <= p->stacks_mask; i++) {
@@ -192,7 +186,7 @@ static int add_stack(struct instr_sprofile *p, const uint32_t *rows, size_t n, u
     }
     size_t k = h & p->stacks_mask;
     for (; p->stacks[k].hash; k = (k + 1) & p->stacks_mask) {
-        struct sstack *e = &p->stacks[k];
+        struct instr_sstack *e = &p->stacks[k];
         if (e->hash == h && e->len == n && !memcmp(p->pool + e->off, rows, n * sizeof *rows)) {
             e->samples += w;
             return 0;
@@ -209,7 +203,7 @@ static int add_stack(struct instr_sprofile *p, const uint32_t *rows, size_t n, u
         p->cappool = nc;
     }
     memcpy(p->pool + p->npool, rows, n * sizeof *rows);
-    p->stacks[k] = (struct sstack){h, p->npool, n, w};
+    p->stacks[k] = (struct instr_sstack){h, p->npool, n, w};
     p->npool += n;
     p->nstacks++;
     return 0;
@@ -409,7 +403,7 @@ int instr_sprofile_sort(struct instr_sprofile *p, const char *column)
 static int by_stack(const void *a, const void *b, void *ctx)
 {
     const struct instr_sprofile *p = ctx;
-    const struct sstack *x = a, *y = b;
+    const struct instr_sstack *x = a, *y = b;
     size_t n = x->len < y->len ? x->len : y->len;
     for (size_t i = 0; i < n; i++) {
         int c = strcmp(p->rows[INSTR_SVIEW_FUNCTIONS][p->pool[x->off + i]].name,
@@ -422,7 +416,7 @@ static int by_stack(const void *a, const void *b, void *ctx)
 
 int instr_sreport_folded(FILE *out, const struct instr_sprofile *p)
 {
-    struct sstack *a = p->nstacks ? malloc(p->nstacks * sizeof *a) : NULL;
+    struct instr_sstack *a = p->nstacks ? malloc(p->nstacks * sizeof *a) : NULL;
     size_t n = 0;
     if (p->nstacks && !a)
         return INSTR_ENOMEM;

@@ -27,6 +27,13 @@ struct instr_srow {
     uint64_t stamp;      /* the last sample that counted it (distinctness) */
 };
 
+/* A distinct stack: function rows root first, pool[off .. off + len). */
+struct instr_sstack {
+    uint64_t hash; /* 0 = an empty slot of the table */
+    size_t off, len;
+    uint64_t samples;
+};
+
 enum instr_sview { INSTR_SVIEW_FUNCTIONS, INSTR_SVIEW_MODULES, INSTR_SVIEW_THREADS, INSTR_SVIEW_PROCESSES };
 
 struct instr_sprofile {
@@ -53,7 +60,7 @@ struct instr_sprofile {
     char **warnings;
     size_t nwarnings;
     /* distinct stacks (function rows, root first) with their samples */
-    struct sstack *stacks;
+    struct instr_sstack *stacks; /* hash table: stacks_mask + 1 slots */
     size_t stacks_mask, nstacks;
     uint32_t *pool; /* the rows of every stack, back to back */
     size_t npool, cappool;
@@ -82,6 +89,15 @@ int instr_sreport_write(FILE *out, const struct instr_sprofile *p, const struct 
 /* Folded stacks (flamegraph.pl, inferno, speedscope): one line per
  * distinct stack, root first, ';'-separated, then its samples. */
 int instr_sreport_folded(FILE *out, const struct instr_sprofile *p);
+
+/* The call tree (sample-views.c): text, CSV or JSON per o->format; depth
+ * 0 = all levels, threshold hides paths below that Inclusive %. */
+int instr_sreport_calltree(FILE *out, const struct instr_sprofile *p, const struct instr_sreport_opts *o, size_t depth);
+/* Callers (callers = 1) or callees of the functions named func (demangled
+ * name, or the name without its parameters).  INSTR_EARG if none has that
+ * name. */
+int instr_sreport_relations(FILE *out, const struct instr_sprofile *p, const struct instr_sreport_opts *o,
+                            const char *func, int callers);
 
 /* 1 if d is a sampling dump. */
 int instr_dump_is_sampled(const struct instr_dump *d);

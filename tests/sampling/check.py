@@ -133,6 +133,22 @@ def scenario_exact(work):
     r = run([REPORT, "--format", "csv", "--view", "modules", dump])
     check(r.stdout.splitlines()[0] == "modules,inclusive_samples,exclusive_samples,inclusive_pct,exclusive_pct",
           "csv header")
+    def csv_rows(*args):
+        out = run([REPORT, "--format", "csv", *args, dump]).stdout.splitlines()[1:]
+        return [tuple(l.split(",")[:2] + [l.split(",")[2].replace(hname, "heavy")] + l.split(",")[4:6]) for l in out]
+    check(csv_rows("--view", "calltree") == [
+        ("path", "0", "main", "6", "1"), ("path", "1", "heavy", "2", "2"), ("path", "1", "light", "2", "1"),
+        ("path", "2", "light", "1", "1"), ("path", "1", "[unknown]", "1", "1")], "calltree %s" % csv_rows("--view", "calltree"))
+    check(csv_rows("--view", "callers", "light") == [("caller", "1", "main", "2", "1"), ("function", "0", "light", "2", "2")],
+          "callers of light %s" % csv_rows("--view", "callers", "light"))
+    got = sorted(csv_rows("--view", "callees", "main"))
+    check(got == sorted([("callee", "1", "heavy", "2", "2"), ("callee", "1", "light", "2", "1"),
+                         ("callee", "1", "[unknown]", "1", "1"), ("function", "0", "main", "6", "1")]),
+          "callees of main %s" % got)
+    check(csv_rows("--view", "callees", "light") == [("callee", "1", "light", "1", "1"), ("function", "0", "light", "2", "2")],
+          "callees of light (recursion) %s" % csv_rows("--view", "callees", "light"))
+    r = run([REPORT, "--view", "callers", "nosuch", dump])
+    check(r.returncode == 1 and "nosuch" in r.stderr, "an unknown function is a usage error")
     r = run([REPORT, dump])
     check("Lost: 3 samples" in r.stdout and "achieved 1000 Hz" in r.stdout and "Truncated stacks: 1" in r.stdout,
           "text header says lost, rate, truncated:\n" + r.stdout)
