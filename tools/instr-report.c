@@ -600,9 +600,11 @@ static int sampled_inputs(const struct cli *c, struct instr_dump *dumps, size_t 
     if (i == nd)
         return 0;
     int fmt = c->export ? 0 : !strcmp(c->format->name, "csv") ? 1 : !strcmp(c->format->name, "json") ? 2 : 0;
-    if (c->diff)
-        return 0;
-    *status = instr_sample_cli(dumps, nd, views[c->o.view], fmt, c->sort, c->o.limit, c->o.threshold, c->export ? c->format->name : NULL, c->outpath, c->o.func, c->o.depth);
+    if (c->diff) {
+        *status = instr_sample_diff_cli(&dumps[0], &dumps[1], fmt, c->sort, c->o.threshold, c->outpath);
+    } else {
+        *status = instr_sample_cli(dumps, nd, views[c->o.view], fmt, c->sort, c->o.limit, c->o.threshold, c->export ? c->format->name : NULL, c->outpath, c->o.func, c->o.depth);
+    }
     if (*status == EXIT_OK && warned)
         *status = EXIT_WARNED;
     return 1;

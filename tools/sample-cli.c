@@ -87,3 +87,48 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
     instr_sprofile_free(&p);
     return status;
 }
+
+int instr_sample_diff_cli(const struct instr_dump *a, const struct instr_dump *b, int format, const char *sort,
+                          double threshold, const char *outpath)
+{
+    if (!instr_dump_is_sampled(a) || !instr_dump_is_sampled(b)) {
+        fprintf(stderr, "instr-report: --diff compares two sampling dumps or two instrumented ones, not one of each\n");
+        return EXIT_USAGE;
+    }
+    char err[600];
+    struct instr_sprofile p[2];
+    if (instr_sprofile_build(&p[0], a, 1, err, sizeof err) < 0) {
+        fprintf(stderr, "instr-report: %s\n", err);
+        return EXIT_INPUT;
+    }
+    if (instr_sprofile_build(&p[1], b, 1, err, sizeof err) < 0) {
+        fprintf(stderr, "instr-report: %s\n", err);
+        instr_sprofile_free(&p[0]);
+        return EXIT_INPUT;
+    }
+    int status = EXIT_OK;
+    FILE *out = outpath ? fopen(outpath, "w") : stdout;
+    if (!out) {
+        perror(outpath);
+        status = EXIT_USAGE;
+    } else {
+        int rc = instr_sreport_diff(out, &p[0], &p[1], format, sort, threshold);
+        if (rc == INSTR_EARG) {
+            fprintf(stderr, "instr-report: --diff of sampling dumps sorts by inclusive or exclusive\n");
+            status = EXIT_USAGE;
+        } else if (rc < 0 || fflush(out) != 0 || ferror(out)) {
+            fprintf(stderr, "instr-report: %s\n", rc < 0 ? instr_tool_strerror(rc) : "write error");
+            status = EXIT_INPUT;
+        } else if (p[0].nwarnings || p[1].nwarnings || a->nwarnings || b->nwarnings) {
+            for (int k = 0; k < 2; k++)
+                for (size_t i = 0; i < p[k].nwarnings; i++)
+                    fprintf(stderr, "instr-report: warning: %s\n", p[k].warnings[i]);
+            status = EXIT_WARNED;
+        }
+        if (out != stdout)
+            fclose(out);
+    }
+    instr_sprofile_free(&p[0]);
+    instr_sprofile_free(&p[1]);
+    return status;
+}

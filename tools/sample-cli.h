@@ -13,4 +13,8 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
                      size_t limit, double threshold, const char *export, const char *outpath, const char *func,
                      size_t depth);
 
+/* --diff A B of two sampling dumps.  Returns instr-report's exit code. */
+int instr_sample_diff_cli(const struct instr_dump *a, const struct instr_dump *b, int format, const char *sort,
+                          double threshold, const char *outpath);
+
 #endif

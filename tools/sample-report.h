@@ -99,6 +99,13 @@ int instr_sreport_calltree(FILE *out, const struct instr_sprofile *p, const stru
 int instr_sreport_relations(FILE *out, const struct instr_sprofile *p, const struct instr_sreport_opts *o,
                             const char *func, int callers);
 
+/* --diff A B (sample-diff.c): Inclusive/Exclusive % per function in each
+ * run and the change, by the absolute change of sort ("inclusive",
+ * "exclusive"; NULL = inclusive), hiding changes below threshold points.
+ * INSTR_EARG for another sort column. */
+int instr_sreport_diff(FILE *out, const struct instr_sprofile *a, const struct instr_sprofile *b, int format,
+                       const char *sort, double threshold);
+
 /* 1 if d is a sampling dump. */
 int instr_dump_is_sampled(const struct instr_dump *d);
 

@@ -147,6 +147,20 @@ def scenario_exact(work):
           "callees of main %s" % got)
     check(csv_rows("--view", "callees", "light") == [("callee", "1", "light", "1", "1"), ("function", "0", "light", "2", "2")],
           "callees of light (recursion) %s" % csv_rows("--view", "callees", "light"))
+    # --diff: percents of each run's total, by the absolute change
+    lines_b = lines[:9] + ["0 100 stack w=3 %#x,%#x" % (L, M), "0 200 stack %#x,%#x" % (H, M)]
+    with open(txt, "w") as f:
+        f.write("\n".join(lines_b) + "\n")
+    dump_b = os.path.join(work, "exact-b.instr")
+    run([DUMP, "--from-text", txt, "-o", dump_b])
+    r = run([REPORT, "--diff", "--format", "csv", dump, dump_b])
+    rows = [l.split(",") for l in r.stdout.splitlines()[1:]]
+    names = [x[0].replace(hname, "heavy") for x in rows]
+    check(r.returncode == 0 and names == ["light", "[unknown]", "heavy", "main"], "diff order %s" % names)
+    check(rows and [round(float(v), 2) for v in rows[0][2:]] == [33.33, 75.0, 41.67, 33.33, 75.0, 41.67],
+          "diff of light %s" % rows[:1])
+    r = run([REPORT, "--diff", "--threshold", "10", "--format", "csv", dump, dump_b])
+    check(len(r.stdout.splitlines()) == 3, "--threshold hides small changes %s" % r.stdout)
     r = run([REPORT, "--view", "callers", "nosuch", dump])
     check(r.returncode == 1 and "nosuch" in r.stderr, "an unknown function is a usage error")
     r = run([REPORT, dump])
