@@ -289,7 +289,31 @@ def scenario_corrupt(work):
           "cut file: reason given (%d: %r)" % (r.returncode, r.stderr))
 
 
-scenarios = {"exact": scenario_exact, "split": scenario_split, "threads": scenario_threads,
+def scenario_debuglink(work):
+    """A stripped program names its static functions from its debug file
+    (found through .gnu_debuglink next to it)."""
+    prog = os.path.join(work, "stripped")
+    dbg = os.path.join(work, "stripped.debug")
+    shutil.copy(SPLIT, prog)
+    for cmd in (["objcopy", "--only-keep-debug", prog, dbg], ["strip", "--strip-all", prog],
+                ["objcopy", "--add-gnu-debuglink=" + dbg, prog]):
+        r = run(cmd, cwd=work)
+        if r.returncode:
+            print("binutils failed (%s): skipped" % r.stderr)
+            sys.exit(77)
+    check("light" not in run(["nm", "-D", prog]).stdout, "light is not a dynamic symbol")
+    r = run([SAMPLE, "-o", os.path.join(work, "s.instr"), prog, "0.3"], cwd=work)
+    check(r.returncode == 0, "instr-sample on the stripped program (%s)" % r.stderr)
+    j, _ = report_json([os.path.join(work, "s.instr")])
+    f = rows_by_name(j["functions"])
+    check("light" in f and any(n.startswith("heavy") for n in f), "names from the debug file: %s" % sorted(f)[:12])
+    os.unlink(dbg)
+    j, _ = report_json([os.path.join(work, "s.instr")])
+    f = rows_by_name(j["functions"])
+    check("light" not in f and "[stripped]" in f, "without it, the module's name: %s" % sorted(f)[:12])
+
+
+scenarios = {"debuglink": scenario_debuglink, "exact": scenario_exact, "split": scenario_split, "threads": scenario_threads,
              "unprivileged": scenario_unprivileged, "deny": scenario_deny, "corrupt": scenario_corrupt}
 work = tempfile.mkdtemp(prefix="instr-sampling-")
 try:
