@@ -26,6 +26,7 @@ static void read_samples(const char *path)
             }
         instr_sprofile_sort(&p, "name");
         instr_sreport_folded(null, &p);
+        instr_sreport_callgrind(null, &p);
         for (int f = 0; f < 3; f++) {
             struct instr_sreport_opts o = {.format = f};
             instr_sreport_calltree(null, &p, &o, 0);

@@ -13,8 +13,9 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
                      size_t limit, double threshold, const char *export, const char *outpath, const char *func,
                      size_t depth)
 {
-    if (export && strcmp(export, "folded")) {
-        fprintf(stderr, "instr-report: --export %s is not available for sampling dumps (folded)\n", export);
+    if (export && strcmp(export, "folded") && strcmp(export, "callgrind")) {
+        fprintf(stderr, "instr-report: --export %s is not available for sampling dumps (folded, callgrind)\n",
+                export);
         return EXIT_USAGE;
     }
     static const char *const views[] = {"functions", "modules", "threads", "processes", "calltree", "callers",
@@ -57,7 +58,7 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
         instr_sprofile_free(&p);
         return EXIT_USAGE;
     }
-    int rc = export ? instr_sreport_folded(out, &p)
+    int rc = export ? (strcmp(export, "folded") ? instr_sreport_callgrind(out, &p) : instr_sreport_folded(out, &p))
              : v == 4 ? instr_sreport_calltree(out, &p, &o, depth)
              : v >= 5 ? instr_sreport_relations(out, &p, &o, func, v == 5)
                       : instr_sreport_write(out, &p, &o);

@@ -99,6 +99,10 @@ int instr_sreport_calltree(FILE *out, const struct instr_sprofile *p, const stru
 int instr_sreport_relations(FILE *out, const struct instr_sprofile *p, const struct instr_sreport_opts *o,
                             const char *func, int callers);
 
+/* Callgrind format with one event, Samples (sample-views.c): exclusive
+ * samples per function, inclusive samples per call edge. */
+int instr_sreport_callgrind(FILE *out, const struct instr_sprofile *p);
+
 /* --diff A B (sample-diff.c): Inclusive/Exclusive % per function in each
  * run and the change, by the absolute change of sort ("inclusive",
  * "exclusive"; NULL = inclusive), hiding changes below threshold points.

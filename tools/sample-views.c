@@ -272,3 +272,110 @@ out:
     free(excl);
     return rc;
 }
+
+/* ---- callgrind ----------------------------------------------------------------
+ *
+ *   events: Samples
+ *   fl=MODULE fn=FUNCTION        each function once (the module as its file;
+ *                                callgrind_annotate shows it relative to its cwd)
+ *   0 EXCLUSIVE                  its exclusive samples (no line information)
+ *   cfi= cfn= calls=N 0          each function it called on the stacks:
+ *   0 INCLUSIVE                  N = stacks through that edge, their samples
+ *
+ * An edge counts once per stack (a recursive call is an edge to itself, as
+ * Callgrind writes it), so the summary line, the sum of the exclusive
+ * samples, is the total. */
+
+struct cg_edge {
+    uint32_t caller, callee;
+    uint64_t calls, samples;
+};
+
+static int cmp_cg(const void *a, const void *b)
+{
+    const struct cg_edge *x = a, *y = b;
+    if (x->caller != y->caller)
+        return x->caller < y->caller ? -1 : 1;
+    return x->callee < y->callee ? -1 : x->callee > y->callee;
+}
+
+static void cg_name(FILE *f, const char *key, uint32_t id, const char *name, uint8_t *seen)
+{
+    if (seen[id]) {
+        fprintf(f, "%s=(%u)\n", key, id + 1);
+        return;
+    }
+    seen[id] = 1;
+    fprintf(f, "%s=(%u) ", key, id + 1);
+    for (; *name; name++)
+        fputc(*name == '\n' ? ' ' : *name, f);
+    fputc('\n', f);
+}
+
+int instr_sreport_callgrind(FILE *f, const struct instr_sprofile *p)
+{
+    size_t nf = p->nrows[INSTR_SVIEW_FUNCTIONS], ne = 0, cap = 0;
+    struct cg_edge *e = NULL;
+    size_t nm = 0; /* function name ids: nm + row */
+    uint8_t *seen = calloc(nf + 1, 1);
+    if (!seen)
+        return INSTR_ENOMEM;
+    for (size_t i = 0; p->stacks && i <= p->stacks_mask; i++) {
+        const struct instr_sstack *s = &p->stacks[i];
+        if (!s->hash)
+            continue;
+        const uint32_t *r = p->pool + s->off;
+        for (size_t k = 0; k + 1 < s->len; k++) {
+            int dup = 0; /* once per stack */
+            for (size_t j = 0; j < k && !dup; j++)
+                dup = r[j] == r[k] && r[j + 1] == r[k + 1];
+            if (dup)
+                continue;
+            if (ne == cap) {
+                size_t nc = cap ? cap * 2 : 1024;
+                struct cg_edge *a = realloc(e, nc * sizeof *a);
+                if (!a) {
+                    free(e);
+                    free(seen);
+                    return INSTR_ENOMEM;
+                }
+                e = a;
+                cap = nc;
+            }
+            e[ne++] = (struct cg_edge){r[k], r[k + 1], 1, s->samples};
+        }
+    }
+    if (ne > 1)
+        qsort(e, ne, sizeof *e, cmp_cg);
+    size_t u = 0; /* merge equal edges */
+    for (size_t i = 0; i < ne; i++) {
+        if (u && e[u - 1].caller == e[i].caller && e[u - 1].callee == e[i].callee) {
+            e[u - 1].calls += e[i].calls;
+            e[u - 1].samples += e[i].samples;
+        } else {
+            e[u++] = e[i];
+        }
+    }
+    ne = u;
+    fprintf(f, "# callgrind format\nversion: 1\ncreator: instr-report (sampling)\npositions: line\nevents: Samples\n"
+               "summary: %" PRIu64 "\n\n", p->total);
+    size_t k = 0;
+    for (size_t fn = 0; fn < nf; fn++) {
+        const struct instr_srow *r = &p->rows[INSTR_SVIEW_FUNCTIONS][fn];
+        fprintf(f, "fl=%s\n", r->module); /* no source files: the module stands for one */
+        cg_name(f, "fn", (uint32_t)(nm + fn), r->name, seen);
+        fprintf(f, "0 %" PRIu64 "\n", r->excl);
+        while (k < ne && e[k].caller < fn)
+            k++;
+        for (; k < ne && e[k].caller == fn; k++) {
+            const struct instr_srow *c = &p->rows[INSTR_SVIEW_FUNCTIONS][e[k].callee];
+            fprintf(f, "cfi=%s\n", c->module);
+            cg_name(f, "cfn", (uint32_t)(nm + e[k].callee), c->name, seen);
+            fprintf(f, "calls=%" PRIu64 " 0\n0 %" PRIu64 "\n", e[k].calls, e[k].samples);
+        }
+        fputc('\n', f);
+    }
+    free(e);
+    free(seen);
+    return 0;
+}

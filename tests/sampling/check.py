@@ -147,6 +147,17 @@ def scenario_exact(work):
           "callees of main %s" % got)
     check(csv_rows("--view", "callees", "light") == [("callee", "1", "light", "1", "1"), ("function", "0", "light", "2", "2")],
           "callees of light (recursion) %s" % csv_rows("--view", "callees", "light"))
+    # callgrind: exclusive samples per function, inclusive per edge, the summary the total
+    r = run([REPORT, "--export", "callgrind", dump])
+    cg = r.stdout
+    check("events: Samples" in cg and "summary: 6" in cg, "callgrind header")
+    ann = shutil.which("callgrind_annotate")
+    if ann:
+        cgf = os.path.join(work, "exact.cg")
+        open(cgf, "w").write(cg)
+        a = run([ann, "--auto=no", "--inclusive=yes", cgf], cwd="/").stdout
+        check("6 (100.0%)  PROGRAM TOTALS" in a and "%s:main" % SPLIT in a and "2 (33.33%)" in a,
+              "callgrind_annotate reads it:\n" + a)
     # --diff: percents of each run's total, by the absolute change
     lines_b = lines[:9] + ["0 100 stack w=3 %#x,%#x" % (L, M), "0 200 stack %#x,%#x" % (H, M)]
     with open(txt, "w") as f:
