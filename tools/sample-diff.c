@@ -110,7 +110,8 @@ int instr_sreport_diff(FILE *f, const struct instr_sprofile *a, const struct ins
         if (!used[k])
             d[n++] = (struct drow){rb[k].name, base_name(rb[k].module), 0, 0, pct(rb[k].incl, b->total),
                                    pct(rb[k].excl, b->total)};
-    qsort(d, n, sizeof *d, excl ? by_excl : by_incl);
+    if (n > 1)
+        qsort(d, n, sizeof *d, excl ? by_excl : by_incl);
     if (format == 0)
         fprintf(f, "Samples: A %" PRIu64 ", B %" PRIu64 " (percents of each run's total)\n\n%-40s  %8s  %8s  %9s  %8s  %8s  "
                    "%9s  %s\n",

@@ -423,7 +423,8 @@ int instr_sreport_folded(FILE *out, const struct instr_sprofile *p)
     for (size_t i = 0; p->stacks && i <= p->stacks_mask; i++)
         if (p->stacks[i].hash)
             a[n++] = p->stacks[i];
-    qsort_r(a, n, sizeof *a, by_stack, (void *)p); /* a stable, readable order */
+    if (n > 1)
+        qsort_r(a, n, sizeof *a, by_stack, (void *)p); /* a stable, readable order */
     for (size_t i = 0; i < n; i++) {
         for (size_t k = 0; k < a[i].len; k++) {
             if (k)

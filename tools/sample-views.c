@@ -144,7 +144,8 @@ static int walk(FILE *f, const struct instr_sprofile *p, const struct instr_srep
     n = 0;
     for (uint32_t c = t->n[node].child; c; c = t->n[c].next)
         kids[n++] = c;
-    qsort_r(kids, n, sizeof *kids, by_incl, t);
+    if (n > 1)
+        qsort_r(kids, n, sizeof *kids, by_incl, t);
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const struct tnode *k = &t->n[kids[i]];
