@@ -55,6 +55,8 @@
 #define INSTR_DUMP_SIGNALED 0x8u      /* ended by a fatal signal: end_tsc, end_mono_ns, end_signal set */
 #define INSTR_DUMP_NO_TRANSITIONS 0x10u /* converted from a format without kernel-transition data (never
                                            the runtime): Application values are unavailable */
+#define INSTR_DUMP_SAMPLED 0x20u      /* written by instr-sample: SAMPLES chunks and no events; every tick
+                                         field is CLOCK_MONOTONIC ns (start_tsc == start_mono_ns) */
 
 struct instr_dump_header {
     char magic[8];                /* INSTR_DUMP_MAGIC */
@@ -89,6 +91,7 @@ struct instr_dump_header {
 /* Chunk kinds. */
 #define INSTR_CHUNK_EVENTS 1u
 #define INSTR_CHUNK_METADATA 2u
+#define INSTR_CHUNK_SAMPLES 3u /* one thread's samples (thread_index, tid, seq as for EVENTS) */
 
 struct instr_chunk_header {
     uint32_t magic;        /* INSTR_CHUNK_MAGIC */
@@ -115,6 +118,32 @@ enum instr_event_kind {
     INSTR_EVENT_KINDS(INSTR_X_ENUM)
 #undef INSTR_X_ENUM
 };
+
+/* SAMPLES chunk payload: one thread's sample records, in time order, each
+ *
+ *   u8 kind (INSTR_SAMPLE_*, != 0)   varint payload_length   payload
+ *
+ * and every payload starts with varint delta_ticks: the distance from the
+ * previous record of the chunk (the first counts from the chunk's base_tsc).
+ * A STACK's frames are leaf first: the first is the sampled PC, the others
+ * return addresses; the first is a plain varint, each next one the zigzag
+ * varint of its difference from the frame before it. */
+#define INSTR_SAMPLE_KINDS(X)                                                                      \
+    X(STACK, 1, "stack") /* varint delta, varint weight (periods it stands for, >= 1), varint       \
+                            INSTR_STACK_* flags, varint frame count, frames */                       \
+    X(LOST, 2, "lost")   /* varint delta, varint samples the kernel could not record (ring full) */
+
+enum instr_sample_kind {
+#define INSTR_X_ENUM(name, value, text) INSTR_SAMPLE_##name = value,
+    INSTR_SAMPLE_KINDS(INSTR_X_ENUM)
+#undef INSTR_X_ENUM
+};
+
+/* STACK flags. */
+#define INSTR_STACK_TRUNCATED 0x1u /* the unwinder stopped before the outermost frame (stack copy too
+                                      small, a frame without unwind information) */
+#define INSTR_STACK_FP 0x2u        /* the frames are the kernel's frame-pointer chain (CFI unwinding
+                                      failed at the first frame) */
 
 /* Extended events (rare: repairs, thread life, user marks). */
 #define INSTR_EXT_KINDS(X)                                                                         \
@@ -184,7 +213,12 @@ enum instr_detector {
                                   [str demangled name, "" for C; absent in older dumps] */ \
     X(THREAD, 3, "thread")     /* varint thread index, varint tid, str name (a later record wins) */ \
     X(LABEL, 4, "label")       /* varint label id, str text (marks and counters) */        \
-    X(CALLSITE, 5, "callsite") /* see below: what a CALL event's id names */
+    X(CALLSITE, 5, "callsite") /* see below: what a CALL event's id names */             \
+    X(MAP, 16, "map")          /* varint module id, u64 start, u64 end (exclusive), u64 file offset \
+                                  of start, u64 ticks when mapped: an executable mapping (SAMPLED) */ \
+    X(SAMPLING, 17, "sampling") /* varint rate asked (Hz of CPU time), varint period (ns), varint \
+                                   stack bytes copied per sample, str unwinder (SAMPLED) */       \
+    X(CPU_TIME, 18, "cpu-time") /* varint thread index, varint CPU ns the thread ran while sampled */
 
 /* CALLSITE record: varint site id (the CALL event's), varint caller function
  * id, varint line, varint INSTR_SITE_* flags (hook-abi.h), str callee, varint

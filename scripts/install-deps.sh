@@ -3,7 +3,7 @@
 # missing.  Run as root, or with sudo available.
 set -eu
 GCC_MAJOR=${INSTR_GCC_MAJOR:-12}
-PACKAGES="gcc-$GCC_MAJOR g++-$GCC_MAJOR gcc-$GCC_MAJOR-plugin-dev cmake make python3 libiberty-dev libunwind-dev"
+PACKAGES="gcc-$GCC_MAJOR g++-$GCC_MAJOR gcc-$GCC_MAJOR-plugin-dev cmake make python3 libiberty-dev libunwind-dev binutils"
 # valgrind: callgrind_annotate reads our --export callgrind files (tests/exchange).
 PACKAGES="$PACKAGES valgrind"
 # tests/install: pkg-config (instr.pc), man-db (the man pages render

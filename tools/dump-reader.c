@@ -137,7 +137,7 @@ static void *grow(void *arr, size_t *cap, size_t n, size_t elem)
 }
 
 struct meta_caps {
-    size_t modules, functions, labels, threads, sites;
+    size_t modules, functions, labels, threads, sites, maps;
     uint32_t *tmap; /* thread index -> position + 1 (0 = empty), open addressing */
     size_t tmask;   /* capacity - 1 */
 };
@@ -289,6 +289,51 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
         a[d->nsites++] = cs;
         return 0;
     }
+    case INSTR_META_MAP: {
+        struct instr_map m = {0};
+        if ((rc = get_var(c, &m.module)))
+            return rc;
+        if (c->end - c->p < 32)
+            return INSTR_ECORRUPT;
+        m.start = rd64(c->p);
+        m.end = rd64(c->p + 8);
+        m.pgoff = rd64(c->p + 16);
+        m.tick = rd64(c->p + 24);
+        c->p += 32;
+        if (m.end <= m.start)
+            return INSTR_ECORRUPT;
+        struct instr_map *a = grow(d->maps, &caps->maps, d->nmaps, sizeof *a);
+        if (!a)
+            return INSTR_ENOMEM;
+        d->maps = a;
+        a[d->nmaps++] = m;
+        return 0;
+    }
+    case INSTR_META_SAMPLING: {
+        uint64_t rate, period, stack;
+        char *unw;
+        if ((rc = get_var(c, &rate)) || (rc = get_var(c, &period)) || (rc = get_var(c, &stack)) ||
+            (rc = get_str(c, &unw)))
+            return rc;
+        free(d->sample_unwinder); /* a later record wins */
+        d->sample_unwinder = unw;
+        d->sample_rate_hz = rate;
+        d->sample_period_ns = period;
+        d->sample_stack_bytes = stack;
+        return 0;
+    }
+    case INSTR_META_CPU_TIME: {
+        uint64_t index, ns;
+        if ((rc = get_var(c, &index)) || (rc = get_var(c, &ns)))
+            return rc;
+        if (index > UINT32_MAX)
+            return INSTR_ECORRUPT;
+        struct instr_thread_info *t = thread_slot(d, caps, (uint32_t)index);
+        if (!t)
+            return INSTR_ENOMEM;
+        t->cpu_ns += ns;
+        return 0;
+    }
     }
     return 0; /* unknown record type: skipped by its length */
 }
@@ -319,6 +364,7 @@ static int parse_metadata(struct instr_dump *d, struct meta_caps *caps, const ui
 
 struct raw_chunk {
     uint32_t thread_index;
+    uint16_t kind; /* INSTR_CHUNK_EVENTS or INSTR_CHUNK_SAMPLES */
     uint32_t seq;
     uint64_t tid;
     struct instr_chunk_ref ref;
@@ -329,6 +375,8 @@ static int cmp_raw(const void *a, const void *b)
     const struct raw_chunk *x = a, *y = b;
     if (x->thread_index != y->thread_index)
         return x->thread_index < y->thread_index ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
@@ -354,6 +402,30 @@ static int cmp_thread(const void *a, const void *b)
 {
     const struct instr_thread_info *x = a, *y = b;
     return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Fills list (room for n) with one thread's chunks of one kind, sorted by
+ * seq: duplicates skipped, gaps warned about. */
+static int chunk_list(struct instr_dump *d, struct instr_chunk_ref *list, size_t *count, const struct raw_chunk *raw,
+                      size_t n)
+{
+    int rc;
+    for (size_t k = 0; k < n; k++) {
+        const char *what = raw[k].kind == INSTR_CHUNK_SAMPLES ? "sample " : "";
+        if (*count && list[*count - 1].seq == raw[k].seq) {
+            if ((rc = instr_dump_warn(d, "thread %u: duplicate %schunk seq %u skipped", raw[k].thread_index, what,
+                                      raw[k].seq)))
+                return rc;
+            continue;
+        }
+        uint32_t expect = *count ? list[*count - 1].seq + 1 : 0;
+        if (raw[k].seq != expect &&
+            (rc = instr_dump_warn(d, "thread %u: %schunks %u..%u missing; %s lost", raw[k].thread_index, what, expect,
+                                  raw[k].seq - 1, *what ? "samples" : "events")))
+            return rc;
+        list[(*count)++] = raw[k].ref;
+    }
+    return 0;
 }
 
 static int read_header(struct instr_dump *d, char *err, size_t errlen)
@@ -484,7 +556,7 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
             continue;
         }
         if (magic != INSTR_CHUNK_MAGIC || hsize != INSTR_CHUNK_HEADER_SIZE ||
-            (kind != INSTR_CHUNK_EVENTS && kind != INSTR_CHUNK_METADATA) ||
+            (kind != INSTR_CHUNK_EVENTS && kind != INSTR_CHUNK_METADATA && kind != INSTR_CHUNK_SAMPLES) ||
             used > cs - INSTR_CHUNK_HEADER_SIZE) {
             if ((rc = instr_dump_warn(d, "chunk %zu: corrupt chunk header (magic %#x kind %u size %u used %u); skipped",
                                       i, magic, kind, hsize, used)))
@@ -503,6 +575,7 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
         }
         struct raw_chunk *r = &raw[nraw++];
         r->thread_index = rd32(hb + 8);
+        r->kind = kind;
         r->tid = rd32(hb + 12);
         r->seq = rd32(hb + 16);
         r->ref.payload = payload;
@@ -518,26 +591,20 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
         while (j < nraw && raw[j].thread_index == raw[i].thread_index)
             j++;
         struct instr_thread_info *t = thread_slot(d, &caps, raw[i].thread_index);
-        if (!t || !(t->chunks = calloc(j - i, sizeof *t->chunks))) {
+        /* Events first, then samples (cmp_raw): one list each. */
+        size_t ns = i;
+        while (ns < j && raw[ns].kind == INSTR_CHUNK_EVENTS)
+            ns++;
+        if (!t || (ns > i && !(t->chunks = calloc(ns - i, sizeof *t->chunks))) ||
+            (j > ns && !(t->schunks = calloc(j - ns, sizeof *t->schunks)))) {
             rc = INSTR_ENOMEM;
             goto fail_raw;
         }
         if (!t->name && !t->tid)
             t->tid = raw[i].tid;
-        for (size_t k = i; k < j; k++) {
-            if (t->nchunks && t->chunks[t->nchunks - 1].seq == raw[k].seq) {
-                if ((rc = instr_dump_warn(d, "thread %u: duplicate chunk seq %u skipped", raw[k].thread_index,
-                                          raw[k].seq)))
-                    goto fail_raw;
-                continue;
-            }
-            uint32_t expect = t->nchunks ? t->chunks[t->nchunks - 1].seq + 1 : 0;
-            if (raw[k].seq != expect &&
-                (rc = instr_dump_warn(d, "thread %u: chunks %u..%u missing; events lost", raw[k].thread_index,
-                                      expect, raw[k].seq - 1)))
-                goto fail_raw;
-            t->chunks[t->nchunks++] = raw[k].ref;
-        }
+        if ((rc = chunk_list(d, t->chunks, &t->nchunks, raw + i, ns - i)) ||
+            (rc = chunk_list(d, t->schunks, &t->nschunks, raw + ns, j - ns)))
+            goto fail_raw;
         i = j;
     }
     free(raw);
@@ -592,7 +659,10 @@ void instr_dump_close(struct instr_dump *d)
     for (size_t i = 0; i < d->nthreads; i++) {
         free(d->threads[i].name);
         free(d->threads[i].chunks);
+        free(d->threads[i].schunks);
     }
+    free(d->maps);
+    free(d->sample_unwinder);
     for (size_t i = 0; i < d->nwarnings; i++)
         free(d->warnings[i]);
     free(d->modules);

@@ -84,6 +84,18 @@ struct instr_thread_info {
     char *name;                    /* from the latest thread record, or NULL */
     struct instr_chunk_ref *chunks; /* ordered by seq */
     size_t nchunks;
+    struct instr_chunk_ref *schunks; /* SAMPLES chunks, ordered by seq (sample-reader.h) */
+    size_t nschunks;
+    uint64_t cpu_ns;               /* CPU time while sampled (CPU_TIME records, summed), ns */
+};
+
+/* A MAP record: where a module's file was mapped executable (sampling dumps). */
+struct instr_map {
+    uint64_t module; /* module id */
+    uint64_t start;  /* first address */
+    uint64_t end;    /* first address after it */
+    uint64_t pgoff;  /* file offset mapped at start, bytes */
+    uint64_t tick;   /* when it was mapped (0: before the first sample) */
 };
 
 struct instr_dump {
@@ -105,6 +117,12 @@ struct instr_dump {
     uint64_t truncated; /* nonzero if the file ends before its chunks do */
     struct instr_callsite *sites; /* sorted by id */
     size_t nsites;
+    struct instr_map *maps; /* in file order (sampling dumps) */
+    size_t nmaps;
+    uint64_t sample_rate_hz;   /* SAMPLING record: rate asked, Hz of CPU time (0 = no record) */
+    uint64_t sample_period_ns; /*   period, ns */
+    uint64_t sample_stack_bytes; /* stack bytes copied per sample */
+    char *sample_unwinder;     /*   unwinder description, or NULL */
     /* Reading progress (optional, set by the caller after open): called by
      * instr_dump_chunk_done with the bytes of each chunk finished. */
     void (*progress)(void *ctx, uint64_t bytes);

@@ -30,6 +30,8 @@ struct instr_dump_writer {
     struct wchunk meta;
     struct wchunk *threads; /* indexed by thread index */
     size_t nthreads;
+    struct wchunk *samples; /* SAMPLES chunks, indexed by thread index */
+    size_t nsamples;
     size_t nbufs;           /* thread chunk buffers allocated */
     int error;
 };
@@ -165,20 +167,20 @@ int instr_writer_function(struct instr_dump_writer *w, uint64_t id, uint64_t mod
     return r.bad ? INSTR_EARG : meta_record(w, INSTR_META_FUNCTION, r.b, r.n);
 }
 
-static struct wchunk *thread_chunk(struct instr_dump_writer *w, uint32_t index)
+static struct wchunk *chunk_of(struct instr_dump_writer *w, struct wchunk **arr, size_t *count, uint32_t index)
 {
-    if (index >= w->nthreads) {
+    if (index >= *count) {
         if (index > 1u << 20)
             return NULL;
         size_t n = (size_t)index + 1;
-        struct wchunk *t = realloc(w->threads, n * sizeof *t);
+        struct wchunk *t = realloc(*arr, n * sizeof *t);
         if (!t)
             return NULL;
-        memset(t + w->nthreads, 0, (n - w->nthreads) * sizeof *t);
-        w->threads = t;
-        w->nthreads = n;
+        memset(t + *count, 0, (n - *count) * sizeof *t);
+        *arr = t;
+        *count = n;
     }
-    struct wchunk *c = &w->threads[index];
+    struct wchunk *c = &(*arr)[index];
     if (!c->buf) {
         /* One buffer per thread: bounded, whatever a hostile text asks for. */
         if ((w->nbufs + 2) * w->chunk_size > INSTR_WRITER_MAX_BUFFERS || !(c->buf = malloc(w->chunk_size)))
@@ -188,12 +190,19 @@ static struct wchunk *thread_chunk(struct instr_dump_writer *w, uint32_t index)
     return c;
 }
 
+static struct wchunk *thread_chunk(struct instr_dump_writer *w, uint32_t index)
+{
+    return chunk_of(w, &w->threads, &w->nthreads, index);
+}
+
 int instr_writer_thread(struct instr_dump_writer *w, uint32_t index, uint64_t tid, const char *name)
 {
     struct wchunk *c = thread_chunk(w, index);
     if (!c)
         return INSTR_ENOMEM;
     c->tid = tid;
+    if (index < w->nsamples)
+        w->samples[index].tid = tid;
     struct rec r = {.n = 0};
     rv(&r, index);
     rv(&r, tid);
@@ -303,6 +312,86 @@ int instr_writer_event(struct instr_dump_writer *w, uint32_t thread, uint64_t ti
     return 0;
 }
 
+int instr_writer_map(struct instr_dump_writer *w, const struct instr_map *m)
+{
+    struct rec r = {.n = 0};
+    rv(&r, m->module);
+    put_le(r.b + r.n, m->start, 8);
+    put_le(r.b + r.n + 8, m->end, 8);
+    put_le(r.b + r.n + 16, m->pgoff, 8);
+    put_le(r.b + r.n + 24, m->tick, 8);
+    r.n += 32;
+    return meta_record(w, INSTR_META_MAP, r.b, r.n);
+}
+
+int instr_writer_sampling(struct instr_dump_writer *w, uint64_t rate_hz, uint64_t period_ns, uint64_t stack_bytes,
+                          const char *unwinder)
+{
+    struct rec r = {.n = 0};
+    rv(&r, rate_hz);
+    rv(&r, period_ns);
+    rv(&r, stack_bytes);
+    rs(&r, unwinder);
+    return r.bad ? INSTR_EARG : meta_record(w, INSTR_META_SAMPLING, r.b, r.n);
+}
+
+int instr_writer_cpu_time(struct instr_dump_writer *w, uint32_t index, uint64_t ns)
+{
+    struct rec r = {.n = 0};
+    rv(&r, index);
+    rv(&r, ns);
+    return meta_record(w, INSTR_META_CPU_TIME, r.b, r.n);
+}
+
+int instr_writer_sample(struct instr_dump_writer *w, uint32_t thread, uint64_t tick, unsigned kind, uint64_t weight,
+                        uint64_t flags, const uint64_t *frames, size_t nframes)
+{
+    struct wchunk *c = chunk_of(w, &w->samples, &w->nsamples, thread);
+    if (!c)
+        return INSTR_ENOMEM;
+    if (thread < w->nthreads && w->threads[thread].tid)
+        c->tid = w->threads[thread].tid;
+    if (!c->started) {
+        c->tick = tick;
+        c->started = 1;
+    }
+    if (tick < c->tick || (kind != INSTR_SAMPLE_STACK && kind != INSTR_SAMPLE_LOST) ||
+        (kind == INSTR_SAMPLE_STACK && !weight))
+        return INSTR_EARG;
+    /* The record, built apart: its length comes first. */
+    size_t room = w->chunk_size - INSTR_CHUNK_HEADER_SIZE;
+    size_t max = 4 * INSTR_VARINT_MAX_BYTES + nframes * INSTR_VARINT_MAX_BYTES;
+    if (max + 1 + INSTR_VARINT_MAX_BYTES > room) {
+        nframes = (room - 1 - 5 * INSTR_VARINT_MAX_BYTES) / INSTR_VARINT_MAX_BYTES; /* keep the leaf end */
+        flags |= INSTR_STACK_TRUNCATED;
+        max = 4 * INSTR_VARINT_MAX_BYTES + nframes * INSTR_VARINT_MAX_BYTES;
+    }
+    if (c->used + max + 1 + INSTR_VARINT_MAX_BYTES > room) {
+        int rc = write_chunk(w, c, INSTR_CHUNK_SAMPLES, thread, c->base);
+        if (rc)
+            return rc;
+    }
+    if (c->used == 0)
+        c->base = c->tick;
+    uint8_t rec[max], *q = rec;
+    q = instr_put_varint(q, tick - c->tick);
+    q = instr_put_varint(q, weight);
+    if (kind == INSTR_SAMPLE_STACK) {
+        q = instr_put_varint(q, flags);
+        q = instr_put_varint(q, nframes);
+        for (size_t i = 0; i < nframes; i++)
+            q = instr_put_varint(q, i ? instr_zigzag((int64_t)(frames[i] - frames[i - 1])) : frames[0]);
+    }
+    uint8_t *p = c->buf + INSTR_CHUNK_HEADER_SIZE + c->used, *o = p;
+    *o++ = (uint8_t)kind;
+    o = instr_put_varint(o, (uint64_t)(q - rec));
+    memcpy(o, rec, (size_t)(q - rec));
+    o += q - rec;
+    c->used += (size_t)(o - p);
+    c->tick = tick;
+    return 0;
+}
+
 struct instr_dump_header *instr_writer_header(struct instr_dump_writer *w)
 {
     return &w->hdr;
@@ -322,6 +411,15 @@ int instr_writer_close(struct instr_dump_writer *w, char *err, size_t errlen)
         if (!rc && c->used)
             rc = write_chunk(w, c, INSTR_CHUNK_EVENTS, (uint32_t)i, c->base);
     }
+    for (size_t i = 0; i < w->nsamples; i++) {
+        struct wchunk *c = &w->samples[i];
+        if (!c->started)
+            continue;
+        if (i >= w->nthreads || !w->threads[i].started)
+            nthreads++;
+        if (!rc && c->used)
+            rc = write_chunk(w, c, INSTR_CHUNK_SAMPLES, (uint32_t)i, c->base);
+    }
     w->hdr.chunk_count = w->chunks;
     w->hdr.thread_count = nthreads;
     if (!rc && (fseeko(w->f, 0, SEEK_SET) < 0 || fwrite(&w->hdr, sizeof w->hdr, 1, w->f) != 1))
@@ -333,6 +431,9 @@ int instr_writer_close(struct instr_dump_writer *w, char *err, size_t errlen)
     for (size_t i = 0; i < w->nthreads; i++)
         free(w->threads[i].buf);
     free(w->threads);
+    for (size_t i = 0; i < w->nsamples; i++)
+        free(w->samples[i].buf);
+    free(w->samples);
     free(w->meta.buf);
     free(w);
     return rc;

@@ -33,6 +33,18 @@ int instr_writer_callsite(struct instr_dump_writer *w, const struct instr_callsi
  * EXT; arg/value as in struct instr_event.  os_flag with transition bits. */
 int instr_writer_event(struct instr_dump_writer *w, uint32_t thread, uint64_t tick, unsigned os_flag, uint8_t bits,
                        unsigned kind, unsigned ext, uint64_t arg, int64_t value, uint64_t offcpu);
+/* Sampling dumps (instr-sample): an executable mapping, the SAMPLING
+ * record, a thread's CPU time, and one SAMPLES record (INSTR_SAMPLE_*) of
+ * a thread at absolute tick (>= its previous sample's).  A stack too deep
+ * for one chunk keeps its leaf end and is marked truncated. */
+struct instr_map;
+int instr_writer_map(struct instr_dump_writer *w, const struct instr_map *m);
+int instr_writer_sampling(struct instr_dump_writer *w, uint64_t rate_hz, uint64_t period_ns, uint64_t stack_bytes,
+                          const char *unwinder);
+int instr_writer_cpu_time(struct instr_dump_writer *w, uint32_t index, uint64_t ns);
+int instr_writer_sample(struct instr_dump_writer *w, uint32_t thread, uint64_t tick, unsigned kind, uint64_t weight,
+                        uint64_t flags, const uint64_t *frames, size_t nframes);
+
 /* The current running tick of a thread (for error messages). */
 uint64_t instr_writer_last_tick(struct instr_dump_writer *w, uint32_t thread);
 

@@ -16,6 +16,8 @@
 #include "import-visualiser.h"
 #include "progress.h"
 #include "report.h"
+#include "sample-cli.h"
+#include "sample-report.h"
 
 #ifndef INSTR_VERSION
 #define INSTR_VERSION "unknown"
@@ -588,6 +590,29 @@ static int emit(const struct cli *c, const struct instr_session *s, int warned)
     return close_output(out, status, rc);
 }
 
+/* Sampling dumps (instr-sample) have their own views and exports
+ * (sample-cli.c).  1 if the inputs hold one and were reported, *status
+ * then set. */
+static int sampled_inputs(const struct cli *c, struct instr_dump *dumps, size_t nd, int warned, int *status)
+{
+    static const char *const views[] = {"functions", "threads", "modules", "processes",
+                                        "calltree", "callers", "callees"};
+    size_t i = 0;
+    while (i < nd && !instr_dump_is_sampled(&dumps[i]))
+        i++;
+    if (i == nd)
+        return 0;
+    int fmt = c->export ? 0 : !strcmp(c->format->name, "csv") ? 1 : !strcmp(c->format->name, "json") ? 2 : 0;
+    if (c->diff) {
+        *status = instr_sample_diff_cli(&dumps[0], &dumps[1], fmt, c->sort, c->o.threshold, c->outpath);
+    } else {
+        *status = instr_sample_cli(dumps, nd, views[c->o.view], fmt, c->sort, c->o.limit, c->o.threshold, c->export ? c->format->name : NULL, c->outpath, c->o.func, c->o.depth);
+    }
+    if (*status == EXIT_OK && warned)
+        *status = EXIT_WARNED;
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     struct cli c = {0};
@@ -609,7 +634,9 @@ int main(int argc, char **argv)
     }
     if (status == EXIT_OK && !c.diff)
         nd = drop_duplicates(dumps, nd, c.paths);
-    if (status == EXIT_OK && c.diff) {
+    if (status == EXIT_OK && sampled_inputs(&c, dumps, nd, warned, &status)) {
+        /* reported */
+    } else if (status == EXIT_OK && c.diff) {
         status = run_diff(&c, dumps);
         if (status == EXIT_OK && warned)
             status = EXIT_WARNED;

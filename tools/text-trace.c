@@ -9,6 +9,7 @@
 
 #include "dump-writer.h"
 #include "hook-abi.h"
+#include "sample-text.h"
 
 /* ---- names of the X-macro lists ------------------------------------------- */
 
@@ -152,7 +153,7 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
     }
     fprintf(out, " sees=%s flags=", instr_os_bits_str(h->detector_sees, bits, sizeof bits));
     const char *sep = "";
-    if (!(h->flags & 31))
+    if (!(h->flags & 63))
         fputs("none", out);
     if (h->flags & INSTR_DUMP_COMPLETE)
         fputs("complete", out), sep = ",";
@@ -163,7 +164,9 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
     if (h->flags & INSTR_DUMP_SIGNALED)
         fprintf(out, "%ssignaled", sep), sep = ",";
     if (h->flags & INSTR_DUMP_NO_TRANSITIONS)
-        fprintf(out, "%sno_transitions", sep);
+        fprintf(out, "%sno_transitions", sep), sep = ",";
+    if (h->flags & INSTR_DUMP_SAMPLED)
+        fprintf(out, "%ssampled", sep);
     if (h->end_signal || h->end_signal_tid)
         fprintf(out, " end_signal=%u signal_tid=%u", h->end_signal, h->end_signal_tid);
     fprintf(out, " dropped=%" PRIu64 " unmatched=%" PRIu64 " exit_status=%d chunk_size=%u detail=", h->dropped_events,
@@ -254,6 +257,7 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
             ++*nbad;
         }
     }
+    instr_sample_text_write(out, d, nbad); /* sampling dumps (sample-text.c) */
     if (ferror(out)) {
         snprintf(err, errlen, "write error: %s", strerror(errno));
         return INSTR_EIO;
@@ -472,6 +476,8 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
                 h->flags |= INSTR_DUMP_SIGNALED;
             else if (n == 14 && !strncmp(v, "no_transitions", n))
                 h->flags |= INSTR_DUMP_NO_TRANSITIONS;
+            else if (n == 7 && !strncmp(v, "sampled", n))
+                h->flags |= INSTR_DUMP_SAMPLED;
             else
                 return perr(ps, "unknown flag '%.*s'", (int)n, v);
             v += n;
@@ -556,6 +562,7 @@ static int parse_event(struct parser *ps, struct instr_dump_writer *w, struct li
 
 static int parse_record(struct parser *ps, struct instr_dump_writer *w, struct line *ln)
 {
+    char sbuf[200];
     const char *t = ln->tok[0];
     uint64_t id, a, b;
     int rc;
@@ -618,6 +625,8 @@ static int parse_record(struct parser *ps, struct instr_dump_writer *w, struct l
             return perr(ps, "callsite: flags= is direct or indirect");
         cs.callee = (char *)(kv(ln, 2, "callee") ? kv(ln, 2, "callee") : "");
         rc = instr_writer_callsite(w, &cs);
+    } else if ((rc = instr_sample_text_parse(w, ln->n, ln->tok, sbuf, sizeof sbuf)) != 0) {
+        return rc < 0 ? perr(ps, "%s", sbuf) : 0; /* sampling lines (sample-text.c) */
     } else if (t[0] >= '0' && t[0] <= '9') {
         return parse_event(ps, w, ln);
     } else {

@@ -1,0 +1,335 @@
+#!/usr/bin/env python3
+"""Sampling tests: check.py SCENARIO INSTR_SAMPLE INSTR_REPORT INSTR_DUMP SPLIT MT DENY_PERF.
+
+Real runs are compared with generous bounds (samples are statistics); the
+synthetic dump (exact) with exact numbers.  Exit 0 pass, 1 fail, 77 skip.
+"""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+scenario, SAMPLE, REPORT, DUMP, SPLIT, MT, DENY = sys.argv[1:8]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def report_json(dumps, *extra):
+    r = run([REPORT, "--format", "json", *extra, *dumps])
+    if r.returncode not in (0, 3):
+        raise SystemExit("instr-report failed: %s" % r.stderr)
+    return json.loads(r.stdout), r
+
+
+def dump_flags(path):
+    with open(path, "rb") as f:
+        h = f.read(32)
+    return struct.unpack_from("<I", h, 20)[0]
+
+
+def rows_by_name(rows):
+    return {r["name"]: r for r in rows}
+
+
+def sample_split(work, seconds="1.0", extra=()):
+    r = run([SAMPLE, *extra, "-o", os.path.join(work, "split.%p.instr"), SPLIT, seconds])
+    check(r.returncode == 0, "instr-sample split exits 0 (got %d: %s)" % (r.returncode, r.stderr))
+    dumps = sorted(os.path.join(work, f) for f in os.listdir(work) if f.endswith(".instr"))
+    check(len(dumps) == 1, "one dump for one process (got %s)" % dumps)
+    return dumps
+
+
+def nm_symbols(binary):
+    out = run(["nm", binary]).stdout
+    syms = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "tT":
+            syms[parts[2]] = int(parts[0], 16)
+    return syms
+
+
+def exec_segment(binary):
+    """(vaddr, offset) of the executable PT_LOAD."""
+    out = run(["readelf", "-lW", binary]).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if f and f[0] == "LOAD" and "E" in f[6:-1]:
+            return int(f[2], 16), int(f[1], 16)
+    raise SystemExit("no executable segment in " + binary)
+
+
+def scenario_exact(work):
+    """The spec's counting on a hand-written dump: distinct functions per
+    stack, recursion once, top = exclusive, percents of total samples."""
+    syms = nm_symbols(SPLIT)
+    heavy = next(a for n, a in syms.items() if n.startswith("heavy"))
+    light, main = syms["light"], syms["main"]
+    vaddr, off = exec_segment(SPLIT)
+    start, pgoff = vaddr & ~0xFFF, off & ~0xFFF
+    L, H, M = light + 1, heavy + 1, main + 2  # a leaf PC, and return addresses inside
+    lines = [
+        "instr-dump 1",
+        "header pid=10 ppid=1 exe=/x/split start_tsc=0 start_ns=0 end_tsc=2000000000 end_ns=2000000000 flags=complete,sampled",
+        "module 1 %s" % SPLIT,
+        "thread 0 tid=10 name=main",
+        "thread 1 tid=11 name=worker",
+        "sampling rate=1000 period=1000000 stack=8192 unwinder=test",
+        "map 1 %#x %#x off=%#x at=0" % (start, start + 0x100000, pgoff),
+        "cpu-time 0 4000000",
+        "cpu-time 1 2000000",
+        "0 100 stack %#x,%#x" % (L, M),
+        "0 200 stack w=2 %#x,%#x" % (H, M),
+        "0 300 stack %#x,%#x,%#x" % (L, light + 5, M),  # light recursing: counted once
+        "0 400 lost 3",
+        "1 150 stack %#x" % M,
+        "1 250 stack flags=truncated %#x,%#x" % (0x10, M),  # outside every mapping
+    ]
+    txt = os.path.join(work, "exact.txt")
+    with open(txt, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    dump = os.path.join(work, "exact.instr")
+    r = run([DUMP, "--from-text", txt, "-o", dump])
+    check(r.returncode == 0, "instr-dump --from-text (%s)" % r.stderr)
+    # the text form goes round unchanged (sampling records included)
+    r2 = run([DUMP, dump])
+    check(r2.returncode == 0 and "0 400 lost 3" in r2.stdout and "flags=truncated 0x10," in r2.stdout,
+          "instr-dump prints sampling records")
+    j, r = report_json([dump])
+    check(r.returncode == 0, "exact report exits 0 (%d: %s)" % (r.returncode, r.stderr))
+    s = j["session"]
+    check(s["samples"] == 6 and s["lost"] == 3 and s["truncated"] == 1 and s["cpu_ns"] == 6000000,
+          "session totals %s" % s)
+    check(abs(s["rate_achieved_hz"] - 1000.0) < 0.01, "achieved rate 6 samples / 6 ms = 1000 Hz")
+    f = rows_by_name(j["functions"])
+    hname = next(n for n in f if n.startswith("heavy"))
+    want = {"main": (6, 1), "light": (2, 2), hname: (2, 2), "[unknown]": (1, 1)}
+    for n, (inc, exc) in want.items():
+        got = (f.get(n, {}).get("inclusive_samples"), f.get(n, {}).get("exclusive_samples"))
+        check(got == (inc, exc), "%s inclusive/exclusive %s, want %s" % (n, got, (inc, exc)))
+    check(abs(f["light"]["inclusive_pct"] - 100 * 2 / 6) < 1e-3 and abs(f["main"]["exclusive_pct"] - 100 / 6) < 1e-3,
+          "percents are of total samples")
+    check(sum(r["exclusive_samples"] for r in j["functions"]) == 6, "exclusive samples add up to the total")
+    m = rows_by_name(j["modules"])
+    check((m[SPLIT]["inclusive_samples"], m[SPLIT]["exclusive_samples"]) == (6, 5), "module %s" % m.get(SPLIT))
+    t = {r["tid"]: r for r in j["threads"]}
+    check((t[10]["inclusive_samples"], t[10]["cpu_ns"]) == (4, 4000000) and t[11]["inclusive_samples"] == 2,
+          "threads %s" % t)
+    r = run([REPORT, "--export", "folded", dump])
+    want_folded = sorted(["main;%s 2" % hname, "main;light 1", "main;light;light 1", "main 1", "main;[unknown] 1"])
+    check(sorted(r.stdout.splitlines()) == want_folded, "folded %s" % r.stdout.splitlines())
+    r = run([REPORT, "--format", "csv", "--view", "modules", dump])
+    check(r.stdout.splitlines()[0] == "modules,inclusive_samples,exclusive_samples,inclusive_pct,exclusive_pct",
+          "csv header")
+    def csv_rows(*args):
+        out = run([REPORT, "--format", "csv", *args, dump]).stdout.splitlines()[1:]
+        return [tuple(l.split(",")[:2] + [l.split(",")[2].replace(hname, "heavy")] + l.split(",")[4:6]) for l in out]
+    check(csv_rows("--view", "calltree") == [
+        ("path", "0", "main", "6", "1"), ("path", "1", "heavy", "2", "2"), ("path", "1", "light", "2", "1"),
+        ("path", "2", "light", "1", "1"), ("path", "1", "[unknown]", "1", "1")], "calltree %s" % csv_rows("--view", "calltree"))
+    check(csv_rows("--view", "callers", "light") == [("caller", "1", "main", "2", "1"), ("function", "0", "light", "2", "2")],
+          "callers of light %s" % csv_rows("--view", "callers", "light"))
+    got = sorted(csv_rows("--view", "callees", "main"))
+    check(got == sorted([("callee", "1", "heavy", "2", "2"), ("callee", "1", "light", "2", "1"),
+                         ("callee", "1", "[unknown]", "1", "1"), ("function", "0", "main", "6", "1")]),
+          "callees of main %s" % got)
+    check(csv_rows("--view", "callees", "light") == [("callee", "1", "light", "1", "1"), ("function", "0", "light", "2", "2")],
+          "callees of light (recursion) %s" % csv_rows("--view", "callees", "light"))
+    # callgrind: exclusive samples per function, inclusive per edge, the summary the total
+    r = run([REPORT, "--export", "callgrind", dump])
+    cg = r.stdout
+    check("events: Samples" in cg and "summary: 6" in cg, "callgrind header")
+    ann = shutil.which("callgrind_annotate")
+    if ann:
+        cgf = os.path.join(work, "exact.cg")
+        open(cgf, "w").write(cg)
+        a = run([ann, "--auto=no", "--inclusive=yes", cgf], cwd="/").stdout
+        check("6 (100.0%)  PROGRAM TOTALS" in a and "%s:main" % SPLIT in a and "2 (33.33%)" in a,
+              "callgrind_annotate reads it:\n" + a)
+    # --diff: percents of each run's total, by the absolute change
+    lines_b = lines[:9] + ["0 100 stack w=3 %#x,%#x" % (L, M), "0 200 stack %#x,%#x" % (H, M)]
+    with open(txt, "w") as f:
+        f.write("\n".join(lines_b) + "\n")
+    dump_b = os.path.join(work, "exact-b.instr")
+    run([DUMP, "--from-text", txt, "-o", dump_b])
+    r = run([REPORT, "--diff", "--format", "csv", dump, dump_b])
+    rows = [l.split(",") for l in r.stdout.splitlines()[1:]]
+    names = [x[0].replace(hname, "heavy") for x in rows]
+    check(r.returncode == 0 and names == ["light", "[unknown]", "heavy", "main"], "diff order %s" % names)
+    check(rows and [round(float(v), 2) for v in rows[0][2:]] == [33.33, 75.0, 41.67, 33.33, 75.0, 41.67],
+          "diff of light %s" % rows[:1])
+    r = run([REPORT, "--diff", "--threshold", "10", "--format", "csv", dump, dump_b])
+    check(len(r.stdout.splitlines()) == 3, "--threshold hides small changes %s" % r.stdout)
+    r = run([REPORT, "--view", "callers", "nosuch", dump])
+    check(r.returncode == 1 and "nosuch" in r.stderr, "an unknown function is a usage error")
+    r = run([REPORT, dump])
+    check("Lost: 3 samples" in r.stdout and "achieved 1000 Hz" in r.stdout and "Truncated stacks: 1" in r.stdout,
+          "text header says lost, rate, truncated:\n" + r.stdout)
+
+
+def scenario_split(work):
+    dumps = sample_split(work)
+    j, r = report_json(dumps)
+    check(r.returncode == 0, "report exits 0 (%s)" % r.stderr)
+    f = rows_by_name(j["functions"])
+    heavy = next((r for n, r in f.items() if n.startswith("heavy")), None)
+    light = f.get("light")
+    check(heavy and 65 <= heavy["exclusive_pct"] <= 75, "heavy Exclusive %% ~70: %s" % heavy)
+    check(light and 25 <= light["exclusive_pct"] <= 35, "light Exclusive %% ~30: %s" % light)
+    s = j["session"]
+    check(s["rate_achieved_hz"] >= 0.85 * s["rate_asked_hz"], "achieved rate %s" % s["rate_achieved_hz"])
+    check(s["truncated"] <= 0.05 * s["samples"], "few truncated stacks: %s" % s)
+    # libc's qsort (no frame pointers) stands between main and light on the stacks
+    r = run([REPORT, "--export", "folded", *dumps])
+    light_stacks = [l for l in r.stdout.splitlines() if ";light " in l]
+    with_qsort = [l for l in light_stacks
+                  if l.index(";main;") < l.find("qsort") < l.index(";light ")]
+    n_light = sum(int(l.rsplit(" ", 1)[1]) for l in light_stacks)
+    n_q = sum(int(l.rsplit(" ", 1)[1]) for l in with_qsort)
+    check(n_light > 0 and n_q >= 0.95 * n_light, "light under main;...qsort...: %d of %d" % (n_q, n_light))
+    q = next((r for n, r in f.items() if "qsort" in n), None)
+    check(q and q["module"].endswith("libc.so.6"), "the qsort frame is libc's: %s" % q)
+
+
+def scenario_threads(work):
+    r = run([SAMPLE, "-o", os.path.join(work, "mt.%p.instr"), MT])
+    check(r.returncode == 0, "instr-sample mt exits 0 (%d: %s)" % (r.returncode, r.stderr))
+    dumps = sorted(os.path.join(work, f) for f in os.listdir(work) if f.endswith(".instr"))
+    check(len(dumps) == 3, "three dumps: parent, forked child, its exec (got %s)" % dumps)
+    forked = [d for d in dumps if dump_flags(d) & 0x2]
+    check(len(forked) == 1, "one dump is the forked image")
+    for d in dumps:
+        j, _ = report_json([d])
+        threads = j["threads"]
+        names = {t["name"].split(" ", 1)[1] if " " in t["name"] else "": t for t in threads}
+        f = rows_by_name(j["functions"])
+        check("spin_for" in f, "%s: spin_for sampled" % d)
+        if len(threads) > 1 or "busy" in names:  # the parent
+            main = [t for t in threads if t["tid"] == t["pid"]]
+            busy = names.get("busy")
+            sleepy = names.get("sleepy")
+            check(main and main[0]["inclusive_samples"] >= 80, "parent main thread sampled: %s" % main)
+            check(busy and busy["inclusive_samples"] >= 120, "busy thread sampled: %s" % busy)
+            check(sleepy is None or sleepy["inclusive_samples"] <= 5, "sleeping thread (nearly) unsampled: %s" % sleepy)
+        elif d in forked:
+            check(j["session"]["samples"] >= 40, "forked image sampled: %s" % j["session"])
+        else:
+            check(j["session"]["samples"] >= 80, "exec'd image sampled: %s" % j["session"])
+
+
+def scenario_unprivileged(work):
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        print("needs root and setpriv: skipped")
+        sys.exit(77)
+    with open("/proc/sys/kernel/perf_event_paranoid") as f:
+        if int(f.read()) > 2:
+            print("perf_event_paranoid > 2: skipped")
+            sys.exit(77)
+    os.chmod(work, 0o1777)
+    for b in (SAMPLE, SPLIT):
+        shutil.copy(b, work)
+    r = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+             os.path.join(work, "instr-sample"), "-o", os.path.join(work, "u.%p.instr"),
+             os.path.join(work, os.path.basename(SPLIT)), "0.3"], cwd=work)
+    check(r.returncode == 0, "instr-sample as uid 65534 exits 0 (%d: %s)" % (r.returncode, r.stderr))
+    dumps = [os.path.join(work, f) for f in os.listdir(work) if f.startswith("u.")]
+    check(len(dumps) == 1, "a dump as uid 65534: %s" % dumps)
+    if dumps:
+        check(os.stat(dumps[0]).st_uid == 65534, "the dump belongs to the user")
+        j, _ = report_json(dumps)
+        check(j["session"]["samples"] >= 150, "samples as uid 65534: %s" % j["session"])
+
+
+def scenario_deny(work):
+    r = run([DENY, SAMPLE, "-o", os.path.join(work, "d.%p.instr"), SPLIT, "0.1"])
+    check(r.returncode == 124, "exit 124 when perf events are refused (got %d)" % r.returncode)
+    lines = r.stderr.strip().splitlines()
+    check(len(lines) == 1 and "not allowed" in lines[0] and "sysctl kernel.perf_event_paranoid=2" in lines[0],
+          "one line naming the cause and the fix: %r" % r.stderr)
+    check(r.stdout == "", "the program did not run unsampled")
+    check(not os.listdir(work), "no dump written")
+
+
+def scenario_corrupt(work):
+    dumps = sample_split(work, "0.3")
+    good = dumps[0]
+    data = bytearray(open(good, "rb").read())
+    hsize, csize = struct.unpack_from("<II", data, 12)
+    n = (len(data) - hsize) // csize
+    kinds = [struct.unpack_from("<H", data, hsize + i * csize + 4)[0] for i in range(n)]
+    check(3 in kinds, "the dump has a SAMPLES chunk")
+    first = hsize + kinds.index(3) * csize + 64
+    bad = bytearray(data)
+    bad[first] = 0x7F  # an unknown record kind where the first record starts
+    badp = os.path.join(work, "bad.instr")
+    open(badp, "wb").write(bad)
+    before, _ = report_json([good])
+    r = run([REPORT, badp])
+    check(r.returncode == 3, "damaged sample chunk: exit 3 (got %d)" % r.returncode)
+    warn = [l for l in r.stderr.splitlines() if "invalid bytes" in l]
+    check(len(warn) == 1, "one warning line says what was skipped: %r" % r.stderr)
+    check("Samples:" in r.stdout, "the rest is still reported")
+    r = run([DUMP, badp])
+    check(r.returncode == 3 and "sample chunk seq 0: invalid bytes" in r.stdout, "instr-dump notes the bad chunk")
+    # a frame count beyond the record
+    bad = bytearray(data)
+    kind, = struct.unpack_from("<B", bad, first)
+    check(kind == 1, "first record is a stack")
+    # record: kind, varint len, varint delta, weight, flags, count...: make the length claim more than the chunk
+    bad[first + 1:first + 4] = b"\xff\xff\x7f"
+    open(badp, "wb").write(bad)
+    r = run([REPORT, badp])
+    check(r.returncode == 3 and "invalid bytes" in r.stderr, "oversized record: exit 3 with the reason")
+    # a cut file
+    cut = os.path.join(work, "cut.instr")
+    open(cut, "wb").write(data[: hsize + csize // 2])
+    r = run([REPORT, cut])
+    check(r.returncode in (2, 3) and ("truncated" in r.stderr or "ends" in r.stderr),
+          "cut file: reason given (%d: %r)" % (r.returncode, r.stderr))
+
+
+def scenario_debuglink(work):
+    """A stripped program names its static functions from its debug file
+    (found through .gnu_debuglink next to it)."""
+    prog = os.path.join(work, "stripped")
+    dbg = os.path.join(work, "stripped.debug")
+    shutil.copy(SPLIT, prog)
+    for cmd in (["objcopy", "--only-keep-debug", prog, dbg], ["strip", "--strip-all", prog],
+                ["objcopy", "--add-gnu-debuglink=" + dbg, prog]):
+        r = run(cmd, cwd=work)
+        if r.returncode:
+            print("binutils failed (%s): skipped" % r.stderr)
+            sys.exit(77)
+    check("light" not in run(["nm", "-D", prog]).stdout, "light is not a dynamic symbol")
+    r = run([SAMPLE, "-o", os.path.join(work, "s.instr"), prog, "0.3"], cwd=work)
+    check(r.returncode == 0, "instr-sample on the stripped program (%s)" % r.stderr)
+    j, _ = report_json([os.path.join(work, "s.instr")])
+    f = rows_by_name(j["functions"])
+    check("light" in f and any(n.startswith("heavy") for n in f), "names from the debug file: %s" % sorted(f)[:12])
+    os.unlink(dbg)
+    j, _ = report_json([os.path.join(work, "s.instr")])
+    f = rows_by_name(j["functions"])
+    check("light" not in f and "[stripped]" in f, "without it, the module's name: %s" % sorted(f)[:12])
+
+
+scenarios = {"debuglink": scenario_debuglink, "exact": scenario_exact, "split": scenario_split, "threads": scenario_threads,
+             "unprivileged": scenario_unprivileged, "deny": scenario_deny, "corrupt": scenario_corrupt}
+work = tempfile.mkdtemp(prefix="instr-sampling-")
+try:
+    scenarios[scenario](work)
+finally:
+    shutil.rmtree(work, ignore_errors=True)
+print("%s: %s" % (scenario, "FAILED" if failures else "ok"))
+sys.exit(1 if failures else 0)

@@ -1,0 +1,135 @@
+/* sample-cli.c - instr-report on sampling dumps: options in, report out,
+ * one line on stderr for each problem. */
+#include "sample-cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sample-report.h"
+
+enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_INPUT = 2, EXIT_WARNED = 3 };
+
+int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view, int format, const char *sort,
+                     size_t limit, double threshold, const char *export, const char *outpath, const char *func,
+                     size_t depth)
+{
+    if (export && strcmp(export, "folded") && strcmp(export, "callgrind")) {
+        fprintf(stderr, "instr-report: --export %s is not available for sampling dumps (folded, callgrind)\n",
+                export);
+        return EXIT_USAGE;
+    }
+    static const char *const views[] = {"functions", "modules", "threads", "processes", "calltree", "callers",
+                                        "callees"};
+    struct instr_sreport_opts o = {.format = format, .limit = limit, .threshold = threshold};
+    int v = -1;
+    for (int i = 0; i < 7; i++)
+        if (!strcmp(view, views[i]))
+            v = i;
+    if (v < 0)
+        return EXIT_USAGE;
+    o.view = v < 4 ? (enum instr_sview)v : INSTR_SVIEW_FUNCTIONS;
+    for (size_t i = 0; i < nd; i++)
+        if (!instr_dump_is_sampled(&dumps[i])) {
+            fprintf(stderr, "instr-report: %s is an instrumented dump and %s a sampling dump: report them apart\n",
+                    dumps[i].path, dumps[0].path == dumps[i].path ? dumps[1].path : dumps[0].path);
+            return EXIT_USAGE;
+        }
+    char err[600];
+    struct instr_sprofile p;
+    if (instr_sprofile_build(&p, dumps, nd, err, sizeof err) < 0) {
+        fprintf(stderr, "instr-report: %s\n", err);
+        return EXIT_INPUT;
+    }
+    int status = EXIT_OK;
+    int sorted = instr_sprofile_sort(&p, sort);
+    if (sorted == INSTR_ENOMEM) {
+        fprintf(stderr, "instr-report: out of memory\n");
+        instr_sprofile_free(&p);
+        return EXIT_INPUT;
+    }
+    if (sorted < 0) {
+        fprintf(stderr, "instr-report: unknown sort column '%s' for samples (inclusive, exclusive, name)\n", sort);
+        instr_sprofile_free(&p);
+        return EXIT_USAGE;
+    }
+    FILE *out = outpath ? fopen(outpath, "w") : stdout;
+    if (!out) {
+        perror(outpath);
+        instr_sprofile_free(&p);
+        return EXIT_USAGE;
+    }
+    int rc = export ? (strcmp(export, "folded") ? instr_sreport_callgrind(out, &p) : instr_sreport_folded(out, &p))
+             : v == 4 ? instr_sreport_calltree(out, &p, &o, depth)
+             : v >= 5 ? instr_sreport_relations(out, &p, &o, func, v == 5)
+                      : instr_sreport_write(out, &p, &o);
+    if (rc == INSTR_EARG) {
+        fprintf(stderr, "instr-report: no sampled function is named '%s'\n", func);
+        if (out != stdout)
+            fclose(out);
+        instr_sprofile_free(&p);
+        return EXIT_USAGE;
+    }
+    if (rc < 0 || fflush(out) != 0 || ferror(out)) {
+        fprintf(stderr, "instr-report: %s\n", rc < 0 ? instr_tool_strerror(rc) : "write error");
+        status = EXIT_INPUT;
+    } else {
+        for (size_t i = 0; i < nd; i++)
+            for (size_t k = 0; k < dumps[i].nwarnings; k++) {
+                fprintf(stderr, "instr-report: warning: %s: %s\n", dumps[i].path, dumps[i].warnings[k]);
+                status = EXIT_WARNED;
+            }
+        for (size_t k = 0; k < p.nwarnings; k++) {
+            fprintf(stderr, "instr-report: warning: %s\n", p.warnings[k]);
+            status = EXIT_WARNED;
+        }
+    }
+    if (out != stdout)
+        fclose(out);
+    instr_sprofile_free(&p);
+    return status;
+}
+
+int instr_sample_diff_cli(const struct instr_dump *a, const struct instr_dump *b, int format, const char *sort,
+                          double threshold, const char *outpath)
+{
+    if (!instr_dump_is_sampled(a) || !instr_dump_is_sampled(b)) {
+        fprintf(stderr, "instr-report: --diff compares two sampling dumps or two instrumented ones, not one of each\n");
+        return EXIT_USAGE;
+    }
+    char err[600];
+    struct instr_sprofile p[2];
+    if (instr_sprofile_build(&p[0], a, 1, err, sizeof err) < 0) {
+        fprintf(stderr, "instr-report: %s\n", err);
+        return EXIT_INPUT;
+    }
+    if (instr_sprofile_build(&p[1], b, 1, err, sizeof err) < 0) {
+        fprintf(stderr, "instr-report: %s\n", err);
+        instr_sprofile_free(&p[0]);
+        return EXIT_INPUT;
+    }
+    int status = EXIT_OK;
+    FILE *out = outpath ? fopen(outpath, "w") : stdout;
+    if (!out) {
+        perror(outpath);
+        status = EXIT_USAGE;
+    } else {
+        int rc = instr_sreport_diff(out, &p[0], &p[1], format, sort, threshold);
+        if (rc == INSTR_EARG) {
+            fprintf(stderr, "instr-report: --diff of sampling dumps sorts by inclusive or exclusive\n");
+            status = EXIT_USAGE;
+        } else if (rc < 0 || fflush(out) != 0 || ferror(out)) {
+            fprintf(stderr, "instr-report: %s\n", rc < 0 ? instr_tool_strerror(rc) : "write error");
+            status = EXIT_INPUT;
+        } else if (p[0].nwarnings || p[1].nwarnings || a->nwarnings || b->nwarnings) {
+            for (int k = 0; k < 2; k++)
+                for (size_t i = 0; i < p[k].nwarnings; i++)
+                    fprintf(stderr, "instr-report: warning: %s\n", p[k].warnings[i]);
+            status = EXIT_WARNED;
+        }
+        if (out != stdout)
+            fclose(out);
+    }
+    instr_sprofile_free(&p[0]);
+    instr_sprofile_free(&p[1]);
+    return status;
+}

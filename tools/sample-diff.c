@@ -1,0 +1,156 @@
+/* sample-diff.c - two sampling runs compared per function (--diff A B).
+ *
+ * Runs have different sample counts, so percents are compared: each
+ * function's Inclusive % and Exclusive % in A and B and their change, the
+ * functions matched by name and module file name (the path may differ).
+ * Rows by the absolute change of the chosen column, changes below the
+ * threshold (percentage points) hidden. */
+#include "sample-report.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct drow {
+    const char *name, *module;
+    double ai, ae, bi, be; /* percents */
+};
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static double pct(uint64_t v, uint64_t total)
+{
+    return total ? 100.0 * (double)v / (double)total : 0;
+}
+
+static int by_incl(const void *x, const void *y)
+{
+    const struct drow *a = x, *b = y;
+    double da = fabs(a->bi - a->ai), db = fabs(b->bi - b->ai);
+    if (da != db)
+        return da > db ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+static int by_excl(const void *x, const void *y)
+{
+    const struct drow *a = x, *b = y;
+    double da = fabs(a->be - a->ae), db = fabs(b->be - b->ae);
+    if (da != db)
+        return da > db ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+static void csv_str(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+int instr_sreport_diff(FILE *f, const struct instr_sprofile *a, const struct instr_sprofile *b, int format,
+                       const char *sort, double threshold)
+{
+    int excl = sort && (!strcmp(sort, "exclusive") || !strcmp(sort, "ee") || !strcmp(sort, "excl"));
+    if (sort && !excl && strcmp(sort, "inclusive") && strcmp(sort, "ei") && strcmp(sort, "incl"))
+        return INSTR_EARG;
+    const struct instr_srow *ra = a->rows[INSTR_SVIEW_FUNCTIONS], *rb = b->rows[INSTR_SVIEW_FUNCTIONS];
+    size_t na = a->nrows[INSTR_SVIEW_FUNCTIONS], nb = b->nrows[INSTR_SVIEW_FUNCTIONS];
+    struct drow *d = malloc((na + nb + 1) * sizeof *d);
+    uint8_t *used = calloc(nb + 1, 1);
+    if (!d || !used) {
+        free(d);
+        free(used);
+        return INSTR_ENOMEM;
+    }
+    size_t n = 0;
+    /* Quadratic matching is fine for profiles (thousands of functions at most
+     * in practice); a hash would be the next step. */
+    for (size_t i = 0; i < na; i++) {
+        struct drow r = {ra[i].name, base_name(ra[i].module), pct(ra[i].incl, a->total), pct(ra[i].excl, a->total), 0,
+                         0};
+        for (size_t k = 0; k < nb; k++)
+            if (!used[k] && !strcmp(rb[k].name, ra[i].name) && !strcmp(base_name(rb[k].module), r.module)) {
+                used[k] = 1;
+                r.bi = pct(rb[k].incl, b->total);
+                r.be = pct(rb[k].excl, b->total);
+                break;
+            }
+        d[n++] = r;
+    }
+    for (size_t k = 0; k < nb; k++)
+        if (!used[k])
+            d[n++] = (struct drow){rb[k].name, base_name(rb[k].module), 0, 0, pct(rb[k].incl, b->total),
+                                   pct(rb[k].excl, b->total)};
+    if (n > 1)
+        qsort(d, n, sizeof *d, excl ? by_excl : by_incl);
+    if (format == 0)
+        fprintf(f, "Samples: A %" PRIu64 ", B %" PRIu64 " (percents of each run's total)\n\n%-40s  %8s  %8s  %9s  %8s  %8s  "
+                   "%9s  %s\n",
+                a->total, b->total, "Function", "A Incl%", "B Incl%", "+/- Incl%", "A Excl%", "B Excl%", "+/- Excl%",
+                "Module");
+    else if (format == 1)
+        fputs("function,module,a_inclusive_pct,b_inclusive_pct,change_inclusive_pct,a_exclusive_pct,"
+              "b_exclusive_pct,change_exclusive_pct\n", f);
+    else
+        fprintf(f, "{\"collection\":\"sampling\",\"a_samples\":%" PRIu64 ",\"b_samples\":%" PRIu64 ",\"diff\":[",
+                a->total, b->total);
+    int first = 1;
+    for (size_t i = 0; i < n; i++) {
+        const struct drow *r = &d[i];
+        double ch = excl ? r->be - r->ae : r->bi - r->ai;
+        if (fabs(ch) < threshold || (fabs(r->bi - r->ai) < 1e-12 && fabs(r->be - r->ae) < 1e-12 && threshold > 0))
+            continue;
+        if (format == 0) {
+            fprintf(f, "%-40s  %8.2f  %8.2f  %+9.2f  %8.2f  %8.2f  %+9.2f  %s\n", r->name, r->ai, r->bi, r->bi - r->ai,
+                    r->ae, r->be, r->be - r->ae, r->module);
+        } else if (format == 1) {
+            csv_str(f, r->name);
+            fputc(',', f);
+            csv_str(f, r->module);
+            fprintf(f, ",%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n", r->ai, r->bi, r->bi - r->ai, r->ae, r->be, r->be - r->ae);
+        } else {
+            fprintf(f, "%s{\"name\":", first ? "" : ",");
+            json_str(f, r->name);
+            fputs(",\"module\":", f);
+            json_str(f, r->module);
+            fprintf(f, ",\"a_inclusive_pct\":%.4f,\"b_inclusive_pct\":%.4f,\"a_exclusive_pct\":%.4f,"
+                       "\"b_exclusive_pct\":%.4f}",
+                    r->ai, r->bi, r->ae, r->be);
+        }
+        first = 0;
+    }
+    if (format == 2)
+        fputs("]}\n", f);
+    free(d);
+    free(used);
+    return 0;
+}

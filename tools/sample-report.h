@@ -1,0 +1,116 @@
+/* sample-report.h - the sampling values of data-values.md § Sampling.
+ *
+ * For each sample (a STACK record, weight w), every distinct function on
+ * its stack gets w inclusive samples and the function on top w exclusive
+ * samples; the same for modules (distinct modules on the stack, the top
+ * frame's module), and the sample's thread and process get w of both.
+ * Inclusive % = 100 x inclusive / total samples, Exclusive % likewise.
+ * Functions are (module path, demangled name) across processes; an address
+ * without a symbol is named after its module ("[libfoo.so]"), one outside
+ * every mapping "[unknown]".  Library code: never prints or exits.
+ */
+#ifndef INSTR_SAMPLE_REPORT_H
+#define INSTR_SAMPLE_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dump-reader.h"
+
+struct instr_srow {
+    char *name;          /* function, module path, "tid NAME", "pid EXE" */
+    const char *module;  /* functions: module path ("" if none) */
+    uint64_t pid, tid;   /* threads, processes */
+    uint64_t cpu_ns;     /* threads, processes: CPU time while sampled (0 = unknown) */
+    uint64_t incl, excl; /* samples */
+    uint64_t stamp;      /* the last sample that counted it (distinctness) */
+};
+
+/* A distinct stack: function rows root first, pool[off .. off + len). */
+struct instr_sstack {
+    uint64_t hash; /* 0 = an empty slot of the table */
+    size_t off, len;
+    uint64_t samples;
+};
+
+enum instr_sview { INSTR_SVIEW_FUNCTIONS, INSTR_SVIEW_MODULES, INSTR_SVIEW_THREADS, INSTR_SVIEW_PROCESSES };
+
+struct instr_sprofile {
+    struct instr_srow *rows[4]; /* per enum instr_sview */
+    size_t nrows[4], caprows[4];
+    uint64_t total;       /* samples (weights summed) */
+    uint64_t records;     /* STACK records */
+    uint64_t lost;        /* samples the kernel could not record */
+    uint64_t truncated;   /* samples whose stack was cut */
+    uint64_t fp_stacks;   /* samples unwound from the kernel's frame-pointer chain */
+    uint64_t bad_chunks;  /* sample chunks that ended on invalid bytes */
+    uint64_t cpu_ns;      /* CPU time of the sampled threads */
+    uint64_t rate_hz;     /* asked (the first dump's SAMPLING record) */
+    uint64_t stack_bytes;
+    const char *unwinder; /* from the first dump that says */
+    const char *program;  /* first dump's executable */
+    size_t nprocesses, nthreads;
+    /* pc -> function row cache */
+    struct scache *cache;
+    size_t cache_mask, cache_used;
+    /* function/module name index */
+    struct sname *names;
+    size_t names_mask, names_used;
+    char **warnings;
+    size_t nwarnings;
+    /* distinct stacks (function rows, root first) with their samples */
+    struct instr_sstack *stacks; /* hash table: stacks_mask + 1 slots */
+    size_t stacks_mask, nstacks;
+    uint32_t *pool; /* the rows of every stack, back to back */
+    size_t npool, cappool;
+};
+
+/* Builds the profile of nd sampling dumps.  0, or a negative INSTR_E* with
+ * a reason in err. */
+int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dumps, size_t nd, char *err,
+                         size_t errlen);
+void instr_sprofile_free(struct instr_sprofile *p);
+
+/* Sorts every table: "inclusive" (default), "exclusive", "name"; -1 if the
+ * column is unknown. */
+int instr_sprofile_sort(struct instr_sprofile *p, const char *column);
+
+struct instr_sreport_opts {
+    enum instr_sview view;
+    int format;       /* 0 text, 1 csv, 2 json */
+    size_t limit;     /* rows (text, csv); 0 = all */
+    double threshold; /* hide rows whose Inclusive % is below */
+};
+
+/* Writes the report.  0, or a negative INSTR_E* code. */
+int instr_sreport_write(FILE *out, const struct instr_sprofile *p, const struct instr_sreport_opts *o);
+
+/* Folded stacks (flamegraph.pl, inferno, speedscope): one line per
+ * distinct stack, root first, ';'-separated, then its samples. */
+int instr_sreport_folded(FILE *out, const struct instr_sprofile *p);
+
+/* The call tree (sample-views.c): text, CSV or JSON per o->format; depth
+ * 0 = all levels, threshold hides paths below that Inclusive %. */
+int instr_sreport_calltree(FILE *out, const struct instr_sprofile *p, const struct instr_sreport_opts *o, size_t depth);
+/* Callers (callers = 1) or callees of the functions named func (demangled
+ * name, or the name without its parameters).  INSTR_EARG if none has that
+ * name. */
+int instr_sreport_relations(FILE *out, const struct instr_sprofile *p, const struct instr_sreport_opts *o,
+                            const char *func, int callers);
+
+/* Callgrind format with one event, Samples (sample-views.c): exclusive
+ * samples per function, inclusive samples per call edge. */
+int instr_sreport_callgrind(FILE *out, const struct instr_sprofile *p);
+
+/* --diff A B (sample-diff.c): Inclusive/Exclusive % per function in each
+ * run and the change, by the absolute change of sort ("inclusive",
+ * "exclusive"; NULL = inclusive), hiding changes below threshold points.
+ * INSTR_EARG for another sort column. */
+int instr_sreport_diff(FILE *out, const struct instr_sprofile *a, const struct instr_sprofile *b, int format,
+                       const char *sort, double threshold);
+
+/* 1 if d is a sampling dump. */
+int instr_dump_is_sampled(const struct instr_dump *d);
+
+#endif
