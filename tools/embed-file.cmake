@@ -5,4 +5,4 @@ file(READ ${IN} hex HEX)
 string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," hex "${hex}")
 string(REGEX REPLACE "(0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,)" "\\1\n" hex "${hex}")
 file(WRITE ${OUT}.tmp "/* Generated from ${IN} by embed-file.cmake: do not edit. */\nstatic const char ${NAME}[] = {\n${hex}0};\n")
-file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)
+configure_file(${OUT}.tmp ${OUT} COPYONLY) # rewritten only when changed

@@ -23,9 +23,11 @@
  * (instr_profile_build_timeline), so a bar is exactly a call of the report.
  *
  * Thinning: at most INSTR_HTML_MAX_CALLS calls are embedded.  Past that the
- * shortest go first: a duration threshold is chosen from a histogram of all
- * durations, and since a callee never lasts longer than its caller, what is
- * kept is closed under callers (no bar without its parent).  The page says
+ * shortest go first (the longest cap calls stay, min_dur_ns is the shortest
+ * kept), and since a callee never lasts longer than its caller, what is
+ * kept is closed under callers (no bar without its parent).  Up to 4 x the
+ * cap is held in memory; past that a histogram of the first walk's
+ * durations gives a threshold for a second walk.  The page says
  * how many calls were left out and below which duration.  --time-range and
  * --min-duration (shared with chrome) cut further.
  */
@@ -85,7 +87,7 @@ struct hexp {
     struct hproc *procs;
     size_t dump;
     const struct instr_profile *p;
-    uint64_t thresh;        /* calls shorter than this are not kept (ns) */
+    uint64_t thresh;        /* calls shorter than this are not kept (ns); after thinning, the shortest kept */
     uint64_t walked, kept;  /* calls seen (in range, long enough for the options), calls held */
     uint64_t hist[HBUCKETS];
     int overflow;           /* stopped holding calls (too many): a second walk with thresh */
@@ -326,15 +328,84 @@ static int walk(struct hexp *h)
     return 0;
 }
 
-/* The threshold that keeps at most the cap, from the histogram. */
+/* For a second walk: the floor of the histogram bucket where the cap falls
+ * when holding all of that bucket fits in memory (the exact cut is then made
+ * in memory), else the next bucket's (at most the cap is held). */
 static uint64_t threshold(const struct hexp *h)
 {
     uint64_t n = 0;
     for (unsigned b = HBUCKETS; b-- > 0;) {
         if (n + h->hist[b] > INSTR_HTML_MAX_CALLS)
-            return bucket_floor(b + 1);
+            return n + h->hist[b] <= 4ull * INSTR_HTML_MAX_CALLS ? bucket_floor(b) : bucket_floor(b + 1);
         n += h->hist[b];
     }
+    return 0;
+}
+
+/* The k-th largest of a[0..n) (k < n), reordering a. */
+static uint64_t kth_largest(uint64_t *a, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        uint64_t pivot = a[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] > pivot)
+                i++;
+            while (a[j] < pivot)
+                j--;
+            if (i <= j) {
+                uint64_t t = a[i];
+                a[i++] = a[j];
+                a[j] = t;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return a[k];
+    }
+    return a[k];
+}
+
+/* Keeps exactly the cap: the calls longer than the cap-th longest duration
+ * D, and as many lasting exactly D as fit.  A thread's calls are held in
+ * closing order (a callee before its caller), so ties are taken from the
+ * end: a caller lasting D is kept before its callee lasting D. */
+static int thin(struct hexp *h)
+{
+    const struct instr_session *s = h->s;
+    uint64_t *d = malloc(h->kept * sizeof *d);
+    if (!d)
+        return INSTR_ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < s->ndumps; i++)
+        for (size_t k = 0; k < h->procs[i].nthreads; k++)
+            for (size_t c = 0; c < h->procs[i].threads[k].ncalls; c++)
+                d[n++] = h->procs[i].threads[k].calls[c].dur;
+    uint64_t cut = kth_largest(d, n, INSTR_HTML_MAX_CALLS - 1), longer = 0;
+    for (size_t i = 0; i < n; i++)
+        longer += d[i] > cut;
+    free(d);
+    uint64_t ties = INSTR_HTML_MAX_CALLS - longer;
+    h->kept = 0;
+    for (size_t i = 0; i < s->ndumps; i++)
+        for (size_t k = 0; k < h->procs[i].nthreads; k++) {
+            struct hthread *t = &h->procs[i].threads[k];
+            size_t w = t->ncalls;
+            for (size_t c = t->ncalls; c-- > 0;)
+                if (t->calls[c].dur > cut || (t->calls[c].dur == cut && ties && ties--))
+                    t->calls[--w] = t->calls[c];
+            memmove(t->calls, t->calls + w, (t->ncalls - w) * sizeof *t->calls);
+            t->ncalls -= w;
+            h->kept += t->ncalls;
+        }
+    h->thresh = cut;
     return 0;
 }
 
@@ -480,25 +551,13 @@ int instr_export_html(FILE *out, const struct instr_session *s, const struct ins
             first = i;
     h.t0_us = s->ndumps ? instr_session_us(s, first, s->dumps[first].hdr.start_tsc) : 0;
     int rc = walk(&h);
-    if (rc == 0 && h.walked > INSTR_HTML_MAX_CALLS) {
+    if (rc == 0 && h.overflow) { /* not everything was held: walk again, holding only what may stay */
         h.thresh = threshold(&h);
-        if (h.overflow) { /* not everything was held: walk again, keeping only what stays */
-            free_procs(&h);
-            rc = walk(&h);
-        } else { /* everything was held: drop the short ones in place */
-            h.kept = 0;
-            for (size_t i = 0; i < s->ndumps; i++)
-                for (size_t k = 0; k < h.procs[i].nthreads; k++) {
-                    struct hthread *t = &h.procs[i].threads[k];
-                    size_t n = 0;
-                    for (size_t c = 0; c < t->ncalls; c++)
-                        if (t->calls[c].dur >= h.thresh)
-                            t->calls[n++] = t->calls[c];
-                    t->ncalls = n;
-                    h.kept += n;
-                }
-        }
+        free_procs(&h);
+        rc = walk(&h);
     }
+    if (rc == 0 && h.kept > INSTR_HTML_MAX_CALLS)
+        rc = thin(&h);
     if (rc == 0) {
         const char *mark = strstr(instr_html_page, "/*INSTR_DATA*/");
         if (!mark)
