@@ -176,7 +176,8 @@ def chromium(args, url, *flags):
     return p
 
 
-def page_test(args, path, steps, shot=None, shot_steps=None):
+def page_test(args, path, steps):
+    """The page's results for steps, and Chromium's console lines."""
     url = "file://" + os.path.abspath(path) + "#test=" + urllib.parse.quote(json.dumps(steps))
     p = chromium(args, url, "--dump-dom", "--virtual-time-budget=5000")
     console = [l for l in p.stderr.splitlines() if "CONSOLE" in l]
@@ -184,13 +185,15 @@ def page_test(args, path, steps, shot=None, shot_steps=None):
     if not m or not m.group(1):
         sys.stderr.write(p.stderr[-3000:])
     out = json.loads(html.unescape(m.group(1))) if m and m.group(1) else {"errors": ["no test output"]}
-    if shot:
-        surl = "file://" + os.path.abspath(path) + (
-            "#test=" + urllib.parse.quote(json.dumps(shot_steps)) if shot_steps else "")
-        s = chromium(args, surl, "--screenshot=" + shot, "--virtual-time-budget=5000")
-        check(os.path.exists(shot) and os.path.getsize(shot) > 10000, f"screenshot {shot}")
-        console += [l for l in s.stderr.splitlines() if "CONSOLE" in l]
     return out, console
+
+
+def screenshot(args, path, shot, steps=None):
+    url = "file://" + os.path.abspath(path) + ("#test=" + urllib.parse.quote(json.dumps(steps)) if steps else "")
+    s = chromium(args, url, "--screenshot=" + shot, "--virtual-time-budget=5000")
+    check(os.path.exists(shot) and os.path.getsize(shot) > 10000, f"screenshot {shot}")
+    console = [l for l in s.stderr.splitlines() if "CONSOLE" in l]
+    check(not console, f"screenshot {os.path.basename(shot)}: no console output {console[:3]}")
 
 
 def check_chromium(args):
@@ -199,9 +202,12 @@ def check_chromium(args):
         return SKIP
     dumps = golden(args)
     path = export(args, dumps, os.path.join(args.work, "small.html"))
-    steps = {"bars": [["rec", 0], ["rec", 1], ["rec", 2], ["cmp", 0]], "zoom": 4, "hover": ["rec", 1], "sort": 1}
-    out, console = page_test(args, path, steps, os.path.join(args.work, "small.png"),
-                             {"hover": ["rec", 1], "select": "rec"})
+    # mark strip and counter lane of the first thread (layout constants above)
+    mark_y, ctr_y = RULER + PH + TH + MARKH // 2, RULER + PH + TH + MARKH + 4 * RH + 4 + 17
+    steps = {"bars": [["rec", 0], ["rec", 1], ["rec", 2], ["cmp", 0]], "zoom": 4, "hover": ["rec", 1], "sort": 1,
+             "hoverAt": [[500, mark_y], [5000, ctr_y]]}
+    out, console = page_test(args, path, steps)
+    screenshot(args, path, os.path.join(args.work, "small.png"), {"hover": ["rec", 1], "select": "rec"})
     check(not out["errors"] and not console, f"small: no errors ({out['errors']}, {console})")
     v = out["view"]
     # The whole run is shown first: [-1%, 101%] of its 10 µs.
@@ -231,14 +237,15 @@ def check_chromium(args):
     check(out["table"][0][:2] == ["rec", "3"],
           f"small: table sorted by calls {out['table'][:2]}")
     check([l[0] for l in out["lanes"]] == ["proc", "thread", "counter", "thread", "counter"], f"small: lanes")
-    s2 = os.path.join(args.work, "small-zoom.png")
-    _, c2 = page_test(args, path, {}, s2, {"focus": ["qsort", 0, 3]})
-    check(not c2, "small zoomed: no console output")
+    tips = out.get("tipsAt") or [None, None]
+    check(tips[0] == "mark: Frame Startat 500 ns, thread 100", f"small: mark tooltip {tips[0]}")
+    check(tips[1] == "counter: queue depthvalue3since2.000 µsmin / max3 / 3thread100", f"small: counter tooltip {tips[1]}")
+    screenshot(args, path, os.path.join(args.work, "small-zoom.png"), {"focus": ["qsort", 0, 3]})
 
     bdumps = big(args)
     bpath = export(args, bdumps, os.path.join(args.work, "big.html"))
-    out, console = page_test(args, bpath, {"zoom": 50, "pan": 20, "redraw": 5, "bars": [["frame", 1000]]},
-                             os.path.join(args.work, "big.png"))
+    out, console = page_test(args, bpath, {"zoom": 50, "pan": 20, "redraw": 5, "bars": [["frame", 1000]]})
+    screenshot(args, bpath, os.path.join(args.work, "big.png"))
     check(not out["errors"] and not console, f"big: no errors ({out['errors']}, {console[:3]})")
     check(out["note"].startswith("Thinned:"), f"big: the page says what was thinned: {out['note']}")
     # Level of detail: at most about one bar per pixel column and call level, however many calls.
@@ -247,9 +254,7 @@ def check_chromium(args):
           f"big: {out['embedded']} calls, {out['drawn0']} bars drawn for {out['levels']} levels x {cols} px")
     print(f"info  big: first draw {out['drawMs0']:.1f} ms, zoomed x50 draw {out['drawMs1']:.1f} ms, "
           f"pan step {out['panMs']:.1f} ms, whole-run redraw {out['redrawMs']:.1f} ms")
-    s3 = os.path.join(args.work, "big-zoom.png")
-    _, c3 = page_test(args, bpath, {}, s3, {"focus": ["frame", 30000, 3000]})
-    check(not c3, "big zoomed: no console output")
+    screenshot(args, bpath, os.path.join(args.work, "big-zoom.png"), {"focus": ["frame", 30000, 3000]})
 
 
 def main():
