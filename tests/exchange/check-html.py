@@ -130,6 +130,18 @@ def check_data(args):
                    (100, 7000, 1500, 1500, "qsort", 2), (100, 8000, 500, 1000, "cmp", 3),
                    (101, 4000, 2000, 4000, "rec", 0)], f"--time-range 0.004:0.0085 keeps what overlaps, clipped {got3}")
 
+    # Two processes, the second started 5 µs later: one shared time axis.
+    txt = open(os.path.join(args.src, "traces", "exchange.txt")).read()
+    child = os.path.join(args.work, "child.txt")
+    open(child, "w").write(txt.replace("pid=42 ppid=1", "pid=43 ppid=42").replace("start_ns=0", "start_ns=5000")
+                           .replace("end_ns=10000", "end_ns=15000"))
+    cd = os.path.join(args.work, "child.instr")
+    run([os.path.join(args.bin, "instr-dump"), "--from-text", child, "-o", cd])
+    _, d5 = embedded(export(args, dumps + [cd], os.path.join(args.work, "two.html")))
+    p43 = [p for p in d5["procs"] if p["pid"] == 43]
+    check([p["pid"] for p in d5["procs"]] == [42, 43] and d5["meta"]["duration_ns"] == 15000 and p43
+          and p43[0]["threads"][0]["calls"][:2] == [5000, 10000], "two processes: a group each, the child 5 µs later")
+
     # A visualiser file: no Application data, null values (the page shows n/a).
     fx = os.path.join(args.work, "visualiser-example.txt")
     shutil.copy(os.path.join(args.src, "traces", "visualiser-example.txt"), fx)
