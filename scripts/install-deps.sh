@@ -10,6 +10,10 @@ PACKAGES="$PACKAGES valgrind"
 # without warnings), bash-completion (the completion loads); cpack -G DEB
 # reads the dependencies of the ELF files with dpkg-shlibdeps and file.
 PACKAGES="$PACKAGES pkg-config man-db bash-completion dpkg-dev file"
+# zlib: --export pprof writes gzip; golang-go: `go tool pprof` reads it (tests/exchange).
+PACKAGES="$PACKAGES zlib1g-dev golang-go"
+# chromium: the --export html page is loaded headless (tests/exchange).
+PACKAGES="$PACKAGES chromium"
 # gcc-11 lets the tests prove the plugin builds and runs with a second GCC.
 [ "${INSTR_WITH_GCC11:-1}" = 1 ] && PACKAGES="$PACKAGES gcc-11 g++-11 gcc-11-plugin-dev"
 # Fuzzing (scripts/ci-extra.sh): clang's libFuzzer.

@@ -16,6 +16,8 @@ const struct instr_format instr_formats[] = {
      NULL},
     {"callgrind", "callgrind", EXPORT, 0, instr_export_callgrind, NULL},
     {"folded", "folded", EXPORT, INSTR_USES_WEIGHT, instr_export_folded, NULL},
+    {"pprof", "pprof (gzip'd profile.proto)", EXPORT, 0, instr_export_pprof, NULL},
+    {"html", "html (timeline viewer page)", EXPORT, INSTR_USES_TIMELINE, instr_export_html, NULL},
 };
 const size_t instr_nformats = sizeof instr_formats / sizeof instr_formats[0];
 

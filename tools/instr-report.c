@@ -66,9 +66,9 @@ static void usage(FILE *f)
     help_list(f, INSTR_FORMAT_EXPORT);
     fputs("\n"
           "  --weight W       folded: elapsed (default) or application exclusive weights\n"
-          "  --time-range FROM:TO  chrome: only what overlaps FROM..TO ms since the\n"
+          "  --time-range FROM:TO  chrome, html: only what overlaps FROM..TO ms since the\n"
           "                   session's start (either may be empty)\n"
-          "  --min-duration US  chrome: leave out calls shorter than US microseconds\n"
+          "  --min-duration US  chrome, html: leave out calls shorter than US microseconds\n"
           "  --split-size MB  chrome: end a file at about MB megabytes and go on in\n"
           "                   FILE.2.json, FILE.3.json... (needs -o FILE)\n"
           "  --diff A B       per-function change from A to B, sorted by the absolute\n"
@@ -427,8 +427,8 @@ static void warn_unused(const struct cli *c)
         {OPT_FLAGGED, !table || json, "here (it adds columns to a text or CSV table view)"},
         {OPT_FORMAT, c->export, "with --export"},
         {OPT_WEIGHT, !(uses & INSTR_USES_WEIGHT), "without --export folded"},
-        {OPT_TIME_RANGE, !(uses & INSTR_USES_TIMELINE), "without --export chrome"},
-        {OPT_MIN_DURATION, !(uses & INSTR_USES_TIMELINE), "without --export chrome"},
+        {OPT_TIME_RANGE, !(uses & INSTR_USES_TIMELINE), "without --export chrome or html"},
+        {OPT_MIN_DURATION, !(uses & INSTR_USES_TIMELINE), "without --export chrome or html"},
     };
     for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
         if (!(c->given & GIVEN(checks[i].opt)) || !checks[i].unused)

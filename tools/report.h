@@ -107,6 +107,8 @@ int instr_export_visualiser(FILE *out, const struct instr_session *s, const stru
 int instr_export_chrome(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
 int instr_export_callgrind(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
 int instr_export_folded(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+int instr_export_pprof(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+int instr_export_html(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
 
 /* Microseconds from the session's start (its earliest process start) to
  * tick of dump i; NAN without a tick rate. */

@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""--export html, the timeline viewer page:
+
+  check-html.py data --bin BIN --src SRC --work DIR --exe HTML_BIG
+      the embedded JSON (no browser): every call of the golden trace with
+      its start, duration, exclusive time and depth; marks, counters, the
+      four values per function = the report; --min-duration; the page loads
+      nothing from the network; a 1.6 M-call run of HTML_BIG is thinned to
+      at most 1 M calls, shortest first, with every kept call's caller kept.
+  check-html.py chromium ...
+      the page in headless Chromium (Debian `chromium`): no console errors,
+      known bars at their expected x and y, zoom relabels the ruler, the
+      tooltip and the sortable table, level of detail bounds the bars drawn
+      for the 1.6 M-call run; screenshots small.png, small-zoom.png,
+      big.png and big-zoom.png in DIR.
+
+The page runs the steps given in its URL (#test={...}) through its test
+hook (window.__instr_test) and writes the results into #instr-test-out,
+which --dump-dom prints.  Exit 77 = skipped (no chromium), with why.
+"""
+import argparse, glob, html, json, os, re, shutil, subprocess, sys, tempfile, time, urllib.parse
+
+SKIP = 77
+failures = []
+# The page's layout constants (export-html-page.html): ruler, process header,
+# thread header, mark strip, call row height.
+RULER, PH, TH, MARKH, RH = 26, 20, 16, 8, 15
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+    print(("ok    " if cond else "FAIL  ") + what)
+
+
+def run(cmd, ok=(0,), **kw):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, **kw)
+    if p.returncode not in ok:
+        sys.stderr.write(p.stdout[-3000:] + p.stderr[-3000:])
+        raise SystemExit(f"{cmd[0]} exited {p.returncode}")
+    return p
+
+
+def golden(args):
+    os.makedirs(args.work, exist_ok=True)
+    d = os.path.join(args.work, "exchange.instr")
+    run([os.path.join(args.bin, "instr-dump"), "--from-text", os.path.join(args.src, "traces", "exchange.txt"),
+         "-o", d])
+    return [d]
+
+
+def big(args):
+    d = os.path.join(args.work, "big")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    run([args.exe], env=dict(os.environ, INSTR_OUTPUT=os.path.join(d, "big.%p.instr")), cwd=d)
+    return sorted(glob.glob(os.path.join(d, "*.instr")))
+
+
+def export(args, dumps, out, *extra):
+    t = time.monotonic()
+    run([os.path.join(args.bin, "instr-report"), "--export", "html", "-o", out, *extra, *dumps], ok=(0, 3))
+    print(f"info  export {os.path.basename(out)}: {time.monotonic() - t:.2f} s, {os.path.getsize(out)} bytes")
+    return out
+
+
+def report(args, dumps):
+    p = run([os.path.join(args.bin, "instr-report"), "--format", "json", "--units", "ns", *dumps], ok=(0, 3))
+    return json.loads(p.stdout)
+
+
+def embedded(path):
+    text = open(path, encoding="utf-8").read()
+    m = re.search(r'<script type="application/json" id="instr-data">(.*?)</script>', text, re.S)
+    return text, json.loads(m.group(1))
+
+
+def calls_of(d):
+    """(tid, start, dur, excl, name, depth) of every embedded call."""
+    S, out = d["strings"], []
+    for p in d["procs"]:
+        for th in p["threads"]:
+            c, s = th["calls"], 0
+            for i in range(0, len(c), 5):
+                s += c[i]
+                out.append((th["tid"], s, c[i + 1], c[i + 1] - c[i + 2], S[d["funcs"][c[i + 3]][0]], c[i + 4]))
+    return out
+
+
+# ---- data --------------------------------------------------------------------------
+
+def check_data(args):
+    dumps = golden(args)
+    text, d = embedded(export(args, dumps, os.path.join(args.work, "exchange.html")))
+    S = d["strings"]
+    # Self-contained: nothing that would fetch (scripts, styles, fonts, images, frames, requests).
+    page = text.split('id="instr-data">')[0] + text.split("</script>", 1)[1]
+    bad = re.findall(r"""(?i)\b(?:src|href)\s*=|url\(|@import|<link|<iframe|https?://|fetch\(|XMLHttpRequest|import\(""",
+                     page)
+    check(not bad, f"the page loads nothing (found {bad})")
+    want = [(100, 0, 10000, 2000, "main", 0), (100, 1000, 2000, 2000, "helper", 1), (100, 3500, 2500, 1500, "rec", 1),
+            (100, 4000, 1000, 1000, "rec", 2), (100, 6500, 3500, 1000, "sort_it", 1),
+            (100, 7000, 2500, 1500, "qsort", 2), (100, 8000, 1000, 1000, "cmp", 3), (101, 2000, 4000, 4000, "rec", 0)]
+    got = calls_of(d)
+    check(got == want, f"every call: start, duration, exclusive, depth (ns) {got}")
+    th = {t["tid"]: t for p in d["procs"] for t in p["threads"]}
+    check(d["procs"][0]["pid"] == 42 and S[d["procs"][0]["name"]] == "app" and sorted(th) == [100, 101]
+          and S[th[101]["name"]] == "worker", "process and threads named")
+    check(th[100]["marks"] == [500, S.index("Frame Start")] and th[101]["marks"] == [3000, S.index("Frame Start")],
+          "marks: time and label")
+    check(th[100]["counters"] == [[S.index("queue depth"), [2000, 3]]]
+          and th[101]["counters"] == [[S.index("queue depth"), [4000, -2]]], "counters: label, time, value")
+    rep = report(args, dumps)
+    rows = {f["name"]: f for f in rep["functions"]}
+    vals = {S[f[0]]: f for f in d["funcs"]}
+    keys = ["elapsed_inclusive_ns", "elapsed_exclusive_ns", "application_inclusive_ns", "application_exclusive_ns"]
+    check(set(vals) == set(rows) and all(vals[n][5] == r["calls"] and vals[n][6:10] == [r[k] for k in keys]
+                                         for n, r in rows.items()), "functions: calls and the four values = the report")
+    m = d["meta"]
+    check(m["calls"] == 8 and m["kept"] == 8 and m["total_ei"] == 14000 and m["total_ai"] == 13000 and m["app"],
+          f"meta {m}")
+    _, d2 = embedded(export(args, dumps, os.path.join(args.work, "min-duration.html"), "--min-duration", "1.5"))
+    check([c for c in calls_of(d2)] == [c for c in want if c[2] >= 1500] and d2["meta"]["min_dur_opt"] == 1500,
+          "--min-duration 1.5 leaves out the calls under 1.5 µs")
+    _, d3 = embedded(export(args, dumps, os.path.join(args.work, "range.html"), "--time-range", "0.004:0.0085"))
+    got3 = calls_of(d3)
+    # Calls that overlap [4, 8.5] µs, clipped; exclusive stays the whole call's.
+    check(got3 == [(100, 4000, 4500, 2000, "main", 0), (100, 4000, 2000, 1500, "rec", 1),
+                   (100, 4000, 1000, 1000, "rec", 2), (100, 6500, 2000, 1000, "sort_it", 1),
+                   (100, 7000, 1500, 1500, "qsort", 2), (100, 8000, 500, 1000, "cmp", 3),
+                   (101, 4000, 2000, 4000, "rec", 0)], f"--time-range 0.004:0.0085 keeps what overlaps, clipped {got3}")
+
+    # Two processes, the second started 5 µs later: one shared time axis.
+    txt = open(os.path.join(args.src, "traces", "exchange.txt")).read()
+    child = os.path.join(args.work, "child.txt")
+    open(child, "w").write(txt.replace("pid=42 ppid=1", "pid=43 ppid=42").replace("start_ns=0", "start_ns=5000")
+                           .replace("end_ns=10000", "end_ns=15000"))
+    cd = os.path.join(args.work, "child.instr")
+    run([os.path.join(args.bin, "instr-dump"), "--from-text", child, "-o", cd])
+    _, d5 = embedded(export(args, dumps + [cd], os.path.join(args.work, "two.html")))
+    p43 = [p for p in d5["procs"] if p["pid"] == 43]
+    check([p["pid"] for p in d5["procs"]] == [42, 43] and d5["meta"]["duration_ns"] == 15000 and p43
+          and p43[0]["threads"][0]["calls"][:2] == [5000, 10000], "two processes: a group each, the child 5 µs later")
+
+    # A visualiser file: no Application data, null values (the page shows n/a).
+    fx = os.path.join(args.work, "visualiser-example.txt")
+    shutil.copy(os.path.join(args.src, "traces", "visualiser-example.txt"), fx)
+    _, d4 = embedded(export(args, [fx], os.path.join(args.work, "fixture.html")))
+    check(d4["meta"]["app"] is False and d4["meta"]["total_ai"] is None and
+          all(f[8] is None and f[9] is None and f[6] is not None for f in d4["funcs"]) and calls_of(d4),
+          "a visualiser file: calls, Elapsed values, Application null")
+
+    # Thinning: 1.6 M calls -> at most 1 M, the shortest left out, callers kept.
+    bdumps = big(args)
+    text, b = embedded(export(args, bdumps, os.path.join(args.work, "big.html")))
+    m = b["meta"]
+    brep = report(args, bdumps)
+    total = sum(f["calls"] for f in brep["functions"])
+    check(m["calls"] == total and total > 1_500_000, f"big: every call walked ({m['calls']} of {total})")
+    bc = calls_of(b)
+    check(len(bc) == m["kept"] == m["limit"] == 1_000_000, f"big: {m['kept']} calls embedded: the limit")
+    check(all(c[2] >= m["min_dur_ns"] for c in bc) and m["min_dur_ns"] > 0,
+          f"big: every embedded call lasts at least the threshold {m['min_dur_ns']} ns")
+    # Callers kept: at each depth > 0, an enclosing call one level up in the same thread.
+    orphans = 0
+    open_ = {}
+    for tid, s, du, ex, name, dp in bc:  # sorted by start within a thread
+        st = open_.setdefault(tid, [])
+        del st[dp:]
+        if dp and (len(st) < dp or not (st[dp - 1][0] <= s and s + du <= st[dp - 1][1])):
+            orphans += 1
+        st.append((s, s + du))
+    check(orphans == 0, f"big: no embedded call without its caller ({orphans})")
+
+
+# ---- chromium ------------------------------------------------------------------------
+
+def chromium(args, url, *flags):
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    prof = tempfile.mkdtemp(prefix="instr-chromium-")
+    try:
+        p = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                            "--user-data-dir=" + prof, "--window-size=1400,900", "--enable-logging=stderr", "--v=0",
+                            *flags, url], capture_output=True, text=True, timeout=600)
+    finally:
+        shutil.rmtree(prof, ignore_errors=True)
+    return p
+
+
+def page_test(args, path, steps):
+    """The page's results for steps, and Chromium's console lines."""
+    url = "file://" + os.path.abspath(path) + "#test=" + urllib.parse.quote(json.dumps(steps))
+    p = chromium(args, url, "--dump-dom", "--virtual-time-budget=5000")
+    console = [l for l in p.stderr.splitlines() if "CONSOLE" in l]
+    m = re.search(r'<pre id="instr-test-out"[^>]*>(.*?)</pre>', p.stdout, re.S)
+    if not m or not m.group(1):
+        sys.stderr.write(p.stderr[-3000:])
+    out = json.loads(html.unescape(m.group(1))) if m and m.group(1) else {"errors": ["no test output"]}
+    return out, console
+
+
+def screenshot(args, path, shot, steps=None):
+    url = "file://" + os.path.abspath(path) + ("#test=" + urllib.parse.quote(json.dumps(steps)) if steps else "")
+    s = chromium(args, url, "--screenshot=" + shot, "--virtual-time-budget=5000")
+    check(os.path.exists(shot) and os.path.getsize(shot) > 10000, f"screenshot {shot}")
+    console = [l for l in s.stderr.splitlines() if "CONSOLE" in l]
+    check(not console, f"screenshot {os.path.basename(shot)}: no console output {console[:3]}")
+
+
+def check_chromium(args):
+    if not (shutil.which("chromium") or shutil.which("chromium-browser")):
+        print("skipped: headless Chromium is not installed (Debian package `chromium`)")
+        return SKIP
+    dumps = golden(args)
+    path = export(args, dumps, os.path.join(args.work, "small.html"))
+    # mark strip and counter lane of the first thread (layout constants above)
+    mark_y, ctr_y = RULER + PH + TH + MARKH // 2, RULER + PH + TH + MARKH + 4 * RH + 4 + 17
+    steps = {"bars": [["rec", 0], ["rec", 1], ["rec", 2], ["cmp", 0]], "zoom": 4, "hover": ["rec", 1], "sort": 1,
+             "hoverAt": [[500, mark_y], [5000, ctr_y]]}
+    out, console = page_test(args, path, steps)
+    screenshot(args, path, os.path.join(args.work, "small.png"), {"hover": ["rec", 1], "select": "rec"})
+    check(not out["errors"] and not console, f"small: no errors ({out['errors']}, {console})")
+    v = out["view"]
+    # The whole run is shown first: [-1%, 101%] of its 10 µs.
+    check(abs(v["t0"] + 100) < 1e-6 and abs(v["nsPerPx"] - 10200 / (v["width"] - v["left"])) < 1e-9,
+          f"small: the whole run in view {v}")
+    x = lambda t, vw: vw["left"] + (t - vw["t0"]) / vw["nsPerPx"]
+    y1 = RULER + PH + TH + MARKH  # the first thread's depth 0
+    y2 = y1 + TH + MARKH + 4 * RH + 4 + 34  # the second thread's: after 4 levels and a counter lane
+    # rec's calls by start: main's rec at 3500 (depth 1), the worker's at 2000 (depth 0) comes first.
+    want = [(2000, 4000, y2), (3500, 2500, y1 + RH), (4000, 1000, y1 + 2 * RH), (8000, 1000, y1 + 3 * RH)]
+    for (t, du, y), b, name in zip(want, out["bars"], ["rec#0", "rec#1", "rec#2", "cmp#0"]):
+        check(b is not None and abs(b["x"] - x(t, v)) < 0.01 and abs(b["w"] - du / v["nsPerPx"]) < 0.01
+              and b["y"] == y and b["h"] == RH - 1,
+              f"small: {name} bar at x {b and round(b['x'], 2)} (expected {x(t, v):.2f}), y {b and b['y']} "
+              f"(expected {y})")
+    check(out["labels0"] == ["0 µs", "2 µs", "4 µs", "6 µs", "8 µs", "10 µs"], f"small: ruler {out['labels0']}")
+    check(out["labels1"] == ["4.0 µs", "4.5 µs", "5.0 µs", "5.5 µs", "6.0 µs"],
+          f"small: zoom x4 relabels the ruler {out['labels1']}")
+    v1 = out["view1"]
+    check(abs(v1["nsPerPx"] * 4 - v["nsPerPx"]) < 1e-9 and abs(out["bars1"][1]["x"] - x(3500, v1)) < 0.01,
+          "small: zoom x4 keeps bars at their times")
+    tip = out.get("tip") or ""
+    check(tip.startswith("rec") and "start3.500 µs" in tip and "duration (inclusive)2.500 µs" in tip
+          and "exclusive1.500 µs" in tip and "calls of the function3" in tip
+          and "Elapsed Inclusive6.500 µs (46.43%)" in tip and "Application Exclusive5.500 µs (42.31%)" in tip,
+          f"small: tooltip of main's rec call: {tip}")
+    check(out["table"][0][:2] == ["rec", "3"],
+          f"small: table sorted by calls {out['table'][:2]}")
+    check([l[0] for l in out["lanes"]] == ["proc", "thread", "counter", "thread", "counter"], f"small: lanes")
+    tips = out.get("tipsAt") or [None, None]
+    check(tips[0] == "mark: Frame Startat 500 ns, thread 100", f"small: mark tooltip {tips[0]}")
+    check(tips[1] == "counter: queue depthvalue3since2.000 µsmin / max3 / 3thread100", f"small: counter tooltip {tips[1]}")
+    screenshot(args, path, os.path.join(args.work, "small-zoom.png"), {"focus": ["qsort", 0, 3]})
+
+    bdumps = big(args)
+    bpath = export(args, bdumps, os.path.join(args.work, "big.html"))
+    out, console = page_test(args, bpath, {"zoom": 50, "pan": 20, "redraw": 5, "bars": [["frame", 1000]]})
+    screenshot(args, bpath, os.path.join(args.work, "big.png"))
+    check(not out["errors"] and not console, f"big: no errors ({out['errors']}, {console[:3]})")
+    check(out["note"].startswith("Thinned:"), f"big: the page says what was thinned: {out['note']}")
+    # Level of detail: at most about one bar per pixel column and call level, however many calls.
+    cols = out["view"]["width"] - out["view"]["left"]
+    check(out["embedded"] > 500_000 and out["drawn0"] <= out["levels"] * cols * 1.2,
+          f"big: {out['embedded']} calls, {out['drawn0']} bars drawn for {out['levels']} levels x {cols} px")
+    print(f"info  big: first draw {out['drawMs0']:.1f} ms, zoomed x50 draw {out['drawMs1']:.1f} ms, "
+          f"pan step {out['panMs']:.1f} ms, whole-run redraw {out['redrawMs']:.1f} ms")
+    screenshot(args, bpath, os.path.join(args.work, "big-zoom.png"), {"focus": ["frame", 30000, 3000]})
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("check", choices=["data", "chromium"])
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--src", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--exe", required=True)
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    rc = {"data": check_data, "chromium": check_chromium}[args.check](args)
+    if rc == SKIP:
+        return SKIP
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,577 @@
+/* export-html.c - a self-contained timeline viewer: one HTML file with the
+ * page (export-html-page.html, embedded at build time) and the run as
+ * compact JSON in a <script type="application/json"> element.  No network,
+ * no external script or font: it opens from file://.
+ *
+ *   {"v": 1,
+ *    "meta": {program, duration_ns, runtime_ns, app (Application values
+ *             available), total_ei, total_ai, calls (walked), kept,
+ *             min_dur_ns (thinning threshold), limit, range, min_dur_opt},
+ *    "strings": [...],                   names, modules, files, labels
+ *    "funcs": [[name, module, file, line, pseudo, calls, ei, ee, ai, ae], ...]
+ *                                        ns, by function row key (ai/ae null without Application data)
+ *    "procs": [{"pid", "name", "threads": [{"tid", "name",
+ *               "calls": [dstart, dur, dur - excl, func, depth, ...],
+ *               "marks": [t, label, ...],
+ *               "counters": [[label, [t, value, ...]], ...]}]}]}
+ *
+ * Times are integer ns since the session's start; a thread's calls are
+ * sorted by start, each start written as the difference from the previous
+ * one; excl is the call's own time (its duration less its callees', taken
+ * before any thinning or clipping: a call clipped by --time-range keeps its
+ * whole call's exclusive time, so dur - excl may be negative).  Calls come from the call timeline
+ * (instr_profile_build_timeline), so a bar is exactly a call of the report.
+ *
+ * Thinning: at most INSTR_HTML_MAX_CALLS calls are embedded.  Past that the
+ * shortest go first (the longest cap calls stay, min_dur_ns is the shortest
+ * kept), and since a callee never lasts longer than its caller, what is
+ * kept is closed under callers (no bar without its parent).  Up to 4 x the
+ * cap is held in memory; past that a histogram of the first walk's
+ * durations gives a threshold for a second walk.  The page says
+ * how many calls were left out and below which duration.  --time-range and
+ * --min-duration (shared with chrome) cut further.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export-html-page.h"
+#include "report.h"
+
+#define INSTR_HTML_MAX_CALLS 1000000u
+
+/* Duration histogram buckets: 16 per power of two of ns. */
+#define HBITS 4
+#define HBUCKETS (64 << HBITS)
+
+struct hcall {
+    uint64_t t0, dur, excl; /* ns since the session start; duration; own time */
+    uint32_t func;          /* function row key */
+    uint32_t depth;
+};
+
+struct hmark {
+    uint64_t t;
+    uint32_t label; /* string id */
+    int64_t value;  /* counters */
+};
+
+struct hthread {
+    uint64_t tid;
+    uint32_t name;                /* string id */
+    struct hcall *calls;
+    size_t ncalls, capcalls;
+    struct hmark *marks, *ctrs;
+    size_t nmarks, capmarks, nctrs, capctrs;
+    struct { uint64_t t0, child; } *open; /* open frames */
+    size_t nopen, capopen;
+};
+
+struct hproc {
+    uint64_t pid;
+    uint32_t name;
+    struct hthread *threads;
+    size_t nthreads;
+};
+
+struct strtab {
+    char **s;
+    size_t n, cap, *hash, mask;
+};
+
+struct hexp {
+    const struct instr_session *s;
+    const struct instr_report_opts *o;
+    struct strtab st;
+    struct hproc *procs;
+    size_t dump;
+    const struct instr_profile *p;
+    uint64_t thresh;        /* calls shorter than this are not kept (ns); after thinning, the shortest kept */
+    uint64_t walked, kept;  /* calls seen (in range, long enough for the options), calls held */
+    uint64_t hist[HBUCKETS];
+    int overflow;           /* stopped holding calls (too many): a second walk with thresh */
+    double t0_us;           /* the session start (instr_session_us of the earliest dump) */
+};
+
+/* ---- string table ------------------------------------------------------------ */
+
+static size_t str_hash(const char *s)
+{
+    size_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The id of s, added if new; UINT32_MAX when out of memory. */
+static uint32_t str_id(struct strtab *t, const char *s)
+{
+    if (!s)
+        s = "";
+    if ((t->n + 1) * 2 > (t->hash ? t->mask + 1 : 0)) {
+        size_t cap = t->hash ? (t->mask + 1) * 2 : 1024;
+        size_t *h = calloc(cap, sizeof *h);
+        if (!h)
+            return UINT32_MAX;
+        for (size_t i = 0; i < t->n; i++) {
+            size_t j = str_hash(t->s[i]) & (cap - 1);
+            while (h[j])
+                j = (j + 1) & (cap - 1);
+            h[j] = i + 1;
+        }
+        free(t->hash);
+        t->hash = h;
+        t->mask = cap - 1;
+    }
+    size_t j = str_hash(s) & t->mask;
+    for (; t->hash[j]; j = (j + 1) & t->mask)
+        if (!strcmp(t->s[t->hash[j] - 1], s))
+            return (uint32_t)(t->hash[j] - 1);
+    if (t->n == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 256;
+        char **a = realloc(t->s, nc * sizeof *a);
+        if (!a)
+            return UINT32_MAX;
+        t->s = a;
+        t->cap = nc;
+    }
+    if (!(t->s[t->n] = strdup(s)))
+        return UINT32_MAX;
+    t->hash[j] = ++t->n;
+    return (uint32_t)(t->n - 1);
+}
+
+/* ---- collecting the timeline ---------------------------------------------------- */
+
+static int grow(void **a, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 64;
+    void *b = realloc(*a, nc * size);
+    if (!b)
+        return INSTR_ENOMEM;
+    *a = b;
+    *cap = nc;
+    return 0;
+}
+
+static struct hthread *thread_of(struct hexp *h, uint32_t thread)
+{
+    struct hproc *pr = &h->procs[h->dump];
+    if (thread >= pr->nthreads) {
+        struct hthread *a = realloc(pr->threads, (thread + 1) * sizeof *a);
+        if (!a)
+            return NULL;
+        memset(a + pr->nthreads, 0, (thread + 1 - pr->nthreads) * sizeof *a);
+        pr->threads = a;
+        pr->nthreads = thread + 1;
+    }
+    return &pr->threads[thread];
+}
+
+/* ns since the session's start (clamped at 0). */
+static uint64_t ns_at(const struct hexp *h, uint64_t tick)
+{
+    double us = instr_session_us(h->s, h->dump, tick) - h->t0_us;
+    return us > 0 ? (uint64_t)llround(us * 1e3) : 0;
+}
+
+static unsigned bucket(uint64_t dur)
+{
+    if (dur < (1u << HBITS))
+        return (unsigned)dur;
+    unsigned e = 63u - (unsigned)__builtin_clzll(dur); /* >= HBITS */
+    return ((e - HBITS + 1) << HBITS) | (unsigned)((dur >> (e - HBITS)) & ((1u << HBITS) - 1));
+}
+
+/* The smallest duration of bucket b. */
+static uint64_t bucket_floor(unsigned b)
+{
+    if (b < (1u << HBITS))
+        return b;
+    unsigned e = (b >> HBITS) + HBITS - 1;
+    return (1ull << e) | (uint64_t)(b & ((1u << HBITS) - 1)) << (e - HBITS);
+}
+
+static int on_open(void *ctx, uint32_t thread, uint32_t func, uint64_t tick)
+{
+    struct hexp *h = ctx;
+    (void)func;
+    struct hthread *t = thread_of(h, thread);
+    if (!t || grow((void **)&t->open, &t->capopen, t->nopen, sizeof *t->open) < 0)
+        return INSTR_ENOMEM;
+    t->open[t->nopen].t0 = ns_at(h, tick);
+    t->open[t->nopen++].child = 0;
+    return 0;
+}
+
+static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, int incomplete)
+{
+    struct hexp *h = ctx;
+    (void)incomplete;
+    struct hthread *t = thread_of(h, thread);
+    if (!t)
+        return INSTR_ENOMEM;
+    if (!t->nopen)
+        return 0;
+    uint64_t t0 = t->open[--t->nopen].t0, t1 = ns_at(h, tick);
+    uint64_t dur = t1 > t0 ? t1 - t0 : 0, child = t->open[t->nopen].child;
+    if (t->nopen)
+        t->open[t->nopen - 1].child += dur;
+    /* --time-range: calls that overlap it, clipped; --min-duration. */
+    const struct instr_report_opts *o = h->o;
+    double from = o->from_us * 1e3, to = o->to_us < 0 ? INFINITY : o->to_us * 1e3;
+    if ((double)t1 < from || (double)t0 > to)
+        return 0;
+    uint64_t c0 = (double)t0 < from ? (uint64_t)from : t0, c1 = (double)t1 > to ? (uint64_t)to : t1;
+    uint64_t cdur = c1 - c0;
+    if ((double)cdur < o->min_dur_us * 1e3)
+        return 0;
+    h->walked++;
+    h->hist[bucket(cdur)]++;
+    if (cdur < h->thresh || h->overflow)
+        return 0;
+    if (h->kept >= 4ull * INSTR_HTML_MAX_CALLS) {
+        h->overflow = 1; /* too many to hold: walk again with a threshold */
+        return 0;
+    }
+    if (grow((void **)&t->calls, &t->capcalls, t->ncalls, sizeof *t->calls) < 0)
+        return INSTR_ENOMEM;
+    t->calls[t->ncalls++] = (struct hcall){c0, cdur, dur > child ? dur - child : 0,
+                                           h->s->func_rows[h->dump][func], (uint32_t)t->nopen};
+    h->kept++;
+    return 0;
+}
+
+static uint32_t label_id(struct hexp *h, uint64_t label)
+{
+    const struct instr_label *l = instr_dump_label(h->p->dump, label);
+    return str_id(&h->st, l ? l->text : "[label]");
+}
+
+static int add_mark(struct hexp *h, uint32_t thread, uint64_t label, int64_t value, uint64_t tick, int counter)
+{
+    struct hthread *t = thread_of(h, thread);
+    uint64_t at = ns_at(h, tick);
+    if (!t)
+        return INSTR_ENOMEM;
+    if ((double)at < h->o->from_us * 1e3 || (h->o->to_us >= 0 && (double)at > h->o->to_us * 1e3))
+        return 0;
+    uint32_t id = label_id(h, label);
+    if (id == UINT32_MAX)
+        return INSTR_ENOMEM;
+    struct hmark **a = counter ? &t->ctrs : &t->marks;
+    size_t *n = counter ? &t->nctrs : &t->nmarks, *cap = counter ? &t->capctrs : &t->capmarks;
+    if (grow((void **)a, cap, *n, sizeof **a) < 0)
+        return INSTR_ENOMEM;
+    (*a)[(*n)++] = (struct hmark){at, id, value};
+    return 0;
+}
+
+static int on_mark(void *ctx, uint32_t thread, uint64_t label, uint64_t tick)
+{
+    return add_mark(ctx, thread, label, 0, tick, 0);
+}
+
+static int on_counter(void *ctx, uint32_t thread, uint64_t label, int64_t value, uint64_t tick)
+{
+    return add_mark(ctx, thread, label, value, tick, 1);
+}
+
+static void free_procs(struct hexp *h)
+{
+    for (size_t i = 0; h->procs && i < h->s->ndumps; i++) {
+        for (size_t k = 0; k < h->procs[i].nthreads; k++) {
+            struct hthread *t = &h->procs[i].threads[k];
+            free(t->calls), free(t->marks), free(t->ctrs), free(t->open);
+        }
+        free(h->procs[i].threads);
+    }
+    free(h->procs);
+    h->procs = NULL;
+}
+
+/* One walk of every process; thread names and ids once each is walked. */
+static int walk(struct hexp *h)
+{
+    struct instr_timeline tl = {h, on_open, on_close, on_mark, on_counter};
+    if (!(h->procs = calloc(h->s->ndumps, sizeof *h->procs)))
+        return INSTR_ENOMEM;
+    h->walked = h->kept = 0;
+    h->overflow = 0;
+    memset(h->hist, 0, sizeof h->hist);
+    for (size_t i = 0; i < h->s->ndumps; i++) {
+        struct instr_profile p;
+        char err[600];
+        int rc;
+        h->dump = i;
+        h->p = &p;
+        const struct instr_dump *d = &h->s->dumps[i];
+        h->procs[i].pid = d->hdr.pid;
+        if ((h->procs[i].name = str_id(&h->st, instr_basename(d->hdr.exe_path))) == UINT32_MAX)
+            return INSTR_ENOMEM;
+        if ((rc = instr_profile_build_timeline(&p, d, h->s->exclude, &tl, err, sizeof err)) < 0)
+            return rc;
+        struct hthread *last = p.nthreads ? thread_of(h, (uint32_t)p.nthreads - 1) : NULL;
+        for (size_t k = 0; last && k < p.nthreads; k++) {
+            struct hthread *t = &h->procs[i].threads[k];
+            t->tid = p.threads[k].tid;
+            t->name = str_id(&h->st, p.threads[k].name && p.threads[k].name[0] ? p.threads[k].name : "thread");
+            rc = t->name == UINT32_MAX ? INSTR_ENOMEM : 0;
+        }
+        instr_profile_free(&p);
+        if (rc < 0 || (p.nthreads && !last))
+            return INSTR_ENOMEM;
+    }
+    return 0;
+}
+
+/* For a second walk: the floor of the histogram bucket where the cap falls
+ * when holding all of that bucket fits in memory (the exact cut is then made
+ * in memory), else the next bucket's (at most the cap is held). */
+static uint64_t threshold(const struct hexp *h)
+{
+    uint64_t n = 0;
+    for (unsigned b = HBUCKETS; b-- > 0;) {
+        if (n + h->hist[b] > INSTR_HTML_MAX_CALLS)
+            return n + h->hist[b] <= 4ull * INSTR_HTML_MAX_CALLS ? bucket_floor(b) : bucket_floor(b + 1);
+        n += h->hist[b];
+    }
+    return 0;
+}
+
+/* The k-th largest of a[0..n) (k < n), reordering a. */
+static uint64_t kth_largest(uint64_t *a, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        uint64_t pivot = a[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] > pivot)
+                i++;
+            while (a[j] < pivot)
+                j--;
+            if (i <= j) {
+                uint64_t t = a[i];
+                a[i++] = a[j];
+                a[j] = t;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return a[k];
+    }
+    return a[k];
+}
+
+/* Keeps exactly the cap: the calls longer than the cap-th longest duration
+ * D, and as many lasting exactly D as fit.  A thread's calls are held in
+ * closing order (a callee before its caller), so ties are taken from the
+ * end: a caller lasting D is kept before its callee lasting D. */
+static int thin(struct hexp *h)
+{
+    const struct instr_session *s = h->s;
+    uint64_t *d = malloc(h->kept * sizeof *d);
+    if (!d)
+        return INSTR_ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < s->ndumps; i++)
+        for (size_t k = 0; k < h->procs[i].nthreads; k++)
+            for (size_t c = 0; c < h->procs[i].threads[k].ncalls; c++)
+                d[n++] = h->procs[i].threads[k].calls[c].dur;
+    uint64_t cut = kth_largest(d, n, INSTR_HTML_MAX_CALLS - 1), longer = 0;
+    for (size_t i = 0; i < n; i++)
+        longer += d[i] > cut;
+    free(d);
+    uint64_t ties = INSTR_HTML_MAX_CALLS - longer;
+    h->kept = 0;
+    for (size_t i = 0; i < s->ndumps; i++)
+        for (size_t k = 0; k < h->procs[i].nthreads; k++) {
+            struct hthread *t = &h->procs[i].threads[k];
+            size_t w = t->ncalls;
+            for (size_t c = t->ncalls; c-- > 0;)
+                if (t->calls[c].dur > cut || (t->calls[c].dur == cut && ties && ties--))
+                    t->calls[--w] = t->calls[c];
+            memmove(t->calls, t->calls + w, (t->ncalls - w) * sizeof *t->calls);
+            t->ncalls -= w;
+            h->kept += t->ncalls;
+        }
+    h->thresh = cut;
+    return 0;
+}
+
+static int cmp_call(const void *a, const void *b)
+{
+    const struct hcall *x = a, *y = b;
+    if (x->t0 != y->t0)
+        return x->t0 < y->t0 ? -1 : 1;
+    return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+/* ---- writing ------------------------------------------------------------------------- */
+
+/* A JSON string that cannot end the script element ('<' escaped). */
+static void jstr(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&')
+            fprintf(out, "\\u%04x", *p);
+        else
+            fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+static void jnum(FILE *out, double v)
+{
+    if (isnan(v))
+        fputs("null", out);
+    else
+        fprintf(out, "%.0f", v);
+}
+
+static int write_json(FILE *out, struct hexp *h)
+{
+    const struct instr_session *s = h->s;
+    const struct instr_report_opts *o = h->o;
+    /* Function rows first: their strings get ids. */
+    uint32_t *fs = malloc((s->nfunctions * 3 + 1) * sizeof *fs);
+    if (!fs)
+        return INSTR_ENOMEM;
+    for (uint32_t k = 0; k < s->nfunctions; k++) {
+        const struct instr_row *r = instr_function_row(s, k);
+        fs[3 * k] = str_id(&h->st, r->name);
+        fs[3 * k + 1] = str_id(&h->st, instr_basename(r->module));
+        fs[3 * k + 2] = str_id(&h->st, r->file);
+        if (fs[3 * k] == UINT32_MAX || fs[3 * k + 1] == UINT32_MAX || fs[3 * k + 2] == UINT32_MAX) {
+            free(fs);
+            return INSTR_ENOMEM;
+        }
+    }
+    fprintf(out, "{\"v\":1,\"meta\":{\"program\":");
+    jstr(out, s->ndumps ? s->dumps[0].hdr.exe_path : "");
+    fprintf(out, ",\"processes\":%zu,\"duration_ns\":", s->ndumps);
+    jnum(out, s->duration_ns);
+    fprintf(out, ",\"runtime_ns\":");
+    jnum(out, s->runtime_ns);
+    fprintf(out, ",\"app\":%s,\"total_ei\":", s->no_app ? "false" : "true");
+    jnum(out, s->total_ns[0]);
+    fprintf(out, ",\"total_ai\":");
+    jnum(out, s->no_app ? NAN : s->total_ns[1]);
+    fprintf(out, ",\"calls\":%" PRIu64 ",\"kept\":%" PRIu64 ",\"min_dur_ns\":%" PRIu64 ",\"limit\":%u", h->walked,
+            h->kept, h->thresh, INSTR_HTML_MAX_CALLS);
+    fprintf(out, ",\"range\":[%.0f,", o->from_us * 1e3);
+    jnum(out, o->to_us < 0 ? NAN : o->to_us * 1e3);
+    fprintf(out, "],\"min_dur_opt\":%.0f},\n\"strings\":[", o->min_dur_us * 1e3);
+    for (size_t i = 0; i < h->st.n; i++) {
+        if (i)
+            fputc(',', out);
+        jstr(out, h->st.s[i]);
+    }
+    fprintf(out, "],\n\"funcs\":[");
+    for (uint32_t k = 0; k < s->nfunctions; k++) {
+        const struct instr_row *r = instr_function_row(s, k);
+        fprintf(out, "%s[%u,%u,%u,%" PRIu64 ",%d,%" PRIu64, k ? ",\n" : "", fs[3 * k], fs[3 * k + 1], fs[3 * k + 2],
+                r->line, r->pseudo ? 1 : 0, r->v.calls);
+        for (int v = 0; v < 4; v++) {
+            fputc(',', out);
+            jnum(out, s->no_app && v >= 2 ? NAN : r->ns[v]);
+        }
+        fputc(']', out);
+    }
+    free(fs);
+    fprintf(out, "],\n\"procs\":[");
+    for (size_t i = 0; i < s->ndumps; i++) {
+        const struct hproc *pr = &h->procs[i];
+        fprintf(out, "%s{\"pid\":%" PRIu64 ",\"name\":%u,\"threads\":[", i ? ",\n" : "", pr->pid, pr->name);
+        for (size_t k = 0; k < pr->nthreads; k++) {
+            struct hthread *t = &pr->threads[k];
+            fprintf(out, "%s{\"tid\":%" PRIu64 ",\"name\":%u,\"calls\":[", k ? ",\n" : "", t->tid, t->name);
+            if (t->ncalls > 1)
+                qsort(t->calls, t->ncalls, sizeof *t->calls, cmp_call);
+            uint64_t prev = 0;
+            for (size_t c = 0; c < t->ncalls; c++) {
+                const struct hcall *a = &t->calls[c];
+                /* dur - excl: 0 for a leaf; negative for a call clipped by --time-range */
+                fprintf(out, "%s%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%u,%u", c ? (c % 8 ? "," : ",\n") : "",
+                        a->t0 - prev, a->dur, (int64_t)(a->dur - a->excl), a->func, a->depth);
+                prev = a->t0;
+            }
+            fprintf(out, "],\"marks\":[");
+            for (size_t m = 0; m < t->nmarks; m++)
+                fprintf(out, "%s%" PRIu64 ",%u", m ? "," : "", t->marks[m].t, t->marks[m].label);
+            fprintf(out, "],\"counters\":[");
+            /* One series per label, in order of first appearance. */
+            int first = 1;
+            for (size_t m = 0; m < t->nctrs; m++) {
+                uint32_t l = t->ctrs[m].label;
+                size_t q = 0;
+                while (q < m && t->ctrs[q].label != l)
+                    q++;
+                if (q < m)
+                    continue;
+                fprintf(out, "%s[%u,[", first ? "" : ",", l);
+                first = 0;
+                int f2 = 1;
+                for (size_t r = m; r < t->nctrs; r++)
+                    if (t->ctrs[r].label == l) {
+                        fprintf(out, "%s%" PRIu64 ",%" PRId64, f2 ? "" : ",", t->ctrs[r].t, t->ctrs[r].value);
+                        f2 = 0;
+                    }
+                fprintf(out, "]]");
+            }
+            fprintf(out, "]}");
+        }
+        fprintf(out, "]}");
+    }
+    fprintf(out, "]}");
+    return 0;
+}
+
+int instr_export_html(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
+{
+    if (!s->have_rate)
+        return INSTR_EARG; /* a time axis needs a tick rate */
+    struct hexp h = {.s = s, .o = o};
+    size_t first = 0;
+    for (size_t i = 1; i < s->ndumps; i++)
+        if (s->dumps[i].hdr.start_mono_ns < s->dumps[first].hdr.start_mono_ns)
+            first = i;
+    h.t0_us = s->ndumps ? instr_session_us(s, first, s->dumps[first].hdr.start_tsc) : 0;
+    int rc = walk(&h);
+    if (rc == 0 && h.overflow) { /* not everything was held: walk again, holding only what may stay */
+        h.thresh = threshold(&h);
+        free_procs(&h);
+        rc = walk(&h);
+    }
+    if (rc == 0 && h.kept > INSTR_HTML_MAX_CALLS)
+        rc = thin(&h);
+    if (rc == 0) {
+        const char *mark = strstr(instr_html_page, "/*INSTR_DATA*/");
+        if (!mark)
+            rc = INSTR_EARG;
+        else {
+            fwrite(instr_html_page, 1, (size_t)(mark - instr_html_page), out);
+            rc = write_json(out, &h);
+            fputs(mark + strlen("/*INSTR_DATA*/"), out);
+        }
+    }
+    free_procs(&h);
+    for (size_t i = 0; i < h.st.n; i++)
+        free(h.st.s[i]);
+    free(h.st.s);
+    free(h.st.hash);
+    return rc;
+}

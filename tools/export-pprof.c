@@ -1,0 +1,457 @@
+/* export-pprof.c - the gzip'd profile.proto of pprof (Go's pprof, Grafana
+ * Pyroscope, Parca, Perfetto UI), written by hand: the protobuf wire format
+ * needs only varints and length-delimited fields.
+ *
+ *   Profile {
+ *     sample_type: [calls/count, elapsed/nanoseconds, application/nanoseconds]
+ *     sample:      one per call path of each thread (profile nodes), its
+ *                  locations leaf first, values = the path's calls and
+ *                  EXCLUSIVE times; labels pid, tid (numeric), thread (name)
+ *     location:    one per function (row), line = the function's line
+ *     function:    name (demangled), system_name (mangled), filename, start_line
+ *     mapping:     one per module path, with the build id of the module file
+ *                  (its ELF NT_GNU_BUILD_ID note) when the file is readable
+ *   }
+ *
+ * pprof sums a sample into the flat value of its leaf and into the cum value
+ * of every function on its stack (once per sample), so flat is Exclusive and
+ * cum is Inclusive with recursion counted once: the report's values.  A
+ * session without Application data (a visualiser file) has no application
+ * sample type.  Times need a tick rate (INSTR_EARG without one).
+ */
+#include <elf.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "report.h"
+
+/* ---- protobuf encoding ---------------------------------------------------- */
+
+struct pbuf {
+    uint8_t *b;
+    size_t len, cap;
+    int oom;
+};
+
+static void pb_raw(struct pbuf *p, const void *src, size_t n)
+{
+    if (p->oom)
+        return;
+    if (p->len + n > p->cap) {
+        size_t nc = p->cap ? p->cap : 4096;
+        while (nc < p->len + n)
+            nc *= 2;
+        uint8_t *b = realloc(p->b, nc);
+        if (!b) {
+            p->oom = 1;
+            return;
+        }
+        p->b = b;
+        p->cap = nc;
+    }
+    memcpy(p->b + p->len, src, n);
+    p->len += n;
+}
+
+static void pb_varint(struct pbuf *p, uint64_t v)
+{
+    uint8_t b[10];
+    size_t n = 0;
+    do {
+        b[n] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        b[n++] |= v ? 0x80 : 0;
+    } while (v);
+    pb_raw(p, b, n);
+}
+
+enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
+
+static void pb_tag(struct pbuf *p, unsigned field, unsigned wire)
+{
+    pb_varint(p, (uint64_t)field << 3 | wire);
+}
+
+/* An integer field; zero is the default and is left out. */
+static void pb_int(struct pbuf *p, unsigned field, uint64_t v)
+{
+    if (!v)
+        return;
+    pb_tag(p, field, WIRE_VARINT);
+    pb_varint(p, v);
+}
+
+static void pb_bytes(struct pbuf *p, unsigned field, const void *src, size_t n)
+{
+    pb_tag(p, field, WIRE_LEN);
+    pb_varint(p, n);
+    pb_raw(p, src, n);
+}
+
+/* A sub-message built in sub (then emptied for reuse). */
+static void pb_msg(struct pbuf *p, unsigned field, struct pbuf *sub)
+{
+    p->oom |= sub->oom;
+    pb_bytes(p, field, sub->b, sub->len);
+    sub->len = 0;
+}
+
+/* ---- string table ----------------------------------------------------------- */
+
+struct strtab {
+    char **s;
+    size_t n, cap;
+    size_t *hash; /* open addressing: index + 1, 0 = empty */
+    size_t mask;
+    int oom;
+};
+
+static size_t str_hash(const char *s)
+{
+    size_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static int strtab_grow(struct strtab *t)
+{
+    size_t cap = t->hash ? (t->mask + 1) * 2 : 1024;
+    size_t *h = calloc(cap, sizeof *h);
+    if (!h)
+        return -1;
+    for (size_t i = 0; i < t->n; i++) {
+        size_t j = str_hash(t->s[i]) & (cap - 1);
+        while (h[j])
+            j = (j + 1) & (cap - 1);
+        h[j] = i + 1;
+    }
+    free(t->hash);
+    t->hash = h;
+    t->mask = cap - 1;
+    return 0;
+}
+
+/* The index of s in the table, added if new (string 0 is ""). */
+static uint64_t str_id(struct strtab *t, const char *s)
+{
+    if (!s)
+        s = "";
+    if (t->oom)
+        return 0;
+    if ((t->n + 1) * 2 > (t->hash ? t->mask + 1 : 0) && strtab_grow(t) < 0)
+        goto oom;
+    size_t j = str_hash(s) & t->mask;
+    for (; t->hash[j]; j = (j + 1) & t->mask)
+        if (!strcmp(t->s[t->hash[j] - 1], s))
+            return t->hash[j] - 1;
+    if (t->n == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 256;
+        char **a = realloc(t->s, nc * sizeof *a);
+        if (!a)
+            goto oom;
+        t->s = a;
+        t->cap = nc;
+    }
+    if (!(t->s[t->n] = strdup(s)))
+        goto oom;
+    t->hash[j] = ++t->n;
+    return t->n - 1;
+oom:
+    t->oom = 1;
+    return 0;
+}
+
+static void strtab_free(struct strtab *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->s[i]);
+    free(t->s);
+    free(t->hash);
+}
+
+/* ---- modules: build id and address span from the ELF file ------------------ */
+
+struct elfinfo {
+    char build_id[2 * 64 + 1]; /* hex, "" if unknown */
+    uint64_t span;             /* highest PT_LOAD end, bytes (0 if unknown) */
+};
+
+static int read_at(FILE *f, uint64_t off, void *buf, size_t n)
+{
+    return fseeko(f, (off_t)off, SEEK_SET) == 0 && fread(buf, 1, n, f) == n ? 0 : -1;
+}
+
+/* Reads the GNU build-id note from the PT_NOTE segments of an ELF64 file. */
+static void elf_info(const char *path, struct elfinfo *e)
+{
+    e->build_id[0] = 0;
+    e->span = 0;
+    FILE *f = path && path[0] ? fopen(path, "rb") : NULL;
+    if (!f)
+        return;
+    Elf64_Ehdr eh;
+    if (read_at(f, 0, &eh, sizeof eh) < 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 256) {
+        fclose(f);
+        return;
+    }
+    for (unsigned i = 0; i < eh.e_phnum; i++) {
+        Elf64_Phdr ph;
+        if (read_at(f, eh.e_phoff + (uint64_t)i * sizeof ph, &ph, sizeof ph) < 0)
+            break;
+        if (ph.p_type == PT_LOAD && ph.p_vaddr + ph.p_memsz > e->span)
+            e->span = ph.p_vaddr + ph.p_memsz;
+        if (ph.p_type != PT_NOTE || ph.p_filesz > 1 << 16 || e->build_id[0])
+            continue;
+        uint8_t *n = malloc(ph.p_filesz);
+        if (!n || read_at(f, ph.p_offset, n, ph.p_filesz) < 0) {
+            free(n);
+            continue;
+        }
+        for (size_t o = 0; o + sizeof(Elf64_Nhdr) <= ph.p_filesz;) {
+            Elf64_Nhdr nh;
+            memcpy(&nh, n + o, sizeof nh);
+            size_t name = o + sizeof nh, desc = name + ((nh.n_namesz + 3) & ~3u);
+            size_t next = desc + ((nh.n_descsz + 3) & ~3u);
+            if (next > ph.p_filesz || next <= o)
+                break;
+            if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && !memcmp(n + name, "GNU", 4) &&
+                nh.n_descsz <= 64) {
+                for (size_t k = 0; k < nh.n_descsz; k++)
+                    snprintf(e->build_id + 2 * k, 3, "%02x", n[desc + k]);
+                break;
+            }
+            o = next;
+        }
+        free(n);
+    }
+    fclose(f);
+}
+
+/* ---- the profile -------------------------------------------------------------- */
+
+struct mapping {
+    const char *path; /* session module path ("" = unknown) */
+    uint64_t start;
+};
+
+static int find_mapping(struct mapping *m, size_t *n, const char *path, uint64_t start)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp(m[i].path, path))
+            return (int)i;
+    m[*n].path = path;
+    m[*n].start = start;
+    return (int)(*n)++;
+}
+
+static uint64_t ns_of(const struct instr_dump *d, uint64_t ticks)
+{
+    return (uint64_t)llround((double)ticks * 1e9 / d->tick_hz);
+}
+
+static void value_type(struct pbuf *p, unsigned field, struct pbuf *sub, struct strtab *st, const char *type,
+                       const char *unit)
+{
+    pb_int(sub, 1, str_id(st, type));
+    pb_int(sub, 2, str_id(st, unit));
+    pb_msg(p, field, sub);
+}
+
+static void label(struct pbuf *sample, struct pbuf *sub, struct strtab *st, const char *key, const char *str,
+                  uint64_t num)
+{
+    pb_int(sub, 1, str_id(st, key));
+    if (str)
+        pb_int(sub, 2, str_id(st, str));
+    else {
+        pb_tag(sub, 3, WIRE_VARINT);
+        pb_varint(sub, num);
+    }
+    pb_msg(sample, 3, sub);
+}
+
+/* The module load address of the function row's module in some dump. */
+static uint64_t module_start(const struct instr_session *s, const char *path)
+{
+    for (size_t i = 0; i < s->ndumps; i++)
+        for (size_t k = 0; k < s->dumps[i].nmodules; k++)
+            if (s->dumps[i].modules[k].path && !strcmp(s->dumps[i].modules[k].path, path))
+                return s->dumps[i].modules[k].load_addr;
+    return 0;
+}
+
+static int encode(struct pbuf *p, struct strtab *st, const struct instr_session *s)
+{
+    struct pbuf sub = {0}, sub2 = {0}, packed = {0};
+    int app = !s->no_app;
+    str_id(st, "");
+    value_type(p, 1, &sub, st, "calls", "count");
+    value_type(p, 1, &sub, st, "elapsed", "nanoseconds");
+    if (app)
+        value_type(p, 1, &sub, st, "application", "nanoseconds");
+
+    /* Samples: every thread's call paths with a nonzero value. */
+    size_t maxdepth = 1;
+    uint64_t *stack = NULL;
+    for (size_t i = 0; i < s->ndumps; i++) {
+        const struct instr_profile *pr = &s->profiles[i];
+        const struct instr_dump *d = &s->dumps[i];
+        for (size_t n = 0; n < pr->nnodes; n++) {
+            const struct instr_pnode *nd = &pr->nodes[n];
+            if (nd->func == UINT32_MAX || (!nd->calls && !nd->ee && !nd->ae))
+                continue;
+            size_t depth = 0;
+            /* Leaf first: follow parents up to the thread's root. */
+            for (size_t k = n; pr->nodes[k].func != UINT32_MAX; k = pr->nodes[k].parent) {
+                if (depth == maxdepth || !stack) {
+                    maxdepth *= 2;
+                    uint64_t *a = realloc(stack, maxdepth * sizeof *a);
+                    if (!a) {
+                        free(stack);
+                        return INSTR_ENOMEM;
+                    }
+                    stack = a;
+                }
+                stack[depth++] = (uint64_t)s->func_rows[i][pr->nodes[k].func] + 1;
+            }
+            for (size_t k = 0; k < depth; k++)
+                pb_varint(&packed, stack[k]);
+            pb_bytes(&sub, 1, packed.b, packed.len);
+            packed.len = 0;
+            pb_varint(&packed, nd->calls);
+            pb_varint(&packed, ns_of(d, nd->ee));
+            if (app)
+                pb_varint(&packed, ns_of(d, nd->ae));
+            pb_bytes(&sub, 2, packed.b, packed.len);
+            sub.oom |= packed.oom;
+            packed.len = 0;
+            const struct instr_pthread *th = &pr->threads[nd->thread];
+            label(&sub, &sub2, st, "pid", NULL, d->hdr.pid);
+            label(&sub, &sub2, st, "tid", NULL, th->tid);
+            if (th->name && th->name[0])
+                label(&sub, &sub2, st, "thread", th->name, 0);
+            pb_msg(p, 2, &sub);
+        }
+    }
+    free(stack);
+
+    /* Mappings (one per module path), locations and functions (one per row). */
+    struct mapping *maps = calloc(s->nmodules + 1, sizeof *maps);
+    uint32_t *map_of_row = calloc(s->nfunctions + 1, sizeof *map_of_row);
+    if (!maps || !map_of_row) {
+        free(maps);
+        free(map_of_row);
+        free(sub.b), free(sub2.b), free(packed.b);
+        return INSTR_ENOMEM;
+    }
+    size_t nmaps = 0;
+    /* pprof names the profile after its first mapping: the program's. */
+    for (size_t i = 0; i < s->nmodules && s->ndumps; i++)
+        if (s->modules[i].name && !strcmp(s->modules[i].name, s->dumps[0].hdr.exe_path))
+            find_mapping(maps, &nmaps, s->modules[i].name, module_start(s, s->modules[i].name));
+    for (uint32_t key = 0; key < s->nfunctions; key++) {
+        const struct instr_row *r = instr_function_row(s, key);
+        const char *m = r->module ? r->module : "";
+        map_of_row[key] = (uint32_t)find_mapping(maps, &nmaps, m, m[0] ? module_start(s, m) : 0);
+    }
+    for (size_t i = 0; i < nmaps; i++) {
+        struct elfinfo e;
+        elf_info(maps[i].path, &e);
+        pb_int(&sub, 1, i + 1);
+        pb_int(&sub, 2, maps[i].start);
+        pb_int(&sub, 3, maps[i].start + (e.span ? e.span : 1));
+        pb_int(&sub, 5, str_id(st, maps[i].path[0] ? maps[i].path : "[unknown]"));
+        pb_int(&sub, 6, str_id(st, e.build_id));
+        pb_int(&sub, 7, 1); /* has_functions: symbolized already */
+        pb_int(&sub, 8, 1);
+        pb_int(&sub, 9, 1);
+        pb_msg(p, 3, &sub);
+    }
+    for (uint32_t key = 0; key < s->nfunctions; key++) {
+        const struct instr_row *r = instr_function_row(s, key);
+        pb_int(&sub, 1, key + 1);
+        pb_int(&sub, 2, map_of_row[key] + 1);
+        pb_int(&sub2, 1, key + 1);
+        pb_int(&sub2, 2, r->line);
+        pb_msg(&sub, 4, &sub2);
+        pb_msg(p, 4, &sub);
+    }
+    for (uint32_t key = 0; key < s->nfunctions; key++) {
+        const struct instr_row *r = instr_function_row(s, key);
+        pb_int(&sub, 1, key + 1);
+        pb_int(&sub, 2, str_id(st, r->name));
+        pb_int(&sub, 3, str_id(st, r->mangled && r->mangled[0] ? r->mangled : r->name));
+        pb_int(&sub, 4, str_id(st, r->file));
+        pb_int(&sub, 5, r->line);
+        pb_msg(p, 5, &sub);
+    }
+    free(maps);
+    free(map_of_row);
+
+    /* Time of the run: the earliest process start (wall clock), its duration. */
+    uint64_t t0 = UINT64_MAX;
+    for (size_t i = 0; i < s->ndumps; i++)
+        if (s->dumps[i].hdr.start_real_ns && s->dumps[i].hdr.start_real_ns < t0)
+            t0 = s->dumps[i].hdr.start_real_ns;
+    uint64_t cmt = str_id(st, "instr-report --export pprof: values are per call path; flat = exclusive, "
+                              "cum = inclusive");
+    pb_int(p, 9, t0 == UINT64_MAX ? 0 : t0);
+    pb_int(p, 10, (uint64_t)llround(s->duration_ns));
+    value_type(p, 11, &sub, st, "elapsed", "nanoseconds");
+    pb_int(p, 12, 1);
+    pb_int(p, 13, cmt);
+    pb_int(p, 14, str_id(st, "elapsed"));
+    for (size_t i = 0; i < st->n; i++)
+        pb_bytes(p, 6, st->s[i], strlen(st->s[i]));
+    p->oom |= sub.oom | sub2.oom | packed.oom | st->oom;
+    free(sub.b), free(sub2.b), free(packed.b);
+    return p->oom ? INSTR_ENOMEM : 0;
+}
+
+/* gzip (zlib's deflate with a gzip wrapper) of b[0..n) to out. */
+static int gzip_to(FILE *out, const uint8_t *b, size_t n)
+{
+    z_stream z = {0};
+    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return INSTR_ENOMEM;
+    uint8_t chunk[1 << 16];
+    int rc = 0, zr;
+    z.next_in = (Bytef *)(uintptr_t)b;
+    do {
+        size_t take = n > (1u << 30) ? 1u << 30 : n;
+        z.avail_in = (uInt)take;
+        n -= take;
+        do {
+            z.next_out = chunk;
+            z.avail_out = sizeof chunk;
+            zr = deflate(&z, n ? Z_NO_FLUSH : Z_FINISH);
+            size_t have = sizeof chunk - z.avail_out;
+            if (have && fwrite(chunk, 1, have, out) != have)
+                rc = INSTR_EIO;
+        } while (z.avail_out == 0 && rc == 0);
+    } while (n && rc == 0);
+    if (rc == 0 && zr != Z_STREAM_END)
+        rc = INSTR_EIO;
+    deflateEnd(&z);
+    return rc;
+}
+
+int instr_export_pprof(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
+{
+    (void)o;
+    if (!s->have_rate)
+        return INSTR_EARG; /* nanoseconds need a tick rate */
+    struct pbuf p = {0};
+    struct strtab st = {0};
+    int rc = encode(&p, &st, s);
+    if (rc == 0)
+        rc = gzip_to(out, p.b, p.len);
+    free(p.b);
+    strtab_free(&st);
+    return rc;
+}
