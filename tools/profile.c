@@ -1,9 +1,12 @@
 /* profile.c - call trees per thread, values per function/thread/module. */
 #include "profile.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "demangle.h"
 
 /* ---- a small open-addressing map (k1, k2) -> u32 ------------------------ */
 
@@ -784,4 +787,19 @@ void instr_profile_free(struct instr_profile *p)
     free(p->nodes);
     instr_sitemap_free(&p->sites, p->dump ? p->dump->nsites : 0);
     memset(p, 0, sizeof *p);
+}
+
+char *instr_profile_func_name(const struct instr_profile *p, uint32_t func)
+{
+    const struct instr_pfunc *f = &p->funcs[func];
+    if (f->pseudo)
+        return instr_demangle(f->pseudo);
+    if (f->fn)
+        return f->fn->demangled && f->fn->demangled[0] ? strdup(f->fn->demangled) : instr_demangle(f->fn->name);
+    char buf[64];
+    if (f->key & INSTR_KEY_SITE)
+        snprintf(buf, sizeof buf, "[site %" PRIu64 "]", (uint64_t)(f->key & ~(INSTR_KEY_SITE | INSTR_KEY_UNNAMED)));
+    else
+        snprintf(buf, sizeof buf, "[function %" PRIu64 "]", f->key);
+    return strdup(buf);
 }

@@ -173,4 +173,9 @@ int instr_profile_build_excluding(struct instr_profile *p, const struct instr_du
                                   const struct instr_exclusions *x, char *err, size_t errlen);
 void instr_profile_free(struct instr_profile *p);
 
+/* The name a report shows for p->funcs[func]: the plugin's demangled name,
+ * else the symbol (a pseudo-frame's callee) demangled here; "[site N]" or
+ * "[function N]" for frames without metadata.  malloc'd; NULL: no memory. */
+char *instr_profile_func_name(const struct instr_profile *p, uint32_t func);
+
 #endif
