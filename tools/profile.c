@@ -696,6 +696,7 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
                  * at the next event. */
                 tick += ev.arg;
                 prev = tick;
+                w->cut += ev.arg;
                 rep->runtime_ticks += ev.arg;
                 continue;
             }
