@@ -608,7 +608,8 @@ static int emit(const struct cli *c, const struct instr_session *s, int warned, 
     if (rc >= 0 && (s->nwarnings || s->repairs.bad_chunks || warned)) {
         for (size_t i = 0; i < s->nwarnings; i++)
             fprintf(stderr, PROG ": warning: %s\n", s->warnings[i]);
-        status = EXIT_WARNED;
+        if (s->nwarnings > s->nnotes || s->repairs.bad_chunks || warned)
+            status = EXIT_WARNED;
     }
     return close_output(out, status, rc);
 }

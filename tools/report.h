@@ -58,6 +58,8 @@ struct instr_session {
     double duration_ns;        /* from the earliest start to the latest end */
     char **warnings;           /* dump warnings prefixed with the file, bad chunks */
     size_t nwarnings;
+    size_t nnotes;             /* of the warnings, those that leave the data whole (a clock that
+                                  went back): not a damaged input (exit status 0) */
     uint64_t events;
     uint32_t **func_rows;      /* [dump][profile function] -> function row key */
     uint32_t *row_of_key;      /* function row key -> index in functions (after the last sort) */

@@ -58,10 +58,15 @@ static int add_dump_warnings(struct instr_session *s, const struct instr_dump *d
         (rc = add_warning(s, "%s: %" PRIu64 " chunk(s) with invalid bytes; their rest was skipped", d->path,
                           p->repairs.bad_chunks)))
         return rc;
+    /* A clock that went back damages nothing (the interval across is
+     * counted from the chunk's base): a note, not a damaged dump. */
     if (p->repairs.clock_back &&
-        (rc = add_warning(s, "%s: %" PRIu64 " chunk(s) start before the previous event (clock went back)", d->path,
-                          p->repairs.clock_back)))
+        (rc = add_warning(s, "%s: %" PRIu64 " chunk(s) start before the previous event (clock went back; "
+                             "the interval across counted from the chunk's start)",
+                          d->path, p->repairs.clock_back)))
         return rc;
+    if (p->repairs.clock_back)
+        s->nnotes++;
     for (size_t t = 0; t < p->nthreads; t++)
         if (p->threads[t].dropped &&
             (rc = add_warning(s, "%s: thread %u: %" PRIu64 " events dropped (the runtime had no room), "
