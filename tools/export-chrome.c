@@ -96,8 +96,9 @@ static void process_name(struct cexp *c)
 {
     const struct instr_dump *d = &c->dumps[c->dump];
     begin_event(c);
-    put(c, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %" PRIu64 ", \"tid\": 0, \"args\": {\"name\": ",
-        d->hdr.pid);
+    /* tid = pid: the main thread (a tid of 0 made a phantom thread in Perfetto). */
+    put(c, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64
+           ", \"args\": {\"name\": ", d->hdr.pid, d->hdr.pid);
     str(c, instr_basename(d->hdr.exe_path));
     put(c, "}}");
 }

@@ -131,6 +131,9 @@ def validate_trace(path):
             else:
                 st.pop()
     check(all(not v for v in open_b.values()), "every B has its E on the same pid/tid, in order")
+    tids = {(e["pid"], e["tid"]) for e in ev if e.get("ph") != "M" or e.get("name") == "thread_name"}
+    check(all((e["pid"], e["tid"]) in tids | {(e["pid"], e["pid"])} for e in ev if e.get("ph") == "M"),
+          "metadata events name only real threads (no tid 0: a phantom thread in Perfetto)")
     for k, v in ok.items():
         check(v, f"rule {k}: " + {"pid/tid": "pid and tid set (integers)", "ts": "ts in µs (a number)",
                                    "dur": "X events have dur >= 0", "C": "counters are C with numeric args",
