@@ -25,7 +25,9 @@
 
 struct cexp {
     FILE *out;
-    const struct instr_session *s;
+    const struct instr_dump *dumps; /* the session's */
+    size_t ndumps;
+    uint64_t t0_ns;   /* the session's start: its earliest process start */
     const struct instr_report_opts *o;
     size_t dump;
     const struct instr_profile *p;
@@ -35,6 +37,8 @@ struct cexp {
     double *open;     /* open calls' start times (µs) of the current thread */
     size_t nopen, capopen;
     uint32_t thread;
+    char **names;     /* per function of the current profile: its name, made when first needed */
+    size_t nnames;
 };
 
 static void put(struct cexp *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -48,12 +52,33 @@ static void put(struct cexp *c, const char *fmt, ...)
         c->bytes += (uint64_t)n;
 }
 
+/* A JSON string, counting its bytes as it goes (asking the stream where it
+ * is, twice a string, cost an lseek each: 1.28 M of them for 214 k events).
+ * The escapes are report-json.c's. */
 static void str(struct cexp *c, const char *s)
 {
-    long before = ftell(c->out);
-    instr_json_str(c->out, s);
-    long after = ftell(c->out);
-    c->bytes += before >= 0 && after > before ? (uint64_t)(after - before) : strlen(s) + 2;
+    FILE *out = c->out;
+    uint64_t n = 2;
+    putc('"', out);
+    for (const unsigned char *q = (const unsigned char *)(s ? s : ""); *q; q++) {
+        switch (*q) {
+        case '"': fputs("\\\"", out); n += 2; break;
+        case '\\': fputs("\\\\", out); n += 2; break;
+        case '\n': fputs("\\n", out); n += 2; break;
+        case '\r': fputs("\\r", out); n += 2; break;
+        case '\t': fputs("\\t", out); n += 2; break;
+        default:
+            if (*q < 0x20 || *q == 0x7f) {
+                fprintf(out, "\\u%04x", *q);
+                n += 6;
+            } else {
+                putc(*q, out); /* UTF-8 passes through */
+                n++;
+            }
+        }
+    }
+    putc('"', out);
+    c->bytes += n;
 }
 
 static uint64_t tid_of(const struct cexp *c, uint32_t thread)
@@ -69,10 +94,11 @@ static void begin_event(struct cexp *c)
 
 static void process_name(struct cexp *c)
 {
-    const struct instr_dump *d = &c->s->dumps[c->dump];
+    const struct instr_dump *d = &c->dumps[c->dump];
     begin_event(c);
-    put(c, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %" PRIu64 ", \"tid\": 0, \"args\": {\"name\": ",
-        d->hdr.pid);
+    /* tid = pid: the main thread (a tid of 0 made a phantom thread in Perfetto). */
+    put(c, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64
+           ", \"args\": {\"name\": ", d->hdr.pid, d->hdr.pid);
     str(c, instr_basename(d->hdr.exe_path));
     put(c, "}}");
 }
@@ -134,9 +160,43 @@ static int maybe_split(struct cexp *c)
     return 0;
 }
 
+/* Microseconds from the session's start (instr_session_us, which cannot be
+ * used while the session is being built). */
 static double us(const struct cexp *c, uint64_t tick)
 {
-    return instr_session_us(c->s, c->dump, tick);
+    const struct instr_dump *d = &c->dumps[c->dump];
+    if (d->tick_hz <= 0)
+        return NAN;
+    double rel = ((double)tick - (double)d->hdr.start_tsc) * 1e6 / d->tick_hz;
+    return rel + (double)(d->hdr.start_mono_ns - c->t0_ns) / 1e3;
+}
+
+/* The name of a function of the current profile. */
+static const char *func_name(struct cexp *c, uint32_t func)
+{
+    if (func >= c->nnames) {
+        size_t nn = c->nnames ? c->nnames : 64;
+        while (nn <= func)
+            nn *= 2;
+        char **a = realloc(c->names, nn * sizeof *a);
+        if (!a)
+            return NULL;
+        memset(a + c->nnames, 0, (nn - c->nnames) * sizeof *a);
+        c->names = a;
+        c->nnames = nn;
+    }
+    if (!c->names[func])
+        c->names[func] = instr_profile_func_name(c->p, func);
+    return c->names[func];
+}
+
+static void forget_names(struct cexp *c)
+{
+    for (size_t i = 0; i < c->nnames; i++)
+        free(c->names[i]);
+    free(c->names);
+    c->names = NULL;
+    c->nnames = 0;
 }
 
 static int in_range(const struct cexp *c, double t0, double t1)
@@ -175,18 +235,21 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
         t1 = c->o->to_us;
     if (t1 - t0 < c->o->min_dur_us)
         return 0;
-    const struct instr_row *r = instr_function_row(c->s, c->s->func_rows[c->dump][func]);
+    const struct instr_pfunc *f = &c->p->funcs[func];
+    const char *name = func_name(c, func), *module = c->p->modules[f->module].path;
+    if (!name)
+        return INSTR_ENOMEM;
     begin_event(c);
     put(c, "{\"ph\": \"X\", \"name\": ");
-    str(c, r->name);
+    str(c, name);
     put(c, ", \"cat\": \"%s\", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64 ", \"ts\": %.3f, \"dur\": %.3f, \"args\": {",
-        r->pseudo ? "call" : "function", c->p->dump->hdr.pid, tid_of(c, thread), t0, t1 - t0);
+        f->pseudo ? "call" : "function", c->p->dump->hdr.pid, tid_of(c, thread), t0, t1 - t0);
     put(c, "\"module\": ");
-    str(c, instr_basename(r->module));
-    if (r->file[0]) {
+    str(c, instr_basename(module ? module : ""));
+    if (f->fn && f->fn->file && f->fn->file[0]) {
         put(c, ", \"file\": ");
-        str(c, r->file);
-        put(c, ", \"line\": %" PRIu64, r->line);
+        str(c, f->fn->file);
+        put(c, ", \"line\": %" PRIu64, f->fn->line);
     }
     put(c, "%s}}", incomplete ? ", \"incomplete\": true" : "");
     return maybe_split(c);
@@ -227,28 +290,79 @@ static int on_counter(void *ctx, uint32_t thread, uint64_t label, int64_t value,
     return maybe_split(c);
 }
 
+/* A dump's walk begins. */
+static int dump_begin(void *ctx, size_t dump, const struct instr_profile *p)
+{
+    struct cexp *c = ctx;
+    forget_names(c);
+    c->dump = dump;
+    c->p = p;
+    c->thread = UINT32_MAX;
+    c->nopen = 0;
+    process_name(c);
+    return 0;
+}
+
+static void start(struct cexp *c, FILE *out, const struct instr_dump *dumps, size_t n,
+                  const struct instr_report_opts *o)
+{
+    *c = (struct cexp){.out = out, .dumps = dumps, .ndumps = n, .o = o, .part = 1, .t0_ns = UINT64_MAX};
+    for (size_t k = 0; k < n; k++)
+        if (dumps[k].hdr.start_mono_ns < c->t0_ns)
+            c->t0_ns = dumps[k].hdr.start_mono_ns;
+    part_begin(c);
+}
+
+static int finish(struct cexp *c, FILE *out, int rc)
+{
+    part_end(c);
+    if (c->out != out)
+        rc = fclose(c->out) != 0 && !rc ? INSTR_EIO : rc;
+    free(c->open);
+    forget_names(c);
+    return rc;
+}
+
+static int have_rate(const struct instr_dump *dumps, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (dumps[i].tick_hz <= 0)
+            return 0;
+    return 1;
+}
+
+int instr_export_chrome_walk(FILE *out, struct instr_session *s, const struct instr_dump *dumps, size_t n,
+                             const struct instr_exclusions *x, const struct instr_report_opts *o, int *wrc,
+                             char *err, size_t errlen)
+{
+    if (!have_rate(dumps, n)) {
+        *wrc = INSTR_EARG; /* timestamps need a tick rate */
+        return instr_session_build_excluding(s, dumps, n, x, err, errlen);
+    }
+    struct cexp c;
+    start(&c, out, dumps, n, o);
+    struct instr_session_observer obs = {&c, dump_begin, {&c, on_open, on_close, on_mark, on_counter}};
+    int rc = instr_session_build_observed(s, dumps, n, x, &obs, err, errlen);
+    *wrc = finish(&c, out, 0);
+    return rc;
+}
+
+/* The same from a session already built: its dumps walked again. */
 int instr_export_chrome(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
 {
     if (!s->have_rate)
-        return INSTR_EARG; /* timestamps need a tick rate */
-    struct cexp c = {.out = out, .s = s, .o = o, .part = 1};
+        return INSTR_EARG;
+    struct cexp c;
+    start(&c, out, s->dumps, s->ndumps, o);
     struct instr_timeline tl = {&c, on_open, on_close, on_mark, on_counter};
     int rc = 0;
-    part_begin(&c);
     for (size_t i = 0; i < s->ndumps && rc == 0; i++) {
         struct instr_profile p;
         char err[600];
-        c.dump = i;
-        c.p = &p;
-        c.thread = UINT32_MAX;
-        c.nopen = 0;
-        process_name(&c);
+        memset(&p, 0, sizeof p);
+        dump_begin(&c, i, &p);
         if ((rc = instr_profile_build_timeline(&p, &s->dumps[i], s->exclude, &tl, err, sizeof err)) == 0)
             instr_profile_free(&p);
     }
-    part_end(&c);
-    if (c.out != out)
-        rc = fclose(c.out) != 0 && !rc ? INSTR_EIO : rc;
-    free(c.open);
-    return rc;
+    return finish(&c, out, rc);
 }

@@ -28,14 +28,17 @@ struct vlabel {
 
 struct vexp {
     FILE *out;
-    const struct instr_session *s;
+    const struct instr_dump *dumps; /* the session's */
+    size_t ndumps;
+    uint64_t t0_ns;           /* the session's start: its earliest process start */
     size_t dump;
     const struct instr_profile *p;
     uint32_t next_thread;     /* file thread ids */
     uint32_t cur_thread;      /* profile thread index being written, UINT32_MAX = none */
     uint32_t cur_id;          /* its file id */
     int declared;             /* its T line is out */
-    uint32_t *fid;            /* row key -> file function id + 1 for this thread (0 = none) */
+    uint32_t *fid;            /* profile function -> file function id + 1 for this thread (0 = none) */
+    size_t capfid;
     uint32_t nfid;            /* functions declared in this thread */
     struct vlabel *ev;        /* this thread's events */
     size_t nev;
@@ -44,9 +47,15 @@ struct vexp {
     size_t ctr_dump_base;     /* first counter of the current dump */
 };
 
+/* Microseconds from the session's start (instr_session_us, which cannot be
+ * used while the session is being built), rounded. */
 static long long us(const struct vexp *v, uint64_t tick)
 {
-    double t = instr_session_us(v->s, v->dump, tick);
+    const struct instr_dump *d = &v->dumps[v->dump];
+    if (d->tick_hz <= 0)
+        return 0;
+    double t = ((double)tick - (double)d->hdr.start_tsc) * 1e6 / d->tick_hz +
+               (double)(d->hdr.start_mono_ns - v->t0_ns) / 1e3;
     return isnan(t) || t < 0 ? 0 : llround(t);
 }
 
@@ -59,7 +68,8 @@ static void thread_start(struct vexp *v, uint32_t th)
     v->declared = 0;
     v->nfid = 0;
     v->nev = 0;
-    memset(v->fid, 0, v->s->nfunctions * sizeof *v->fid);
+    if (v->capfid)
+        memset(v->fid, 0, v->capfid * sizeof *v->fid);
 }
 
 static void declare_thread(struct vexp *v)
@@ -70,7 +80,7 @@ static void declare_thread(struct vexp *v)
     v->cur_id = v->next_thread++;
     v->declared = 1;
     fprintf(v->out, "T %u ", v->cur_id);
-    if (v->s->ndumps > 1)
+    if (v->ndumps > 1)
         fprintf(v->out, "pid %" PRIu64 ": ", v->p->dump->hdr.pid);
     if (t->name && t->name[0])
         fprintf(v->out, "%s\n", t->name);
@@ -92,18 +102,41 @@ static void put_label(FILE *out, const char *s)
     fputc('\n', out);
 }
 
+/* The file id slot of profile function func in this thread. */
+static uint32_t *fid_slot(struct vexp *v, uint32_t func)
+{
+    if (func >= v->capfid) {
+        size_t nc = v->capfid ? v->capfid : 64;
+        while (nc <= func)
+            nc *= 2;
+        uint32_t *a = realloc(v->fid, nc * sizeof *a);
+        if (!a)
+            return NULL;
+        memset(a + v->capfid, 0, (nc - v->capfid) * sizeof *a);
+        v->fid = a;
+        v->capfid = nc;
+    }
+    return &v->fid[func];
+}
+
 static int on_open(void *ctx, uint32_t thread, uint32_t func, uint64_t tick)
 {
     struct vexp *v = ctx;
     thread_start(v, thread);
     declare_thread(v);
-    uint32_t key = v->s->func_rows[v->dump][func];
-    if (!v->fid[key]) {
-        v->fid[key] = ++v->nfid;
+    uint32_t *id = fid_slot(v, func);
+    if (!id)
+        return INSTR_ENOMEM;
+    if (!*id) {
+        char *name = instr_profile_func_name(v->p, func);
+        if (!name)
+            return INSTR_ENOMEM;
+        *id = ++v->nfid;
         fprintf(v->out, "F %u %u ", v->cur_id, v->nfid - 1);
-        put_label(v->out, instr_function_row(v->s, key)->name);
+        put_label(v->out, name);
+        free(name);
     }
-    fprintf(v->out, "S %u %u %lld\n", v->cur_id, v->fid[key] - 1, us(v, tick));
+    fprintf(v->out, "S %u %u %lld\n", v->cur_id, *id - 1, us(v, tick));
     return 0;
 }
 
@@ -112,8 +145,7 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
     struct vexp *v = ctx;
     (void)thread;
     (void)incomplete;
-    uint32_t key = v->s->func_rows[v->dump][func];
-    fprintf(v->out, "E %u %u %lld\n", v->cur_id, v->fid[key] - 1, us(v, tick));
+    fprintf(v->out, "E %u %u %lld\n", v->cur_id, v->fid[func] - 1, us(v, tick));
     return 0;
 }
 
@@ -169,32 +201,79 @@ static int on_counter(void *ctx, uint32_t thread, uint64_t label, int64_t value,
     return 0;
 }
 
+/* A dump's walk begins. */
+static int dump_begin(void *ctx, size_t dump, const struct instr_profile *p)
+{
+    struct vexp *v = ctx;
+    v->dump = dump;
+    v->p = p;
+    v->cur_thread = UINT32_MAX;
+    v->ctr_dump_base = v->nctr;
+    fprintf(v->out, "# %s (pid %" PRIu64 ")\n", v->dumps[dump].hdr.exe_path, v->dumps[dump].hdr.pid);
+    return 0;
+}
+
+static void start(struct vexp *v, FILE *out, const struct instr_dump *dumps, size_t n)
+{
+    *v = (struct vexp){.out = out, .dumps = dumps, .ndumps = n, .t0_ns = UINT64_MAX};
+    for (size_t k = 0; k < n; k++)
+        if (dumps[k].hdr.start_mono_ns < v->t0_ns)
+            v->t0_ns = dumps[k].hdr.start_mono_ns;
+    fprintf(out, "# profile-visualiser text, written by instr-report: times in microseconds since the session's "
+                 "start\n");
+}
+
+static void finish(struct vexp *v)
+{
+    free(v->fid);
+    free(v->ev);
+    free(v->ctr);
+}
+
+static int have_rate(const struct instr_dump *dumps, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (dumps[i].tick_hz <= 0)
+            return 0;
+    return 1;
+}
+
+int instr_export_visualiser_walk(FILE *out, struct instr_session *s, const struct instr_dump *dumps, size_t n,
+                                 const struct instr_exclusions *x, const struct instr_report_opts *o, int *wrc,
+                                 char *err, size_t errlen)
+{
+    (void)o;
+    *wrc = 0;
+    if (!have_rate(dumps, n)) {
+        *wrc = INSTR_EARG; /* times need a tick rate */
+        return instr_session_build_excluding(s, dumps, n, x, err, errlen);
+    }
+    struct vexp v;
+    start(&v, out, dumps, n);
+    struct instr_session_observer obs = {&v, dump_begin, {&v, on_open, on_close, on_mark, on_counter}};
+    int rc = instr_session_build_observed(s, dumps, n, x, &obs, err, errlen);
+    finish(&v);
+    return rc;
+}
+
+/* The same from a session already built: its dumps walked again. */
 int instr_export_visualiser(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
 {
     (void)o;
     if (!s->have_rate)
-        return INSTR_EARG; /* times need a tick rate */
-    struct vexp v = {.out = out, .s = s};
-    int rc = 0;
-    if (!(v.fid = calloc(s->nfunctions + 1, sizeof *v.fid)))
-        return INSTR_ENOMEM;
-    fprintf(out, "# profile-visualiser text, written by instr-report: times in microseconds since the session's "
-                 "start\n");
+        return INSTR_EARG;
+    struct vexp v;
+    start(&v, out, s->dumps, s->ndumps);
     struct instr_timeline tl = {&v, on_open, on_close, on_mark, on_counter};
+    int rc = 0;
     for (size_t i = 0; i < s->ndumps && rc == 0; i++) {
         struct instr_profile p;
         char err[600];
-        v.dump = i;
-        v.p = &p;
-        v.cur_thread = UINT32_MAX;
-        v.ctr_dump_base = v.nctr;
-        fprintf(out, "# %s (pid %" PRIu64 ")\n", s->dumps[i].hdr.exe_path, s->dumps[i].hdr.pid);
-        rc = instr_profile_build_timeline(&p, &s->dumps[i], s->exclude, &tl, err, sizeof err);
-        if (rc == 0)
+        memset(&p, 0, sizeof p);
+        dump_begin(&v, i, &p);
+        if ((rc = instr_profile_build_timeline(&p, &s->dumps[i], s->exclude, &tl, err, sizeof err)) == 0)
             instr_profile_free(&p);
     }
-    free(v.fid);
-    free(v.ev);
-    free(v.ctr);
+    finish(&v);
     return rc;
 }

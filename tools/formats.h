@@ -37,6 +37,8 @@ struct instr_format {
     unsigned uses;               /* INSTR_USES_* */
     instr_exporter write;
     instr_diff_writer diff;      /* NULL: no --diff in this format */
+    instr_walk_exporter walk;    /* exports of the call timeline: written while the session is
+                                    built, in its one walk of each dump (write: from a built one) */
 };
 
 extern const struct instr_format instr_formats[];

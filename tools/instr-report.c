@@ -531,8 +531,22 @@ static int run_diff(const struct cli *c, const struct instr_dump *dumps)
     return status;
 }
 
-/* The session of every input, with a progress line while it is read. */
-static int build_session(const struct cli *c, struct instr_dump *dumps, size_t nd, struct instr_session *s)
+/* The options an exporter reads, with the -o FILE parts of --split-size. */
+static struct instr_report_opts export_opts(const struct cli *c, struct parts *parts)
+{
+    struct instr_report_opts o = c->o;
+    if (o.split_bytes) {
+        o.next_part = next_part;
+        o.part_ctx = parts;
+    }
+    return o;
+}
+
+/* The session of every input, with a progress line while it is read.  An
+ * export of the call timeline (format->walk) is written during the build,
+ * in its one walk of each dump: *out is then open and *wrc its result. */
+static int build_session(const struct cli *c, struct instr_dump *dumps, size_t nd, struct instr_session *s,
+                         FILE **out, int *wrc)
 {
     char err[600];
     struct instr_progress bar;
@@ -544,7 +558,20 @@ static int build_session(const struct cli *c, struct instr_dump *dumps, size_t n
         dumps[i].progress = instr_progress_add;
         dumps[i].progress_ctx = &bar;
     }
-    int built = instr_session_build_excluding(s, dumps, nd, c->excl.n ? &c->excl : NULL, err, sizeof err);
+    const struct instr_exclusions *x = c->excl.n ? &c->excl : NULL;
+    int built;
+    if (c->export && c->format->walk) {
+        struct parts parts;
+        parts = (struct parts){c->outpath};
+        struct instr_report_opts o = export_opts(c, &parts);
+        if (!(*out = open_output(c->outpath))) {
+            instr_progress_end(&bar);
+            return INSTR_EARG;
+        }
+        built = c->format->walk(*out, s, dumps, nd, x, &o, wrc, err, sizeof err);
+    } else {
+        built = instr_session_build_excluding(s, dumps, nd, x, err, sizeof err);
+    }
     instr_progress_end(&bar);
     if (built < 0)
         fprintf(stderr, PROG ": %s\n", err);
@@ -552,15 +579,11 @@ static int build_session(const struct cli *c, struct instr_dump *dumps, size_t n
 }
 
 /* The report or export of s.  Returns the exit status. */
-static int emit(const struct cli *c, const struct instr_session *s, int warned)
+static int emit(const struct cli *c, const struct instr_session *s, int warned, FILE *walked, int wrc)
 {
     char err[600];
     struct parts parts = {c->outpath};
-    struct instr_report_opts o = c->o;
-    if (o.split_bytes) {
-        o.next_part = next_part;
-        o.part_ctx = &parts;
-    }
+    struct instr_report_opts o = export_opts(c, &parts);
     if (o.func) {
         /* An unknown or ambiguous name is a usage error, said before any output. */
         struct instr_relations rel;
@@ -571,10 +594,10 @@ static int emit(const struct cli *c, const struct instr_session *s, int warned)
         }
         instr_relations_free(&rel);
     }
-    FILE *out = open_output(c->outpath);
+    FILE *out = walked ? walked : open_output(c->outpath);
     if (!out)
         return EXIT_USAGE;
-    int rc = c->format->write(out, s, &o);
+    int rc = walked ? wrc : c->format->write(out, s, &o);
     if (rc == INSTR_EARG && c->export) {
         fprintf(stderr, PROG ": --export %s: %s\n", c->format->name,
                 o.weight_app && s->no_app ? "no Application values in this input (--weight application)"
@@ -585,7 +608,8 @@ static int emit(const struct cli *c, const struct instr_session *s, int warned)
     if (rc >= 0 && (s->nwarnings || s->repairs.bad_chunks || warned)) {
         for (size_t i = 0; i < s->nwarnings; i++)
             fprintf(stderr, PROG ": warning: %s\n", s->warnings[i]);
-        status = EXIT_WARNED;
+        if (s->nwarnings > s->nnotes || s->repairs.bad_chunks || warned)
+            status = EXIT_WARNED;
     }
     return close_output(out, status, rc);
 }
@@ -642,14 +666,20 @@ int main(int argc, char **argv)
             status = EXIT_WARNED;
     } else if (status == EXIT_OK) {
         struct instr_session s;
-        if (build_session(&c, dumps, nd, &s) < 0) {
-            status = EXIT_INPUT;
+        FILE *walked = NULL;
+        int wrc = 0, built = build_session(&c, dumps, nd, &s, &walked, &wrc);
+        if (built < 0) {
+            status = built == INSTR_EARG && !walked ? EXIT_USAGE : EXIT_INPUT;
+            if (walked)
+                close_output(walked, status, 0);
         } else {
             if (instr_session_sort(&s, c.sort) < 0) {
                 fprintf(stderr, PROG ": unknown sort column '%s' (one of: %s)\n", c.sort, instr_sort_columns);
                 status = EXIT_USAGE;
+                if (walked)
+                    close_output(walked, status, 0);
             } else {
-                status = emit(&c, &s, warned);
+                status = emit(&c, &s, warned, walked, wrc);
                 if (status == EXIT_OK || status == EXIT_WARNED)
                     hint(&c);
             }

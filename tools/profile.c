@@ -1,9 +1,12 @@
 /* profile.c - call trees per thread, values per function/thread/module. */
 #include "profile.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "demangle.h"
 
 /* ---- a small open-addressing map (k1, k2) -> u32 ------------------------ */
 
@@ -86,7 +89,7 @@ struct node {
     uint64_t kid_key[4]; /* the first children, inline: most functions call few others */
     uint32_t kid[4];     /* 0 = free slot */
     uint32_t first_child, next_sibling; /* filled after the walk */
-    uint64_t ee, ae, ie, ia;            /* ticks */
+    uint64_t ei, ee, ai, ae;            /* ticks: the four values */
     uint64_t calls, flagged_n, flagged_t, offcpu_t;
     uint8_t excluded; /* --not-application: this frame or an ancestor matches */
 };
@@ -97,39 +100,26 @@ struct walker {
     struct map childmap; /* (key, parent) -> node */
     struct node *nodes;
     size_t nnodes, capnodes;
-    uint32_t *stack; /* node indices, stack[0] = root */
-    size_t capstack;
     uint32_t *fncount, *modcount; /* DFS counters */
     size_t capfncount;
     uint32_t *extcount;  /* DFS counter: pseudo-frames called by an open frame of a function */
-    uint8_t *state;      /* per stack depth: ST_* */
-    size_t capstate;
-    struct node pend;    /* time of the pending call site (ee, ae, flagged) */
     const struct instr_exclusions *x; /* --not-application, or NULL */
-    const struct instr_timeline *tl;  /* exporters' callbacks, or NULL */
-    uint32_t thread;                  /* index of the thread being walked */
-    uint64_t pend_tick;               /* tick of the pending call site */
+    const struct instr_timeline *tl;  /* the observer of frames opening and closing, or NULL */
+
+    /* The thread being walked: its stack of open frames. */
+    uint32_t thread;     /* its index in p->threads */
+    uint32_t *stack;     /* node indices, stack[0] = root (0), stack[depth] = top */
+    uint8_t *state;      /* per stack depth: ST_* */
+    uint32_t depth;      /* not size_t: stores of the uint64_t values must not alias it */
+    size_t capstack;     /* of stack and state */
+    uint64_t cut;        /* ticks of the runtime's own work so far (EXT RUNTIME), cut from the timeline */
+    /* A call site on top whose frame the next event decides (ST_PENDING). */
+    int pending;
+    int pend_reenter;    /* pushed again after an unwind (EXT REENTER_SITE): no call counted */
+    uint64_t pend_site;  /* its site id */
+    uint64_t pend_tick;  /* its timeline tick (cut applied) */
+    struct node pend;    /* the time it has had so far (ee, ae, flagged) */
 };
-
-/* Timeline callbacks: a frame of node n opens or closes at tick. */
-static int tl_open(struct walker *w, uint32_t n, uint64_t tick)
-{
-    return w->tl->frame_open ? w->tl->frame_open(w->tl->ctx, w->thread, w->nodes[n].fn, tick) : 0;
-}
-
-static int tl_close(struct walker *w, uint32_t n, uint64_t tick, int incomplete)
-{
-    return w->tl->frame_close ? w->tl->frame_close(w->tl->ctx, w->thread, w->nodes[n].fn, tick, incomplete) : 0;
-}
-
-/* Closes the frames stack[depth..1] at tick (a thread's end). */
-static int tl_close_all(struct walker *w, const uint32_t *stack, size_t depth, uint64_t tick)
-{
-    int rc = 0;
-    for (size_t i = depth; i > 0 && rc == 0; i--)
-        rc = tl_close(w, stack[i], tick, 1);
-    return rc;
-}
 
 /* A frame is excluded when its name (function or pseudo-frame) matches. */
 static int frame_excluded(const struct walker *w, uint32_t fn)
@@ -285,12 +275,14 @@ static int keep_tree(struct walker *w, uint32_t thread)
             .parent = (uint32_t)(base + (i ? nd->parent : 0)),
             .func = i ? nd->fn : UINT32_MAX,
             .thread = thread,
-            .ie = nd->ie, .ee = nd->ee, .ia = nd->ia, .ae = nd->ae, .calls = nd->calls,
+            .ei = nd->ei, .ee = nd->ee, .ai = nd->ai, .ae = nd->ae, .calls = nd->calls,
         };
     }
     p->nnodes = base + n;
     return 0;
 }
+
+static int grow_stack(struct walker *w);
 
 /* Derives inclusive values and adds the tree into the profile. */
 static int fold_tree(struct walker *w, struct instr_pthread *th)
@@ -301,18 +293,18 @@ static int fold_tree(struct walker *w, struct instr_pthread *th)
     /* Children have larger indices than their parents: one reverse pass
      * sums inclusive values and links children lists. */
     for (size_t i = 0; i < n; i++)
-        nodes[i].ie = nodes[i].ia = 0, nodes[i].first_child = nodes[i].next_sibling = 0;
+        nodes[i].ei = nodes[i].ai = 0, nodes[i].first_child = nodes[i].next_sibling = 0;
     for (size_t i = n; i-- > 1;) {
         struct node *c = &nodes[i], *par = &nodes[c->parent];
-        c->ie += c->ee;
-        c->ia += c->ae;
-        par->ie += c->ie;
-        par->ia += c->ia;
+        c->ei += c->ee;
+        c->ai += c->ae;
+        par->ei += c->ei;
+        par->ai += c->ai;
         c->next_sibling = par->first_child;
         par->first_child = (uint32_t)i;
     }
-    th->v.ei = th->v.ee = nodes[0].ie;
-    th->v.ai = th->v.ae = nodes[0].ia;
+    th->v.ei = th->v.ee = nodes[0].ei;
+    th->v.ai = th->v.ae = nodes[0].ai;
     add_values(&p->total, &th->v);
 
     if (p->nfuncs > w->capfncount) {
@@ -337,11 +329,10 @@ static int fold_tree(struct walker *w, struct instr_pthread *th)
     size_t cap = w->capstack, sp = 0;
     for (uint32_t c = nodes[0].first_child; c; c = nodes[c].next_sibling) {
         if (sp == cap) {
-            uint32_t *s = realloc(st, cap * 2 * sizeof *s);
-            if (!s)
+            if (grow_stack(w) < 0)
                 return INSTR_ENOMEM;
-            st = w->stack = s;
-            cap = w->capstack = cap * 2;
+            st = w->stack;
+            cap = w->capstack;
         }
         st[sp++] = c;
     }
@@ -360,16 +351,16 @@ static int fold_tree(struct walker *w, struct instr_pthread *th)
         struct instr_pmodule *m = &p->modules[f->module];
         uint32_t ec = ext_caller(p, nodes, nd);
         if (ec != UINT32_MAX && w->extcount[ec]++ == 0) {
-            p->funcs[ec].v.ext_ei += nd->ie;
-            p->funcs[ec].v.ext_ai += nd->ia;
+            p->funcs[ec].v.ext_ei += nd->ei;
+            p->funcs[ec].v.ext_ai += nd->ai;
         }
         if (w->fncount[nd->fn]++ == 0) {
-            f->v.ei += nd->ie;
-            f->v.ai += nd->ia;
+            f->v.ei += nd->ei;
+            f->v.ai += nd->ai;
         }
         if (w->modcount[f->module]++ == 0) {
-            m->v.ei += nd->ie;
-            m->v.ai += nd->ia;
+            m->v.ei += nd->ei;
+            m->v.ai += nd->ai;
         }
         f->v.ee += nd->ee;
         f->v.ae += nd->ae;
@@ -390,16 +381,11 @@ static int fold_tree(struct walker *w, struct instr_pthread *th)
         size_t need = sp + 1;
         for (uint32_t c = nd->first_child; c; c = nodes[c].next_sibling)
             need++;
-        if (need > cap) {
-            size_t nc = cap;
-            while (nc < need)
-                nc *= 2;
-            uint32_t *s = realloc(st, nc * sizeof *s);
-            if (!s)
+        while (need > cap) {
+            if (grow_stack(w) < 0)
                 return INSTR_ENOMEM;
-            st = w->stack = s;
-            cap = w->capstack = nc;
-            nd = &nodes[top];
+            st = w->stack;
+            cap = w->capstack;
         }
         st[sp++] = top | 0x80000000u;
         for (uint32_t c = nd->first_child; c; c = nodes[c].next_sibling)
@@ -408,21 +394,122 @@ static int fold_tree(struct walker *w, struct instr_pthread *th)
     return keep_tree(w, (uint32_t)(th - p->threads));
 }
 
+/* ---- the walk of one thread ------------------------------------------------
+ *
+ * Each event goes through four named steps:
+ *
+ *   decode (walk_thread)       the next event of the thread's chunks, its tick;
+ *   charge                     the interval it ends, to the frame on top;
+ *   resolve_pending            a call site on top becomes the callee's frame
+ *                              (merged) or a pseudo-frame, now that the next
+ *                              event is known;
+ *   apply_event                the event on the stack: push_frame, push_site,
+ *                              pop_frame, with the repairs (profile.h).
+ *
+ * push_frame, resolve_pending and pop_frame are the only places a frame
+ * opens or closes, and they tell the timeline observer (w->tl): an export
+ * of the timeline is this same walk, with the same numbering of threads
+ * and functions, not a second one.  The observer sees timeline ticks: the
+ * dump's ticks less the runtime's own work so far in the thread (EXT
+ * RUNTIME, which no value is charged with either), so a call's duration on
+ * the timeline is its Elapsed Inclusive in the report. */
+
 /* Grows the walk's stack and its states together (doubling). */
-static int grow_stack(struct walker *w, uint32_t **stack, size_t *cap)
+static int grow_stack(struct walker *w)
 {
-    size_t nc = *cap * 2;
-    uint32_t *s = realloc(*stack, nc * sizeof *s);
+    size_t nc = w->capstack * 2;
+    uint32_t *s = realloc(w->stack, nc * sizeof *s);
     if (!s)
         return INSTR_ENOMEM;
-    *stack = w->stack = s;
-    *cap = w->capstack = nc;
+    w->stack = s;
     uint8_t *st = realloc(w->state, nc);
     if (!st)
         return INSTR_ENOMEM;
     w->state = st;
-    w->capstate = nc;
+    w->capstack = nc;
     return 0;
+}
+
+/* The observer: a frame of node n opens or closes at timeline tick t. */
+static inline int observe_open(struct walker *w, uint32_t n, uint64_t t)
+{
+    if (INSTR_PROFILE_UNLIKELY(w->tl != NULL) && w->tl->frame_open)
+        return w->tl->frame_open(w->tl->ctx, w->thread, w->nodes[n].fn, t);
+    return 0;
+}
+
+static inline int observe_close(struct walker *w, uint32_t n, uint64_t t, int incomplete)
+{
+    if (INSTR_PROFILE_UNLIKELY(w->tl != NULL) && w->tl->frame_close)
+        return w->tl->frame_close(w->tl->ctx, w->thread, w->nodes[n].fn, t, incomplete);
+    return 0;
+}
+
+/* Charges the interval of d ticks that ev ends to the frame on top (the
+ * pending call site's time is held in w->pend). */
+static inline void charge(struct walker *w, const struct instr_event *ev, uint64_t d)
+{
+    if (!w->depth)
+        return;
+    uint32_t top = w->stack[w->depth];
+    struct node *n = top == PENDING_NODE ? &w->pend : &w->nodes[top];
+    n->ee += d;
+    if (!ev->os && !n->excluded) {
+        n->ae += d;
+    } else {
+        n->flagged_n++;
+        n->flagged_t += d;
+        n->offcpu_t += ev->offcpu;
+    }
+}
+
+/* Opens a frame for key above the top; count: a call (ENTER, not REENTER). */
+static inline int push_frame(struct walker *w, uint64_t key, int count, uint64_t tick)
+{
+    if (w->depth + 1 >= w->capstack && grow_stack(w) < 0)
+        return INSTR_ENOMEM;
+    uint32_t c = child(w, w->stack[w->depth], key);
+    if (c == UINT32_MAX)
+        return INSTR_ENOMEM;
+    w->stack[++w->depth] = c;
+    w->state[w->depth] = ST_FRAME;
+    w->nodes[c].calls += (uint64_t)count;
+    return observe_open(w, c, tick - w->cut);
+}
+
+/* Pushes a call site whose frame is not known yet (resolve_pending). */
+static inline int push_site(struct walker *w, uint64_t site, int reenter, uint64_t tick)
+{
+    if (w->depth + 1 >= w->capstack && grow_stack(w) < 0)
+        return INSTR_ENOMEM;
+    w->stack[++w->depth] = PENDING_NODE;
+    w->state[w->depth] = ST_PENDING;
+    memset(&w->pend, 0, sizeof w->pend);
+    w->pend.excluded = w->nodes[w->stack[w->depth - 1]].excluded;
+    w->pending = 1;
+    w->pend_site = site;
+    w->pend_reenter = reenter;
+    w->pend_tick = tick - w->cut;
+    return 0;
+}
+
+/* Closes the frame on top; incomplete: by a repair at the thread's end. */
+static inline int pop_frame(struct walker *w, uint64_t tick, int incomplete)
+{
+    int rc = observe_close(w, w->stack[w->depth], tick - w->cut, incomplete);
+    w->depth--;
+    return rc;
+}
+
+/* Closes every open frame at tick (a thread's end), counted as repaired. */
+static int pop_all(struct walker *w, uint64_t tick)
+{
+    w->p->repairs.incomplete += w->depth;
+    int rc = 0;
+    while (w->depth && rc == 0)
+        rc = pop_frame(w, tick, 1);
+    w->depth = 0;
+    return rc;
 }
 
 /* The frame key of a call site's pseudo-frame: its name's index, or (no
@@ -433,11 +520,19 @@ static uint64_t site_key(const struct instr_profile *p, uint64_t site)
     return INSTR_KEY_SITE | (k == UINT32_MAX ? INSTR_KEY_UNNAMED | (site & (INSTR_KEY_UNNAMED - 1)) : k);
 }
 
-/* Gives the pending call site on top of the stack its node: key's child of
- * the frame below, with the time the call site has had so far. */
-static int resolve_pending(struct walker *w, uint32_t *stack, size_t depth, uint64_t key, int count)
+/* The pending call site on top gets its frame from the event after it (ev,
+ * or NULL at the thread's end): the callee's entry makes one frame with the
+ * call site (the event is then consumed: returns 1), anything else a
+ * pseudo-frame (returns 0).  The call site's time so far goes with it. */
+static int resolve_pending(struct walker *w, const struct instr_event *ev)
 {
-    uint32_t c = child(w, stack[depth - 1], key);
+    struct instr_profile *p = w->p;
+    int merged = 0;
+    if (ev && ((ev->kind == INSTR_EV_ENTER && !w->pend_reenter) ||
+               (ev->kind == INSTR_EV_EXT && ev->ext == INSTR_EXT_REENTER && w->pend_reenter)))
+        merged = instr_sitemap_merges(&p->sites, p->dump, w->pend_site, ev->arg);
+    uint64_t key = merged ? ev->arg & ~INSTR_KEY_SITE : site_key(p, w->pend_site);
+    uint32_t c = child(w, w->stack[w->depth - 1], key);
     if (c == UINT32_MAX)
         return INSTR_ENOMEM;
     struct node *n = &w->nodes[c];
@@ -446,14 +541,111 @@ static int resolve_pending(struct walker *w, uint32_t *stack, size_t depth, uint
     n->flagged_n += w->pend.flagged_n;
     n->flagged_t += w->pend.flagged_t;
     n->offcpu_t += w->pend.offcpu_t;
-    n->calls += (uint64_t)count;
-    stack[depth] = c;
-    return w->tl ? tl_open(w, c, w->pend_tick) : 0;
+    n->calls += (uint64_t)!w->pend_reenter;
+    w->stack[w->depth] = c;
+    w->state[w->depth] = merged ? ST_MERGED : ST_FRAME;
+    w->pending = 0;
+    int rc = observe_open(w, c, w->pend_tick);
+    return rc < 0 ? rc : merged;
 }
 
-/* Walks one thread.  The hot loop: decode, charge the interval to the top
- * node, apply the event.  No allocation unless the stack gets deeper than
- * ever or a new call path appears. */
+/* EXIT, RETURN and UNWIND: the frame on top ends.  A merged frame (call
+ * site + callee) is two runtime frames: the first of its two ends (EXIT,
+ * or the first UNWIND) only marks it; RETURN (or the second UNWIND) pops. */
+enum { ENDED_POPPED, ENDED_MERGED_HALF, ENDED_UNMATCHED };
+static inline int end_frame(struct walker *w, int ends_merged_half, uint64_t tick)
+{
+    if (!w->depth) {
+        w->p->repairs.unmatched_exits++; /* a repair: ignored */
+        return ENDED_UNMATCHED;
+    }
+    if (ends_merged_half && w->state[w->depth] == ST_MERGED) {
+        w->state[w->depth] = ST_MERGED_EXITED;
+        return ENDED_MERGED_HALF;
+    }
+    return pop_frame(w, tick, 0); /* ENDED_POPPED, or an observer's error */
+}
+
+/* Applies ev, at tick, to the stack.  *tick and *prev move on a RESYNC. */
+static inline int apply_event(struct walker *w, struct instr_pthread *th, const struct instr_event *ev,
+                              uint64_t *tick, uint64_t *prev)
+{
+    struct instr_repairs *rep = &w->p->repairs;
+    const struct instr_timeline *tl = w->tl;
+    int rc;
+    switch (ev->kind) {
+    case INSTR_EV_ENTER:
+        return push_frame(w, ev->arg & ~INSTR_KEY_SITE, 1, *tick);
+    case INSTR_EV_CALL:
+        return push_site(w, ev->arg, 0, *tick);
+    case INSTR_EV_EXIT: /* a merged frame stays until its call site returns */
+        rc = end_frame(w, 1, *tick);
+        return rc < 0 ? rc : 0;
+    case INSTR_EV_RETURN:
+        rc = end_frame(w, 0, *tick);
+        return rc < 0 ? rc : 0;
+    case INSTR_EV_EXT:
+        break;
+    default:
+        return 0;
+    }
+    switch (ev->ext) {
+    case INSTR_EXT_UNWIND:
+        /* An exception or longjmp went through the frame on top. */
+        rc = end_frame(w, 1, *tick);
+        if (rc == ENDED_POPPED)
+            rep->unwound[ev->arg < INSTR_UNWIND_REASONS ? ev->arg : 0]++;
+        return rc < 0 ? rc : 0;
+    case INSTR_EXT_THREAD_END:
+        th->end_tick = *tick;
+        return pop_all(w, *tick);
+    case INSTR_EXT_REENTER: /* pushed again after an unwind: no call counted */
+        return push_frame(w, ev->arg & ~INSTR_KEY_SITE, 0, *tick);
+    case INSTR_EXT_REENTER_SITE:
+        return push_site(w, ev->arg, 1, *tick);
+    case INSTR_EXT_RESYNC:
+        *tick = *prev = ev->arg;
+        return 0;
+    case INSTR_EXT_DROPPED:
+        rep->dropped += ev->arg;
+        th->dropped += ev->arg;
+        return 0;
+    case INSTR_EXT_MARK: /* MARK, COUNTER: they only split an interval */
+        return tl && tl->mark ? tl->mark(tl->ctx, w->thread, ev->arg, *tick - w->cut) : 0;
+    case INSTR_EXT_COUNTER:
+        return tl && tl->counter ? tl->counter(tl->ctx, w->thread, ev->arg, ev->value, *tick - w->cut) : 0;
+    default:
+        return 0;
+    }
+}
+
+/* The end of a thread: a call site still pending becomes a pseudo-frame;
+ * open frames are closed (a repair) at the process's end when the dump
+ * says it ended and that is later (the last interval is charged), else at
+ * the last event. */
+static int close_thread(struct walker *w, struct instr_pthread *th, uint64_t prev)
+{
+    int rc;
+    if (prev > th->end_tick)
+        th->end_tick = prev;
+    if (w->pending && (rc = resolve_pending(w, NULL)) < 0)
+        return rc;
+    if (!w->depth)
+        return 0;
+    const struct instr_dump_header *h = &w->p->dump->hdr;
+    uint64_t close_at = prev;
+    if ((h->flags & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED)) && h->end_tsc > prev) {
+        struct node *n = &w->nodes[w->stack[w->depth]];
+        n->ee += h->end_tsc - prev;
+        n->ae += n->excluded ? 0 : h->end_tsc - prev;
+        th->end_tick = close_at = h->end_tsc;
+    }
+    return pop_all(w, close_at);
+}
+
+/* Walks one thread: decode each event, charge the interval it ends, then
+ * resolve a pending call site and apply the event.  No allocation unless
+ * the stack gets deeper than ever or a new call path appears. */
 static int walk_thread(struct walker *w, const struct instr_thread_info *ti, struct instr_pthread *th)
 {
     struct instr_profile *p = w->p;
@@ -461,15 +653,12 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
     w->nnodes = 1;
     memset(&w->nodes[0], 0, sizeof w->nodes[0]);
     map_clear(&w->childmap);
-    uint32_t *stack = w->stack;
-    size_t depth = 0, cap = w->capstack;
-    stack[0] = 0;
-    int pending = 0, pend_reenter = 0; /* the top is a call site not resolved yet */
-    uint64_t pend_site = 0;
-    int rc;
+    w->stack[0] = 0;
+    w->depth = 0;
+    w->pending = 0;
+    w->cut = 0;
     w->thread = (uint32_t)(th - p->threads);
-    if (w->capstate < cap && grow_stack(w, &stack, &cap) < 0)
-        return INSTR_ENOMEM;
+    int rc;
     uint64_t prev = ti->nchunks ? ti->chunks[0].base_tsc : 0, events = 0;
     th->first_tick = prev;
     if (ti->nchunks) {
@@ -497,170 +686,35 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
             uint64_t d = tick - prev;
             prev = tick;
             events++;
-            if (depth) {
-                struct node *n = stack[depth] == PENDING_NODE ? &w->pend : &w->nodes[stack[depth]];
-                n->ee += d;
-                if (!ev.os && !n->excluded) {
-                    n->ae += d;
-                } else {
-                    n->flagged_n++;
-                    n->flagged_t += d;
-                    n->offcpu_t += ev.offcpu;
-                }
-            }
+            charge(w, &ev, d);
             /* kind alone first: testing kind and ext together made GCC load
              * them as one 16-bit word just after the decoder stored them as
              * two bytes, a store-forwarding stall on every event. */
             if (INSTR_PROFILE_UNLIKELY(ev.kind == INSTR_EV_EXT) && ev.ext == INSTR_EXT_RUNTIME) {
                 /* The runtime worked on itself from here: nobody is charged,
-                 * and a pending call site still looks at the next event. */
+                 * the timeline cuts it, and a pending call site still looks
+                 * at the next event. */
                 tick += ev.arg;
                 prev = tick;
+                w->cut += ev.arg;
                 rep->runtime_ticks += ev.arg;
                 continue;
             }
-            if (INSTR_PROFILE_UNLIKELY(pending)) {
-                /* The event after a call site says what its frame is: the
-                 * callee's entry (one frame, the call site's time charged
-                 * to it), or anything else (a pseudo-frame). */
-                int merged = 0;
-                if ((ev.kind == INSTR_EV_ENTER && !pend_reenter) ||
-                    (ev.kind == INSTR_EV_EXT && ev.ext == INSTR_EXT_REENTER && pend_reenter))
-                    merged = instr_sitemap_merges(&p->sites, p->dump, pend_site, ev.arg);
-                if ((rc = resolve_pending(w, stack, depth,
-                                          merged ? ev.arg & ~INSTR_KEY_SITE : site_key(p, pend_site),
-                                          !pend_reenter)) < 0)
+            if (INSTR_PROFILE_UNLIKELY(w->pending)) {
+                if ((rc = resolve_pending(w, &ev)) < 0)
                     return rc;
-                w->state[depth] = merged ? ST_MERGED : ST_FRAME;
-                pending = 0;
-                if (merged)
-                    continue;
+                if (rc)
+                    continue; /* the callee's entry: one frame with its call site */
             }
-            uint64_t key;
-            switch (ev.kind) {
-            case INSTR_EV_ENTER:
-                key = ev.arg & ~INSTR_KEY_SITE;
-                goto push;
-            case INSTR_EV_CALL:
-            call:
-                if (depth + 1 >= cap && grow_stack(w, &stack, &cap) < 0)
-                    return INSTR_ENOMEM;
-                stack[++depth] = PENDING_NODE;
-                w->state[depth] = ST_PENDING;
-                memset(&w->pend, 0, sizeof w->pend);
-                w->pend.excluded = w->nodes[stack[depth - 1]].excluded;
-                pending = 1;
-                pend_site = ev.arg;
-                pend_reenter = ev.ext != 0;
-                w->pend_tick = tick;
-                break;
-            push:
-                if (depth + 1 >= cap && grow_stack(w, &stack, &cap) < 0)
-                    return INSTR_ENOMEM;
-                {
-                    uint32_t c = child(w, stack[depth], key);
-                    if (c == UINT32_MAX)
-                        return INSTR_ENOMEM;
-                    stack[++depth] = c;
-                    w->state[depth] = ST_FRAME;
-                    w->nodes[c].calls += ev.ext == 0;
-                    if (INSTR_PROFILE_UNLIKELY(w->tl) && (rc = tl_open(w, c, tick)) < 0)
-                        return rc;
-                }
-                break;
-            case INSTR_EV_EXIT:
-                /* A merged frame stays until its call site returns. */
-                if (depth && w->state[depth] == ST_MERGED)
-                    w->state[depth] = ST_MERGED_EXITED;
-                else if (depth) {
-                    if (INSTR_PROFILE_UNLIKELY(w->tl) && (rc = tl_close(w, stack[depth], tick, 0)) < 0)
-                        return rc;
-                    depth--;
-                } else
-                    rep->unmatched_exits++;
-                break;
-            case INSTR_EV_RETURN:
-                if (depth) {
-                    if (INSTR_PROFILE_UNLIKELY(w->tl) && (rc = tl_close(w, stack[depth], tick, 0)) < 0)
-                        return rc;
-                    depth--;
-                } else
-                    rep->unmatched_exits++;
-                break;
-            case INSTR_EV_EXT:
-                switch (ev.ext) {
-                case INSTR_EXT_UNWIND:
-                    if (depth) {
-                        /* A merged frame is two runtime frames, so two
-                         * unwinds; it counts as one frame, when it goes. */
-                        if (w->state[depth] == ST_MERGED) {
-                            w->state[depth] = ST_MERGED_EXITED;
-                            break;
-                        }
-                        if (w->tl && (rc = tl_close(w, stack[depth], tick, 0)) < 0)
-                            return rc;
-                        depth--;
-                        rep->unwound[ev.arg < INSTR_UNWIND_REASONS ? ev.arg : 0]++;
-                    } else {
-                        rep->unmatched_exits++;
-                    }
-                    break;
-                case INSTR_EXT_THREAD_END:
-                    if (w->tl && (rc = tl_close_all(w, stack, depth, tick)) < 0)
-                        return rc;
-                    rep->incomplete += depth;
-                    depth = 0;
-                    th->end_tick = tick;
-                    break;
-                case INSTR_EXT_REENTER:
-                    /* ev.ext != 0: pushed without counting a call. */
-                    key = ev.arg & ~INSTR_KEY_SITE;
-                    goto push;
-                case INSTR_EXT_REENTER_SITE:
-                    goto call;
-                case INSTR_EXT_RESYNC:
-                    tick = prev = ev.arg;
-                    break;
-                case INSTR_EXT_DROPPED:
-                    rep->dropped += ev.arg;
-                    th->dropped += ev.arg;
-                    break;
-                case INSTR_EXT_MARK: /* MARK, COUNTER: they only split an interval */
-                    if (w->tl && w->tl->mark && (rc = w->tl->mark(w->tl->ctx, w->thread, ev.arg, tick)) < 0)
-                        return rc;
-                    break;
-                case INSTR_EXT_COUNTER:
-                    if (w->tl && w->tl->counter &&
-                        (rc = w->tl->counter(w->tl->ctx, w->thread, ev.arg, ev.value, tick)) < 0)
-                        return rc;
-                    break;
-                default:
-                    break;
-                }
-                break;
-            }
+            if ((rc = apply_event(w, th, &ev, &tick, &prev)) < 0)
+                return rc;
         }
         if (r < 0 || (q < end && !ch->open))
             rep->bad_chunks++;
         instr_dump_chunk_done(p->dump, ch);
     }
-    if (prev > th->end_tick)
-        th->end_tick = prev;
-    if (pending && (rc = resolve_pending(w, stack, depth, site_key(p, pend_site), !pend_reenter)) < 0)
+    if ((rc = close_thread(w, th, prev)) < 0)
         return rc;
-    if (depth) {
-        const struct instr_dump_header *h = &p->dump->hdr;
-        uint64_t close_at = prev;
-        if ((h->flags & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED)) && h->end_tsc > prev) {
-            struct node *n = &w->nodes[stack[depth]];
-            n->ee += h->end_tsc - prev;
-            n->ae += n->excluded ? 0 : h->end_tsc - prev;
-            th->end_tick = close_at = h->end_tsc;
-        }
-        if (w->tl && (rc = tl_close_all(w, stack, depth, close_at)) < 0)
-            return rc;
-        rep->incomplete += depth;
-    }
     th->events = events;
     p->events += events;
     if (w->nnodes > p->max_nodes)
@@ -697,6 +751,7 @@ int instr_profile_build_timeline(struct instr_profile *p, const struct instr_dum
     w.capnodes = 1024;
     w.capstack = 256;
     if (!(w.nodes = malloc(w.capnodes * sizeof *w.nodes)) || !(w.stack = malloc(w.capstack * sizeof *w.stack)) ||
+        !(w.state = malloc(w.capstack)) ||
         map_init(&w.fnmap, 256) < 0 || map_init(&w.childmap, 1024) < 0 ||
         instr_sitemap_build(&p->sites, d) < 0)
         goto out;
@@ -733,4 +788,19 @@ void instr_profile_free(struct instr_profile *p)
     free(p->nodes);
     instr_sitemap_free(&p->sites, p->dump ? p->dump->nsites : 0);
     memset(p, 0, sizeof *p);
+}
+
+char *instr_profile_func_name(const struct instr_profile *p, uint32_t func)
+{
+    const struct instr_pfunc *f = &p->funcs[func];
+    if (f->pseudo)
+        return instr_demangle(f->pseudo);
+    if (f->fn)
+        return f->fn->demangled && f->fn->demangled[0] ? strdup(f->fn->demangled) : instr_demangle(f->fn->name);
+    char buf[64];
+    if (f->key & INSTR_KEY_SITE)
+        snprintf(buf, sizeof buf, "[site %" PRIu64 "]", (uint64_t)(f->key & ~(INSTR_KEY_SITE | INSTR_KEY_UNNAMED)));
+    else
+        snprintf(buf, sizeof buf, "[function %" PRIu64 "]", f->key);
+    return strdup(buf);
 }

@@ -105,7 +105,7 @@ struct instr_pnode {
     uint32_t parent;  /* index into the profile's nodes */
     uint32_t func;    /* index into funcs, UINT32_MAX for a thread's root */
     uint32_t thread;  /* index into threads */
-    uint64_t ie, ee, ia, ae, calls; /* ticks: this path's four values, and its calls */
+    uint64_t ei, ee, ai, ae, calls; /* ticks: this path's four values, and its calls */
 };
 
 struct instr_pthread {
@@ -144,13 +144,19 @@ struct instr_profile {
 int instr_profile_build(struct instr_profile *p, const struct instr_dump *d, char *err, size_t errlen);
 
 /* The call timeline, for exporters that need each call's start and end
- * (Chrome trace, visualiser): the same walk, with the same call-site
- * merging and repairs, telling each frame as it opens and closes.  thread
- * is an index into p->threads, func into p->funcs (the indices the profile
- * built without callbacks gets too), label a dump label id.  Frames close
- * innermost first; incomplete: closed at the thread's end (a repair).  Any
- * callback may be NULL.  Callbacks return 0, or a negative code that stops
- * the walk (returned by the build). */
+ * (Chrome trace, visualiser): an observer of the walk that builds the
+ * profile (the same call-site merging and repairs), told of each frame as
+ * it opens and closes.  thread is an index into p->threads, func into
+ * p->funcs, label a dump label id.  Frames close innermost first;
+ * incomplete: closed at the thread's end (a repair).
+ *
+ * Ticks are timeline ticks: the dump's, less the runtime's own work so far
+ * in that thread (EXT RUNTIME intervals, which no value is charged with),
+ * so a call's end - start is exactly the Elapsed Inclusive the report
+ * charges it (threads' timelines drift apart by their own runtime work,
+ * which profile.repairs.runtime_ticks totals).  Any callback may be NULL.
+ * Callbacks return 0, or a negative code that stops the walk (returned by
+ * the build). */
 struct instr_timeline {
     void *ctx;
     int (*frame_open)(void *ctx, uint32_t thread, uint32_t func, uint64_t tick);
@@ -166,5 +172,10 @@ int instr_profile_build_timeline(struct instr_profile *p, const struct instr_dum
 int instr_profile_build_excluding(struct instr_profile *p, const struct instr_dump *d,
                                   const struct instr_exclusions *x, char *err, size_t errlen);
 void instr_profile_free(struct instr_profile *p);
+
+/* The name a report shows for p->funcs[func]: the plugin's demangled name,
+ * else the symbol (a pseudo-frame's callee) demangled here; "[site N]" or
+ * "[function N]" for frames without metadata.  malloc'd; NULL: no memory. */
+char *instr_profile_func_name(const struct instr_profile *p, uint32_t func);
 
 #endif

@@ -70,6 +70,8 @@ static int add_line(struct lines *l, const struct instr_values *v, const double 
     return 0;
 }
 
+#define MAX_INDENT 64 /* levels of indentation in the text tree views */
+
 static void print_text(FILE *out, const struct lines *l)
 {
     size_t w[NCOLS];
@@ -89,8 +91,14 @@ static void print_text(FILE *out, const struct lines *l)
             continue;
         }
         const struct line_info *in = &l->info[r - 1];
-        fprintf(out, "%*s%s%s\n", 2 * (int)in->depth, "", in->role == ROLE_FUNCTION ? "* " : "",
-                l->cells[(r - 1) * NCOLS + NCOLS - 1]);
+        /* Deep recursion: indenting every level would make the output
+         * grow with the square of the depth (100,000 levels: gigabytes);
+         * past MAX_INDENT levels a line says its level instead. */
+        if (in->depth > MAX_INDENT)
+            fprintf(out, "%*s[%u] ", 2 * MAX_INDENT, "", in->depth);
+        else
+            fprintf(out, "%*s", 2 * (int)in->depth, "");
+        fprintf(out, "%s%s\n", in->role == ROLE_FUNCTION ? "* " : "", l->cells[(r - 1) * NCOLS + NCOLS - 1]);
     }
 }
 

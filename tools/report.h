@@ -58,6 +58,8 @@ struct instr_session {
     double duration_ns;        /* from the earliest start to the latest end */
     char **warnings;           /* dump warnings prefixed with the file, bad chunks */
     size_t nwarnings;
+    size_t nnotes;             /* of the warnings, those that leave the data whole (a clock that
+                                  went back): not a damaged input (exit status 0) */
     uint64_t events;
     uint32_t **func_rows;      /* [dump][profile function] -> function row key */
     uint32_t *row_of_key;      /* function row key -> index in functions (after the last sort) */
@@ -72,6 +74,18 @@ int instr_session_build(struct instr_session *s, const struct instr_dump *dumps,
 /* The same with exclusions from Application time (x must outlive s). */
 int instr_session_build_excluding(struct instr_session *s, const struct instr_dump *dumps, size_t n,
                                   const struct instr_exclusions *x, char *err, size_t errlen);
+/* The same, the walk of each dump also feeding a timeline observer (the
+ * chrome and visualiser exports: one walk for the session and the export):
+ * dump_begin(ctx, i, p) before dump i is walked into p (p's threads fill
+ * as they are walked), then tl's callbacks with p's indices. */
+struct instr_session_observer {
+    void *ctx;
+    int (*dump_begin)(void *ctx, size_t dump, const struct instr_profile *p);
+    struct instr_timeline tl;
+};
+int instr_session_build_observed(struct instr_session *s, const struct instr_dump *dumps, size_t n,
+                                 const struct instr_exclusions *x, const struct instr_session_observer *obs,
+                                 char *err, size_t errlen);
 void instr_session_free(struct instr_session *s);
 
 /* Sorts every row array by column (see instr_sort_columns); numbers sort
@@ -109,6 +123,20 @@ int instr_export_callgrind(FILE *out, const struct instr_session *s, const struc
 int instr_export_folded(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
 int instr_export_pprof(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
 int instr_export_html(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+/* chrome and visualiser as they run inside the session's build (one walk
+ * of each dump, instr_session_build_observed): build s from dumps[0..n)
+ * while writing out.  Returns the build's code (err says why); *wrc gets
+ * the export's (INSTR_EARG: no tick rate, nothing written).  On success s
+ * is built even when the export failed. */
+typedef int (*instr_walk_exporter)(FILE *out, struct instr_session *s, const struct instr_dump *dumps, size_t n,
+                                   const struct instr_exclusions *x, const struct instr_report_opts *o, int *wrc,
+                                   char *err, size_t errlen);
+int instr_export_chrome_walk(FILE *out, struct instr_session *s, const struct instr_dump *dumps, size_t n,
+                             const struct instr_exclusions *x, const struct instr_report_opts *o, int *wrc,
+                             char *err, size_t errlen);
+int instr_export_visualiser_walk(FILE *out, struct instr_session *s, const struct instr_dump *dumps, size_t n,
+                                 const struct instr_exclusions *x, const struct instr_report_opts *o, int *wrc,
+                                 char *err, size_t errlen);
 
 /* Microseconds from the session's start (its earliest process start) to
  * tick of dump i; NAN without a tick rate. */

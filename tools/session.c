@@ -58,10 +58,15 @@ static int add_dump_warnings(struct instr_session *s, const struct instr_dump *d
         (rc = add_warning(s, "%s: %" PRIu64 " chunk(s) with invalid bytes; their rest was skipped", d->path,
                           p->repairs.bad_chunks)))
         return rc;
+    /* A clock that went back damages nothing (the interval across is
+     * counted from the chunk's base): a note, not a damaged dump. */
     if (p->repairs.clock_back &&
-        (rc = add_warning(s, "%s: %" PRIu64 " chunk(s) start before the previous event (clock went back)", d->path,
-                          p->repairs.clock_back)))
+        (rc = add_warning(s, "%s: %" PRIu64 " chunk(s) start before the previous event (clock went back; "
+                             "the interval across counted from the chunk's start)",
+                          d->path, p->repairs.clock_back)))
         return rc;
+    if (p->repairs.clock_back)
+        s->nnotes++;
     for (size_t t = 0; t < p->nthreads; t++)
         if (p->threads[t].dropped &&
             (rc = add_warning(s, "%s: thread %u: %" PRIu64 " events dropped (the runtime had no room), "
@@ -188,12 +193,16 @@ int instr_session_build(struct instr_session *s, const struct instr_dump *dumps,
 
 /* Step 1, per dump: its profile, and what the session adds up from it
  * (counters, repairs, totals, warnings, its process row). */
-static int add_process(struct instr_session *s, size_t i, const struct instr_exclusions *x, char *err,
-                       size_t errlen)
+static int add_process(struct instr_session *s, size_t i, const struct instr_exclusions *x,
+                       const struct instr_session_observer *obs, char *err, size_t errlen)
 {
     const struct instr_dump *d = &s->dumps[i];
-    int rc = instr_profile_build_excluding(&s->profiles[i], d, x, err, errlen);
-    if (rc < 0)
+    int rc;
+    if (obs && (rc = obs->dump_begin(obs->ctx, i, &s->profiles[i])) < 0) {
+        snprintf(err, errlen, "%s", instr_tool_strerror(rc));
+        return rc;
+    }
+    if ((rc = instr_profile_build_timeline(&s->profiles[i], d, x, obs ? &obs->tl : NULL, err, errlen)) < 0)
         return rc;
     s->ndumps++;
     const struct instr_profile *p = &s->profiles[i];
@@ -361,6 +370,13 @@ out:
 int instr_session_build_excluding(struct instr_session *s, const struct instr_dump *dumps, size_t n,
                                   const struct instr_exclusions *x, char *err, size_t errlen)
 {
+    return instr_session_build_observed(s, dumps, n, x, NULL, err, errlen);
+}
+
+int instr_session_build_observed(struct instr_session *s, const struct instr_dump *dumps, size_t n,
+                                 const struct instr_exclusions *x, const struct instr_session_observer *obs,
+                                 char *err, size_t errlen)
+{
     memset(s, 0, sizeof *s);
     s->exclude = x;
     s->dumps = dumps;
@@ -369,7 +385,7 @@ int instr_session_build_excluding(struct instr_session *s, const struct instr_du
     if (!(s->profiles = calloc(n, sizeof *s->profiles)) || !(s->processes = calloc(n, sizeof *s->processes)))
         goto fail;
     for (size_t i = 0; i < n; i++) {
-        if ((rc = add_process(s, i, x, err, errlen)) < 0) {
+        if ((rc = add_process(s, i, x, obs, err, errlen)) < 0) {
             if (s->ndumps == i) /* the profile failed: err says why */
                 goto fail_quiet;
             goto fail;

@@ -47,10 +47,10 @@ static int add(struct instr_relation **a, size_t *n, uint32_t row, const struct 
     r->ns[1] += instr_ticks_ns(d, pn->ee);
     r->ns[3] += instr_ticks_ns(d, pn->ae);
     if (inclusive) {
-        r->v.ei += pn->ie;
-        r->v.ai += pn->ia;
-        r->ns[0] += instr_ticks_ns(d, pn->ie);
-        r->ns[2] += instr_ticks_ns(d, pn->ia);
+        r->v.ei += pn->ei;
+        r->v.ai += pn->ai;
+        r->ns[0] += instr_ticks_ns(d, pn->ei);
+        r->ns[2] += instr_ticks_ns(d, pn->ai);
     }
     return 0;
 }

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""The walk of a dump under unusual but undamaged input.
+
+  check-walk.py CHECK --bin BIN --work DIR
+
+CHECK: clockback  a chunk whose base tick is earlier than the previous
+                  event (a clock that went back): a warning on stderr, the
+                  report written, exit 0 (nothing is damaged)
+       deep       --view calltree on a 100,000-deep recursion takes about
+                  as long as on a flat trace with as many calls and call
+                  paths (100,000 functions called by main): linear in the
+                  depth (the text tree indented every level: quadratic)"""
+import argparse, os, struct, subprocess, sys, time
+
+HEADER = """instr-dump 1
+header pid=100 ppid=1 exe=/bin/app start_tsc=0 start_ns=0 end_tsc=100000000 end_ns=100000000 detector=rseq_cs sees=sched,signal flags=complete,tsc_invariant{extra}
+module 0 /bin/app
+function 1 module=0 line=3 file=app.c name=main
+"""
+DUMP_HEADER_SIZE, CHUNK_MAGIC = 4096, 0x4b484349
+
+
+def dump(args, name, text):
+    os.makedirs(args.work, exist_ok=True)
+    src, out = os.path.join(args.work, name + ".txt"), os.path.join(args.work, name + ".instr")
+    with open(src, "w") as fh:
+        fh.write(text)
+    subprocess.run([os.path.join(args.bin, "instr-dump"), "--from-text", src, "-o", out], check=True)
+    return out
+
+
+def check_clockback(args):
+    ev = ["function 2 module=0 line=9 file=app.c name=foo", "thread 0 tid=100 name=main", "0 100 enter 1"]
+    t = 100
+    for i in range(200):
+        t += 10
+        ev.append(f"0 {t} enter 2")
+        t += 10
+        ev.append(f"0 {t} exit")
+    ev.append(f"0 {t + 10} exit")
+    path = dump(args, "clockback", HEADER.format(extra=" chunk_size=256") + "\n".join(ev) + "\n")
+    data = bytearray(open(path, "rb").read())
+    # Thread 0's second events chunk starts 15 ticks before the event that
+    # ended the first one.
+    off, done = DUMP_HEADER_SIZE, False
+    while off + 64 <= len(data) and not done:
+        magic, kind, _, thread, _, seq = struct.unpack_from("<IHHIII", data, off)
+        if magic == CHUNK_MAGIC and kind == 1 and thread == 0 and seq == 1:
+            base = struct.unpack_from("<Q", data, off + 24)[0]
+            struct.pack_into("<Q", data, off + 24, base - 15)
+            done = True
+        off += 256
+    if not done:
+        print("FAIL  no second events chunk found")
+        return 1
+    with open(path, "wb") as fh:
+        fh.write(data)
+    p = subprocess.run([os.path.join(args.bin, "instr-report"), path], capture_output=True, text=True)
+    print(p.stderr)
+    ok = p.returncode == 0 and "clock went back" in p.stderr and "foo" in p.stdout
+    print(("ok    " if ok else "FAIL  ") + f"clock went back: warning, report, exit {p.returncode} (want 0)")
+    return 0 if ok else 1
+
+
+def timed(args, path):
+    best = None
+    for _ in range(3):
+        t0 = time.monotonic()
+        subprocess.run([os.path.join(args.bin, "instr-report"), "--view", "calltree", path], check=True,
+                       stdout=subprocess.DEVNULL, timeout=600)
+        dt = time.monotonic() - t0
+        best = dt if best is None else min(best, dt)
+    return best
+
+
+def check_deep(args):
+    n = 100000
+    deep = ["function 2 module=0 line=9 file=app.c name=rec", "thread 0 tid=100 name=main", "0 1 enter 1"]
+    t = 1
+    for i in range(n):
+        t += 10
+        deep.append(f"0 {t} enter 2")
+    for i in range(n):
+        t += 10
+        deep.append(f"0 {t} exit")
+    deep.append(f"0 {t + 10} exit")
+    flat = [f"function {i + 2} module=0 line={i + 10} file=app.c name=f{i}" for i in range(n)]
+    flat += ["thread 0 tid=100 name=main", "0 1 enter 1"]
+    t = 1
+    for i in range(n):
+        flat.append(f"0 {t + 10} enter {i + 2}")
+        flat.append(f"0 {t + 20} exit")
+        t += 20
+    flat.append(f"0 {t + 10} exit")
+    d = dump(args, "deep", HEADER.format(extra="") + "\n".join(deep) + "\n")
+    f = dump(args, "flat", HEADER.format(extra="") + "\n".join(flat) + "\n")
+    td, tf = timed(args, d), timed(args, f)
+    ok = td < 4 * tf + 1
+    print(("ok    " if ok else "FAIL  ") + f"calltree: 100,000-deep {td:.2f} s, flat {tf:.2f} s (want deep < 4x flat + 1 s)")
+    return 0 if ok else 1
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("check")
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--work", required=True)
+    args = ap.parse_args()
+    return {"clockback": check_clockback, "deep": check_deep}[args.check](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
