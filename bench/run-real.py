@@ -5,7 +5,8 @@ Two programs, each built uninstrumented, with the bare recorder (rdtsc + a
 16-byte store per hook through -finstrument-functions: bench/bare-recorder.c,
 the floor), with instr at callsites=all (the default), external and none, and
 with -finstrument-functions for `uftrace record` (the peer; its -pg mode,
-which rewrites return addresses, crashes on Lua's coroutines: longjmp):
+which rewrites return addresses, crashes on Lua's coroutines: longjmp;
+its PLT hooks crash there too, hence --no-libcall):
   - Lua 5.4 from Debian's source package, fetched with apt-get source into
     BUILD/real/src through a private apt configuration (a deb-src line of its
     own; the system's apt sources are not touched), running bench/real/bench.lua;
@@ -117,7 +118,7 @@ def bench_program(name, exes, args, report, runs, work):
             os.makedirs(d)
             cmd = [exe, *args]
             if k.startswith("uftrace"):
-                cmd = ["uftrace", "record", "-d", os.path.join(d, "uftrace.data"), *cmd]
+                cmd = ["uftrace", "record", "--no-libcall", "-d", os.path.join(d, "uftrace.data"), *cmd]
             w, c = timed(cmd, dict(env, INSTR_OUTPUT=os.path.join(d, "%e.%p.instr")), d)
             times[k].append(w)
             cpu[k].append(c)
