@@ -2,7 +2,9 @@
  * against: a runtime whose hooks only read the TSC and store 16 bytes into
  * a per-thread buffer that is thrown away (no detection, no dump, no stack).
  * Bound through the same plugin binding as libinstr-rt.so (instr__bind), so
- * the difference between the two is what instr's runtime adds. */
+ * the difference between the two is what instr's runtime adds; or linked
+ * into a -finstrument-functions build (the __cyg_profile_func_* hooks
+ * below), the floor of bench/run-real.py. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -46,4 +48,20 @@ __attribute__((visibility("default"))) int instr__bind(instr_hook_fn *table, uns
     table[INSTR_SLOT_ENTER] = table[INSTR_SLOT_EXIT] = hook;
     table[INSTR_SLOT_CALL] = table[INSTR_SLOT_RETURN] = hook;
     return 0;
+}
+
+/* -finstrument-functions binding (bench/run-real.py links this file into
+ * the program; compiled without the flag itself). */
+__attribute__((visibility("default"), no_instrument_function)) void
+__cyg_profile_func_enter(void *fn, void *site)
+{
+    (void)site;
+    record(fn);
+}
+
+__attribute__((visibility("default"), no_instrument_function)) void
+__cyg_profile_func_exit(void *fn, void *site)
+{
+    (void)site;
+    record(fn);
 }

@@ -19,6 +19,7 @@
 
 struct instr__process instr__rt = {
     .fd = -1,
+    .dir_fd = -1,
     .stopped = 1,
     .chunk_lock = PTHREAD_MUTEX_INITIALIZER,
     .meta_lock = PTHREAD_MUTEX_INITIALIZER,

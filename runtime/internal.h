@@ -18,7 +18,8 @@
 #include "hook-abi.h"
 
 #define INSTR_RT_CHUNK_SIZE (64u * 1024u)
-#define INSTR_RT_EXTENT_CHUNKS 64u              /* fallocate 4 MiB at a time */
+#define INSTR_RT_WINDOW_CHUNKS 64u              /* largest window: 4 MiB of a thread's chunks */
+#define INSTR_RT_DUMP_FD_CAP 1024               /* kept descriptors sit just below this */
 #define INSTR_RT_STACK_FRAMES (1u << 20)        /* shadow-stack capacity per thread (NORESERVE) */
 #define INSTR_RT_MAX_FUNCTIONS (1u << 22)       /* registry capacity (NORESERVE) */
 #define INSTR_RT_MAX_MODULES 4096u
@@ -45,6 +46,23 @@ struct instr__frame {
 #define INSTR__TARGET_BITS 48
 #define INSTR__TARGET_MASK ((UINT64_C(1) << INSTR__TARGET_BITS) - 1)
 
+/* A window: consecutive chunks of the dump that one stream (a thread's
+ * events, or the metadata) owns, mapped once and handed out one chunk at a
+ * time without a system call (dump-file.c).  Windows grow 1, 2, 4 ... up to
+ * INSTR_RT_WINDOW_CHUNKS chunks, so a short-lived process reserves little.
+ * The chunk after the current one is pre-faulted when the current one is
+ * handed out: the hot path never takes a page fault on the dump. */
+struct instr__window {
+    uint8_t *base;      /* mapping of the window's chunks, NULL if none */
+    uint64_t first;     /* dump chunk index of its first chunk */
+    uint32_t mapped;    /* chunks mapped (and reserved with fallocate) */
+    uint32_t usable;    /* chunks that may be handed out (<= mapped, trim lowers it) */
+    uint32_t next;      /* next chunk to hand out, relative to first */
+    uint32_t grow;      /* chunks in the next window */
+    uint32_t gen;       /* the dump it belongs to (instr__rt.dump_gen): a fork
+                           child's inherited windows are the parent's */
+};
+
 /* Per-thread state, reached through the one initial-exec TLS pointer.  The hot
  * fields come first (one cache line).  Lives in its own anonymous mapping,
  * followed by the shadow stack. */
@@ -66,6 +84,7 @@ struct instr__thread {
     /* cold */
     uint64_t det_self;         /* det_word target when the detector sees nothing */
     struct instr_chunk_header *chunk; /* current events chunk (NULL when dropping) */
+    struct instr__window win;  /* the window chunk lies in (dump-file.c) */
     uint32_t index;            /* dense thread number in this dump */
     uint32_t tid;
     uint32_t seq;              /* next chunk sequence number */
@@ -93,17 +112,21 @@ extern __thread struct instr__thread *instr__tls __attribute__((tls_model("initi
 
 /* Process state. */
 struct instr__process {
-    int fd;                            /* always -1: chunks open the file by path */
+    int fd;                            /* kept dump descriptor (high, close-on-exec), or -1 */
+    int dir_fd;                        /* kept descriptor of the dump's directory, or -1 */
     int stopped;                       /* no more chunks (no space, fd lost) */
     struct instr_dump_header *header;  /* shared mapping of the header */
     char path[4096];                   /* absolute dump path */
+    uint32_t dump_gen;                 /* bumped at each dump created (fork children) */
+    uint64_t max_chunks;               /* chunk lock: INSTR_MAX_SIZE, in chunks */
     char output_template[4096];        /* INSTR_OUTPUT (or the default), absolute */
     char exe_path[1024];
     uint64_t next_chunk;               /* chunk lock */
-    uint64_t reserved_chunks;          /* chunk lock: chunks backed by fallocate */
+    uint64_t reserved_chunks;          /* chunk lock: chunks backed by fallocate (= next_chunk) */
     pthread_mutex_t chunk_lock;
     pthread_mutex_t meta_lock;         /* metadata, registry, thread list; before chunk_lock */
     struct instr_chunk_header *meta;   /* current metadata chunk */
+    struct instr__window meta_win;     /* its window (meta lock) */
     uint8_t *meta_pos;
     uint32_t meta_seq;
     uint32_t next_thread_index;        /* meta lock */
@@ -127,10 +150,15 @@ int instr__process_init(void);
 /* dump-file.c */
 int instr__dump_create(uint32_t flags);
 int instr__dump_allowed(void);
-void *instr__chunk_map(uint16_t kind, uint32_t thread_index, uint32_t tid, uint32_t seq,
-                       uint64_t base_tsc);
+/* The next chunk of the stream that owns w, header filled in (NULL when not
+ * recording).  No system call while w has chunks left; the caller has
+ * already set the previous chunk's used_bytes. */
+void *instr__chunk_map(struct instr__window *w, uint16_t kind, uint32_t thread_index, uint32_t tid,
+                       uint32_t seq, uint64_t base_tsc);
+/* The stream ends (thread end), or w is a fork parent's: unmaps w, gives
+ * back the space of its unused chunks (only in this process's own dump). */
+void instr__chunk_unmap(struct instr__window *w);
 void instr__dump_trim(void);
-void instr__chunk_unmap(struct instr_chunk_header *c);
 void instr__header_touch(void);
 int instr__expand_output(const char *tmpl, char *out, size_t size);
 const char *instr__dump_path(void);

@@ -91,12 +91,10 @@ static void child_after_fork(void)
     instr__rt.next_thread_index = 0;
     instr__rt.stack_overflows = 0;
     if (instr__dump_create(INSTR_DUMP_FORK_CHILD)) {
-        if (instr__rt.meta)
-            munmap(instr__rt.meta, INSTR_RT_CHUNK_SIZE);
+        instr__chunk_unmap(&instr__rt.meta_win);
         instr__rt.meta = NULL;
         if (t) {
-            if (t->chunk)
-                munmap(t->chunk, INSTR_RT_CHUNK_SIZE);
+            instr__chunk_unmap(&t->win);
             instr__rt.threads = NULL;
             instr__tls = &instr__idle_thread;
             munmap(t, t->map_size);

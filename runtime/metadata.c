@@ -107,11 +107,10 @@ static int new_meta_chunk(void)
     struct instr_chunk_header *old = instr__rt.meta;
     if (old) {
         old->used_bytes = (uint32_t)(instr__rt.meta_pos - (uint8_t *)old - INSTR_CHUNK_HEADER_SIZE);
-        instr__chunk_unmap(old);
         instr__rt.meta = NULL;
     }
     struct instr_chunk_header *c =
-        instr__chunk_map(INSTR_CHUNK_METADATA, 0, 0, instr__rt.meta_seq, 0);
+        instr__chunk_map(&instr__rt.meta_win, INSTR_CHUNK_METADATA, 0, 0, instr__rt.meta_seq, 0);
     if (!c)
         return -1;
     instr__rt.meta_seq++;
@@ -422,8 +421,7 @@ void instr__meta_threads_all(void)
  * written again.  The parent's metadata chunk is only unmapped. */
 void instr__meta_reemit(void)
 {
-    if (instr__rt.meta)
-        munmap(instr__rt.meta, INSTR_RT_CHUNK_SIZE);
+    instr__chunk_unmap(&instr__rt.meta_win);
     instr__rt.meta = NULL;
     instr__rt.meta_pos = NULL;
     instr__rt.meta_seq = 0;

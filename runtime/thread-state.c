@@ -65,7 +65,7 @@ static void start_dropping(struct instr__thread *t)
 static int start_chunk(struct instr__thread *t)
 {
     struct instr_chunk_header *c =
-        instr__chunk_map(INSTR_CHUNK_EVENTS, t->index, t->tid, t->seq, t->last_tsc);
+        instr__chunk_map(&t->win, INSTR_CHUNK_EVENTS, t->index, t->tid, t->seq, t->last_tsc);
     if (!c) {
         start_dropping(t);
         return -1;
@@ -85,8 +85,7 @@ static void close_chunk(struct instr__thread *t)
         return;
     __atomic_store_n(&c->used_bytes, (uint32_t)(t->pos - (uint8_t *)c - INSTR_CHUNK_HEADER_SIZE),
                      __ATOMIC_RELEASE);
-    instr__chunk_unmap(c);
-    t->chunk = NULL;
+    t->chunk = NULL; /* its window stays mapped: the next chunk follows it */
 }
 
 /* Called by a hook (busy set) once t->pos >= t->limit. */
@@ -196,6 +195,7 @@ void instr__thread_end(void *arg)
         errno = saved;
         return;
     }
+    instr__chunk_unmap(&t->win);
     instr__thread_name(t->tid, name, sizeof name);
     pthread_mutex_lock(&instr__rt.meta_lock);
     list_remove(t);
@@ -216,8 +216,7 @@ void instr__thread_drop_others(struct instr__thread *keep)
         next = t->next;
         if (t == keep)
             continue;
-        if (t->chunk)
-            instr__chunk_unmap(t->chunk);
+        instr__chunk_unmap(&t->win); /* the parent's: unmapped, not written */
         munmap(t, t->map_size);
     }
     instr__rt.threads = keep;
@@ -230,8 +229,7 @@ void instr__thread_drop_others(struct instr__thread *keep)
 int instr__thread_restart(struct instr__thread *t)
 {
     char name[64];
-    if (t->chunk)
-        instr__chunk_unmap(t->chunk); /* the parent's: leave it as it is */
+    instr__chunk_unmap(&t->win); /* the parent's: leave it as it is */
     t->chunk = NULL;
     t->tid = instr__gettid();
     t->index = instr__rt.next_thread_index++;

@@ -167,6 +167,8 @@ int td_read(const char *path, struct td_dump *d)
                     const uint8_t *c = buf + d->h.header_size + i * cs;
                     struct instr_chunk_header ch;
                     memcpy(&ch, c, sizeof ch);
+                    if (ch.magic == 0 && ch.kind == 0)
+                        continue; /* never written (a window's unused chunk), as the reader does */
                     if (ch.magic != INSTR_CHUNK_MAGIC || ch.header_size != INSTR_CHUNK_HEADER_SIZE) {
                         fail(d, "bad chunk", (long)i);
                         goto out;
