@@ -18,7 +18,6 @@
 #include "internal.h"
 
 struct instr__process instr__rt = {
-    .fd = -1,
     .stopped = 1,
     .chunk_lock = PTHREAD_MUTEX_INITIALIZER,
     .meta_lock = PTHREAD_MUTEX_INITIALIZER,

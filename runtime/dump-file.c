@@ -39,19 +39,6 @@
 static dev_t dump_dev;
 static ino_t dump_ino;
 
-void instr__say(const char *a, const char *b, const char *c, const char *d)
-{
-    char buf[1024];
-    int saved = errno;
-    int n = snprintf(buf, sizeof buf, "instr: %s%s%s%s\n", a, b, c, d);
-    if (n > (int)sizeof buf - 1)
-        n = (int)sizeof buf - 1;
-    if (n > 0 && write(2, buf, (size_t)n) < 0) {
-        /* nothing more we can do */
-    }
-    errno = saved;
-}
-
 const char *instr__dump_path(void)
 {
     return instr__rt.path;
@@ -191,7 +178,6 @@ int instr__dump_create(uint32_t flags)
 {
     char base[sizeof instr__rt.path];
     int saved = errno;
-    instr__rt.fd = -1;
     instr__rt.header = NULL;
     instr__rt.stopped = 1;
     if (!instr__dump_allowed())

@@ -91,7 +91,6 @@ extern __thread struct instr__thread *instr__tls __attribute__((tls_model("initi
 
 /* Process state. */
 struct instr__process {
-    int fd;                            /* always -1: chunks open the file by path */
     int stopped;                       /* no more chunks (no space, fd lost) */
     struct instr_dump_header *header;  /* shared mapping of the header */
     char path[4096];                   /* absolute dump path */
@@ -175,9 +174,11 @@ int instr__lifecycle_init(void);
 /* fatal-signals.c */
 void instr__fatal_signals_init(void);
 
+/* log.c: the runtime's few words to the user, one line each. */
+void instr__say(const char *a, const char *b, const char *c, const char *d);
+
 /* Internal helpers. */
 uint32_t instr__gettid(void);
-void instr__say(const char *a, const char *b, const char *c, const char *d);
 
 #define INSTR_LIKELY(x) __builtin_expect(!!(x), 1)
 #define INSTR_UNLIKELY(x) __builtin_expect(!!(x), 0)
