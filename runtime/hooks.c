@@ -45,10 +45,7 @@
  *   was left by that exception); return(site, 0xa00) pops the topmost site
  *   frame with that CFA, closing what is above it like exit does.
  */
-#include "detector.h"
-#include "internal.h"
-
-#define barrier() __asm__ volatile("" ::: "memory")
+#include "record.h"
 
 static inline uint8_t *room(struct instr__thread *t, uint8_t *p)
 {
@@ -60,43 +57,22 @@ static inline uint8_t *room(struct instr__thread *t, uint8_t *p)
     return p;
 }
 
-/* Takes the guard and reads the interval's end; NULL if the hook must do
- * nothing (runtime busy on this thread: a signal handler inside a hook). */
-static inline struct instr__thread *begin(void)
-{
-    struct instr__thread *t = instr__tls;
-    if (INSTR_UNLIKELY(!t))
-        t = instr__thread_create();
-    if (INSTR_UNLIKELY(t->busy))
-        return NULL;
-    t->busy = 1;
-    barrier();
-    return t;
-}
-
-static inline void end(struct instr__thread *t)
-{
-    barrier();
-    t->busy = 0;
-}
-
-static inline unsigned check(struct instr__thread *t)
-{
-    unsigned bits = instr__detector_check(t);
-    if (INSTR_UNLIKELY(t->pending_bits)) {
-        bits |= t->pending_bits;
-        t->pending_bits = 0;
-    }
-    return bits;
-}
+/* What a hook hands its writer: the descriptor (function, or call site),
+ * the CFA, and for a call site its target and return address. */
+struct hook_arg {
+    const void *desc;
+    uintptr_t cfa;
+    void *target;
+    void *ra;
+    uint32_t id; /* fast paths: the id they already read */
+};
 
 static uint8_t *unwind(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits,
                        unsigned reason)
 {
     t->top--;
     p = instr__put_head(t, p, now, bits, INSTR_EV_EXT);
-    *p++ = INSTR_EXT_UNWIND;
-    *p++ = (uint8_t)reason;
+    p = instr_put_ext(p, INSTR_EXT_UNWIND, reason, 0);
     return room(t, p);
 }
 
@@ -119,20 +95,13 @@ static __attribute__((noinline)) uint8_t *close_dead(struct instr__thread *t, ui
     return p;
 }
 
-static __attribute__((noinline)) uint32_t first_call(struct instr__thread *t,
-                                                     struct instr_fn_desc *d)
-{
-    uint32_t id = instr__register(d);
-    instr__detector_rearm(t); /* registration may have made syscalls */
-    return id;
-}
-
-/* The common end of enter_slow and call_slow, once dead frames are closed:
- * push the frame (or, past the shadow stack's capacity, count it as
+/* The common end of the enter and call writers, once dead frames are
+ * closed: push the frame (or, past the shadow stack's capacity, count it as
  * untracked), write the event at p, then the runtime's own time if it just
  * registered the function or site. */
-static void slow_push(struct instr__thread *t, uint8_t *p, const void *desc, uintptr_t cfa,
-                      uint64_t now, unsigned bits, unsigned kind, uint32_t id, int registered)
+static uint8_t *slow_push(struct instr__thread *t, uint8_t *p, const void *desc, uintptr_t cfa,
+                          uint64_t now, unsigned *bits, unsigned kind, uint32_t id,
+                          int registered)
 {
     struct instr__frame *top = t->top;
     if (t->overflow || top >= t->end) {
@@ -143,38 +112,39 @@ static void slow_push(struct instr__thread *t, uint8_t *p, const void *desc, uin
         top->cfa = cfa;
         t->top = top + 1;
     }
-    p = instr__put_head(t, p, now, &bits, kind);
+    p = instr__put_head(t, p, now, bits, kind);
     p = instr_put_varint(p, id);
     if (registered)
         p = instr__put_runtime(t, p);
-    t->pos = p;
-    if (INSTR_UNLIKELY(p >= t->limit))
-        instr__chunk_next(t);
+    return p;
+}
+
+static uint8_t *enter_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits,
+                            const void *arg)
+{
+    const struct hook_arg *a = arg;
+    struct instr_fn_desc *d = (struct instr_fn_desc *)a->desc;
+    uint32_t id = d->id;
+    int registered = 0;
+    if (INSTR_UNLIKELY(id == 0)) {
+        id = instr__register(d);
+        instr__detector_rearm(t); /* registration may have made syscalls */
+        if (id == 0)
+            return p; /* not recorded */
+        registered = 1;
+    }
+    if (INSTR_LIKELY(!t->overflow) && t->top > t->base && t->top[-1].cfa < dead_below(d, a->cfa))
+        p = close_dead(t, p, dead_below(d, a->cfa), now, bits);
+    return slow_push(t, p, d, a->cfa, now, bits, INSTR_EV_ENTER, id, registered);
 }
 
 static __attribute__((noinline)) void enter_slow(struct instr_fn_desc *d, void *cfa_p)
 {
-    struct instr__thread *t = begin();
-    if (!t)
-        return;
-    uint64_t now = instr__tsc();
-    unsigned bits = check(t);
-    uint32_t id = d->id;
-    int registered = 0;
-    if (INSTR_UNLIKELY(id == 0)) {
-        if ((id = first_call(t, d)) == 0) {
-            t->pending_bits = bits; /* not recorded: the interval goes on */
-            goto out;
-        }
-        registered = 1;
+    struct instr__thread *t = instr__record_thread();
+    if (t) {
+        struct hook_arg a = {.desc = d, .cfa = (uintptr_t)cfa_p};
+        instr__record(t, 1, enter_write, &a);
     }
-    uintptr_t cfa = (uintptr_t)cfa_p;
-    uint8_t *p = t->pos;
-    if (INSTR_LIKELY(!t->overflow) && t->top > t->base && t->top[-1].cfa < dead_below(d, cfa))
-        p = close_dead(t, p, dead_below(d, cfa), now, &bits);
-    slow_push(t, p, d, cfa, now, bits, INSTR_EV_ENTER, id, registered);
-out:
-    end(t);
 }
 
 /* Whether frame f is the one exit(d, cfa) names; d == NULL: return(site,
@@ -187,9 +157,10 @@ static inline int names_frame(const struct instr__frame *f, const struct instr_f
 
 /* exit(d, cfa) (or return, d == NULL) that is not the top frame: search
  * down for it. */
-static __attribute__((noinline)) void exit_repair(struct instr__thread *t,
-                                                  const struct instr_fn_desc *d, uintptr_t cfa,
-                                                  uint64_t now, unsigned bits)
+static __attribute__((noinline)) uint8_t *exit_repair(struct instr__thread *t, uint8_t *p,
+                                                      const struct instr_fn_desc *d,
+                                                      uintptr_t cfa, uint64_t now,
+                                                      unsigned *bits)
 {
     struct instr__frame *q = t->top;
     /* CFAs never increase towards the top (enter closes lower ones), so the
@@ -202,89 +173,67 @@ static __attribute__((noinline)) void exit_repair(struct instr__thread *t,
     if (q == t->base || !names_frame(&q[-1], d, cfa)) {
         if (instr__rt.header)
             __atomic_fetch_add(&instr__rt.header->unmatched_exits, 1, __ATOMIC_RELAXED);
-        t->pending_bits = bits;
-        return;
+        return p;
     }
-    uint8_t *p = t->pos;
     while (t->top > q)
-        p = unwind(t, p, now, &bits,
+        p = unwind(t, p, now, bits,
                    t->top[-1].cfa >= cfa ? INSTR_UNWIND_MISMATCH : INSTR_UNWIND_STACK);
     t->top--;
-    p = instr__put_head(t, p, now, &bits, d ? INSTR_EV_EXIT : INSTR_EV_RETURN);
-    t->pos = p;
-    if (p >= t->limit)
-        instr__chunk_next(t);
+    return instr__put_head(t, p, now, bits, d ? INSTR_EV_EXIT : INSTR_EV_RETURN);
 }
 
-/* exit(d, cfa), or return(site, cfa) with d == NULL, off the fast path. */
+/* exit(d, cfa), or return(site, cfa) with a->desc == NULL. */
+static uint8_t *pop_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits,
+                          const void *arg)
+{
+    const struct hook_arg *a = arg;
+    const struct instr_fn_desc *d = a->desc;
+    struct instr__frame *top = t->top;
+    if (INSTR_LIKELY(top > t->base && names_frame(&top[-1], d, a->cfa) && !t->overflow))
+        t->top = top - 1;
+    else if (t->overflow)
+        t->overflow--;
+    else
+        return exit_repair(t, p, d, a->cfa, now, bits);
+    return instr__put_head(t, p, now, bits, d ? INSTR_EV_EXIT : INSTR_EV_RETURN);
+}
+
 static __attribute__((noinline)) void pop_slow(const struct instr_fn_desc *d, void *cfa_p)
 {
-    struct instr__thread *t = begin();
-    if (!t)
-        return;
-    uint64_t now = instr__tsc();
-    unsigned bits = check(t);
-    uintptr_t cfa = (uintptr_t)cfa_p;
-    struct instr__frame *top = t->top;
-    if (INSTR_LIKELY(top > t->base && names_frame(&top[-1], d, cfa) && !t->overflow)) {
-        t->top = top - 1;
-    } else if (t->overflow) {
-        t->overflow--;
-    } else {
-        exit_repair(t, d, cfa, now, bits);
-        goto out;
+    struct instr__thread *t = instr__record_thread();
+    if (t) {
+        struct hook_arg a = {.desc = d, .cfa = (uintptr_t)cfa_p};
+        instr__record(t, 1, pop_write, &a);
     }
-    uint8_t *p = instr__put_head(t, t->pos, now, &bits, d ? INSTR_EV_EXIT : INSTR_EV_RETURN);
-    t->pos = p;
-    if (INSTR_UNLIKELY(p >= t->limit))
-        instr__chunk_next(t);
-out:
-    end(t);
 }
 
-/* Full chunk after a fast-path event: switch, then release the guard. */
-static __attribute__((noinline)) void switch_release(struct instr__thread *t)
+/* Full chunk after an event: switch, then release the guard. */
+__attribute__((noinline)) void instr__switch_release(struct instr__thread *t)
 {
     instr__chunk_next(t);
-    end(t);
+    instr__barrier();
+    t->busy = 0;
 }
 
-/* The common part of the fast paths, once the checks passed: take the
- * guard, read the clock and the detector, move the shadow stack, write the
- * event (head, and for a push the id).  Inlined into each hook. */
-static inline __attribute__((always_inline)) void fast_push(struct instr__thread *t,
-                                                            struct instr__frame *top,
-                                                            const void *desc, uintptr_t cfa,
-                                                            unsigned kind, uint32_t id)
+/* The fast paths' writers, once the checks passed: move the shadow stack,
+ * write the event (head, and for a push the id). */
+static inline __attribute__((always_inline)) uint8_t *
+fast_push_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits, const void *arg)
 {
-    t->busy = 1;
-    barrier();
-    uint64_t now = instr__tsc();
-    unsigned bits = instr__detector_check(t);
-    top->desc = desc;
-    top->cfa = cfa;
+    const struct hook_arg *a = arg;
+    struct instr__frame *top = t->top;
+    top->desc = a->desc;
+    top->cfa = a->cfa;
     t->top = top + 1;
-    uint8_t *p = instr__put_head(t, t->pos, now, &bits, kind);
-    p = instr_put_varint(p, id);
-    t->pos = p;
-    if (INSTR_UNLIKELY(p >= t->limit))
-        return switch_release(t);
-    end(t);
+    p = instr__put_head(t, p, now, bits, a->target ? INSTR_EV_CALL : INSTR_EV_ENTER);
+    return instr_put_varint(p, a->id);
 }
 
-static inline __attribute__((always_inline)) void fast_pop(struct instr__thread *t,
-                                                           struct instr__frame *top, unsigned kind)
+static inline __attribute__((always_inline)) uint8_t *
+fast_pop_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits, const void *arg)
 {
-    t->busy = 1;
-    barrier();
-    uint64_t now = instr__tsc();
-    unsigned bits = instr__detector_check(t);
-    t->top = top - 1;
-    uint8_t *p = instr__put_head(t, t->pos, now, &bits, kind);
-    t->pos = p;
-    if (INSTR_UNLIKELY(p >= t->limit))
-        return switch_release(t);
-    end(t);
+    t->top--;
+    return instr__put_head(t, p, now, bits, arg ? INSTR_EV_EXIT : INSTR_EV_RETURN);
 }
 
 /* The fast paths handle the common case only: state exists, function
@@ -305,7 +254,8 @@ void instr__hook_enter(struct instr_fn_desc *d, void *cfa_p)
     if (INSTR_UNLIKELY(id == 0 || top >= t->end || top[-1].cfa < dead_below(d, cfa) ||
                        t->pending_bits))
         return enter_slow(d, cfa_p);
-    fast_push(t, top, d, cfa, INSTR_EV_ENTER, id);
+    struct hook_arg a = {.desc = d, .cfa = cfa, .target = NULL, .id = id};
+    instr__record(t, 0, fast_push_write, &a);
 }
 
 void instr__hook_exit(struct instr_fn_desc *d, void *cfa_p)
@@ -319,44 +269,42 @@ void instr__hook_exit(struct instr_fn_desc *d, void *cfa_p)
     struct instr__frame *top = t->top;
     if (INSTR_UNLIKELY(top[-1].desc != d || top[-1].cfa != cfa || t->overflow || t->pending_bits))
         return pop_slow(d, cfa_p);
-    fast_pop(t, top, INSTR_EV_EXIT);
+    instr__record(t, 0, fast_pop_write, d);
 }
 
-void instr__hook_landing(struct instr_fn_desc *d, void *cfa_p)
+/* landing(d, cfa): an exception was caught in d's frame at cfa. */
+static uint8_t *landing_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits,
+                              const void *arg)
 {
-    struct instr__thread *t = begin();
-    if (!t)
-        return;
-    uint64_t now = instr__tsc();
-    unsigned bits = check(t);
-    uintptr_t cfa = (uintptr_t)cfa_p;
+    const struct hook_arg *a = arg;
+    uintptr_t cfa = a->cfa;
     struct instr__frame *q = t->top;
-    if (t->overflow) {
-        t->pending_bits = bits; /* untracked frames: nothing to repair */
-        goto out;
-    }
+    if (t->overflow)
+        return p; /* untracked frames: nothing to repair */
     while (q > t->base && q[-1].cfa <= cfa) {
-        if (q[-1].desc == d && q[-1].cfa == cfa)
+        if (q[-1].desc == a->desc && q[-1].cfa == cfa)
             break;
         q--;
     }
-    if (q == t->base || q[-1].desc != d || q[-1].cfa != cfa) {
+    if (q == t->base || q[-1].desc != a->desc || q[-1].cfa != cfa) {
         /* (d, cfa) itself is not on the stack: the frames below its CFA
          * are gone all the same. */
         q = t->top;
         while (q > t->base && q[-1].cfa < cfa)
             q--;
     }
-    if (q == t->top) {
-        t->pending_bits = bits;
-        goto out;
-    }
-    uint8_t *p = t->pos;
     while (t->top > q)
-        p = unwind(t, p, now, &bits, INSTR_UNWIND_EXCEPTION);
-    t->pos = p;
-out:
-    end(t);
+        p = unwind(t, p, now, bits, INSTR_UNWIND_EXCEPTION);
+    return p;
+}
+
+void instr__hook_landing(struct instr_fn_desc *d, void *cfa_p)
+{
+    struct instr__thread *t = instr__record_thread();
+    if (t) {
+        struct hook_arg a = {.desc = d, .cfa = (uintptr_t)cfa_p};
+        instr__record(t, 1, landing_write, &a);
+    }
 }
 
 /* ---- call sites --------------------------------------------------------- */
@@ -371,27 +319,21 @@ static inline uint32_t site_id(const struct instr_site_desc *s, void *target)
     return (c & INSTR__TARGET_MASK) == (uintptr_t)target ? (uint32_t)(c >> INSTR__TARGET_BITS) : 0;
 }
 
-static __attribute__((noinline)) void call_slow(struct instr_site_desc *s, void *cfa_p,
-                                                void *target, void *ra)
+static uint8_t *call_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits,
+                           const void *arg)
 {
-    struct instr__thread *t = begin();
-    if (!t)
-        return;
-    uint64_t now = instr__tsc();
-    unsigned bits = check(t);
-    uint32_t id = site_id(s, target);
+    const struct hook_arg *a = arg;
+    struct instr_site_desc *s = (struct instr_site_desc *)a->desc;
+    uint32_t id = site_id(s, a->target);
     int registered = 0;
     if (INSTR_UNLIKELY(id == 0)) {
-        id = instr__register_site(s, target, ra);
+        id = instr__register_site(s, a->target, a->ra);
         instr__detector_rearm(t); /* registration may have made syscalls */
-        if (id == 0) {
-            t->pending_bits = bits;
-            goto out;
-        }
+        if (id == 0)
+            return p;
         registered = 1;
     }
-    uintptr_t cfa = (uintptr_t)cfa_p;
-    uint8_t *p = t->pos;
+    uintptr_t cfa = a->cfa;
     struct instr__frame *top = t->top;
     if (INSTR_LIKELY(!t->overflow)) {
         /* Frames below the caller's CFA are not live: it is calling.  Nor
@@ -401,15 +343,22 @@ static __attribute__((noinline)) void call_slow(struct instr_site_desc *s, void 
          * have the inlined function's frame between two of their sites.) */
         while (top > t->base &&
                (top[-1].cfa < cfa || (top[-1].cfa == cfa && INSTR__IS_SITE(top[-1].desc)))) {
-            p = unwind(t, p, now, &bits, INSTR_UNWIND_STACK);
+            p = unwind(t, p, now, bits, INSTR_UNWIND_STACK);
             top = t->top;
         }
     }
-    slow_push(t, p, INSTR__SITE_FRAME(id), cfa, now, bits, INSTR_EV_CALL, id, registered);
-out:
-    end(t);
+    return slow_push(t, p, INSTR__SITE_FRAME(id), cfa, now, bits, INSTR_EV_CALL, id, registered);
 }
 
+static __attribute__((noinline)) void call_slow(struct instr_site_desc *s, void *cfa_p,
+                                                void *target, void *ra)
+{
+    struct instr__thread *t = instr__record_thread();
+    if (t) {
+        struct hook_arg a = {.desc = s, .cfa = (uintptr_t)cfa_p, .target = target, .ra = ra};
+        instr__record(t, 1, call_write, &a);
+    }
+}
 
 /* Same fast-path shape as enter and exit: one TLS load, the guard, the
  * descriptor's cached id (indirect: one 64-bit load and compare), rdtsc,
@@ -427,7 +376,9 @@ void instr__hook_call(struct instr_site_desc *s, void *cfa_p, void *target)
     if (INSTR_UNLIKELY(id == 0 || top >= t->end || top[-1].cfa < cfa + INSTR__IS_SITE(top[-1].desc) ||
                        t->pending_bits))
         return call_slow(s, cfa_p, target, __builtin_return_address(0));
-    fast_push(t, top, INSTR__SITE_FRAME(id), cfa, INSTR_EV_CALL, id);
+    /* .target only tells the writer this is a CALL (non-NULL) */
+    struct hook_arg a = {.desc = INSTR__SITE_FRAME(id), .cfa = cfa, .target = s, .id = id};
+    instr__record(t, 0, fast_push_write, &a);
 }
 
 void instr__hook_return(struct instr_site_desc *s, void *cfa_p)
@@ -443,7 +394,7 @@ void instr__hook_return(struct instr_site_desc *s, void *cfa_p)
     if (INSTR_UNLIKELY(!INSTR__IS_SITE(top[-1].desc) || top[-1].cfa != cfa || t->overflow ||
                        t->pending_bits))
         return pop_slow(NULL, cfa_p);
-    fast_pop(t, top, INSTR_EV_RETURN);
+    instr__record(t, 0, fast_pop_write, NULL);
 }
 
 void instr__hook_nop(struct instr_fn_desc *d, void *cfa)

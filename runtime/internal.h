@@ -221,8 +221,7 @@ static inline uint8_t *instr__put_runtime(struct instr__thread *t, uint8_t *p)
         return p;
     unsigned bits = 0;
     p = instr__put_head(t, p, t->last_tsc, &bits, INSTR_EV_EXT); /* delta 0 */
-    *p++ = INSTR_EXT_RUNTIME;
-    p = instr_put_varint(p, spent);
+    p = instr_put_ext(p, INSTR_EXT_RUNTIME, spent, 0);
     t->last_tsc = now;
     t->clean_ticks += spent; /* the runtime's own work ran on the CPU */
     return p;

@@ -103,8 +103,7 @@ void instr__chunk_next(struct instr__thread *t)
             /* Tell the reader how many events are missing here. */
             unsigned bits = 0;
             uint8_t *p = instr__put_head(t, t->pos, t->last_tsc, &bits, INSTR_EV_EXT);
-            *p++ = INSTR_EXT_DROPPED;
-            t->pos = instr_put_varint(p, t->dropped);
+            t->pos = instr_put_ext(p, INSTR_EXT_DROPPED, t->dropped, 0);
             t->dropped = 0;
         }
         instr__detector_rearm(t);
@@ -187,8 +186,7 @@ void instr__thread_end(void *arg)
     if (t->chunk) {
         unsigned bits = instr__detector_check(t) | t->pending_bits;
         uint8_t *p = instr__put_head(t, t->pos, instr__tsc(), &bits, INSTR_EV_EXT);
-        *p++ = INSTR_EXT_THREAD_END;
-        t->pos = p;
+        t->pos = instr_put_ext(p, INSTR_EXT_THREAD_END, 0, 0);
     }
     close_chunk(t);
     instr__thread_name(t->tid, name, sizeof name);
@@ -243,13 +241,10 @@ int instr__thread_restart(struct instr__thread *t)
         unsigned bits = 0;
         uint8_t *p = instr__put_head(t, t->pos, now, &bits, INSTR_EV_EXT);
         /* Call-site frames too: the child returns from fork() through one. */
-        if (INSTR__IS_SITE(f->desc)) {
-            *p++ = INSTR_EXT_REENTER_SITE;
-            t->pos = instr_put_varint(p, INSTR__SITE_ID(f->desc));
-        } else {
-            *p++ = INSTR_EXT_REENTER;
-            t->pos = instr_put_varint(p, f->desc->id);
-        }
+        if (INSTR__IS_SITE(f->desc))
+            t->pos = instr_put_ext(p, INSTR_EXT_REENTER_SITE, INSTR__SITE_ID(f->desc), 0);
+        else
+            t->pos = instr_put_ext(p, INSTR_EXT_REENTER, f->desc->id, 0);
         if (t->pos >= t->limit)
             instr__chunk_next(t);
     }
