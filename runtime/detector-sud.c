@@ -159,7 +159,7 @@ static int under_seccomp(void)
     return s && strtol(s + 9, NULL, 10) != 0;
 }
 
-int instr__sud_init(char *why, size_t n)
+static int sud_init(char *why, size_t n)
 {
     int saved = errno;
     int rc = -1;
@@ -216,17 +216,17 @@ static void arm_thread(struct instr__thread *t)
     sel[1] = 0;
     if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, 0, 0, sel) == 0) {
         sud_armed = 1;
-        t->det_on |= INSTR__DET_ON_SUD;
+        t->det.on |= INSTR__DET_ON_SUD;
     }
     sel[0] = INSTR__SUD_BLOCK; /* meaningless unless on; BLOCK is the check's resting value */
 }
 
-void instr__sud_thread(struct instr__thread *t)
+static void sud_thread(struct instr__thread *t)
 {
     int saved = errno;
     unblock_in_handlers();
     if (sigsys_blocked())
-        t->det_on |= INSTR__DET_ON_SUD_PAUSED;
+        t->det.on |= INSTR__DET_ON_SUD_PAUSED;
     else
         arm_thread(t);
     errno = saved;
@@ -237,17 +237,17 @@ static void disarm(struct instr__thread *t)
     instr__sud_state[0] = INSTR__SUD_ALLOW; /* the prctl itself must not trap */
     prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0);
     sud_armed = 0;
-    t->det_on &= ~INSTR__DET_ON_SUD;
+    t->det.on &= ~INSTR__DET_ON_SUD;
     instr__sud_state[0] = INSTR__SUD_BLOCK;
     instr__sud_state[1] = 0;
 }
 
-void instr__sud_thread_end(struct instr__thread *t)
+static void sud_thread_end(struct instr__thread *t)
 {
     int saved = errno;
-    if (t->det_on & INSTR__DET_ON_SUD)
+    if (t->det.on & INSTR__DET_ON_SUD)
         disarm(t);
-    t->det_on &= ~INSTR__DET_ON_SUD_PAUSED;
+    t->det.on &= ~INSTR__DET_ON_SUD_PAUSED;
     errno = saved;
 }
 
@@ -256,7 +256,7 @@ void instr__sud_resume(struct instr__thread *t)
 {
     int saved = errno;
     if (!sigsys_blocked()) {
-        t->det_on &= ~INSTR__DET_ON_SUD_PAUSED;
+        t->det.on &= ~INSTR__DET_ON_SUD_PAUSED;
         arm_thread(t);
     }
     errno = saved;
@@ -268,7 +268,7 @@ unsigned instr__sud_fired(struct instr__thread *t)
 {
     unsigned bits = instr__sud_state[1] ? instr__sud_state[1] : INSTR_OS_SYSCALL;
     instr__sud_state[1] = 0;
-    if (!(t->det_on & INSTR__DET_ON_SUD))
+    if (!(t->det.on & INSTR__DET_ON_SUD))
         return 0;
     int saved = errno;
     struct sigaction cur;
@@ -287,7 +287,7 @@ unsigned instr__sud_fired(struct instr__thread *t)
     }
     if (sigsys_blocked()) {
         disarm(t);
-        t->det_on |= INSTR__DET_ON_SUD_PAUSED;
+        t->det.on |= INSTR__DET_ON_SUD_PAUSED;
     }
     errno = saved;
     return bits;
@@ -297,3 +297,21 @@ uint64_t instr__sud_conflicts(void)
 {
     return __atomic_load_n(&conflicts, __ATOMIC_RELAXED);
 }
+
+/* Syscall User Dispatch is not inherited by a fork child: arm again. */
+static void sud_fork_child(struct instr__thread *t)
+{
+    t->det.on &= ~(INSTR__DET_ON_SUD | INSTR__DET_ON_SUD_PAUSED);
+    sud_thread(t);
+}
+
+const struct instr__detector_ops instr__det_sud = {
+    .name = "sud",
+    .id = INSTR_DETECTOR_SUD,
+    .is_kind = 1,
+    .sees = INSTR_OS_SYSCALL | INSTR_OS_SIGNAL,
+    .init = sud_init,
+    .thread = sud_thread,
+    .thread_end = sud_thread_end,
+    .fork_child = sud_fork_child,
+};

@@ -48,6 +48,20 @@ struct instr__frame {
  * followed by the shadow stack. */
 struct perf_event_mmap_page;
 
+/* Each detector backend's per-thread state, beyond the hot det_word. */
+struct instr__det_thread {
+    uint64_t self;              /* det_word target when the detector sees nothing */
+    volatile uint64_t *pf_word; /* perf ring data_head, or &self */
+    uint64_t pf_armed;          /* value pf_word held at the last check */
+    uint8_t on;                 /* INSTR__DET_ON_*: backends armed on this thread */
+    uint8_t offcpu_on;          /* cpuclock backend: flagged events carry off-CPU ticks */
+    uint64_t clean_ticks;       /* ticks of unflagged intervals since cpu_last was read */
+    uint64_t cpu_last;          /* thread CPU clock (ns) at the last flagged event */
+    const volatile struct perf_event_mmap_page *pmc_page; /* rdpmc counter page, or NULL */
+    uint64_t pmc_armed;         /* kernel instructions counted at the last check */
+    void *pf_map;               /* the perf ring */
+};
+
 struct instr__thread {
     uint8_t *pos;              /* next free byte of the current chunk */
     uint8_t *limit;            /* switch chunk once pos >= limit (room for one more event) */
@@ -55,14 +69,13 @@ struct instr__thread {
     struct instr__frame *top;  /* one past the topmost live frame */
     struct instr__frame *base; /* bottom of the shadow stack */
     struct instr__frame *end;  /* capacity limit */
-    volatile uint64_t *det_word; /* detector word (rseq_cs field, or det_self) */
+    volatile uint64_t *det_word; /* detector word (rseq_cs field, or det.self) */
     uint64_t det_armed;        /* value det_word holds while nothing happened */
     uint32_t busy;             /* recursion guard: hooks do nothing while set */
     uint32_t pending_bits;     /* transition bits seen by a hook that wrote nothing */
     uint64_t overflow;         /* frames entered beyond capacity (untracked) */
 
     /* cold */
-    uint64_t det_self;         /* det_word target when the detector sees nothing */
     struct instr_chunk_header *chunk; /* current events chunk (NULL when dropping) */
     uint32_t index;            /* dense thread number in this dump */
     uint32_t tid;
@@ -73,17 +86,7 @@ struct instr__thread {
     struct instr__thread *next; /* live-thread list (meta lock) */
     uint8_t scratch[2 * 64];   /* where events go while dropping */
 
-    /* detector backends beyond det_word (detector.h) */
-    volatile uint64_t *pf_word; /* perf ring data_head, or &det_self */
-    uint64_t pf_armed;          /* value pf_word held at the last check */
-    uint8_t det_on;             /* INSTR__DET_ON_*: backends armed on this thread */
-    uint8_t offcpu_on;          /* cpuclock backend: flagged events carry off-CPU ticks */
-    uint64_t clean_ticks;       /* ticks of unflagged intervals since cpu_last was read */
-    uint64_t cpu_last;          /* thread CPU clock (ns) at the last flagged event */
-    const volatile struct perf_event_mmap_page *pmc_page; /* rdpmc counter page, or NULL */
-    uint64_t pmc_armed;         /* kernel instructions counted at the last check */
-    int pf_fd;                  /* perf event, -1 if none */
-    void *pf_map;               /* its ring */
+    struct instr__det_thread det; /* the detector backends' state (detector.h) */
 };
 
 /* The one TLS slot (we are dlopen'd: keep static TLS tiny). */
@@ -210,7 +213,7 @@ static inline uint8_t *instr__put_head(struct instr__thread *t, uint8_t *p, uint
     p = instr_put_varint(p, instr_event_head(delta, b, kind));
     if (INSTR_UNLIKELY(b))
         return instr__put_bits(t, p, b, delta);
-    t->clean_ticks += delta; /* on the CPU throughout (detector-cpuclock.c) */
+    t->det.clean_ticks += delta; /* on the CPU throughout (detector-cpuclock.c) */
     return p;
 }
 
@@ -223,7 +226,7 @@ static inline uint8_t *instr__put_runtime(struct instr__thread *t, uint8_t *p)
     p = instr__put_head(t, p, t->last_tsc, &bits, INSTR_EV_EXT); /* delta 0 */
     p = instr_put_ext(p, INSTR_EXT_RUNTIME, spent, 0);
     t->last_tsc = now;
-    t->clean_ticks += spent; /* the runtime's own work ran on the CPU */
+    t->det.clean_ticks += spent; /* the runtime's own work ran on the CPU */
     return p;
 }
 
