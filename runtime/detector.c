@@ -5,7 +5,7 @@
  * permissions allow, each proved by its own start-up self-test;
  * INSTR_DETECTOR=none runs none; otherwise a list of names joined by '+'
  * or ',' (rseq_cs, sud, perf, rdpmc) asks for exactly those, and each one
- * that cannot run is named on stderr with its reason.
+ * that cannot run is named (log.c, INSTR_LOG) with its reason.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
