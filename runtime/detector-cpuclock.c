@@ -84,10 +84,15 @@ static int offcpu_ticks(struct instr__thread *t, uint64_t delta, uint64_t *off)
     int saved = errno;
     uint64_t cpu;
     /* The clock read is a system call of ours: with sud it must not trap,
-     * and whatever it does must not flag the program's next interval. */
+     * and the kernel instructions it runs must not flag the program's next
+     * interval (rdpmc).  But a context switch during the read is real: the
+     * next interval starts at this event, before the read, so it owns the
+     * switch.  Re-arming rseq_cs or perf here would discard it (a missed
+     * switch after every read: Application far above CPU time on a busy
+     * machine); the check that flagged this event has re-armed them already. */
     instr__sud_state[0] = INSTR__SUD_ALLOW;
     int rc = thread_cpu_ns(&cpu);
-    instr__detector_rearm(t);
+    instr__detector_rearm_own_syscall(t);
     errno = saved;
     double tpn = ticks_per_ns();
     uint64_t clean = t->det.clean_ticks;

@@ -150,6 +150,15 @@ __attribute__((noinline)) unsigned instr__detector_fired(struct instr__thread *t
     if (INSTR_UNLIKELY(t->det.on & INSTR__DET_ON_SUD_PAUSED))
         instr__sud_resume(t);
     instr__detector_rearm(t);
+    /* The hook read the TSC, then this word: a switch (or signal) that
+     * came between the two lies after the event's tick, in the interval
+     * that starts here, yet only this check sees it.  The word cannot say
+     * on which side it fell, so both intervals are flagged: the next one
+     * too (one hook-to-hook interval, left out of Application), rather
+     * than a whole off-CPU period counted as Application. */
+    unsigned async = bits & (INSTR_OS_SCHED | INSTR_OS_SIGNAL | INSTR_OS_IRQ | INSTR_OS_UNKNOWN);
+    if (async)
+        t->pending_bits |= async;
     return bits;
 }
 
@@ -162,5 +171,8 @@ __attribute__((noinline)) unsigned instr__rdpmc_fired(struct instr__thread *t, u
     if (c == t->det.pmc_armed)
         return seen;
     t->det.pmc_armed = c;
-    return seen ? seen : INSTR_OS_IRQ;
+    if (seen)
+        return seen;
+    t->pending_bits |= INSTR_OS_IRQ; /* either side of the tick: see above */
+    return INSTR_OS_IRQ;
 }

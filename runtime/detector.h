@@ -118,4 +118,14 @@ static inline void instr__detector_rearm(struct instr__thread *t)
         t->det.pmc_armed = instr__rdpmc_read(t->det.pmc_page);
 }
 
+/* After a system call of the runtime's own that must not hide the OS's
+ * work around it (the cpuclock read): back to BLOCK, and its kernel
+ * instructions forgotten; rseq_cs and the perf ring stay as they are. */
+static inline void instr__detector_rearm_own_syscall(struct instr__thread *t)
+{
+    instr__sud_state[0] = INSTR__SUD_BLOCK;
+    if (INSTR_UNLIKELY(instr__rdpmc_on) && t->det.pmc_page)
+        t->det.pmc_armed = instr__rdpmc_read(t->det.pmc_page);
+}
+
 #endif
