@@ -131,10 +131,14 @@ static void record(const char *label, unsigned ext, int32_t value)
     if (!label)
         return;
     struct instr__thread *t = instr__record_thread();
-    if (t) {
-        struct mark_arg a = {label, ext, value};
-        instr__record(t, 1, mark_write, &a);
+    if (INSTR_UNLIKELY(t->busy)) {
+        /* Inside a hook (a signal handler): not deferred, counted. */
+        if (INSTR__BUSY_IS_HOOK(t->busy) && instr__rt.header)
+            __atomic_fetch_add(&instr__rt.header->dropped_events, 1, __ATOMIC_RELAXED);
+        return;
     }
+    struct mark_arg a = {label, ext, value};
+    instr__record(t, (uintptr_t)__builtin_frame_address(0), 1, mark_write, &a);
 }
 
 void instr__api_event(const char *label)

@@ -29,6 +29,7 @@
 #ifndef INSTR_RT_DETECTOR_H
 #define INSTR_RT_DETECTOR_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "internal.h"
@@ -116,6 +117,24 @@ static inline void instr__detector_rearm(struct instr__thread *t)
     instr__sud_state[0] = INSTR__SUD_BLOCK;
     if (INSTR_UNLIKELY(instr__rdpmc_on) && t->det.pmc_page)
         t->det.pmc_armed = instr__rdpmc_read(t->det.pmc_page);
+}
+
+/* Blocks every signal on this thread around the runtime's own slow work
+ * (chunk switch, registration); instr__signals_restore(old) unblocks.
+ * SUD must not trap meanwhile: a SIGSYS while blocked would kill. */
+static inline void instr__signals_block(sigset_t *old)
+{
+    sigset_t all;
+    instr__sud_state[0] = INSTR__SUD_ALLOW;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, old);
+}
+
+static inline void instr__signals_restore(const sigset_t *old)
+{
+    instr__sud_state[0] = INSTR__SUD_ALLOW;
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+    instr__sud_state[0] = INSTR__SUD_BLOCK;
 }
 
 /* After a system call of the runtime's own that must not hide the OS's

@@ -45,6 +45,10 @@
  *   was left by that exception); return(site, 0xa00) pops the topmost site
  *   frame with that CFA, closing what is above it like exit does.
  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+
 #include "record.h"
 
 static inline uint8_t *room(struct instr__thread *t, uint8_t *p)
@@ -56,6 +60,12 @@ static inline uint8_t *room(struct instr__thread *t, uint8_t *p)
     }
     return p;
 }
+
+/* The hooks, as deferred events name them. */
+enum { HOOK_ENTER, HOOK_EXIT, HOOK_CALL, HOOK_RETURN, HOOK_LANDING };
+
+static void hook_busy(struct instr__thread *t, unsigned kind, const void *desc, uintptr_t cfa,
+                      void *target, void *ra);
 
 /* What a hook hands its writer: the descriptor (function, or call site),
  * the CFA, and for a call site its target and return address. */
@@ -127,7 +137,10 @@ static uint8_t *enter_write(struct instr__thread *t, uint8_t *p, uint64_t now, u
     uint32_t id = d->id;
     int registered = 0;
     if (INSTR_UNLIKELY(id == 0)) {
+        sigset_t old;
+        instr__signals_block(&old); /* a jump out of a handler must not leave the lock held */
         id = instr__register(d);
+        instr__signals_restore(&old);
         instr__detector_rearm(t); /* registration may have made syscalls */
         if (id == 0)
             return p; /* not recorded */
@@ -141,10 +154,10 @@ static uint8_t *enter_write(struct instr__thread *t, uint8_t *p, uint64_t now, u
 static __attribute__((noinline)) void enter_slow(struct instr_fn_desc *d, void *cfa_p)
 {
     struct instr__thread *t = instr__record_thread();
-    if (t) {
-        struct hook_arg a = {.desc = d, .cfa = (uintptr_t)cfa_p};
-        instr__record(t, 1, enter_write, &a);
-    }
+    if (INSTR_UNLIKELY(t->busy))
+        return hook_busy(t, HOOK_ENTER, d, (uintptr_t)cfa_p, NULL, NULL);
+    struct hook_arg a = {.desc = d, .cfa = (uintptr_t)cfa_p};
+    instr__record(t, (uintptr_t)cfa_p, 1, enter_write, &a);
 }
 
 /* Whether frame f is the one exit(d, cfa) names; d == NULL: return(site,
@@ -201,10 +214,10 @@ static uint8_t *pop_write(struct instr__thread *t, uint8_t *p, uint64_t now, uns
 static __attribute__((noinline)) void pop_slow(const struct instr_fn_desc *d, void *cfa_p)
 {
     struct instr__thread *t = instr__record_thread();
-    if (t) {
-        struct hook_arg a = {.desc = d, .cfa = (uintptr_t)cfa_p};
-        instr__record(t, 1, pop_write, &a);
-    }
+    if (INSTR_UNLIKELY(t->busy))
+        return hook_busy(t, d ? HOOK_EXIT : HOOK_RETURN, d, (uintptr_t)cfa_p, NULL, NULL);
+    struct hook_arg a = {.desc = d, .cfa = (uintptr_t)cfa_p};
+    instr__record(t, (uintptr_t)cfa_p, 1, pop_write, &a);
 }
 
 /* Full chunk after an event: switch, then release the guard. */
@@ -248,14 +261,14 @@ void instr__hook_enter(struct instr_fn_desc *d, void *cfa_p)
     if (INSTR_UNLIKELY(!t))
         return enter_slow(d, cfa_p);
     if (INSTR_UNLIKELY(t->busy))
-        return;
+        return hook_busy(t, HOOK_ENTER, d, cfa, NULL, NULL);
     struct instr__frame *top = t->top;
     uint32_t id = d->id;
     if (INSTR_UNLIKELY(id == 0 || top >= t->end || top[-1].cfa < dead_below(d, cfa) ||
-                       t->pending_bits))
+                       t->go_slow))
         return enter_slow(d, cfa_p);
     struct hook_arg a = {.desc = d, .cfa = cfa, .target = NULL, .id = id};
-    instr__record(t, 0, fast_push_write, &a);
+    instr__record(t, cfa, 0, fast_push_write, &a);
 }
 
 void instr__hook_exit(struct instr_fn_desc *d, void *cfa_p)
@@ -265,11 +278,11 @@ void instr__hook_exit(struct instr_fn_desc *d, void *cfa_p)
     if (INSTR_UNLIKELY(!t))
         return pop_slow(d, cfa_p);
     if (INSTR_UNLIKELY(t->busy))
-        return;
+        return hook_busy(t, HOOK_EXIT, d, cfa, NULL, NULL);
     struct instr__frame *top = t->top;
-    if (INSTR_UNLIKELY(top[-1].desc != d || top[-1].cfa != cfa || t->overflow || t->pending_bits))
+    if (INSTR_UNLIKELY(top[-1].desc != d || top[-1].cfa != cfa || t->overflow || t->go_slow))
         return pop_slow(d, cfa_p);
-    instr__record(t, 0, fast_pop_write, d);
+    instr__record(t, cfa, 0, fast_pop_write, d);
 }
 
 /* landing(d, cfa): an exception was caught in d's frame at cfa. */
@@ -301,10 +314,10 @@ static uint8_t *landing_write(struct instr__thread *t, uint8_t *p, uint64_t now,
 void instr__hook_landing(struct instr_fn_desc *d, void *cfa_p)
 {
     struct instr__thread *t = instr__record_thread();
-    if (t) {
-        struct hook_arg a = {.desc = d, .cfa = (uintptr_t)cfa_p};
-        instr__record(t, 1, landing_write, &a);
-    }
+    if (INSTR_UNLIKELY(t->busy))
+        return hook_busy(t, HOOK_LANDING, d, (uintptr_t)cfa_p, NULL, NULL);
+    struct hook_arg a = {.desc = d, .cfa = (uintptr_t)cfa_p};
+    instr__record(t, (uintptr_t)cfa_p, 1, landing_write, &a);
 }
 
 /* ---- call sites --------------------------------------------------------- */
@@ -327,7 +340,10 @@ static uint8_t *call_write(struct instr__thread *t, uint8_t *p, uint64_t now, un
     uint32_t id = site_id(s, a->target);
     int registered = 0;
     if (INSTR_UNLIKELY(id == 0)) {
+        sigset_t old;
+        instr__signals_block(&old);
         id = instr__register_site(s, a->target, a->ra);
+        instr__signals_restore(&old);
         instr__detector_rearm(t); /* registration may have made syscalls */
         if (id == 0)
             return p;
@@ -354,10 +370,135 @@ static __attribute__((noinline)) void call_slow(struct instr_site_desc *s, void 
                                                 void *target, void *ra)
 {
     struct instr__thread *t = instr__record_thread();
-    if (t) {
-        struct hook_arg a = {.desc = s, .cfa = (uintptr_t)cfa_p, .target = target, .ra = ra};
-        instr__record(t, 1, call_write, &a);
+    if (INSTR_UNLIKELY(t->busy))
+        return hook_busy(t, HOOK_CALL, s, (uintptr_t)cfa_p, target, ra);
+    struct hook_arg a = {.desc = s, .cfa = (uintptr_t)cfa_p, .target = target, .ra = ra};
+    instr__record(t, (uintptr_t)cfa_p, 1, call_write, &a);
+}
+
+/* ---- nesting: hooks that find the guard held ------------------------------ */
+
+static void hook_slow(unsigned kind, const void *desc, uintptr_t cfa, void *target, void *ra)
+{
+    switch (kind) {
+    case HOOK_ENTER:
+        return enter_slow((struct instr_fn_desc *)desc, (void *)cfa);
+    case HOOK_EXIT:
+    case HOOK_RETURN:
+        return pop_slow(desc, (void *)cfa);
+    case HOOK_CALL:
+        return call_slow((struct instr_site_desc *)desc, (void *)cfa, target, ra);
+    case HOOK_LANDING:
+        return instr__hook_landing((struct instr_fn_desc *)desc, (void *)cfa);
     }
+}
+
+/* Whether this thread runs on its alternate signal stack (a system call:
+ * only asked when the CFAs cannot tell). */
+static int on_alt_stack(void)
+{
+    int saved = errno;
+    stack_t ss;
+    uint8_t sel = instr__sud_state[0];
+    instr__sud_state[0] = INSTR__SUD_ALLOW; /* ours: must not trap */
+    int r = sigaltstack(NULL, &ss);
+    instr__sud_state[0] = sel;
+    errno = saved;
+    return r == 0 && (ss.ss_flags & SS_ONSTACK);
+}
+
+/* A hook found the guard held: it runs inside the holder (a signal handler
+ * that interrupted a hook), or the holder is gone (a handler that
+ * interrupted a hook left it with siglongjmp).
+ *
+ *   main's frame     cfa 0xc00            after siglongjmp back to main:
+ *   hook holding it  busy = 0x900 (its CFA)   main calls: cfa 0xc00 >= 0x900,
+ *   signal frame                               the holder's frame is gone:
+ *   handler's hooks  cfa 0x600 < 0x900         take the guard over.
+ *
+ * Nested (a lower CFA, or the handler runs on the alternate stack): the
+ * event waits in t->def with its own tick, and the next hook records it
+ * before its own (instr__deferred_flush).  Beyond the slots the events are
+ * counted as dropped.  The runtime's own work (INSTR__BUSY_RUNTIME: thread
+ * start and end, exit, fork) records nothing, as before. */
+static __attribute__((noinline)) void hook_busy(struct instr__thread *t, unsigned kind,
+                                                const void *desc, uintptr_t cfa, void *target,
+                                                void *ra)
+{
+    uintptr_t owner = t->busy;
+    if (!INSTR__BUSY_IS_HOOK(owner))
+        return;
+    if (cfa >= owner && !on_alt_stack()) {
+        t->busy = 0;
+        return hook_slow(kind, desc, cfa, target, ra);
+    }
+    uint64_t now = instr__tsc();
+    uint32_t i = __atomic_fetch_add(&t->def_n, 1, __ATOMIC_RELAXED);
+    if (i >= INSTR_RT_DEFERRED)
+        return; /* counted when flushed */
+    struct instr__deferred *e = &t->def[i];
+    e->tsc = now;
+    e->desc = desc;
+    e->cfa = cfa;
+    e->target = target;
+    e->ra = ra;
+    e->kind = (uint8_t)kind;
+    instr__barrier();
+    e->ready = 1;
+}
+
+static uint8_t *replay(struct instr__thread *t, uint8_t *p, const struct instr__deferred *e,
+                       unsigned *bits)
+{
+    struct hook_arg a = {.desc = e->desc, .cfa = e->cfa, .target = e->target, .ra = e->ra};
+    switch (e->kind) {
+    case HOOK_ENTER:
+        return enter_write(t, p, e->tsc, bits, &a);
+    case HOOK_EXIT:
+        return pop_write(t, p, e->tsc, bits, &a);
+    case HOOK_RETURN:
+        a.desc = NULL;
+        return pop_write(t, p, e->tsc, bits, &a);
+    case HOOK_CALL:
+        return call_write(t, p, e->tsc, bits, &a);
+    case HOOK_LANDING:
+        return landing_write(t, p, e->tsc, bits, &a);
+    }
+    return p;
+}
+
+__attribute__((noinline)) uint8_t *instr__deferred_flush(struct instr__thread *t, uint8_t *p,
+                                                         unsigned *bits)
+{
+    uint32_t n = __atomic_load_n(&t->def_n, __ATOMIC_ACQUIRE), i = 0;
+    uint64_t last = t->last_tsc;
+    for (;;) {
+        for (; i < n && i < INSTR_RT_DEFERRED; i++) {
+            /* Published (t->pos) before it is marked done: a handler that
+             * interrupts the replay and jumps out leaves the next hook to
+             * replay it again, from a consistent chunk. */
+            struct instr__deferred *e = &t->def[i];
+            if (e->ready) {
+                if (e->tsc > last)
+                    last = e->tsc;
+                p = room(t, replay(t, p, e, bits));
+                t->pos = p;
+                instr__barrier();
+            }
+            e->ready = 0;
+        }
+        /* More may have come while replaying (a signal now): go on. */
+        if (__atomic_compare_exchange_n(&t->def_n, &n, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            break;
+    }
+    if (n > INSTR_RT_DEFERRED) {
+        uint64_t lost = n - INSTR_RT_DEFERRED;
+        if (instr__rt.header)
+            __atomic_fetch_add(&instr__rt.header->dropped_events, lost, __ATOMIC_RELAXED);
+        p = instr__put_head(t, p, last, bits, INSTR_EV_EXT);
+        p = room(t, instr_put_ext(p, INSTR_EXT_DROPPED, lost, 0));
+    }
+    return p;
 }
 
 /* Same fast-path shape as enter and exit: one TLS load, the guard, the
@@ -370,15 +511,15 @@ void instr__hook_call(struct instr_site_desc *s, void *cfa_p, void *target)
     if (INSTR_UNLIKELY(!t))
         return call_slow(s, cfa_p, target, __builtin_return_address(0));
     if (INSTR_UNLIKELY(t->busy))
-        return;
+        return hook_busy(t, HOOK_CALL, s, cfa, target, __builtin_return_address(0));
     struct instr__frame *top = t->top;
     uint32_t id = site_id(s, target);
     if (INSTR_UNLIKELY(id == 0 || top >= t->end || top[-1].cfa < cfa + INSTR__IS_SITE(top[-1].desc) ||
-                       t->pending_bits))
+                       t->go_slow))
         return call_slow(s, cfa_p, target, __builtin_return_address(0));
     /* .target only tells the writer this is a CALL (non-NULL) */
     struct hook_arg a = {.desc = INSTR__SITE_FRAME(id), .cfa = cfa, .target = s, .id = id};
-    instr__record(t, 0, fast_push_write, &a);
+    instr__record(t, cfa, 0, fast_push_write, &a);
 }
 
 void instr__hook_return(struct instr_site_desc *s, void *cfa_p)
@@ -389,12 +530,12 @@ void instr__hook_return(struct instr_site_desc *s, void *cfa_p)
     if (INSTR_UNLIKELY(!t))
         return pop_slow(NULL, cfa_p);
     if (INSTR_UNLIKELY(t->busy))
-        return;
+        return hook_busy(t, HOOK_RETURN, NULL, cfa, NULL, NULL);
     struct instr__frame *top = t->top;
     if (INSTR_UNLIKELY(!INSTR__IS_SITE(top[-1].desc) || top[-1].cfa != cfa || t->overflow ||
-                       t->pending_bits))
+                       t->go_slow))
         return pop_slow(NULL, cfa_p);
-    instr__record(t, 0, fast_pop_write, NULL);
+    instr__record(t, cfa, 0, fast_pop_write, NULL);
 }
 
 void instr__hook_nop(struct instr_fn_desc *d, void *cfa)

@@ -43,6 +43,23 @@ struct instr__frame {
 #define INSTR__TARGET_BITS 48
 #define INSTR__TARGET_MASK ((UINT64_C(1) << INSTR__TARGET_BITS) - 1)
 
+/* A hook that ran while its thread's guard was held (a signal handler that
+ * interrupted a hook): recorded by the next hook, with its own tick. */
+#define INSTR_RT_DEFERRED 256u
+struct instr__deferred {
+    uint64_t tsc;
+    const void *desc;   /* function or call-site descriptor */
+    uintptr_t cfa;
+    void *target, *ra;  /* call sites */
+    uint8_t kind;       /* INSTR__HOOK_* (hooks.c) */
+    volatile uint8_t ready; /* written last: a jump out of the handler mid-way leaves 0 */
+};
+
+/* t->busy values that are not a hook's CFA: the runtime itself holds the
+ * guard (thread start and end, exit, fork), hooks do nothing. */
+#define INSTR__BUSY_RUNTIME 1u
+#define INSTR__BUSY_IS_HOOK(b) ((b) > 4095u)
+
 /* Per-thread state, reached through the one initial-exec TLS pointer.  The hot
  * fields come first (one cache line).  Lives in its own anonymous mapping,
  * followed by the shadow stack. */
@@ -71,8 +88,15 @@ struct instr__thread {
     struct instr__frame *end;  /* capacity limit */
     volatile uint64_t *det_word; /* detector word (rseq_cs field, or det.self) */
     uint64_t det_armed;        /* value det_word holds while nothing happened */
-    uint32_t busy;             /* recursion guard: hooks do nothing while set */
-    uint32_t pending_bits;     /* transition bits seen by a hook that wrote nothing */
+    uintptr_t busy;            /* recursion guard (record.h): 0 free, INSTR__BUSY_RUNTIME,
+                                  or the CFA of the hook holding it */
+    union {
+        struct {
+            uint32_t pending_bits; /* transition bits seen by a hook that wrote nothing */
+            uint32_t def_n;        /* deferred events waiting (atomic; may exceed the slots) */
+        };
+        uint64_t go_slow;          /* either: the next hook takes the slow path */
+    };
     uint64_t overflow;         /* frames entered beyond capacity (untracked) */
 
     /* cold */
@@ -85,6 +109,7 @@ struct instr__thread {
     size_t map_size;           /* size of this state's mapping */
     struct instr__thread *next; /* live-thread list (meta lock) */
     uint8_t scratch[2 * 64];   /* where events go while dropping */
+    struct instr__deferred def[INSTR_RT_DEFERRED]; /* hooks run while busy (record.h) */
 
     struct instr__det_thread det; /* the detector backends' state (detector.h) */
 };
@@ -205,8 +230,13 @@ static inline uint8_t *instr__put_head(struct instr__thread *t, uint8_t *p, uint
                                        unsigned *bits, unsigned kind)
 {
     uint64_t delta = now - t->last_tsc;
-    if (INSTR_UNLIKELY((int64_t)delta < 0))
-        delta = 0; /* the TSC went back (unsynchronised CPUs): clamp */
+    if (INSTR_UNLIKELY((int64_t)delta < 0)) {
+        /* The TSC went back (unsynchronised CPUs), or a deferred event
+         * (record.h) is older than the last one written: clamp, and keep
+         * the thread's time from going back (chunks start at last_tsc). */
+        delta = 0;
+        now = t->last_tsc;
+    }
     t->last_tsc = now;
     unsigned b = *bits;
     *bits = 0;

@@ -1,7 +1,9 @@
 /* record.h - PRIVATE: the write protocol every recorded event follows.
  *
- *   guard   t->busy set: a hook that runs while it is (a signal handler
- *           interrupting this one) must not touch the chunk or the stack
+ *   guard   t->busy set to the hook's CFA: a hook that runs while it is
+ *           held (a signal handler interrupting this one) must not touch
+ *           the chunk or the stack: it leaves its event in t->def, and the
+ *           next hook records it at its own tick (hooks.c: nesting)
  *   tick    rdtsc: the interval since the thread's previous event ends here
  *   detect  the detector's transition bits for that interval (and those a
  *           previous hook left pending because it wrote nothing)
@@ -32,20 +34,30 @@ typedef uint8_t *instr__writer(struct instr__thread *t, uint8_t *p, uint64_t now
  * of line, so the hot path stays small). */
 void instr__switch_release(struct instr__thread *t);
 
-/* The protocol on thread state t (never NULL, guard free).  pending: whether
- * t->pending_bits may be set (the fast paths have checked it is not). */
+/* Records the deferred events (hooks.c), at their own ticks, before the
+ * event of the hook now holding the guard. */
+uint8_t *instr__deferred_flush(struct instr__thread *t, uint8_t *p, unsigned *bits);
+
+/* The protocol on thread state t (never NULL, guard free).  owner: the
+ * CFA of the hook (the guard's value: a hook that finds the guard held
+ * compares its own CFA with it, see hooks.c).  pending: whether
+ * t->go_slow may be set (the fast paths have checked it is not). */
 static inline __attribute__((always_inline)) void
-instr__record(struct instr__thread *t, int pending, instr__writer *write, const void *arg)
+instr__record(struct instr__thread *t, uintptr_t owner, int pending, instr__writer *write,
+              const void *arg)
 {
-    t->busy = 1;
+    t->busy = owner;
     instr__barrier();
     uint64_t now = instr__tsc();
     unsigned bits = instr__detector_check(t);
-    if (pending && INSTR_UNLIKELY(t->pending_bits)) {
+    uint8_t *p = t->pos;
+    if (pending && INSTR_UNLIKELY(t->go_slow)) {
         bits |= t->pending_bits;
         t->pending_bits = 0;
+        if (__atomic_load_n(&t->def_n, __ATOMIC_RELAXED))
+            p = instr__deferred_flush(t, p, &bits);
     }
-    uint8_t *p = write(t, t->pos, now, &bits, arg);
+    p = write(t, p, now, &bits, arg);
     if (INSTR_UNLIKELY(bits))
         t->pending_bits = bits; /* nothing written: the interval goes on */
     t->pos = p;
@@ -55,14 +67,13 @@ instr__record(struct instr__thread *t, int pending, instr__writer *write, const 
     t->busy = 0;
 }
 
-/* The thread state a hook may record on, or NULL: the runtime is busy on
- * this thread (a signal handler inside a hook), or it records nothing. */
+/* The thread state of the calling thread (created at its first hook). */
 static inline struct instr__thread *instr__record_thread(void)
 {
     struct instr__thread *t = instr__tls;
     if (INSTR_UNLIKELY(!t))
         t = instr__thread_create();
-    return INSTR_UNLIKELY(t->busy) ? NULL : t;
+    return t;
 }
 
 #endif

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -89,8 +90,21 @@ static void close_chunk(struct instr__thread *t)
     t->chunk = NULL;
 }
 
-/* Called by a hook (busy set) once t->pos >= t->limit. */
+static void chunk_next(struct instr__thread *t);
+
+/* Called by a hook (busy set) once t->pos >= t->limit.  Signals are
+ * blocked meanwhile: a handler that interrupted the switch between unmap
+ * and map and left with siglongjmp would leave t->pos in no chunk (and a
+ * lock held); its hooks run after the switch instead. */
 void instr__chunk_next(struct instr__thread *t)
+{
+    sigset_t old;
+    instr__signals_block(&old);
+    chunk_next(t);
+    instr__signals_restore(&old);
+}
+
+static void chunk_next(struct instr__thread *t)
 {
     if (t->dropping) {
         t->pos = t->scratch;
