@@ -131,6 +131,26 @@ def case_cpu_busy(a, work):
               f"Application {app} <= 1.25 x CPU time {cpu}")
 
 
+def case_valgrind(a, work):
+    """Item 16: under valgrind (sud cannot work there) the program exits 0
+    and its dump is readable, the header saying why sud is off."""
+    vg = shutil.which("valgrind")
+    if not vg:
+        print("skipped: no valgrind")
+        return SKIP
+    p = run(a, a.exe, "quiet", work, a.env, wrap=(vg, "-q", "--error-exitcode=0"))
+    check(p.returncode == 0, f"under valgrind: exit 0 (got {p.returncode}: {p.stderr.strip()[-300:]})")
+    check(p.stdout == "ok\n", "the program's stdout is intact")
+    check(len(dumps(work)) == 1, f"one dump ({len(dumps(work))})")
+    if dumps(work):
+        rep = report(a, work)
+        if rep:
+            text = subprocess.run([a.report, *dumps(work)], capture_output=True, text=True).stdout
+            det = [l for l in text.splitlines() if l.startswith("Detector:")]
+            check(det and "sud off: running under valgrind" in det[0], f"the header says why sud is off ({det})")
+            check(calls(rep, "step") == 1000, f"step calls: {calls(rep, 'step')} (want 1000)")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case")
