@@ -151,6 +151,21 @@ def case_valgrind(a, work):
             check(calls(rep, "step") == 1000, f"step calls: {calls(rep, 'step')} (want 1000)")
 
 
+def case_nested_handlers(a, work):
+    """Item 10b (third part): nested signal handlers (SIGALRM raising SIGUSR1
+    raising SIGUSR2) with sud, perf and cpuclock: the report reads the dump
+    without 'clock went back' (exit 0), every inner call counted."""
+    for det in ("sud+perf+cpuclock", "auto"):
+        for f in dumps(work):
+            os.unlink(f)
+        p = run(a, a.exe, "nested-handlers", work, {**(a.env or {}), "INSTR_DETECTOR": det})
+        check(p.returncode == 0, f"{det}: program ran (exit {p.returncode})")
+        n = value(p.stdout, "inner_work")
+        rep = report(a, work)
+        if rep:
+            check(calls(rep, "inner_work") == n, f"{det}: inner_work calls: report {calls(rep, 'inner_work')}, program {n}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case")

@@ -176,6 +176,59 @@ static int case_cpu_busy(void)
     return 0;
 }
 
+/* ---- nested-handlers: a handler interrupted by another handler --------- */
+
+static volatile unsigned long inner_calls;
+
+NOINLINE void inner_work(void)
+{
+    inner_calls++;
+    __asm__ volatile("" ::: "memory");
+}
+
+NOINLINE void on_usr2(int sig)
+{
+    (void)sig;
+    inner_work();
+}
+
+NOINLINE void on_usr1(int sig)
+{
+    (void)sig;
+    inner_work();
+    raise(SIGUSR2); /* delivered at once, inside this handler */
+    inner_work();
+}
+
+NOINLINE void on_alarm_nest(int sig)
+{
+    (void)sig;
+    raise(SIGUSR1);
+}
+
+static int case_nested_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_flags = SA_RESTART;
+    sa.sa_handler = on_usr2;
+    sigaction(SIGUSR2, &sa, NULL);
+    sa.sa_handler = on_usr1;
+    sigaction(SIGUSR1, &sa, NULL);
+    sa.sa_handler = on_alarm_nest;
+    sigaction(SIGALRM, &sa, NULL);
+    timer_us(200);
+    double t0 = mono_s();
+    while (mono_s() - t0 < 1.0)
+        for (unsigned j = 0; j < 1000; j++)
+            step(j);
+    signal(SIGALRM, SIG_IGN);
+    timer_us(0);
+    printf("# inner_work %lu\n", inner_calls);
+    printf("ok\n");
+    return 0;
+}
+
 static const struct {
     const char *name;
     int (*run)(void);
@@ -185,6 +238,7 @@ static const struct {
     {"handler-calls", case_handler_calls},
     {"siglongjmp-async", case_siglongjmp_async},
     {"cpu-busy", case_cpu_busy},
+    {"nested-handlers", case_nested_handlers},
 };
 
 int main(int argc, char **argv)
