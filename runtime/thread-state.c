@@ -98,6 +98,12 @@ static void chunk_next(struct instr__thread *t);
  * lock held); its hooks run after the switch instead. */
 void instr__chunk_next(struct instr__thread *t)
 {
+    /* While dropping, most events only count (no system call, nothing
+     * half done): no need to block anything for them. */
+    if (t->dropping && (instr__rt.stopped || (t->dropped + 1) % INSTR_RT_DROP_RETRY)) {
+        chunk_next(t);
+        return;
+    }
     sigset_t old;
     instr__signals_block(&old);
     chunk_next(t);
