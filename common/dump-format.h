@@ -145,21 +145,31 @@ enum instr_sample_kind {
 #define INSTR_STACK_FP 0x2u        /* the frames are the kernel's frame-pointer chain (CFI unwinding
                                       failed at the first frame) */
 
-/* Extended events (rare: repairs, thread life, user marks). */
+/* Extended events (rare: repairs, thread life, user marks).  The fourth
+ * column is the payload after the subtype byte (INSTR_PAYLOAD_*, below):
+ * event-codec.h encodes and decodes every kind from it, for the runtime,
+ * the tools' writer and the reader alike. */
 #define INSTR_EXT_KINDS(X)                                                                         \
-    X(UNWIND, 1, "unwind")       /* u8 INSTR_UNWIND_*: pop the top frame, closed by a repair */  \
-    X(THREAD_END, 2, "end")      /* the thread finished; open frames close here */               \
-    X(REENTER, 3, "reenter")     /* varint function id: push without counting a call (fork) */  \
-    X(MARK, 4, "mark")           /* varint label id: a named instant */                          \
-    X(COUNTER, 5, "counter")     /* varint label id, zigzag varint value */                      \
-    X(RESYNC, 6, "resync")       /* u64 absolute ticks; the next delta counts from it */         \
-    X(DROPPED, 7, "dropped")     /* varint events lost just before this point */               \
-    X(REENTER_SITE, 8, "reenter-site") /* varint call-site id: push without counting (fork) */ \
-    X(RUNTIME, 9, "runtime")     /* varint ticks the runtime spent on itself here (first call of a \
-                                    function, chunk switch): skipped, charged to nobody */
+    X(UNWIND, 1, "unwind", U8)           /* INSTR_UNWIND_*: pop the top frame, closed by a repair */ \
+    X(THREAD_END, 2, "end", NONE)        /* the thread finished; open frames close here */       \
+    X(REENTER, 3, "reenter", VARINT)     /* function id: push without counting a call (fork) */  \
+    X(MARK, 4, "mark", VARINT)           /* label id: a named instant */                         \
+    X(COUNTER, 5, "counter", VARINT_ZIGZAG) /* label id, then the value (zigzag varint) */       \
+    X(RESYNC, 6, "resync", U64)          /* absolute ticks; the next delta counts from it */     \
+    X(DROPPED, 7, "dropped", VARINT)     /* events lost just before this point */                \
+    X(REENTER_SITE, 8, "reenter-site", VARINT) /* call-site id: push without counting (fork) */ \
+    X(RUNTIME, 9, "runtime", VARINT)     /* ticks the runtime spent on itself here (first call of \
+                                            a function, chunk switch): skipped, charged to nobody */
+
+/* EXT payload shapes: arg is the first field, value the second. */
+#define INSTR_PAYLOAD_NONE 0u          /* nothing */
+#define INSTR_PAYLOAD_U8 1u            /* one byte: arg */
+#define INSTR_PAYLOAD_VARINT 2u        /* varint arg */
+#define INSTR_PAYLOAD_VARINT_ZIGZAG 3u /* varint arg, zigzag varint value */
+#define INSTR_PAYLOAD_U64 4u           /* arg, 8 bytes little-endian */
 
 enum instr_ext_kind {
-#define INSTR_X_ENUM(name, value, text) INSTR_EXT_##name = value,
+#define INSTR_X_ENUM(name, value, text, payload) INSTR_EXT_##name = value,
     INSTR_EXT_KINDS(INSTR_X_ENUM)
 #undef INSTR_X_ENUM
 };

@@ -20,8 +20,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "detector.h"
-#include "internal.h"
+#include "record.h"
 
 #define LABEL_SLOTS 4096u  /* pointer cache; at most half full */
 #define LABEL_MAX 4096u    /* distinct texts */
@@ -105,41 +104,41 @@ void instr__meta_labels_reemit(void)
         put_label(id);
 }
 
+struct mark_arg {
+    const char *label;
+    unsigned ext; /* INSTR_EXT_MARK or INSTR_EXT_COUNTER */
+    int32_t value;
+};
+
+static uint8_t *mark_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits,
+                           const void *arg)
+{
+    const struct mark_arg *a = arg;
+    uint32_t id = cached_id(a->label);
+    if (INSTR_UNLIKELY(!id)) {
+        id = register_label(a->label);
+        instr__detector_rearm(t); /* the lock and the record are the runtime's */
+        if (!id)
+            return p; /* not recorded */
+    }
+    p = instr__put_head(t, p, now, bits, INSTR_EV_EXT);
+    return instr_put_ext(p, a->ext, id, a->value);
+}
+
 /* Writes EXT kind (MARK or COUNTER) for label on the calling thread. */
 static void record(const char *label, unsigned ext, int32_t value)
 {
     if (!label)
         return;
-    struct instr__thread *t = instr__tls;
-    if (INSTR_UNLIKELY(!t))
-        t = instr__thread_create();
-    if (INSTR_UNLIKELY(t->busy))
-        return; /* inside the runtime, or not recording on this thread */
-    t->busy = 1;
-    __asm__ volatile("" ::: "memory");
-    uint64_t now = instr__tsc();
-    unsigned bits = instr__detector_check(t) | t->pending_bits;
-    t->pending_bits = 0;
-    uint32_t id = cached_id(label);
-    if (INSTR_UNLIKELY(!id)) {
-        id = register_label(label);
-        instr__detector_rearm(t); /* the lock and the record are the runtime's */
-        if (!id) {
-            t->pending_bits = bits;
-            goto out;
-        }
+    struct instr__thread *t = instr__record_thread();
+    if (INSTR_UNLIKELY(t->busy)) {
+        /* Inside a hook (a signal handler): not deferred, counted. */
+        if (INSTR__BUSY_IS_HOOK(t->busy) && instr__rt.header)
+            __atomic_fetch_add(&instr__rt.header->dropped_events, 1, __ATOMIC_RELAXED);
+        return;
     }
-    uint8_t *p = instr__put_head(t, t->pos, now, &bits, INSTR_EV_EXT);
-    *p++ = (uint8_t)ext;
-    p = instr_put_varint(p, id);
-    if (ext == INSTR_EXT_COUNTER)
-        p = instr_put_varint(p, instr_zigzag(value));
-    t->pos = p;
-    if (INSTR_UNLIKELY(p >= t->limit))
-        instr__chunk_next(t);
-out:
-    __asm__ volatile("" ::: "memory");
-    t->busy = 0;
+    struct mark_arg a = {label, ext, value};
+    instr__record(t, (uintptr_t)__builtin_frame_address(0), 1, mark_write, &a);
 }
 
 void instr__api_event(const char *label)

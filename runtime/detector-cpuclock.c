@@ -35,7 +35,7 @@ static int thread_cpu_ns(uint64_t *ns)
     return 0;
 }
 
-int instr__cpuclock_init(char *why, size_t n)
+static int cpuclock_init(char *why, size_t n)
 {
     int saved = errno, rc = -1;
     uint64_t c0, c1, w0 = instr__mono_ns(), w1;
@@ -57,11 +57,11 @@ out:
     return rc;
 }
 
-void instr__cpuclock_thread(struct instr__thread *t)
+static void cpuclock_thread(struct instr__thread *t)
 {
     int saved = errno;
-    t->offcpu_on = thread_cpu_ns(&t->cpu_last) == 0;
-    t->clean_ticks = 0;
+    t->det.offcpu_on = thread_cpu_ns(&t->det.cpu_last) == 0;
+    t->det.clean_ticks = 0;
     errno = saved;
 }
 
@@ -84,18 +84,23 @@ static int offcpu_ticks(struct instr__thread *t, uint64_t delta, uint64_t *off)
     int saved = errno;
     uint64_t cpu;
     /* The clock read is a system call of ours: with sud it must not trap,
-     * and whatever it does must not flag the program's next interval. */
+     * and the kernel instructions it runs must not flag the program's next
+     * interval (rdpmc).  But a context switch during the read is real: the
+     * next interval starts at this event, before the read, so it owns the
+     * switch.  Re-arming rseq_cs or perf here would discard it (a missed
+     * switch after every read: Application far above CPU time on a busy
+     * machine); the check that flagged this event has re-armed them already. */
     instr__sud_state[0] = INSTR__SUD_ALLOW;
     int rc = thread_cpu_ns(&cpu);
-    instr__detector_rearm(t);
+    instr__detector_rearm_own_syscall(t);
     errno = saved;
     double tpn = ticks_per_ns();
-    uint64_t clean = t->clean_ticks;
-    uint64_t last = t->cpu_last;
-    t->clean_ticks = 0;
+    uint64_t clean = t->det.clean_ticks;
+    uint64_t last = t->det.cpu_last;
+    t->det.clean_ticks = 0;
     if (rc)
         return -1;
-    t->cpu_last = cpu;
+    t->det.cpu_last = cpu;
     if (!(tpn > 0) || cpu < last)
         return -1;
     double on = (double)(cpu - last) - (double)clean / tpn; /* ns on the CPU in this interval */
@@ -112,10 +117,20 @@ static int offcpu_ticks(struct instr__thread *t, uint64_t delta, uint64_t *off)
 uint8_t *instr__put_bits(struct instr__thread *t, uint8_t *p, unsigned bits, uint64_t delta)
 {
     uint64_t off;
-    if (t->offcpu_on && offcpu_ticks(t, delta, &off) == 0) {
+    if (t->det.offcpu_on && offcpu_ticks(t, delta, &off) == 0) {
         *p++ = (uint8_t)(bits | INSTR_OS_OFFCPU_FOLLOWS);
         return instr_put_varint(p, off);
     }
     *p++ = (uint8_t)bits;
     return p;
 }
+
+/* Not a detector of its own: exact off-CPU time where the others fire.  A
+ * fork child's CPU clock starts anew. */
+const struct instr__detector_ops instr__det_cpuclock = {
+    .name = "cpuclock",
+    .id = INSTR_DETECTOR_CPUCLOCK,
+    .init = cpuclock_init,
+    .thread = cpuclock_thread,
+    .fork_child = cpuclock_thread,
+};

@@ -5,12 +5,11 @@
 /* The thread watches a word of its own that only the runtime writes. */
 void instr__detector_none_thread(struct instr__thread *t)
 {
-    t->det_self = 1;
+    t->det.self = 1;
     t->det_armed = 1;
-    t->det_word = &t->det_self;
-    t->pf_word = &t->det_self;
-    t->pf_armed = 1;
-    t->det_on = 0;
-    t->pf_fd = -1;
-    t->pf_map = NULL;
+    t->det_word = &t->det.self;
+    t->det.pf_word = &t->det.self;
+    t->det.pf_armed = 1;
+    t->det.on = 0;
+    t->det.pf_map = NULL;
 }

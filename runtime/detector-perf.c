@@ -5,7 +5,7 @@
  * sample_period 1 and exclude_kernel (the user's own faults, minor and
  * major), context_switch = 1 (a PERF_RECORD_SWITCH at every switch out and
  * in), mapped read-only (overwrite mode: nobody has to consume it).  The
- * hook watches data_head (t->pf_word); when it moved, the records written
+ * hook watches data_head (t->det.pf_word); when it moved, the records written
  * since the last check say which kinds happened.  Needs perf_event_open
  * for the own thread (perf_event_paranoid <= 2, or CAP_PERFMON); costs two
  * pages per thread (the fd is closed once the ring is mapped: the mapping
@@ -55,7 +55,7 @@ static volatile uint64_t *head_of(void *m)
     return (volatile uint64_t *)&((struct perf_event_mmap_page *)m)->data_head;
 }
 
-int instr__perf_init(char *why, size_t n)
+static int perf_init(char *why, size_t n)
 {
     int saved = errno, rc = -1;
     int fd = open_event();
@@ -89,7 +89,7 @@ out:
     return rc;
 }
 
-void instr__perf_thread(struct instr__thread *t)
+static void perf_thread(struct instr__thread *t)
 {
     int saved = errno;
     int fd = open_event();
@@ -101,26 +101,22 @@ void instr__perf_thread(struct instr__thread *t)
         return; /* this thread goes without (fd or mlock limits) */
     }
     close(fd); /* the mapping keeps the event alive: hold no fd of the program's */
-    t->pf_fd = -1;
-    t->pf_map = m;
-    t->pf_word = head_of(m);
-    t->pf_armed = *t->pf_word;
-    t->det_on |= INSTR__DET_ON_PERF;
+    t->det.pf_map = m;
+    t->det.pf_word = head_of(m);
+    t->det.pf_armed = *t->det.pf_word;
+    t->det.on |= INSTR__DET_ON_PERF;
     errno = saved;
 }
 
-void instr__perf_thread_end(struct instr__thread *t)
+static void perf_thread_end(struct instr__thread *t)
 {
     int saved = errno;
-    t->pf_word = &t->det_self;
-    t->pf_armed = t->det_self;
-    if (t->pf_map)
-        munmap(t->pf_map, (1 + DATA_PAGES) * PAGE);
-    if (t->pf_fd >= 0)
-        close(t->pf_fd);
-    t->pf_map = NULL;
-    t->pf_fd = -1;
-    t->det_on &= ~INSTR__DET_ON_PERF;
+    t->det.pf_word = &t->det.self;
+    t->det.pf_armed = t->det.self;
+    if (t->det.pf_map)
+        munmap(t->det.pf_map, (1 + DATA_PAGES) * PAGE);
+    t->det.pf_map = NULL;
+    t->det.on &= ~INSTR__DET_ON_PERF;
     errno = saved;
 }
 
@@ -145,12 +141,12 @@ static uint64_t ring_u64(const uint8_t *data, uint64_t at, uint64_t size)
 unsigned instr__perf_kinds(struct instr__thread *t, uint64_t from, uint64_t to)
 {
     const uint64_t size = DATA_PAGES * PAGE;
-    if (!t->pf_map)
+    if (!t->det.pf_map)
         return 0;
     if (to - from > size)
         return INSTR_OS_FAULT | INSTR_OS_SCHED; /* overwritten: both, most likely */
     __atomic_thread_fence(__ATOMIC_ACQUIRE); /* data_head before the records */
-    const uint8_t *data = (const uint8_t *)t->pf_map + PAGE;
+    const uint8_t *data = (const uint8_t *)t->det.pf_map + PAGE;
     unsigned bits = 0;
     for (uint64_t at = from; at < to;) {
         struct perf_event_header h;
@@ -168,3 +164,22 @@ unsigned instr__perf_kinds(struct instr__thread *t, uint64_t from, uint64_t to)
     }
     return bits;
 }
+
+/* The perf event belongs to the parent's thread: a new one for the child. */
+static void perf_fork_child(struct instr__thread *t)
+{
+    if (t->det.on & INSTR__DET_ON_PERF)
+        perf_thread_end(t);
+    perf_thread(t);
+}
+
+const struct instr__detector_ops instr__det_perf = {
+    .name = "perf",
+    .id = INSTR_DETECTOR_PERF,
+    .is_kind = 1,
+    .sees = INSTR_OS_SCHED | INSTR_OS_FAULT,
+    .init = perf_init,
+    .thread = perf_thread,
+    .thread_end = perf_thread_end,
+    .fork_child = perf_fork_child,
+};

@@ -91,7 +91,7 @@ uint64_t instr__rdpmc_read(const volatile struct perf_event_mmap_page *pc)
     return count;
 }
 
-int instr__rdpmc_init(char *why, size_t n)
+static int rdpmc_init(char *why, size_t n)
 {
     int saved = errno, rc = -1;
     if (access("/sys/bus/event_source/devices/cpu/rdpmc", R_OK) != 0 &&
@@ -118,20 +118,41 @@ out:
     return rc;
 }
 
-void instr__rdpmc_thread(struct instr__thread *t)
+static void rdpmc_thread(struct instr__thread *t)
 {
     char why[96];
-    t->pmc_page = map_counter(why, sizeof why);
-    if (t->pmc_page) {
-        t->pmc_armed = instr__rdpmc_read(t->pmc_page);
-        t->det_on |= INSTR__DET_ON_RDPMC;
+    t->det.pmc_page = map_counter(why, sizeof why);
+    if (t->det.pmc_page) {
+        t->det.pmc_armed = instr__rdpmc_read(t->det.pmc_page);
+        t->det.on |= INSTR__DET_ON_RDPMC;
     }
 }
 
-void instr__rdpmc_thread_end(struct instr__thread *t)
+static void rdpmc_thread_end(struct instr__thread *t)
 {
-    if (t->pmc_page)
-        munmap((void *)t->pmc_page, (size_t)sysconf(_SC_PAGESIZE));
-    t->pmc_page = NULL;
-    t->det_on &= ~INSTR__DET_ON_RDPMC;
+    if (t->det.pmc_page)
+        munmap((void *)t->det.pmc_page, (size_t)sysconf(_SC_PAGESIZE));
+    t->det.pmc_page = NULL;
+    t->det.on &= ~INSTR__DET_ON_RDPMC;
 }
+
+/* The counter belongs to the parent's thread: a new one for the child. */
+static void rdpmc_fork_child(struct instr__thread *t)
+{
+    if (t->det.on & INSTR__DET_ON_RDPMC)
+        rdpmc_thread_end(t);
+    rdpmc_thread(t);
+}
+
+const struct instr__detector_ops instr__det_rdpmc = {
+    .name = "rdpmc",
+    .id = INSTR_DETECTOR_RDPMC,
+    .is_kind = 1,
+    /* Kernel work on the thread of any kind; what no other backend explains
+     * is reported as an interrupt. */
+    .sees = INSTR_OS_SYSCALL | INSTR_OS_FAULT | INSTR_OS_SIGNAL | INSTR_OS_IRQ,
+    .init = rdpmc_init,
+    .thread = rdpmc_thread,
+    .thread_end = rdpmc_thread_end,
+    .fork_child = rdpmc_fork_child,
+};

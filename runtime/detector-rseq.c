@@ -69,7 +69,7 @@ static volatile uint64_t *rseq_word(void)
 
 int instr__rseq_on;
 
-int instr__rseq_init(char *why, size_t n)
+static int rseq_init(char *why, size_t n)
 {
     if (&__rseq_size == NULL || &__rseq_offset == NULL || __rseq_size < 20) {
         snprintf(why, n, "rseq_cs off: glibc rseq not registered (__rseq_size=%u)",
@@ -99,19 +99,19 @@ int instr__rseq_init(char *why, size_t n)
     return 0;
 }
 
-void instr__rseq_thread(struct instr__thread *t)
+static void rseq_thread(struct instr__thread *t)
 {
     t->det_word = rseq_word();
     t->det_armed = (uint64_t)(uintptr_t)&rseq_desc;
     *t->det_word = t->det_armed;
-    t->det_on |= INSTR__DET_ON_RSEQ;
+    t->det.on |= INSTR__DET_ON_RSEQ;
 }
 
-void instr__rseq_thread_end(struct instr__thread *t)
+static void rseq_thread_end(struct instr__thread *t)
 {
     if (*t->det_word == t->det_armed)
         *t->det_word = 0;
-    t->det_on &= ~INSTR__DET_ON_RSEQ;
+    t->det.on &= ~INSTR__DET_ON_RSEQ;
 }
 
 /* The SIGSYS that reports a syscall is itself a signal delivery, which
@@ -127,3 +127,17 @@ void instr__rseq_restore(void)
     if (*w == 0)
         *w = (uint64_t)(uintptr_t)&rseq_desc;
 }
+
+/* rseq_cs stays armed in a fork child: the area is per thread, inherited. */
+const struct instr__detector_ops instr__det_rseq = {
+    .name = "rseq_cs",
+    .id = INSTR_DETECTOR_RSEQ_CS,
+    .is_kind = 1,
+    /* A signal clears rseq_cs like a switch; told apart only with sud (the
+     * handler returns through rt_sigreturn) or perf (no switch record).
+     * Kernel task_work on return to user clears it too. */
+    .sees = INSTR_OS_SCHED | INSTR_OS_SIGNAL | INSTR_OS_UNKNOWN,
+    .init = rseq_init,
+    .thread = rseq_thread,
+    .thread_end = rseq_thread_end,
+};

@@ -161,10 +161,36 @@ static int under_seccomp(void)
     return s && strtol(s + 9, NULL, 10) != 0;
 }
 
-int instr__sud_init(char *why, size_t n)
+/* Valgrind runs the program on its own core, whose system calls come from
+ * outside any region we could allow: with SUD on, the first one is a
+ * SIGSYS valgrind does not expect (the program dies, exit 159, before the
+ * self-test can even report).  Its client request, where the header is
+ * there; else its preload libraries, which it always puts in LD_PRELOAD. */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define INSTR_HAVE_VALGRIND_H 1
+#endif
+#endif
+
+static int under_valgrind(void)
+{
+#ifdef INSTR_HAVE_VALGRIND_H
+    if (RUNNING_ON_VALGRIND)
+        return 1;
+#endif
+    const char *p = getenv("LD_PRELOAD");
+    return p && strstr(p, "/vgpreload_") != NULL;
+}
+
+static int sud_init(char *why, size_t n)
 {
     int saved = errno;
     int rc = -1;
+    if (under_valgrind()) {
+        snprintf(why, n, "sud off: running under valgrind");
+        goto out;
+    }
     if (under_seccomp()) {
         snprintf(why, n, "sud off: the process runs under seccomp");
         goto out;
@@ -218,17 +244,17 @@ static void arm_thread(struct instr__thread *t)
     sel[1] = 0;
     if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, 0, 0, sel) == 0) {
         sud_armed = 1;
-        t->det_on |= INSTR__DET_ON_SUD;
+        t->det.on |= INSTR__DET_ON_SUD;
     }
     sel[0] = INSTR__SUD_BLOCK; /* meaningless unless on; BLOCK is the check's resting value */
 }
 
-void instr__sud_thread(struct instr__thread *t)
+static void sud_thread(struct instr__thread *t)
 {
     int saved = errno;
     unblock_in_handlers();
     if (sigsys_blocked())
-        t->det_on |= INSTR__DET_ON_SUD_PAUSED;
+        t->det.on |= INSTR__DET_ON_SUD_PAUSED;
     else
         arm_thread(t);
     errno = saved;
@@ -239,17 +265,17 @@ static void disarm(struct instr__thread *t)
     instr__sud_state[0] = INSTR__SUD_ALLOW; /* the prctl itself must not trap */
     prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0);
     sud_armed = 0;
-    t->det_on &= ~INSTR__DET_ON_SUD;
+    t->det.on &= ~INSTR__DET_ON_SUD;
     instr__sud_state[0] = INSTR__SUD_BLOCK;
     instr__sud_state[1] = 0;
 }
 
-void instr__sud_thread_end(struct instr__thread *t)
+static void sud_thread_end(struct instr__thread *t)
 {
     int saved = errno;
-    if (t->det_on & INSTR__DET_ON_SUD)
+    if (t->det.on & INSTR__DET_ON_SUD)
         disarm(t);
-    t->det_on &= ~INSTR__DET_ON_SUD_PAUSED;
+    t->det.on &= ~INSTR__DET_ON_SUD_PAUSED;
     errno = saved;
 }
 
@@ -258,7 +284,7 @@ void instr__sud_resume(struct instr__thread *t)
 {
     int saved = errno;
     if (instr__may_syscall() && !sigsys_blocked()) {
-        t->det_on &= ~INSTR__DET_ON_SUD_PAUSED;
+        t->det.on &= ~INSTR__DET_ON_SUD_PAUSED;
         arm_thread(t);
     }
     errno = saved;
@@ -270,7 +296,7 @@ unsigned instr__sud_fired(struct instr__thread *t)
 {
     unsigned bits = instr__sud_state[1] ? instr__sud_state[1] : INSTR_OS_SYSCALL;
     instr__sud_state[1] = 0;
-    if (!(t->det_on & INSTR__DET_ON_SUD))
+    if (!(t->det.on & INSTR__DET_ON_SUD))
         return 0;
     if (!instr__may_syscall())
         return bits; /* sandbox.c: the checks below make system calls */
@@ -291,7 +317,7 @@ unsigned instr__sud_fired(struct instr__thread *t)
     }
     if (sigsys_blocked()) {
         disarm(t);
-        t->det_on |= INSTR__DET_ON_SUD_PAUSED;
+        t->det.on |= INSTR__DET_ON_SUD_PAUSED;
     }
     errno = saved;
     return bits;
@@ -301,3 +327,21 @@ uint64_t instr__sud_conflicts(void)
 {
     return __atomic_load_n(&conflicts, __ATOMIC_RELAXED);
 }
+
+/* Syscall User Dispatch is not inherited by a fork child: arm again. */
+static void sud_fork_child(struct instr__thread *t)
+{
+    t->det.on &= ~(INSTR__DET_ON_SUD | INSTR__DET_ON_SUD_PAUSED);
+    sud_thread(t);
+}
+
+const struct instr__detector_ops instr__det_sud = {
+    .name = "sud",
+    .id = INSTR_DETECTOR_SUD,
+    .is_kind = 1,
+    .sees = INSTR_OS_SYSCALL | INSTR_OS_SIGNAL,
+    .init = sud_init,
+    .thread = sud_thread,
+    .thread_end = sud_thread_end,
+    .fork_child = sud_fork_child,
+};

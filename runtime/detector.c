@@ -5,7 +5,7 @@
  * permissions allow, each proved by its own start-up self-test;
  * INSTR_DETECTOR=none runs none; otherwise a list of names joined by '+'
  * or ',' (rseq_cs, sud, perf, rdpmc) asks for exactly those, and each one
- * that cannot run is named on stderr with its reason.
+ * that cannot run is named (log.c, INSTR_LOG) with its reason.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -16,8 +16,6 @@
 #include "detector.h"
 
 struct instr__detector_info instr__detector;
-
-#define BIT(d) (1u << INSTR_DETECTOR_##d)
 
 static int wanted(const char *list, const char *name)
 {
@@ -43,52 +41,29 @@ static void detail_add(const char *s)
     strncat(d, s, room);
 }
 
-/* Arms the backends in set on thread t. */
-static void arm(struct instr__thread *t, uint32_t set)
-{
-    if (set & BIT(RSEQ_CS))
-        instr__rseq_thread(t);
-    if (set & BIT(SUD))
-        instr__sud_thread(t);
-    if (set & BIT(PERF))
-        instr__perf_thread(t);
-    if (set & BIT(RDPMC))
-        instr__rdpmc_thread(t);
-    if (set & BIT(CPUCLOCK))
-        instr__cpuclock_thread(t);
-}
+/* In the order they are tried (and named in the report's detail).  A new
+ * backend: its file, and its row here. */
+static const struct instr__detector_ops *const backends[] = {
+    &instr__det_rseq,
+    &instr__det_sud,
+    &instr__det_perf,
+    &instr__det_rdpmc,
+    &instr__det_cpuclock,
+};
+#define NBACKENDS (sizeof backends / sizeof backends[0])
 
-/* Fork child: SUD and the perf events belong to the parent's thread.  Runs
- * before lifecycle.c's child handler (registered earlier), which re-arms. */
+/* Fork child: each backend's own rule (SUD and perf events belong to the
+ * parent's thread, rseq_cs is inherited).  Runs before lifecycle.c's child
+ * handler (registered earlier), which re-arms. */
 static void child_after_fork(void)
 {
     struct instr__thread *t = instr__tls;
     if (!t || t == &instr__idle_thread)
         return;
-    if (t->det_on & INSTR__DET_ON_PERF)
-        instr__perf_thread_end(t);
-    if (t->det_on & INSTR__DET_ON_RDPMC)
-        instr__rdpmc_thread_end(t);
-    t->det_on &= ~(INSTR__DET_ON_SUD | INSTR__DET_ON_PERF); /* SUD is not inherited */
-    /* rseq_cs stays armed (the area is per thread, inherited); the child's
-     * CPU clock starts anew. */
-    arm(t, instr__detector.set & ~BIT(RSEQ_CS));
+    for (size_t i = 0; i < NBACKENDS; i++)
+        if ((instr__detector.set & (1u << backends[i]->id)) && backends[i]->fork_child)
+            backends[i]->fork_child(t);
 }
-
-/* In the order they are tried (and named in the report's detail). */
-static const struct backend {
-    const char *name;
-    unsigned bit;
-    int (*init)(char *why, size_t n); /* probe and self-test: 0, or -1 and why */
-} backends[] = {
-    {"rseq_cs", BIT(RSEQ_CS), instr__rseq_init},
-    {"sud", BIT(SUD), instr__sud_init},
-    {"perf", BIT(PERF), instr__perf_init},
-    {"rdpmc", BIT(RDPMC), instr__rdpmc_init},
-    /* not a detector of its own: exact off-CPU time where the others fire */
-    {"cpuclock", BIT(CPUCLOCK), instr__cpuclock_init},
-};
-#define NBACKENDS (sizeof backends / sizeof backends[0])
 
 void instr__detector_init(void)
 {
@@ -108,7 +83,7 @@ void instr__detector_init(void)
         snprintf(copy, sizeof copy, "%s", want);
         for (char *sv, *tok = strtok_r(copy, "+,", &sv); tok; tok = strtok_r(NULL, "+,", &sv)) {
             size_t i = 0;
-            while (i < NBACKENDS && strcmp(tok, backends[i].name))
+            while (i < NBACKENDS && strcmp(tok, backends[i]->name))
                 i++;
             if (i == NBACKENDS)
                 instr__say("unknown detector '", tok, "' in INSTR_DETECTOR", ", ignored");
@@ -116,11 +91,14 @@ void instr__detector_init(void)
     }
     /* Each backend: on if asked for (or auto) and its self-test passes. */
     for (size_t i = 0; i < NBACKENDS; i++) {
-        const struct backend *b = &backends[i];
+        const struct instr__detector_ops *b = backends[i];
         if (!all && !wanted(want, b->name))
             continue;
         if (b->init(why, sizeof why) == 0) {
-            info->set |= b->bit;
+            info->set |= 1u << b->id;
+            info->sees |= b->sees;
+            if (!info->kind && b->is_kind)
+                info->kind = b->id;
             detail_add(b->name);
         } else {
             detail_add(why);
@@ -128,50 +106,23 @@ void instr__detector_init(void)
                 instr__say("detector ", b->name, " unavailable: ", why);
         }
     }
-    if (info->set & BIT(RSEQ_CS)) {
-        info->kind = INSTR_DETECTOR_RSEQ_CS;
-        /* A signal clears rseq_cs like a switch; told apart only with sud
-         * (the handler returns through rt_sigreturn) or perf (no switch
-         * record).  Kernel task_work on return to user clears it too. */
-        info->sees |= INSTR_OS_SCHED | INSTR_OS_SIGNAL | INSTR_OS_UNKNOWN;
-    }
-    if (info->set & BIT(SUD)) {
-        if (!info->kind)
-            info->kind = INSTR_DETECTOR_SUD;
-        info->sees |= INSTR_OS_SYSCALL | INSTR_OS_SIGNAL;
-    }
-    if (info->set & BIT(PERF)) {
-        if (!info->kind)
-            info->kind = INSTR_DETECTOR_PERF;
-        info->sees |= INSTR_OS_SCHED | INSTR_OS_FAULT;
-    }
-    if (info->set & BIT(RDPMC)) {
-        if (!info->kind)
-            info->kind = INSTR_DETECTOR_RDPMC;
-        /* Kernel work on the thread of any kind; what no other backend
-         * explains is reported as an interrupt. */
-        info->sees |= INSTR_OS_SYSCALL | INSTR_OS_FAULT | INSTR_OS_SIGNAL | INSTR_OS_IRQ;
-    }
-    if (info->set & (BIT(SUD) | BIT(PERF) | BIT(RDPMC) | BIT(CPUCLOCK)))
+    if (info->set)
         pthread_atfork(NULL, NULL, child_after_fork);
 }
 
 void instr__detector_thread(struct instr__thread *t)
 {
     instr__detector_none_thread(t);
-    arm(t, instr__detector.set);
+    for (size_t i = 0; i < NBACKENDS; i++)
+        if (instr__detector.set & (1u << backends[i]->id))
+            backends[i]->thread(t);
 }
 
 void instr__detector_thread_end(struct instr__thread *t)
 {
-    if (t->det_on & INSTR__DET_ON_SUD)
-        instr__sud_thread_end(t);
-    if (t->det_on & INSTR__DET_ON_PERF)
-        instr__perf_thread_end(t);
-    if (t->det_on & INSTR__DET_ON_RDPMC)
-        instr__rdpmc_thread_end(t);
-    if (t->det_on & INSTR__DET_ON_RSEQ)
-        instr__rseq_thread_end(t);
+    for (size_t i = NBACKENDS; i-- > 0;)
+        if ((instr__detector.set & (1u << backends[i]->id)) && backends[i]->thread_end)
+            backends[i]->thread_end(t);
     instr__detector_none_thread(t);
 }
 
@@ -185,20 +136,29 @@ __attribute__((noinline)) unsigned instr__detector_fired(struct instr__thread *t
         sched = v == 0 ? INSTR_OS_SCHED : INSTR_OS_UNKNOWN; /* else: a library's own rseq_cs */
     if (instr__sud_state[0] != INSTR__SUD_BLOCK)
         bits |= instr__sud_fired(t);
-    if (p != t->pf_armed) {
-        unsigned k = instr__perf_kinds(t, t->pf_armed, p);
+    if (p != t->det.pf_armed) {
+        unsigned k = instr__perf_kinds(t, t->det.pf_armed, p);
         bits |= k;
         /* rseq cleared but the ring saw no switch: a signal (or other work
          * the kernel did on the way back to user space). */
         if (sched == INSTR_OS_SCHED && !(k & INSTR_OS_SCHED))
             sched = INSTR_OS_SIGNAL;
-    } else if (sched == INSTR_OS_SCHED && (t->det_on & INSTR__DET_ON_PERF)) {
+    } else if (sched == INSTR_OS_SCHED && (t->det.on & INSTR__DET_ON_PERF)) {
         sched = INSTR_OS_SIGNAL;
     }
     bits |= sched;
-    if (INSTR_UNLIKELY(t->det_on & INSTR__DET_ON_SUD_PAUSED))
+    if (INSTR_UNLIKELY(t->det.on & INSTR__DET_ON_SUD_PAUSED))
         instr__sud_resume(t);
     instr__detector_rearm(t);
+    /* The hook read the TSC, then this word: a switch (or signal) that
+     * came between the two lies after the event's tick, in the interval
+     * that starts here, yet only this check sees it.  The word cannot say
+     * on which side it fell, so both intervals are flagged: the next one
+     * too (one hook-to-hook interval, left out of Application), rather
+     * than a whole off-CPU period counted as Application. */
+    unsigned async = bits & (INSTR_OS_SCHED | INSTR_OS_SIGNAL | INSTR_OS_IRQ | INSTR_OS_UNKNOWN);
+    if (async)
+        t->pending_bits |= async;
     return bits;
 }
 
@@ -207,9 +167,12 @@ __attribute__((noinline)) unsigned instr__detector_fired(struct instr__thread *t
  * an interrupt (or kernel work no other backend watches). */
 __attribute__((noinline)) unsigned instr__rdpmc_fired(struct instr__thread *t, unsigned seen)
 {
-    uint64_t c = instr__rdpmc_read(t->pmc_page);
-    if (c == t->pmc_armed)
+    uint64_t c = instr__rdpmc_read(t->det.pmc_page);
+    if (c == t->det.pmc_armed)
         return seen;
-    t->pmc_armed = c;
-    return seen ? seen : INSTR_OS_IRQ;
+    t->det.pmc_armed = c;
+    if (seen)
+        return seen;
+    t->pending_bits |= INSTR_OS_IRQ; /* either side of the tick: see above */
+    return INSTR_OS_IRQ;
 }

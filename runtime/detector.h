@@ -15,7 +15,7 @@
  *   rdpmc    the thread's kernel-mode instruction count, read with rdpmc
  *            (detector-rdpmc.c): needs a PMU, so it is off on most VMs and
  *            its check costs one predictable branch on a global when off.
- * A backend that is off points its word at t->det_self (nobody writes it)
+ * A backend that is off points its word at t->det.self (nobody writes it)
  * and the selector rests at BLOCK, so the check is the same for every set:
  * three loads compared against what the hook left there, one branch, no
  * indirect call.  Anything else is out of line (instr__detector_fired).
@@ -29,6 +29,7 @@
 #ifndef INSTR_RT_DETECTOR_H
 #define INSTR_RT_DETECTOR_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "internal.h"
@@ -36,7 +37,7 @@
 #define INSTR__SUD_ALLOW 0 /* PR_SYS_DISPATCH_FILTER_ALLOW */
 #define INSTR__SUD_BLOCK 1 /* PR_SYS_DISPATCH_FILTER_BLOCK */
 
-/* t->det_on */
+/* t->det.on */
 #define INSTR__DET_ON_RSEQ 0x1u
 #define INSTR__DET_ON_SUD 0x2u
 #define INSTR__DET_ON_PERF 0x4u
@@ -60,30 +61,35 @@ void instr__detector_thread(struct instr__thread *t);
 void instr__detector_thread_end(struct instr__thread *t);
 unsigned instr__detector_fired(struct instr__thread *t, uint64_t v, uint64_t p);
 
-/* Backends.  *_init: 0, or -1 with a reason in why. */
-int instr__rseq_init(char *why, size_t n);
-void instr__rseq_thread(struct instr__thread *t);
-void instr__rseq_thread_end(struct instr__thread *t);
+/* One detector backend: one file (detector-NAME.c) defines its operations,
+ * and one row of detector.c's table lists it.  The hot-path check and
+ * re-arm below read every backend's word without an indirect call (that is
+ * the point of the words); the table drives everything else. */
+struct instr__detector_ops {
+    const char *name;      /* in INSTR_DETECTOR and the report's detail */
+    unsigned id;           /* INSTR_DETECTOR_* */
+    int is_kind;           /* can be the header's main `detector` (first in table order) */
+    uint32_t sees;         /* INSTR_OS_* it reports */
+    int (*init)(char *why, size_t n);               /* probe and self-test: 0, or -1 and why */
+    void (*thread)(struct instr__thread *t);        /* arm on a new thread */
+    void (*thread_end)(struct instr__thread *t);    /* disarm (NULL: nothing to undo) */
+    void (*fork_child)(struct instr__thread *t);    /* in a fork child (NULL: inherited as is) */
+};
+
+extern const struct instr__detector_ops instr__det_rseq, instr__det_sud, instr__det_perf,
+    instr__det_rdpmc, instr__det_cpuclock;
+
+/* Backends' other entry points (used by the check, the SIGSYS handler and
+ * the cpuclock transition bytes). */
 void instr__rseq_restore(void); /* async-signal-safe: our pointer back if the kernel cleared it */
 extern int instr__rseq_on;
 
-int instr__sud_init(char *why, size_t n);
-void instr__sud_thread(struct instr__thread *t);
-void instr__sud_thread_end(struct instr__thread *t);
 unsigned instr__sud_fired(struct instr__thread *t);
 void instr__sud_resume(struct instr__thread *t);
 uint64_t instr__sud_conflicts(void);
 
-int instr__perf_init(char *why, size_t n);
-void instr__perf_thread(struct instr__thread *t);
-void instr__perf_thread_end(struct instr__thread *t);
 unsigned instr__perf_kinds(struct instr__thread *t, uint64_t from, uint64_t to);
 
-int instr__cpuclock_init(char *why, size_t n);
-void instr__cpuclock_thread(struct instr__thread *t);
-int instr__rdpmc_init(char *why, size_t n);
-void instr__rdpmc_thread(struct instr__thread *t);
-void instr__rdpmc_thread_end(struct instr__thread *t);
 uint64_t instr__rdpmc_read(const volatile struct perf_event_mmap_page *pc);
 extern int instr__rdpmc_on;
 unsigned instr__rdpmc_fired(struct instr__thread *t, unsigned seen);
@@ -92,12 +98,12 @@ void instr__detector_none_thread(struct instr__thread *t);
 
 static inline unsigned instr__detector_check(struct instr__thread *t)
 {
-    uint64_t v = *t->det_word, p = *t->pf_word;
+    uint64_t v = *t->det_word, p = *t->det.pf_word;
     unsigned bits = 0;
-    if (INSTR_UNLIKELY(((v ^ t->det_armed) | (p ^ t->pf_armed) |
+    if (INSTR_UNLIKELY(((v ^ t->det_armed) | (p ^ t->det.pf_armed) |
                         (uint8_t)(instr__sud_state[0] ^ INSTR__SUD_BLOCK)) != 0))
         bits = instr__detector_fired(t, v, p);
-    if (INSTR_UNLIKELY(instr__rdpmc_on) && t->pmc_page)
+    if (INSTR_UNLIKELY(instr__rdpmc_on) && t->det.pmc_page)
         bits = instr__rdpmc_fired(t, bits);
     return bits;
 }
@@ -107,10 +113,42 @@ static inline unsigned instr__detector_check(struct instr__thread *t)
 static inline void instr__detector_rearm(struct instr__thread *t)
 {
     *t->det_word = t->det_armed;
-    t->pf_armed = *t->pf_word;
+    t->det.pf_armed = *t->det.pf_word;
     instr__sud_state[0] = INSTR__SUD_BLOCK;
-    if (INSTR_UNLIKELY(instr__rdpmc_on) && t->pmc_page)
-        t->pmc_armed = instr__rdpmc_read(t->pmc_page);
+    if (INSTR_UNLIKELY(instr__rdpmc_on) && t->det.pmc_page)
+        t->det.pmc_armed = instr__rdpmc_read(t->det.pmc_page);
+}
+
+/* Blocks every signal on this thread around the runtime's own slow work
+ * (chunk switch, registration); instr__signals_restore(old) unblocks.
+ * SUD must not trap meanwhile: a SIGSYS while blocked would kill. */
+static inline void instr__signals_block(sigset_t *old)
+{
+    sigset_t all;
+    if (!instr__may_syscall())
+        return; /* sandbox.c: no system call, not even this one */
+    instr__sud_state[0] = INSTR__SUD_ALLOW;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, old);
+}
+
+static inline void instr__signals_restore(const sigset_t *old)
+{
+    if (!instr__may_syscall())
+        return;
+    instr__sud_state[0] = INSTR__SUD_ALLOW;
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+    instr__sud_state[0] = INSTR__SUD_BLOCK;
+}
+
+/* After a system call of the runtime's own that must not hide the OS's
+ * work around it (the cpuclock read): back to BLOCK, and its kernel
+ * instructions forgotten; rseq_cs and the perf ring stay as they are. */
+static inline void instr__detector_rearm_own_syscall(struct instr__thread *t)
+{
+    instr__sud_state[0] = INSTR__SUD_BLOCK;
+    if (INSTR_UNLIKELY(instr__rdpmc_on) && t->det.pmc_page)
+        t->det.pmc_armed = instr__rdpmc_read(t->det.pmc_page);
 }
 
 #endif

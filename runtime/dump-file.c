@@ -69,19 +69,6 @@
 static dev_t dump_dev;
 static ino_t dump_ino;
 
-void instr__say(const char *a, const char *b, const char *c, const char *d)
-{
-    char buf[1024];
-    int saved = errno;
-    int n = snprintf(buf, sizeof buf, "instr: %s%s%s%s\n", a, b, c, d);
-    if (n > (int)sizeof buf - 1)
-        n = (int)sizeof buf - 1;
-    if (n > 0 && write(2, buf, (size_t)n) < 0) {
-        /* nothing more we can do */
-    }
-    errno = saved;
-}
-
 const char *instr__dump_path(void)
 {
     return instr__rt.path;

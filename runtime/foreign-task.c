@@ -25,12 +25,13 @@
 int instr__foreign_task(const struct instr__thread *t)
 {
     int saved = errno;
-    /* Our own syscall must not look like the program's to the sud
-     * detector: the selector is put back as it was. */
-    uint8_t sel = instr__sud_state[0];
-    instr__sud_state[0] = INSTR__SUD_ALLOW;
+    /* The sud selector is left alone: it is shared with the other task,
+     * whose own put-back of a stale value could leave the owner trapping
+     * its syscalls with every signal blocked (a kill by SIGSYS).  The
+     * other task never traps (the kernel clears syscall user dispatch in a
+     * clone); the owner, asking this on another stack (a handler on its
+     * alternate stack), may: its gettid then counts as the OS's work. */
     uint32_t tid = (uint32_t)syscall(SYS_gettid);
-    instr__sud_state[0] = sel;
     errno = saved;
     return tid != t->tid;
 }

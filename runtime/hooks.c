@@ -45,10 +45,11 @@
  *   was left by that exception); return(site, 0xa00) pops the topmost site
  *   frame with that CFA, closing what is above it like exit does.
  */
-#include "detector.h"
-#include "internal.h"
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
 
-#define barrier() __asm__ volatile("" ::: "memory")
+#include "record.h"
 
 static inline uint8_t *room(struct instr__thread *t, uint8_t *p)
 {
@@ -60,52 +61,38 @@ static inline uint8_t *room(struct instr__thread *t, uint8_t *p)
     return p;
 }
 
-/* Takes the guard and reads the interval's end; NULL if the hook must do
- * nothing (runtime busy on this thread: a signal handler inside a hook). */
-static inline struct instr__thread *begin(void)
-{
-    struct instr__thread *t = instr__tls;
-    if (INSTR_UNLIKELY(!t))
-        t = instr__thread_create();
-    if (INSTR_UNLIKELY(t->busy))
-        return NULL;
-    t->busy = 1;
-    barrier();
-    return t;
-}
+/* The hooks, as deferred events name them. */
+enum { HOOK_ENTER, HOOK_EXIT, HOOK_CALL, HOOK_RETURN, HOOK_LANDING };
 
-static inline void end(struct instr__thread *t)
-{
-    barrier();
-    t->busy = 0;
-}
+static void hook_busy(struct instr__thread *t, unsigned kind, const void *desc, uintptr_t cfa,
+                      void *target, void *ra);
 
 /* A hook whose CFA lies more than INSTR_RT_STACK_SPAN from `from` (the top
  * frame's CFA, or the sentinel's) came from another stack: is it run by
  * another task sharing our memory (foreign-task.c)?  Then it must not touch
- * the state at all.  Checked before the guard is taken. */
+ * the state at all, not even the deferred slots of a held guard: checked
+ * before the guard is looked at. */
 static inline int foreign(struct instr__thread *t, uintptr_t cfa)
 {
-    return t && !t->busy && t->top[-1].cfa - cfa >= INSTR_RT_STACK_SPAN && instr__foreign_task(t);
+    return t->top[-1].cfa - cfa >= INSTR_RT_STACK_SPAN && instr__foreign_task(t);
 }
 
-static inline unsigned check(struct instr__thread *t)
-{
-    unsigned bits = instr__detector_check(t);
-    if (INSTR_UNLIKELY(t->pending_bits)) {
-        bits |= t->pending_bits;
-        t->pending_bits = 0;
-    }
-    return bits;
-}
+/* What a hook hands its writer: the descriptor (function, or call site),
+ * the CFA, and for a call site its target and return address. */
+struct hook_arg {
+    const void *desc;
+    uintptr_t cfa;
+    void *target;
+    void *ra;
+    uint32_t id; /* fast paths: the id they already read */
+};
 
 static uint8_t *unwind(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits,
                        unsigned reason)
 {
     t->top--;
     p = instr__put_head(t, p, now, bits, INSTR_EV_EXT);
-    *p++ = INSTR_EXT_UNWIND;
-    *p++ = (uint8_t)reason;
+    p = instr_put_ext(p, INSTR_EXT_UNWIND, reason, 0);
     return room(t, p);
 }
 
@@ -128,20 +115,13 @@ static __attribute__((noinline)) uint8_t *close_dead(struct instr__thread *t, ui
     return p;
 }
 
-static __attribute__((noinline)) uint32_t first_call(struct instr__thread *t,
-                                                     struct instr_fn_desc *d)
-{
-    uint32_t id = instr__register(d);
-    instr__detector_rearm(t); /* registration may have made syscalls */
-    return id;
-}
-
-/* The common end of enter_slow and call_slow, once dead frames are closed:
- * push the frame (or, past the shadow stack's capacity, count it as
+/* The common end of the enter and call writers, once dead frames are
+ * closed: push the frame (or, past the shadow stack's capacity, count it as
  * untracked), write the event at p, then the runtime's own time if it just
  * registered the function or site. */
-static void slow_push(struct instr__thread *t, uint8_t *p, const void *desc, uintptr_t cfa,
-                      uint64_t now, unsigned bits, unsigned kind, uint32_t id, int registered)
+static uint8_t *slow_push(struct instr__thread *t, uint8_t *p, const void *desc, uintptr_t cfa,
+                          uint64_t now, unsigned *bits, unsigned kind, uint32_t id,
+                          int registered)
 {
     struct instr__frame *top = t->top;
     if (top == t->base)
@@ -154,40 +134,44 @@ static void slow_push(struct instr__thread *t, uint8_t *p, const void *desc, uin
         top->cfa = cfa;
         t->top = top + 1;
     }
-    p = instr__put_head(t, p, now, &bits, kind);
+    p = instr__put_head(t, p, now, bits, kind);
     p = instr_put_varint(p, id);
     if (registered)
         p = instr__put_runtime(t, p);
-    t->pos = p;
-    if (INSTR_UNLIKELY(p >= t->limit))
-        instr__chunk_next(t);
+    return p;
+}
+
+static uint8_t *enter_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits,
+                            const void *arg)
+{
+    const struct hook_arg *a = arg;
+    struct instr_fn_desc *d = (struct instr_fn_desc *)a->desc;
+    uint32_t id = d->id;
+    int registered = 0;
+    if (INSTR_UNLIKELY(id == 0)) {
+        sigset_t old;
+        instr__signals_block(&old); /* a jump out of a handler must not leave the lock held */
+        id = instr__register(d);
+        instr__signals_restore(&old);
+        instr__detector_rearm(t); /* registration may have made syscalls */
+        if (id == 0)
+            return p; /* not recorded */
+        registered = 1;
+    }
+    if (INSTR_LIKELY(!t->overflow) && t->top > t->base && t->top[-1].cfa < dead_below(d, a->cfa))
+        p = close_dead(t, p, dead_below(d, a->cfa), now, bits);
+    return slow_push(t, p, d, a->cfa, now, bits, INSTR_EV_ENTER, id, registered);
 }
 
 static __attribute__((noinline)) void enter_slow(struct instr_fn_desc *d, void *cfa_p)
 {
-    if (INSTR_UNLIKELY(foreign(instr__tls, dead_below(d, (uintptr_t)cfa_p))))
+    struct instr__thread *t = instr__record_thread();
+    if (INSTR_UNLIKELY(foreign(t, dead_below(d, (uintptr_t)cfa_p))))
         return;
-    struct instr__thread *t = begin();
-    if (!t)
-        return;
-    uint64_t now = instr__tsc();
-    unsigned bits = check(t);
-    uint32_t id = d->id;
-    int registered = 0;
-    if (INSTR_UNLIKELY(id == 0)) {
-        if ((id = first_call(t, d)) == 0) {
-            t->pending_bits = bits; /* not recorded: the interval goes on */
-            goto out;
-        }
-        registered = 1;
-    }
-    uintptr_t cfa = (uintptr_t)cfa_p;
-    uint8_t *p = t->pos;
-    if (INSTR_LIKELY(!t->overflow) && t->top > t->base && t->top[-1].cfa < dead_below(d, cfa))
-        p = close_dead(t, p, dead_below(d, cfa), now, &bits);
-    slow_push(t, p, d, cfa, now, bits, INSTR_EV_ENTER, id, registered);
-out:
-    end(t);
+    if (INSTR_UNLIKELY(t->busy))
+        return hook_busy(t, HOOK_ENTER, d, (uintptr_t)cfa_p, NULL, NULL);
+    struct hook_arg a = {.desc = d, .cfa = (uintptr_t)cfa_p};
+    instr__record(t, (uintptr_t)cfa_p, 1, enter_write, &a);
 }
 
 /* Whether frame f is the one exit(d, cfa) names; d == NULL: return(site,
@@ -200,9 +184,10 @@ static inline int names_frame(const struct instr__frame *f, const struct instr_f
 
 /* exit(d, cfa) (or return, d == NULL) that is not the top frame: search
  * down for it. */
-static __attribute__((noinline)) void exit_repair(struct instr__thread *t,
-                                                  const struct instr_fn_desc *d, uintptr_t cfa,
-                                                  uint64_t now, unsigned bits)
+static __attribute__((noinline)) uint8_t *exit_repair(struct instr__thread *t, uint8_t *p,
+                                                      const struct instr_fn_desc *d,
+                                                      uintptr_t cfa, uint64_t now,
+                                                      unsigned *bits)
 {
     struct instr__frame *q = t->top;
     /* CFAs never increase towards the top (enter closes lower ones), so the
@@ -215,91 +200,69 @@ static __attribute__((noinline)) void exit_repair(struct instr__thread *t,
     if (q == t->base || !names_frame(&q[-1], d, cfa)) {
         if (instr__rt.header)
             __atomic_fetch_add(&instr__rt.header->unmatched_exits, 1, __ATOMIC_RELAXED);
-        t->pending_bits = bits;
-        return;
+        return p;
     }
-    uint8_t *p = t->pos;
     while (t->top > q)
-        p = unwind(t, p, now, &bits,
+        p = unwind(t, p, now, bits,
                    t->top[-1].cfa >= cfa ? INSTR_UNWIND_MISMATCH : INSTR_UNWIND_STACK);
     t->top--;
-    p = instr__put_head(t, p, now, &bits, d ? INSTR_EV_EXIT : INSTR_EV_RETURN);
-    t->pos = p;
-    if (p >= t->limit)
-        instr__chunk_next(t);
+    return instr__put_head(t, p, now, bits, d ? INSTR_EV_EXIT : INSTR_EV_RETURN);
 }
 
-/* exit(d, cfa), or return(site, cfa) with d == NULL, off the fast path. */
+/* exit(d, cfa), or return(site, cfa) with a->desc == NULL. */
+static uint8_t *pop_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits,
+                          const void *arg)
+{
+    const struct hook_arg *a = arg;
+    const struct instr_fn_desc *d = a->desc;
+    struct instr__frame *top = t->top;
+    if (INSTR_LIKELY(top > t->base && names_frame(&top[-1], d, a->cfa) && !t->overflow))
+        t->top = top - 1;
+    else if (t->overflow)
+        t->overflow--;
+    else
+        return exit_repair(t, p, d, a->cfa, now, bits);
+    return instr__put_head(t, p, now, bits, d ? INSTR_EV_EXIT : INSTR_EV_RETURN);
+}
+
 static __attribute__((noinline)) void pop_slow(const struct instr_fn_desc *d, void *cfa_p)
 {
-    if (INSTR_UNLIKELY(foreign(instr__tls, (uintptr_t)cfa_p)))
+    struct instr__thread *t = instr__record_thread();
+    if (INSTR_UNLIKELY(foreign(t, (uintptr_t)cfa_p)))
         return;
-    struct instr__thread *t = begin();
-    if (!t)
-        return;
-    uint64_t now = instr__tsc();
-    unsigned bits = check(t);
-    uintptr_t cfa = (uintptr_t)cfa_p;
-    struct instr__frame *top = t->top;
-    if (INSTR_LIKELY(top > t->base && names_frame(&top[-1], d, cfa) && !t->overflow)) {
-        t->top = top - 1;
-    } else if (t->overflow) {
-        t->overflow--;
-    } else {
-        exit_repair(t, d, cfa, now, bits);
-        goto out;
-    }
-    uint8_t *p = instr__put_head(t, t->pos, now, &bits, d ? INSTR_EV_EXIT : INSTR_EV_RETURN);
-    t->pos = p;
-    if (INSTR_UNLIKELY(p >= t->limit))
-        instr__chunk_next(t);
-out:
-    end(t);
+    if (INSTR_UNLIKELY(t->busy))
+        return hook_busy(t, d ? HOOK_EXIT : HOOK_RETURN, d, (uintptr_t)cfa_p, NULL, NULL);
+    struct hook_arg a = {.desc = d, .cfa = (uintptr_t)cfa_p};
+    instr__record(t, (uintptr_t)cfa_p, 1, pop_write, &a);
 }
 
-/* Full chunk after a fast-path event: switch, then release the guard. */
-static __attribute__((noinline)) void switch_release(struct instr__thread *t)
+/* Full chunk after an event: switch, then release the guard. */
+__attribute__((noinline)) void instr__switch_release(struct instr__thread *t)
 {
     instr__chunk_next(t);
-    end(t);
+    instr__barrier();
+    t->busy = 0;
 }
 
-/* The common part of the fast paths, once the checks passed: take the
- * guard, read the clock and the detector, move the shadow stack, write the
- * event (head, and for a push the id).  Inlined into each hook. */
-static inline __attribute__((always_inline)) void fast_push(struct instr__thread *t,
-                                                            struct instr__frame *top,
-                                                            const void *desc, uintptr_t cfa,
-                                                            unsigned kind, uint32_t id)
+/* The fast paths' writers, once the checks passed: move the shadow stack,
+ * write the event (head, and for a push the id). */
+static inline __attribute__((always_inline)) uint8_t *
+fast_push_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits, const void *arg)
 {
-    t->busy = 1;
-    barrier();
-    uint64_t now = instr__tsc();
-    unsigned bits = instr__detector_check(t);
-    top->desc = desc;
-    top->cfa = cfa;
+    const struct hook_arg *a = arg;
+    struct instr__frame *top = t->top;
+    top->desc = a->desc;
+    top->cfa = a->cfa;
     t->top = top + 1;
-    uint8_t *p = instr__put_head(t, t->pos, now, &bits, kind);
-    p = instr_put_varint(p, id);
-    t->pos = p;
-    if (INSTR_UNLIKELY(p >= t->limit))
-        return switch_release(t);
-    end(t);
+    p = instr__put_head(t, p, now, bits, a->target ? INSTR_EV_CALL : INSTR_EV_ENTER);
+    return instr_put_varint(p, a->id);
 }
 
-static inline __attribute__((always_inline)) void fast_pop(struct instr__thread *t,
-                                                           struct instr__frame *top, unsigned kind)
+static inline __attribute__((always_inline)) uint8_t *
+fast_pop_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits, const void *arg)
 {
-    t->busy = 1;
-    barrier();
-    uint64_t now = instr__tsc();
-    unsigned bits = instr__detector_check(t);
-    t->top = top - 1;
-    uint8_t *p = instr__put_head(t, t->pos, now, &bits, kind);
-    t->pos = p;
-    if (INSTR_UNLIKELY(p >= t->limit))
-        return switch_release(t);
-    end(t);
+    t->top--;
+    return instr__put_head(t, p, now, bits, arg ? INSTR_EV_EXIT : INSTR_EV_RETURN);
 }
 
 /* The fast paths handle the common case only: state exists, function
@@ -314,15 +277,16 @@ void instr__hook_enter(struct instr_fn_desc *d, void *cfa_p)
     if (INSTR_UNLIKELY(!t))
         return enter_slow(d, cfa_p);
     if (INSTR_UNLIKELY(t->busy))
-        return;
+        return hook_busy(t, HOOK_ENTER, d, cfa, NULL, NULL);
     struct instr__frame *top = t->top;
     uint32_t id = d->id;
     /* One unsigned compare: a dead frame on top (its CFA below ours wraps
      * round) or a jump to another stack (foreign-task.c). */
-    if (INSTR_UNLIKELY(id == 0 || top >= t->end ||
-                       top[-1].cfa - dead_below(d, cfa) >= INSTR_RT_STACK_SPAN || t->pending_bits))
+    if (INSTR_UNLIKELY(id == 0 || top >= t->end || top[-1].cfa - dead_below(d, cfa) >= INSTR_RT_STACK_SPAN ||
+                       t->go_slow))
         return enter_slow(d, cfa_p);
-    fast_push(t, top, d, cfa, INSTR_EV_ENTER, id);
+    struct hook_arg a = {.desc = d, .cfa = cfa, .target = NULL, .id = id};
+    instr__record(t, cfa, 0, fast_push_write, &a);
 }
 
 void instr__hook_exit(struct instr_fn_desc *d, void *cfa_p)
@@ -332,50 +296,48 @@ void instr__hook_exit(struct instr_fn_desc *d, void *cfa_p)
     if (INSTR_UNLIKELY(!t))
         return pop_slow(d, cfa_p);
     if (INSTR_UNLIKELY(t->busy))
-        return;
+        return hook_busy(t, HOOK_EXIT, d, cfa, NULL, NULL);
     struct instr__frame *top = t->top;
-    if (INSTR_UNLIKELY(top[-1].desc != d || top[-1].cfa != cfa || t->overflow || t->pending_bits))
+    if (INSTR_UNLIKELY(top[-1].desc != d || top[-1].cfa != cfa || t->overflow || t->go_slow))
         return pop_slow(d, cfa_p);
-    fast_pop(t, top, INSTR_EV_EXIT);
+    instr__record(t, cfa, 0, fast_pop_write, d);
 }
 
-void instr__hook_landing(struct instr_fn_desc *d, void *cfa_p)
+/* landing(d, cfa): an exception was caught in d's frame at cfa. */
+static uint8_t *landing_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits,
+                              const void *arg)
 {
-    if (INSTR_UNLIKELY(foreign(instr__tls, (uintptr_t)cfa_p)))
-        return;
-    struct instr__thread *t = begin();
-    if (!t)
-        return;
-    uint64_t now = instr__tsc();
-    unsigned bits = check(t);
-    uintptr_t cfa = (uintptr_t)cfa_p;
+    const struct hook_arg *a = arg;
+    uintptr_t cfa = a->cfa;
     struct instr__frame *q = t->top;
-    if (t->overflow) {
-        t->pending_bits = bits; /* untracked frames: nothing to repair */
-        goto out;
-    }
+    if (t->overflow)
+        return p; /* untracked frames: nothing to repair */
     while (q > t->base && q[-1].cfa <= cfa) {
-        if (q[-1].desc == d && q[-1].cfa == cfa)
+        if (q[-1].desc == a->desc && q[-1].cfa == cfa)
             break;
         q--;
     }
-    if (q == t->base || q[-1].desc != d || q[-1].cfa != cfa) {
+    if (q == t->base || q[-1].desc != a->desc || q[-1].cfa != cfa) {
         /* (d, cfa) itself is not on the stack: the frames below its CFA
          * are gone all the same. */
         q = t->top;
         while (q > t->base && q[-1].cfa < cfa)
             q--;
     }
-    if (q == t->top) {
-        t->pending_bits = bits;
-        goto out;
-    }
-    uint8_t *p = t->pos;
     while (t->top > q)
-        p = unwind(t, p, now, &bits, INSTR_UNWIND_EXCEPTION);
-    t->pos = p;
-out:
-    end(t);
+        p = unwind(t, p, now, bits, INSTR_UNWIND_EXCEPTION);
+    return p;
+}
+
+void instr__hook_landing(struct instr_fn_desc *d, void *cfa_p)
+{
+    struct instr__thread *t = instr__record_thread();
+    if (INSTR_UNLIKELY(foreign(t, (uintptr_t)cfa_p)))
+        return;
+    if (INSTR_UNLIKELY(t->busy))
+        return hook_busy(t, HOOK_LANDING, d, (uintptr_t)cfa_p, NULL, NULL);
+    struct hook_arg a = {.desc = d, .cfa = (uintptr_t)cfa_p};
+    instr__record(t, (uintptr_t)cfa_p, 1, landing_write, &a);
 }
 
 /* ---- call sites --------------------------------------------------------- */
@@ -390,29 +352,24 @@ static inline uint32_t site_id(const struct instr_site_desc *s, void *target)
     return (c & INSTR__TARGET_MASK) == (uintptr_t)target ? (uint32_t)(c >> INSTR__TARGET_BITS) : 0;
 }
 
-static __attribute__((noinline)) void call_slow(struct instr_site_desc *s, void *cfa_p,
-                                                void *target, void *ra)
+static uint8_t *call_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits,
+                           const void *arg)
 {
-    if (INSTR_UNLIKELY(foreign(instr__tls, (uintptr_t)cfa_p)))
-        return;
-    struct instr__thread *t = begin();
-    if (!t)
-        return;
-    uint64_t now = instr__tsc();
-    unsigned bits = check(t);
-    uint32_t id = site_id(s, target);
+    const struct hook_arg *a = arg;
+    struct instr_site_desc *s = (struct instr_site_desc *)a->desc;
+    uint32_t id = site_id(s, a->target);
     int registered = 0;
     if (INSTR_UNLIKELY(id == 0)) {
-        id = instr__register_site(s, target, ra);
+        sigset_t old;
+        instr__signals_block(&old);
+        id = instr__register_site(s, a->target, a->ra);
+        instr__signals_restore(&old);
         instr__detector_rearm(t); /* registration may have made syscalls */
-        if (id == 0) {
-            t->pending_bits = bits;
-            goto out;
-        }
+        if (id == 0)
+            return p;
         registered = 1;
     }
-    uintptr_t cfa = (uintptr_t)cfa_p;
-    uint8_t *p = t->pos;
+    uintptr_t cfa = a->cfa;
     struct instr__frame *top = t->top;
     if (INSTR_LIKELY(!t->overflow)) {
         /* Frames below the caller's CFA are not live: it is calling.  Nor
@@ -422,15 +379,149 @@ static __attribute__((noinline)) void call_slow(struct instr_site_desc *s, void 
          * have the inlined function's frame between two of their sites.) */
         while (top > t->base &&
                (top[-1].cfa < cfa || (top[-1].cfa == cfa && INSTR__IS_SITE(top[-1].desc)))) {
-            p = unwind(t, p, now, &bits, INSTR_UNWIND_STACK);
+            p = unwind(t, p, now, bits, INSTR_UNWIND_STACK);
             top = t->top;
         }
     }
-    slow_push(t, p, INSTR__SITE_FRAME(id), cfa, now, bits, INSTR_EV_CALL, id, registered);
-out:
-    end(t);
+    return slow_push(t, p, INSTR__SITE_FRAME(id), cfa, now, bits, INSTR_EV_CALL, id, registered);
 }
 
+static __attribute__((noinline)) void call_slow(struct instr_site_desc *s, void *cfa_p,
+                                                void *target, void *ra)
+{
+    struct instr__thread *t = instr__record_thread();
+    if (INSTR_UNLIKELY(foreign(t, (uintptr_t)cfa_p)))
+        return;
+    if (INSTR_UNLIKELY(t->busy))
+        return hook_busy(t, HOOK_CALL, s, (uintptr_t)cfa_p, target, ra);
+    struct hook_arg a = {.desc = s, .cfa = (uintptr_t)cfa_p, .target = target, .ra = ra};
+    instr__record(t, (uintptr_t)cfa_p, 1, call_write, &a);
+}
+
+/* ---- nesting: hooks that find the guard held ------------------------------ */
+
+static void hook_slow(unsigned kind, const void *desc, uintptr_t cfa, void *target, void *ra)
+{
+    switch (kind) {
+    case HOOK_ENTER:
+        return enter_slow((struct instr_fn_desc *)desc, (void *)cfa);
+    case HOOK_EXIT:
+    case HOOK_RETURN:
+        return pop_slow(desc, (void *)cfa);
+    case HOOK_CALL:
+        return call_slow((struct instr_site_desc *)desc, (void *)cfa, target, ra);
+    case HOOK_LANDING:
+        return instr__hook_landing((struct instr_fn_desc *)desc, (void *)cfa);
+    }
+}
+
+/* Whether this thread runs on its alternate signal stack (a system call:
+ * only asked when the CFAs cannot tell). */
+static int on_alt_stack(void)
+{
+    int saved = errno;
+    stack_t ss;
+    uint8_t sel = instr__sud_state[0];
+    instr__sud_state[0] = INSTR__SUD_ALLOW; /* ours: must not trap */
+    int r = sigaltstack(NULL, &ss);
+    instr__sud_state[0] = sel;
+    errno = saved;
+    return r == 0 && (ss.ss_flags & SS_ONSTACK);
+}
+
+/* A hook found the guard held: it runs inside the holder (a signal handler
+ * that interrupted a hook), or the holder is gone (a handler that
+ * interrupted a hook left it with siglongjmp).
+ *
+ *   main's frame     cfa 0xc00            after siglongjmp back to main:
+ *   hook holding it  busy = 0x900 (its CFA)   main calls: cfa 0xc00 >= 0x900,
+ *   signal frame                               the holder's frame is gone:
+ *   handler's hooks  cfa 0x600 < 0x900         take the guard over.
+ *
+ * Nested (a lower CFA, or the handler runs on the alternate stack): the
+ * event waits in t->def with its own tick, and the next hook records it
+ * before its own (instr__deferred_flush).  Beyond the slots the events are
+ * counted as dropped.  The runtime's own work (INSTR__BUSY_RUNTIME: thread
+ * start and end, exit, fork) records nothing, as before. */
+static __attribute__((noinline)) void hook_busy(struct instr__thread *t, unsigned kind,
+                                                const void *desc, uintptr_t cfa, void *target,
+                                                void *ra)
+{
+    uintptr_t owner = t->busy;
+    if (!INSTR__BUSY_IS_HOOK(owner) || foreign(t, cfa))
+        return;
+    if (cfa >= owner && instr__may_syscall() && !on_alt_stack()) {
+        t->busy = 0;
+        return hook_slow(kind, desc, cfa, target, ra);
+    }
+    uint64_t now = instr__tsc();
+    uint32_t i = __atomic_fetch_add(&t->def_n, 1, __ATOMIC_RELAXED);
+    if (i >= INSTR_RT_DEFERRED)
+        return; /* counted when flushed */
+    struct instr__deferred *e = &t->def[i];
+    e->tsc = now;
+    e->desc = desc;
+    e->cfa = cfa;
+    e->target = target;
+    e->ra = ra;
+    e->kind = (uint8_t)kind;
+    instr__barrier();
+    e->ready = 1;
+}
+
+static uint8_t *replay(struct instr__thread *t, uint8_t *p, const struct instr__deferred *e,
+                       unsigned *bits)
+{
+    struct hook_arg a = {.desc = e->desc, .cfa = e->cfa, .target = e->target, .ra = e->ra};
+    switch (e->kind) {
+    case HOOK_ENTER:
+        return enter_write(t, p, e->tsc, bits, &a);
+    case HOOK_EXIT:
+        return pop_write(t, p, e->tsc, bits, &a);
+    case HOOK_RETURN:
+        a.desc = NULL;
+        return pop_write(t, p, e->tsc, bits, &a);
+    case HOOK_CALL:
+        return call_write(t, p, e->tsc, bits, &a);
+    case HOOK_LANDING:
+        return landing_write(t, p, e->tsc, bits, &a);
+    }
+    return p;
+}
+
+__attribute__((noinline)) uint8_t *instr__deferred_flush(struct instr__thread *t, uint8_t *p,
+                                                         unsigned *bits)
+{
+    uint32_t n = __atomic_load_n(&t->def_n, __ATOMIC_ACQUIRE), i = 0;
+    uint64_t last = t->last_tsc;
+    for (;;) {
+        for (; i < n && i < INSTR_RT_DEFERRED; i++) {
+            /* Published (t->pos) before it is marked done: a handler that
+             * interrupts the replay and jumps out leaves the next hook to
+             * replay it again, from a consistent chunk. */
+            struct instr__deferred *e = &t->def[i];
+            if (e->ready) {
+                if (e->tsc > last)
+                    last = e->tsc;
+                p = room(t, replay(t, p, e, bits));
+                t->pos = p;
+                instr__barrier();
+            }
+            e->ready = 0;
+        }
+        /* More may have come while replaying (a signal now): go on. */
+        if (__atomic_compare_exchange_n(&t->def_n, &n, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            break;
+    }
+    if (n > INSTR_RT_DEFERRED) {
+        uint64_t lost = n - INSTR_RT_DEFERRED;
+        if (instr__rt.header)
+            __atomic_fetch_add(&instr__rt.header->dropped_events, lost, __ATOMIC_RELAXED);
+        p = instr__put_head(t, p, last, bits, INSTR_EV_EXT);
+        p = room(t, instr_put_ext(p, INSTR_EXT_DROPPED, lost, 0));
+    }
+    return p;
+}
 
 /* Same fast-path shape as enter and exit: one TLS load, the guard, the
  * descriptor's cached id (indirect: one 64-bit load and compare), rdtsc,
@@ -442,14 +533,15 @@ void instr__hook_call(struct instr_site_desc *s, void *cfa_p, void *target)
     if (INSTR_UNLIKELY(!t))
         return call_slow(s, cfa_p, target, __builtin_return_address(0));
     if (INSTR_UNLIKELY(t->busy))
-        return;
+        return hook_busy(t, HOOK_CALL, s, cfa, target, __builtin_return_address(0));
     struct instr__frame *top = t->top;
     uint32_t id = site_id(s, target);
-    if (INSTR_UNLIKELY(id == 0 || top >= t->end ||
-                       top[-1].cfa - (cfa + INSTR__IS_SITE(top[-1].desc)) >= INSTR_RT_STACK_SPAN ||
-                       t->pending_bits))
+    if (INSTR_UNLIKELY(id == 0 || top >= t->end || top[-1].cfa - (cfa + INSTR__IS_SITE(top[-1].desc)) >= INSTR_RT_STACK_SPAN ||
+                       t->go_slow))
         return call_slow(s, cfa_p, target, __builtin_return_address(0));
-    fast_push(t, top, INSTR__SITE_FRAME(id), cfa, INSTR_EV_CALL, id);
+    /* .target only tells the writer this is a CALL (non-NULL) */
+    struct hook_arg a = {.desc = INSTR__SITE_FRAME(id), .cfa = cfa, .target = s, .id = id};
+    instr__record(t, cfa, 0, fast_push_write, &a);
 }
 
 void instr__hook_return(struct instr_site_desc *s, void *cfa_p)
@@ -460,12 +552,12 @@ void instr__hook_return(struct instr_site_desc *s, void *cfa_p)
     if (INSTR_UNLIKELY(!t))
         return pop_slow(NULL, cfa_p);
     if (INSTR_UNLIKELY(t->busy))
-        return;
+        return hook_busy(t, HOOK_RETURN, NULL, cfa, NULL, NULL);
     struct instr__frame *top = t->top;
     if (INSTR_UNLIKELY(!INSTR__IS_SITE(top[-1].desc) || top[-1].cfa != cfa || t->overflow ||
-                       t->pending_bits))
+                       t->go_slow))
         return pop_slow(NULL, cfa_p);
-    fast_pop(t, top, INSTR_EV_RETURN);
+    instr__record(t, cfa, 0, fast_pop_write, NULL);
 }
 
 void instr__hook_nop(struct instr_fn_desc *d, void *cfa)

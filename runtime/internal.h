@@ -63,10 +63,41 @@ struct instr__window {
                            child's inherited windows are the parent's */
 };
 
+/* A hook that ran while its thread's guard was held (a signal handler that
+ * interrupted a hook): recorded by the next hook, with its own tick. */
+#define INSTR_RT_DEFERRED 256u
+struct instr__deferred {
+    uint64_t tsc;
+    const void *desc;   /* function or call-site descriptor */
+    uintptr_t cfa;
+    void *target, *ra;  /* call sites */
+    uint8_t kind;       /* INSTR__HOOK_* (hooks.c) */
+    volatile uint8_t ready; /* written last: a jump out of the handler mid-way leaves 0 */
+};
+
+/* t->busy values that are not a hook's CFA: the runtime itself holds the
+ * guard (thread start and end, exit, fork), hooks do nothing. */
+#define INSTR__BUSY_RUNTIME 1u
+#define INSTR__BUSY_IS_HOOK(b) ((b) > 4095u)
+
 /* Per-thread state, reached through the one initial-exec TLS pointer.  The hot
  * fields come first (one cache line).  Lives in its own anonymous mapping,
  * followed by the shadow stack. */
 struct perf_event_mmap_page;
+
+/* Each detector backend's per-thread state, beyond the hot det_word. */
+struct instr__det_thread {
+    uint64_t self;              /* det_word target when the detector sees nothing */
+    volatile uint64_t *pf_word; /* perf ring data_head, or &self */
+    uint64_t pf_armed;          /* value pf_word held at the last check */
+    uint8_t on;                 /* INSTR__DET_ON_*: backends armed on this thread */
+    uint8_t offcpu_on;          /* cpuclock backend: flagged events carry off-CPU ticks */
+    uint64_t clean_ticks;       /* ticks of unflagged intervals since cpu_last was read */
+    uint64_t cpu_last;          /* thread CPU clock (ns) at the last flagged event */
+    const volatile struct perf_event_mmap_page *pmc_page; /* rdpmc counter page, or NULL */
+    uint64_t pmc_armed;         /* kernel instructions counted at the last check */
+    void *pf_map;               /* the perf ring */
+};
 
 struct instr__thread {
     uint8_t *pos;              /* next free byte of the current chunk */
@@ -75,14 +106,20 @@ struct instr__thread {
     struct instr__frame *top;  /* one past the topmost live frame */
     struct instr__frame *base; /* bottom of the shadow stack */
     struct instr__frame *end;  /* capacity limit */
-    volatile uint64_t *det_word; /* detector word (rseq_cs field, or det_self) */
+    volatile uint64_t *det_word; /* detector word (rseq_cs field, or det.self) */
     uint64_t det_armed;        /* value det_word holds while nothing happened */
-    uint32_t busy;             /* recursion guard: hooks do nothing while set */
-    uint32_t pending_bits;     /* transition bits seen by a hook that wrote nothing */
+    uintptr_t busy;            /* recursion guard (record.h): 0 free, INSTR__BUSY_RUNTIME,
+                                  or the CFA of the hook holding it */
+    union {
+        struct {
+            uint32_t pending_bits; /* transition bits seen by a hook that wrote nothing */
+            uint32_t def_n;        /* deferred events waiting (atomic; may exceed the slots) */
+        };
+        uint64_t go_slow;          /* either: the next hook takes the slow path */
+    };
     uint64_t overflow;         /* frames entered beyond capacity (untracked) */
 
     /* cold */
-    uint64_t det_self;         /* det_word target when the detector sees nothing */
     struct instr_chunk_header *chunk; /* current events chunk (NULL when dropping) */
     struct instr__window win;  /* the window chunk lies in (dump-file.c) */
     uint32_t index;            /* dense thread number in this dump */
@@ -93,18 +130,9 @@ struct instr__thread {
     size_t map_size;           /* size of this state's mapping */
     struct instr__thread *next; /* live-thread list (meta lock) */
     uint8_t scratch[2 * 64];   /* where events go while dropping */
+    struct instr__deferred def[INSTR_RT_DEFERRED]; /* hooks run while busy (record.h) */
 
-    /* detector backends beyond det_word (detector.h) */
-    volatile uint64_t *pf_word; /* perf ring data_head, or &det_self */
-    uint64_t pf_armed;          /* value pf_word held at the last check */
-    uint8_t det_on;             /* INSTR__DET_ON_*: backends armed on this thread */
-    uint8_t offcpu_on;          /* cpuclock backend: flagged events carry off-CPU ticks */
-    uint64_t clean_ticks;       /* ticks of unflagged intervals since cpu_last was read */
-    uint64_t cpu_last;          /* thread CPU clock (ns) at the last flagged event */
-    const volatile struct perf_event_mmap_page *pmc_page; /* rdpmc counter page, or NULL */
-    uint64_t pmc_armed;         /* kernel instructions counted at the last check */
-    int pf_fd;                  /* perf event, -1 if none */
-    void *pf_map;               /* its ring */
+    struct instr__det_thread det; /* the detector backends' state (detector.h) */
 };
 
 /* The one TLS slot (we are dlopen'd: keep static TLS tiny). */
@@ -215,9 +243,11 @@ int instr__lifecycle_init(void);
 /* fatal-signals.c */
 void instr__fatal_signals_init(void);
 
+/* log.c: the runtime's few words to the user, one line each. */
+void instr__say(const char *a, const char *b, const char *c, const char *d);
+
 /* Internal helpers. */
 uint32_t instr__gettid(void);
-void instr__say(const char *a, const char *b, const char *c, const char *d);
 
 #define INSTR_LIKELY(x) __builtin_expect(!!(x), 1)
 #define INSTR_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -241,15 +271,20 @@ static inline uint8_t *instr__put_head(struct instr__thread *t, uint8_t *p, uint
                                        unsigned *bits, unsigned kind)
 {
     uint64_t delta = now - t->last_tsc;
-    if (INSTR_UNLIKELY((int64_t)delta < 0))
-        delta = 0; /* the TSC went back (unsynchronised CPUs): clamp */
+    if (INSTR_UNLIKELY((int64_t)delta < 0)) {
+        /* The TSC went back (unsynchronised CPUs), or a deferred event
+         * (record.h) is older than the last one written: clamp, and keep
+         * the thread's time from going back (chunks start at last_tsc). */
+        delta = 0;
+        now = t->last_tsc;
+    }
     t->last_tsc = now;
     unsigned b = *bits;
     *bits = 0;
     p = instr_put_varint(p, instr_event_head(delta, b, kind));
     if (INSTR_UNLIKELY(b))
         return instr__put_bits(t, p, b, delta);
-    t->clean_ticks += delta; /* on the CPU throughout (detector-cpuclock.c) */
+    t->det.clean_ticks += delta; /* on the CPU throughout (detector-cpuclock.c) */
     return p;
 }
 
@@ -260,10 +295,9 @@ static inline uint8_t *instr__put_runtime(struct instr__thread *t, uint8_t *p)
         return p;
     unsigned bits = 0;
     p = instr__put_head(t, p, t->last_tsc, &bits, INSTR_EV_EXT); /* delta 0 */
-    *p++ = INSTR_EXT_RUNTIME;
-    p = instr_put_varint(p, spent);
+    p = instr_put_ext(p, INSTR_EXT_RUNTIME, spent, 0);
     t->last_tsc = now;
-    t->clean_ticks += spent; /* the runtime's own work ran on the CPU */
+    t->det.clean_ticks += spent; /* the runtime's own work ran on the CPU */
     return p;
 }
 

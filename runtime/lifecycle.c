@@ -35,7 +35,7 @@ static void at_exit(int status, void *arg)
         return;
     int saved = errno;
     struct instr__thread *t = instr__tls;
-    uint32_t was_busy = 1;
+    uintptr_t was_busy = 1;
     if (t && t != &instr__idle_thread) {
         was_busy = t->busy;
         t->busy = 1;

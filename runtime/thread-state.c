@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -88,8 +89,27 @@ static void close_chunk(struct instr__thread *t)
     t->chunk = NULL; /* its window stays mapped: the next chunk follows it */
 }
 
-/* Called by a hook (busy set) once t->pos >= t->limit. */
+static void chunk_next(struct instr__thread *t);
+
+/* Called by a hook (busy set) once t->pos >= t->limit.  Signals are
+ * blocked meanwhile: a handler that interrupted the switch between unmap
+ * and map and left with siglongjmp would leave t->pos in no chunk (and a
+ * lock held); its hooks run after the switch instead. */
 void instr__chunk_next(struct instr__thread *t)
+{
+    /* While dropping, most events only count (no system call, nothing
+     * half done): no need to block anything for them. */
+    if (t->dropping && (instr__rt.stopped || (t->dropped + 1) % INSTR_RT_DROP_RETRY)) {
+        chunk_next(t);
+        return;
+    }
+    sigset_t old;
+    instr__signals_block(&old);
+    chunk_next(t);
+    instr__signals_restore(&old);
+}
+
+static void chunk_next(struct instr__thread *t)
 {
     if (t->dropping) {
         t->pos = t->scratch;
@@ -102,8 +122,7 @@ void instr__chunk_next(struct instr__thread *t)
             /* Tell the reader how many events are missing here. */
             unsigned bits = 0;
             uint8_t *p = instr__put_head(t, t->pos, t->last_tsc, &bits, INSTR_EV_EXT);
-            *p++ = INSTR_EXT_DROPPED;
-            t->pos = instr_put_varint(p, t->dropped);
+            t->pos = instr_put_ext(p, INSTR_EXT_DROPPED, t->dropped, 0);
             t->dropped = 0;
         }
         instr__detector_rearm(t);
@@ -186,8 +205,7 @@ void instr__thread_end(void *arg)
     if (t->chunk) {
         unsigned bits = instr__detector_check(t) | t->pending_bits;
         uint8_t *p = instr__put_head(t, t->pos, instr__tsc(), &bits, INSTR_EV_EXT);
-        *p++ = INSTR_EXT_THREAD_END;
-        t->pos = p;
+        t->pos = instr_put_ext(p, INSTR_EXT_THREAD_END, 0, 0);
     }
     close_chunk(t);
     if (!instr__may_syscall()) { /* sandbox.c: the state stays mapped */
@@ -246,13 +264,10 @@ int instr__thread_restart(struct instr__thread *t)
         unsigned bits = 0;
         uint8_t *p = instr__put_head(t, t->pos, now, &bits, INSTR_EV_EXT);
         /* Call-site frames too: the child returns from fork() through one. */
-        if (INSTR__IS_SITE(f->desc)) {
-            *p++ = INSTR_EXT_REENTER_SITE;
-            t->pos = instr_put_varint(p, INSTR__SITE_ID(f->desc));
-        } else {
-            *p++ = INSTR_EXT_REENTER;
-            t->pos = instr_put_varint(p, f->desc->id);
-        }
+        if (INSTR__IS_SITE(f->desc))
+            t->pos = instr_put_ext(p, INSTR_EXT_REENTER_SITE, INSTR__SITE_ID(f->desc), 0);
+        else
+            t->pos = instr_put_ext(p, INSTR_EXT_REENTER, f->desc->id, 0);
         if (t->pos >= t->limit)
             instr__chunk_next(t);
     }

@@ -214,45 +214,8 @@ static inline int instr_decode_event(const uint8_t **pp, const uint8_t *end, str
     case INSTR_EV_RETURN:
         break;
     case INSTR_EV_EXT:
-        if (p >= end)
+        if (instr_get_ext(&p, end, &ev->ext, &ev->arg, &ev->value) < 0)
             return -1;
-        ev->ext = *p++;
-        switch (ev->ext) {
-        case INSTR_EXT_UNWIND:
-            if (p >= end)
-                return -1;
-            ev->arg = *p++;
-            break;
-        case INSTR_EXT_THREAD_END:
-            break;
-        case INSTR_EXT_REENTER:
-        case INSTR_EXT_REENTER_SITE:
-        case INSTR_EXT_MARK:
-        case INSTR_EXT_DROPPED:
-        case INSTR_EXT_RUNTIME:
-            if (instr_get_varint(&p, end, &ev->arg) < 0)
-                return -1;
-            break;
-        case INSTR_EXT_COUNTER: {
-            uint64_t z;
-            if (instr_get_varint(&p, end, &ev->arg) < 0 || instr_get_varint(&p, end, &z) < 0)
-                return -1;
-            ev->value = instr_unzigzag(z);
-            break;
-        }
-        case INSTR_EXT_RESYNC: {
-            uint64_t t = 0;
-            if (end - p < 8)
-                return -1;
-            for (int i = 7; i >= 0; i--)
-                t = t << 8 | p[i];
-            p += 8;
-            ev->arg = t;
-            break;
-        }
-        default:
-            return -1;
-        }
         break;
     default:
         return -1;

@@ -276,31 +276,9 @@ int instr_writer_event(struct instr_dump_writer *w, uint32_t thread, uint64_t ti
     case INSTR_EV_RETURN:
         break;
     case INSTR_EV_EXT:
-        *q++ = (uint8_t)ext;
-        switch (ext) {
-        case INSTR_EXT_UNWIND:
-            *q++ = (uint8_t)arg;
-            break;
-        case INSTR_EXT_THREAD_END:
-            break;
-        case INSTR_EXT_REENTER:
-        case INSTR_EXT_REENTER_SITE:
-        case INSTR_EXT_MARK:
-        case INSTR_EXT_DROPPED:
-        case INSTR_EXT_RUNTIME:
-            q = instr_put_varint(q, arg);
-            break;
-        case INSTR_EXT_COUNTER:
-            q = instr_put_varint(q, arg);
-            q = instr_put_varint(q, instr_zigzag(value));
-            break;
-        case INSTR_EXT_RESYNC:
-            put_le(q, arg, 8);
-            q += 8;
-            break;
-        default:
+        if (instr_ext_payload(ext) < 0)
             return INSTR_EARG;
-        }
+        q = instr_put_ext(q, ext, arg, value);
         break;
     default:
         return INSTR_EARG;

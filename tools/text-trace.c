@@ -17,7 +17,7 @@ static const char *event_name(unsigned kind, unsigned ext)
 {
     if (kind == INSTR_EV_EXT) {
         switch (ext) {
-#define INSTR_X_CASE(name, value, text)                                                            \
+#define INSTR_X_CASE(name, value, text, ...)                                                       \
     case value:                                                                                    \
         return text;
             INSTR_EXT_KINDS(INSTR_X_CASE)
@@ -42,7 +42,7 @@ static int event_lookup(const char *s, unsigned *kind, unsigned *ext)
     }
     INSTR_EVENT_KINDS(INSTR_X_EV)
 #undef INSTR_X_EV
-#define INSTR_X_EXT(name, value, text)                                                             \
+#define INSTR_X_EXT(name, value, text, ...)                                                        \
     if (!strcmp(s, text)) {                                                                        \
         *kind = INSTR_EV_EXT;                                                                      \
         *ext = value;                                                                              \

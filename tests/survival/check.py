@@ -33,7 +33,10 @@ class Run:
 
 
 def run(cmd, workdir, env_extra=None, limits=None, user=False, term_after_ready=False, cwd=None):
-    env = dict(os.environ, INSTR_OUTPUT=os.path.join(workdir, "%e.%p.instr"), SURVIVE_SECONDS="2")
+    # The runtime says its lines on stderr only when asked (INSTR_LOG) or
+    # to a terminal: these checks read them there.
+    env = dict(os.environ, INSTR_OUTPUT=os.path.join(workdir, "%e.%p.instr"), SURVIVE_SECONDS="2",
+               INSTR_LOG="stderr")
     env.update(env_extra or {})
     if user:
         cmd = NOBODY + cmd
