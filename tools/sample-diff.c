@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emit.h"
+
 struct drow {
     const char *name, *module;
     double ai, ae, bi, be; /* percents */
@@ -44,36 +46,6 @@ static int by_excl(const void *x, const void *y)
     if (da != db)
         return da > db ? -1 : 1;
     return strcmp(a->name, b->name);
-}
-
-static void csv_str(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
 }
 
 int instr_sreport_diff(FILE *f, const struct instr_sprofile *a, const struct instr_sprofile *b, int format,
@@ -133,15 +105,15 @@ int instr_sreport_diff(FILE *f, const struct instr_sprofile *a, const struct ins
             fprintf(f, "%-40s  %8.2f  %8.2f  %+9.2f  %8.2f  %8.2f  %+9.2f  %s\n", r->name, r->ai, r->bi, r->bi - r->ai,
                     r->ae, r->be, r->be - r->ae, r->module);
         } else if (format == 1) {
-            csv_str(f, r->name);
+            instr_csv_field(f, r->name);
             fputc(',', f);
-            csv_str(f, r->module);
+            instr_csv_field(f, r->module);
             fprintf(f, ",%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n", r->ai, r->bi, r->bi - r->ai, r->ae, r->be, r->be - r->ae);
         } else {
             fprintf(f, "%s{\"name\":", first ? "" : ",");
-            json_str(f, r->name);
+            instr_json_str(f, r->name);
             fputs(",\"module\":", f);
-            json_str(f, r->module);
+            instr_json_str(f, r->module);
             fprintf(f, ",\"a_inclusive_pct\":%.4f,\"b_inclusive_pct\":%.4f,\"a_exclusive_pct\":%.4f,"
                        "\"b_exclusive_pct\":%.4f}",
                     r->ai, r->bi, r->ae, r->be);

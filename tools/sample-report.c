@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emit.h"
+
 #include "sample-reader.h"
 #include "sample-symbols.h"
 
@@ -448,36 +450,6 @@ static double pct(uint64_t v, uint64_t total)
     return total ? 100.0 * (double)v / (double)total : 0;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
-static void csv_str(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static double achieved_hz(uint64_t samples, uint64_t cpu_ns)
 {
     return cpu_ns ? (double)samples * 1e9 / (double)cpu_ns : 0;
@@ -548,12 +520,12 @@ int instr_sreport_write(FILE *f, const struct instr_sprofile *p, const struct in
             if (!shown(p, r, o))
                 continue;
             k++;
-            csv_str(f, r->name);
+            instr_csv_field(f, r->name);
             fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%.4f,%.4f", r->incl, r->excl, pct(r->incl, p->total),
                     pct(r->excl, p->total));
             if (v == INSTR_SVIEW_FUNCTIONS) {
                 fputc(',', f);
-                csv_str(f, r->module);
+                instr_csv_field(f, r->module);
             } else if (v >= INSTR_SVIEW_THREADS) {
                 fprintf(f, ",%" PRIu64, r->cpu_ns);
             }
@@ -563,14 +535,14 @@ int instr_sreport_write(FILE *f, const struct instr_sprofile *p, const struct in
     }
     /* JSON: the session and every table. */
     fprintf(f, "{\"collection\":\"sampling\",\"session\":{\"program\":");
-    json_str(f, p->program ? p->program : "");
+    instr_json_str(f, p->program ? p->program : "");
     fprintf(f,
             ",\"samples\":%" PRIu64 ",\"cpu_ns\":%" PRIu64 ",\"rate_asked_hz\":%" PRIu64
             ",\"rate_achieved_hz\":%.1f,\"lost\":%" PRIu64 ",\"truncated\":%" PRIu64 ",\"fp_stacks\":%" PRIu64
             ",\"bad_chunks\":%" PRIu64 ",\"stack_bytes\":%" PRIu64 ",\"unwinder\":",
             p->total, p->cpu_ns, p->rate_hz, achieved_hz(p->total, p->cpu_ns), p->lost, p->truncated, p->fp_stacks,
             p->bad_chunks, p->stack_bytes);
-    json_str(f, p->unwinder ? p->unwinder : "");
+    instr_json_str(f, p->unwinder ? p->unwinder : "");
     fputc('}', f);
     for (int t = 0; t < 4; t++) {
         fprintf(f, ",\"%s\":[", view_names[t]);
@@ -581,10 +553,10 @@ int instr_sreport_write(FILE *f, const struct instr_sprofile *p, const struct in
                 continue;
             fprintf(f, "%s{\"name\":", first ? "" : ",");
             first = 0;
-            json_str(f, r->name);
+            instr_json_str(f, r->name);
             if (t == INSTR_SVIEW_FUNCTIONS) {
                 fprintf(f, ",\"module\":");
-                json_str(f, r->module);
+                instr_json_str(f, r->module);
             }
             if (t >= INSTR_SVIEW_THREADS)
                 fprintf(f, ",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"cpu_ns\":%" PRIu64, r->pid, r->tid, r->cpu_ns);

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emit.h"
+
 struct tnode {
     uint32_t fn;
     uint32_t child, next; /* first child, next sibling (0 = none) */
@@ -50,36 +52,6 @@ static double pct(uint64_t v, uint64_t total)
     return total ? 100.0 * (double)v / (double)total : 0;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
-static void csv_str(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static const char *base_name(const char *path)
 {
     const char *s = strrchr(path, '/');
@@ -96,15 +68,15 @@ static void row(FILE *f, const struct instr_sprofile *p, int format, const char 
                 pct(excl, p->total), (int)(2 * depth), "", r->name, base_name(r->module));
     } else if (format == 1) {
         fprintf(f, "%s,%zu,", role, depth);
-        csv_str(f, r->name);
+        instr_csv_field(f, r->name);
         fputc(',', f);
-        csv_str(f, r->module);
+        instr_csv_field(f, r->module);
         fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%.4f,%.4f\n", incl, excl, pct(incl, p->total), pct(excl, p->total));
     } else {
         fprintf(f, "%s{\"role\":\"%s\",\"depth\":%zu,\"name\":", *first ? "" : ",", role, depth);
-        json_str(f, r->name);
+        instr_json_str(f, r->name);
         fputs(",\"module\":", f);
-        json_str(f, r->module);
+        instr_json_str(f, r->module);
         fprintf(f, ",\"inclusive_samples\":%" PRIu64 ",\"exclusive_samples\":%" PRIu64
                    ",\"inclusive_pct\":%.4f,\"exclusive_pct\":%.4f}",
                 incl, excl, pct(incl, p->total), pct(excl, p->total));
