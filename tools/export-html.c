@@ -38,6 +38,7 @@
 
 #include "export-html-page.h"
 #include "report.h"
+#include "strtab.h"
 
 #define INSTR_HTML_MAX_CALLS 1000000u
 
@@ -75,15 +76,10 @@ struct hproc {
     size_t nthreads;
 };
 
-struct strtab {
-    char **s;
-    size_t n, cap, *hash, mask;
-};
-
 struct hexp {
     const struct instr_session *s;
     const struct instr_report_opts *o;
-    struct strtab st;
+    struct instr_strtab st;
     struct hproc *procs;
     size_t dump;
     const struct instr_profile *p;
@@ -93,54 +89,6 @@ struct hexp {
     int overflow;           /* stopped holding calls (too many): a second walk with thresh */
     double t0_us;           /* the session start (instr_session_us of the earliest dump) */
 };
-
-/* ---- string table ------------------------------------------------------------ */
-
-static size_t str_hash(const char *s)
-{
-    size_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-/* The id of s, added if new; UINT32_MAX when out of memory. */
-static uint32_t str_id(struct strtab *t, const char *s)
-{
-    if (!s)
-        s = "";
-    if ((t->n + 1) * 2 > (t->hash ? t->mask + 1 : 0)) {
-        size_t cap = t->hash ? (t->mask + 1) * 2 : 1024;
-        size_t *h = calloc(cap, sizeof *h);
-        if (!h)
-            return UINT32_MAX;
-        for (size_t i = 0; i < t->n; i++) {
-            size_t j = str_hash(t->s[i]) & (cap - 1);
-            while (h[j])
-                j = (j + 1) & (cap - 1);
-            h[j] = i + 1;
-        }
-        free(t->hash);
-        t->hash = h;
-        t->mask = cap - 1;
-    }
-    size_t j = str_hash(s) & t->mask;
-    for (; t->hash[j]; j = (j + 1) & t->mask)
-        if (!strcmp(t->s[t->hash[j] - 1], s))
-            return (uint32_t)(t->hash[j] - 1);
-    if (t->n == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 256;
-        char **a = realloc(t->s, nc * sizeof *a);
-        if (!a)
-            return UINT32_MAX;
-        t->s = a;
-        t->cap = nc;
-    }
-    if (!(t->s[t->n] = strdup(s)))
-        return UINT32_MAX;
-    t->hash[j] = ++t->n;
-    return (uint32_t)(t->n - 1);
-}
 
 /* ---- collecting the timeline ---------------------------------------------------- */
 
@@ -248,7 +196,7 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
 static uint32_t label_id(struct hexp *h, uint64_t label)
 {
     const struct instr_label *l = instr_dump_label(h->p->dump, label);
-    return str_id(&h->st, l ? l->text : "[label]");
+    return instr_strtab_id(&h->st, l ? l->text : "[label]");
 }
 
 static int add_mark(struct hexp *h, uint32_t thread, uint64_t label, int64_t value, uint64_t tick, int counter)
@@ -310,7 +258,7 @@ static int walk(struct hexp *h)
         h->p = &p;
         const struct instr_dump *d = &h->s->dumps[i];
         h->procs[i].pid = d->hdr.pid;
-        if ((h->procs[i].name = str_id(&h->st, instr_basename(d->hdr.exe_path))) == UINT32_MAX)
+        if ((h->procs[i].name = instr_strtab_id(&h->st, instr_basename(d->hdr.exe_path))) == UINT32_MAX)
             return INSTR_ENOMEM;
         if ((rc = instr_profile_build_timeline(&p, d, h->s->exclude, &tl, err, sizeof err)) < 0)
             return rc;
@@ -318,7 +266,7 @@ static int walk(struct hexp *h)
         for (size_t k = 0; last && k < p.nthreads; k++) {
             struct hthread *t = &h->procs[i].threads[k];
             t->tid = p.threads[k].tid;
-            t->name = str_id(&h->st, p.threads[k].name && p.threads[k].name[0] ? p.threads[k].name : "thread");
+            t->name = instr_strtab_id(&h->st, p.threads[k].name && p.threads[k].name[0] ? p.threads[k].name : "thread");
             rc = t->name == UINT32_MAX ? INSTR_ENOMEM : 0;
         }
         instr_profile_free(&p);
@@ -452,9 +400,9 @@ static int write_json(FILE *out, struct hexp *h)
         return INSTR_ENOMEM;
     for (uint32_t k = 0; k < s->nfunctions; k++) {
         const struct instr_row *r = instr_function_row(s, k);
-        fs[3 * k] = str_id(&h->st, r->name);
-        fs[3 * k + 1] = str_id(&h->st, instr_basename(r->module));
-        fs[3 * k + 2] = str_id(&h->st, r->file);
+        fs[3 * k] = instr_strtab_id(&h->st, r->name);
+        fs[3 * k + 1] = instr_strtab_id(&h->st, instr_basename(r->module));
+        fs[3 * k + 2] = instr_strtab_id(&h->st, r->file);
         if (fs[3 * k] == UINT32_MAX || fs[3 * k + 1] == UINT32_MAX || fs[3 * k + 2] == UINT32_MAX) {
             free(fs);
             return INSTR_ENOMEM;
@@ -569,9 +517,6 @@ int instr_export_html(FILE *out, const struct instr_session *s, const struct ins
         }
     }
     free_procs(&h);
-    for (size_t i = 0; i < h.st.n; i++)
-        free(h.st.s[i]);
-    free(h.st.s);
-    free(h.st.hash);
+    instr_strtab_free(&h.st);
     return rc;
 }

@@ -27,6 +27,7 @@
 #include <zlib.h>
 
 #include "report.h"
+#include "strtab.h"
 
 /* ---- protobuf encoding ---------------------------------------------------- */
 
@@ -101,76 +102,21 @@ static void pb_msg(struct pbuf *p, unsigned field, struct pbuf *sub)
 
 /* ---- string table ----------------------------------------------------------- */
 
+/* The profile's string table (string 0 is ""), with an out-of-memory flag
+ * so the encoder checks once at the end. */
 struct strtab {
-    char **s;
-    size_t n, cap;
-    size_t *hash; /* open addressing: index + 1, 0 = empty */
-    size_t mask;
+    struct instr_strtab t;
     int oom;
 };
 
-static size_t str_hash(const char *s)
-{
-    size_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-static int strtab_grow(struct strtab *t)
-{
-    size_t cap = t->hash ? (t->mask + 1) * 2 : 1024;
-    size_t *h = calloc(cap, sizeof *h);
-    if (!h)
-        return -1;
-    for (size_t i = 0; i < t->n; i++) {
-        size_t j = str_hash(t->s[i]) & (cap - 1);
-        while (h[j])
-            j = (j + 1) & (cap - 1);
-        h[j] = i + 1;
-    }
-    free(t->hash);
-    t->hash = h;
-    t->mask = cap - 1;
-    return 0;
-}
-
-/* The index of s in the table, added if new (string 0 is ""). */
 static uint64_t str_id(struct strtab *t, const char *s)
 {
-    if (!s)
-        s = "";
-    if (t->oom)
+    uint32_t id = t->oom ? UINT32_MAX : instr_strtab_id(&t->t, s);
+    if (id == UINT32_MAX) {
+        t->oom = 1;
         return 0;
-    if ((t->n + 1) * 2 > (t->hash ? t->mask + 1 : 0) && strtab_grow(t) < 0)
-        goto oom;
-    size_t j = str_hash(s) & t->mask;
-    for (; t->hash[j]; j = (j + 1) & t->mask)
-        if (!strcmp(t->s[t->hash[j] - 1], s))
-            return t->hash[j] - 1;
-    if (t->n == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 256;
-        char **a = realloc(t->s, nc * sizeof *a);
-        if (!a)
-            goto oom;
-        t->s = a;
-        t->cap = nc;
     }
-    if (!(t->s[t->n] = strdup(s)))
-        goto oom;
-    t->hash[j] = ++t->n;
-    return t->n - 1;
-oom:
-    t->oom = 1;
-    return 0;
-}
-
-static void strtab_free(struct strtab *t)
-{
-    for (size_t i = 0; i < t->n; i++)
-        free(t->s[i]);
-    free(t->s);
-    free(t->hash);
+    return id;
 }
 
 /* ---- modules: build id and address span from the ELF file ------------------ */
@@ -406,8 +352,8 @@ static int encode(struct pbuf *p, struct strtab *st, const struct instr_session 
     pb_int(p, 12, 1);
     pb_int(p, 13, cmt);
     pb_int(p, 14, str_id(st, "elapsed"));
-    for (size_t i = 0; i < st->n; i++)
-        pb_bytes(p, 6, st->s[i], strlen(st->s[i]));
+    for (size_t i = 0; i < st->t.n; i++)
+        pb_bytes(p, 6, st->t.s[i], strlen(st->t.s[i]));
     p->oom |= sub.oom | sub2.oom | packed.oom | st->oom;
     free(sub.b), free(sub2.b), free(packed.b);
     return p->oom ? INSTR_ENOMEM : 0;
@@ -452,6 +398,6 @@ int instr_export_pprof(FILE *out, const struct instr_session *s, const struct in
     if (rc == 0)
         rc = gzip_to(out, p.b, p.len);
     free(p.b);
-    strtab_free(&st);
+    instr_strtab_free(&st.t);
     return rc;
 }
