@@ -237,20 +237,30 @@ static int child_offcpu(void)
     if (!has(INSTR_DETECTOR_CPUCLOCK))
         SKIPPED("cpuclock not in the detector set (%s)", instr__detector.detail);
     struct timespec ts = {0, 1000000};
+    /* Each spin's CPU time as the thread's own clock measures it, read
+     * just outside the interval (inside, the read is a system call that
+     * flags it): on a loaded machine a 200 us spin can be preempted for
+     * longer than it runs, so "a spin is mostly on the CPU" is no fact;
+     * "the interval's on-CPU time is the CPU time the thread used" is. */
+    double spin_cpu_ns[40];
     for (int i = 0; i < 40; i++) {
         E();
         nanosleep(&ts, NULL);
         X();
+        struct timespec c0, c1;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
         E();
         spin_ns(200000);
         X();
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+        spin_cpu_ns[i] = (c1.tv_sec - c0.tv_sec) * 1e9 + (c1.tv_nsec - c0.tv_nsec);
     }
     struct td_dump d;
     if (td_read(instr__dump_path(), &d)) {
         fprintf(stderr, "%s\n", d.error);
         return 1;
     }
-    int sleeps = 0, exact = 0;
+    int sleeps = 0, exact = 0, spins_close = 0;
     for (size_t i = 0, n = 0; i < d.nev; i++) {
         const struct td_event *e = &d.ev[i];
         if (e->thread || e->kind != INSTR_EV_EXIT || n++ == 0) /* 0: bind's warm-up pair */
@@ -258,15 +268,32 @@ static int child_offcpu(void)
         if ((n - 2) % 2 == 0) { /* a sleep's exit */
             sleeps++;
             CHECK(e->bits != 0);
+            CHECK(e->offcpu >= e->delta / 2 && e->offcpu <= e->delta);
             exact += e->offcpu >= e->delta * 8 / 10 && e->offcpu <= e->delta;
         } else {
-            CHECK(e->offcpu <= e->delta / 2); /* a spin is on the CPU */
+            /* The interval's on-CPU time within 10% + 30 us of what the
+             * thread measured around it (which adds two hooks). */
+            CHECK(e->offcpu <= e->delta);
+            double on_ns = (double)(e->delta - e->offcpu) / test_tsc_per_ns;
+            double cpu_ns = spin_cpu_ns[(n - 3) / 2];
+            /* Never more on-CPU time than the thread used around the
+             * interval; less only by what ran between the clock reads and
+             * the hooks (the runtime's own slow path, now and then). */
+            if (on_ns > cpu_ns * 1.1 + 30000) {
+                fprintf(stderr, "spin %zu: on-CPU %.0f ns in the dump, %.0f ns measured\n", (n - 3) / 2, on_ns,
+                        cpu_ns);
+                CHECK(0);
+            }
+            spins_close += on_ns >= cpu_ns * 0.9 - 30000;
         }
     }
     fprintf(stderr, "offcpu: %d/%d sleeps >= 80%% off the CPU; %zu events carry off-CPU time\n", exact, sleeps,
             d.offcpu_events);
     CHECK(sleeps == 40);
-    CHECK(exact >= 38); /* a sleep that did not block (timer fired first) is on the CPU */
+    /* A sleep's wake-up can be counted as CPU time when the hypervisor
+     * takes the vCPU away just then (seen at load 20: 0.67 off the CPU). */
+    CHECK(exact >= 36);
+    CHECK(spins_close >= 36);
     td_free(&d);
     return 0;
 }
