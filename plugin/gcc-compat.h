@@ -1,8 +1,9 @@
 /* gcc-compat.h - the one place that knows GCC versions.
  *
  * Every plugin file includes this instead of GCC's headers, so that a new
- * GCC release means editing one file.  Supported: GCC 11 and 12 (the
- * compilers Debian 12 ships); older releases lack APIs we rely on
+ * GCC release means editing one file.  Supported: GCC 11 to 14 (11 and 12,
+ * Debian 12's, are tested by CI; 13 and 14, Debian 13's, by
+ * scripts/test-newer-gcc.sh); older releases lack APIs we rely on
  * (cgraph_edge::rebuild_edges as a static member, label_to_block with a
  * function argument).
  */
@@ -62,8 +63,8 @@ static inline char *instr_demangle(const char *mangled)
  * exported. */
 #define INSTR_PLUGIN_EXPORT __attribute__((visibility("default")))
 
-#if BUILDING_GCC_MAJOR < 11 || BUILDING_GCC_MAJOR > 12
-#error "instr supports GCC 11 and 12; port gcc-compat.h to this release"
+#if BUILDING_GCC_MAJOR < 11 || BUILDING_GCC_MAJOR > 14
+#error "instr supports GCC 11 to 14; port gcc-compat.h to this release"
 #endif
 
 #endif

@@ -1,0 +1,58 @@
+#!/bin/sh
+# Builds instr with GCC 13 and GCC 14 and runs the test suite with each, in a
+# Debian 13 (trixie) chroot: Debian 12 ships only GCC 11 and 12.  Not part of
+# CI (it downloads ~400 MB and takes 20-40 min); run it before claiming a
+# change keeps GCC 13/14 working.  Needs root and debootstrap.
+#
+#   scripts/test-newer-gcc.sh [CHROOT_DIR] [GCC_MAJOR...]
+#   (defaults: /var/tmp/instr-trixie, 13 14)
+set -eu
+src=$(cd "$(dirname "$0")/.." && pwd)
+root=${1:-/var/tmp/instr-trixie}
+[ $# -gt 0 ] && shift
+majors=${*:-13 14}
+mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+
+if [ "$(id -u)" != 0 ]; then
+    echo "test-newer-gcc.sh: needs root (debootstrap, chroot, mounts)" >&2
+    exit 2
+fi
+command -v debootstrap >/dev/null ||
+    apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends debootstrap
+
+if [ ! -x "$root/usr/bin/apt-get" ]; then
+    debootstrap --variant=minbase trixie "$root" "$mirror"
+fi
+
+mounted=""
+cleanup() {
+    for m in $mounted; do umount "$root/$m" 2>/dev/null || umount -l "$root/$m" || :; done
+}
+trap cleanup EXIT INT TERM
+for m in proc sys dev dev/pts; do
+    if ! mountpoint -q "$root/$m"; then
+        mount --bind "/$m" "$root/$m"
+        mounted="$m $mounted"
+    fi
+done
+
+pkgs="cmake make python3 libunwind-dev libiberty-dev zlib1g-dev libelf-dev pkg-config"
+for v in $majors; do pkgs="$pkgs g++-$v gcc-$v-plugin-dev"; done
+chroot "$root" sh -c "DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $pkgs >/dev/null"
+
+# The tree as committed, plus uncommitted changes to tracked files.
+rm -rf "$root/src" && mkdir -p "$root/src"
+(cd "$src" && git ls-files -z | tar --null -T - -cf -) | tar -xf - -C "$root/src"
+
+status=0
+for v in $majors; do
+    echo "== GCC $v"
+    chroot "$root" sh -c "cd /src && rm -rf build-gcc$v &&
+        cmake -S . -B build-gcc$v -DINSTR_GCC=gcc-$v -DCMAKE_C_COMPILER=gcc-$v \
+              -DCMAKE_CXX_COMPILER=g++-$v >/dev/null &&
+        cmake --build build-gcc$v -j$(nproc) >/dev/null &&
+        cd build-gcc$v && ctest -LE 'bench|consumers|install' -j$(nproc) --output-on-failure" ||
+        status=1
+done
+exit $status
