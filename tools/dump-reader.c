@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "arrays.h"
+
 const char *instr_tool_strerror(int err)
 {
     switch (err) {
@@ -62,19 +64,11 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
 
 int instr_dump_warn(struct instr_dump *d, const char *fmt, ...)
 {
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    int rc = instr_msgs_vadd(&d->warnings, &d->nwarnings, fmt, ap);
     va_end(ap);
-    char **w = realloc(d->warnings, (d->nwarnings + 1) * sizeof *w);
-    if (!w)
-        return INSTR_ENOMEM;
-    d->warnings = w;
-    if (!(w[d->nwarnings] = strdup(buf)))
-        return INSTR_ENOMEM;
-    d->nwarnings++;
-    return 0;
+    return rc;
 }
 
 static void release(const struct instr_dump *d, const uint8_t *p, size_t len);

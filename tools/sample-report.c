@@ -4,10 +4,10 @@
 #include "sample-report.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
 #include "emit.h"
 
 #include "sample-reader.h"
@@ -27,24 +27,6 @@ struct sname {
 int instr_dump_is_sampled(const struct instr_dump *d)
 {
     return (d->hdr.flags & INSTR_DUMP_SAMPLED) != 0;
-}
-
-static int warn(struct instr_sprofile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int warn(struct instr_sprofile *p, const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    char **w = realloc(p->warnings, (p->nwarnings + 1) * sizeof *w);
-    if (!w)
-        return INSTR_ENOMEM;
-    p->warnings = w;
-    if (!(w[p->nwarnings] = strdup(buf)))
-        return INSTR_ENOMEM;
-    p->nwarnings++;
-    return 0;
 }
 
 static uint64_t hash_str(uint64_t h, const char *s)
@@ -310,8 +292,11 @@ int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dump
                 instr_dump_chunk_done(d, &t->schunks[c]);
             if (it->nbad) {
                 p->bad_chunks += it->nbad;
-                if ((rc = warn(p, "%s: thread %u: %zu sample chunk%s ended on invalid bytes; the rest of %s skipped",
-                               d->path, t->index, it->nbad, it->nbad > 1 ? "s" : "", it->nbad > 1 ? "them" : "it")))
+                if ((rc = instr_msgs_add(&p->warnings, &p->nwarnings,
+                                         "%s: thread %u: %zu sample chunk%s ended on invalid bytes; the rest of %s "
+                                         "skipped",
+                                         d->path, t->index, it->nbad, it->nbad > 1 ? "s" : "",
+                                         it->nbad > 1 ? "them" : "it")))
                     break;
             }
         }

@@ -4,30 +4,14 @@
 
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "arrays.h"
 #include "demangle.h"
 
-static int add_warning(struct instr_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int add_warning(struct instr_session *s, const char *fmt, ...)
-{
-    char buf[700];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    char **w = realloc(s->warnings, (s->nwarnings + 1) * sizeof *w);
-    if (!w)
-        return INSTR_ENOMEM;
-    s->warnings = w;
-    if (!(w[s->nwarnings] = strdup(buf)))
-        return INSTR_ENOMEM;
-    s->nwarnings++;
-    return 0;
-}
+#define add_warning(s, ...) instr_msgs_add(&(s)->warnings, &(s)->nwarnings, __VA_ARGS__)
 
 double instr_session_us(const struct instr_session *s, size_t i, uint64_t tick)
 {
