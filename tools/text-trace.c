@@ -18,16 +18,12 @@ static const char *event_name(unsigned kind, unsigned ext)
 {
     if (kind == INSTR_EV_EXT) {
         switch (ext) {
-#define INSTR_X_CASE(name, value, text, ...)                                                       \
-    case value:                                                                                    \
-        return text;
-            INSTR_EXT_KINDS(INSTR_X_CASE)
+            INSTR_EXT_KINDS(INSTR_X_TEXT_CASE)
         }
         return NULL;
     }
     switch (kind) {
-        INSTR_EVENT_KINDS(INSTR_X_CASE)
-#undef INSTR_X_CASE
+        INSTR_EVENT_KINDS(INSTR_X_TEXT_CASE)
     }
     return NULL;
 }
