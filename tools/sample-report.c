@@ -66,14 +66,10 @@ static long row_of(struct instr_sprofile *p, enum instr_sview v, const char *mod
         if (!strcmp(r->name, name) && !strcmp(r->module ? r->module : "", module ? module : ""))
             return e->row;
     }
-    if (p->nrows[v] == p->caprows[v]) {
-        size_t nc = p->caprows[v] ? p->caprows[v] * 2 : 64;
-        struct instr_srow *a = realloc(p->rows[v], nc * sizeof *a);
-        if (!a)
-            return -1;
-        p->rows[v] = a;
-        p->caprows[v] = nc;
-    }
+    struct instr_srow *a = instr_grow(p->rows[v], &p->caprows[v], p->nrows[v] + 1, sizeof *a, 64);
+    if (!a)
+        return -1;
+    p->rows[v] = a;
     struct instr_srow *r = &p->rows[v][p->nrows[v]];
     memset(r, 0, sizeof *r);
     if (!(r->name = strdup(name)))
@@ -176,16 +172,10 @@ static int add_stack(struct instr_sprofile *p, const uint32_t *rows, size_t n, u
             return 0;
         }
     }
-    if (p->npool + n > p->cappool) {
-        size_t nc = p->cappool ? p->cappool * 2 : 4096;
-        while (nc < p->npool + n)
-            nc *= 2;
-        uint32_t *a = realloc(p->pool, nc * sizeof *a);
-        if (!a)
-            return INSTR_ENOMEM;
-        p->pool = a;
-        p->cappool = nc;
-    }
+    uint32_t *a = instr_grow(p->pool, &p->cappool, p->npool + n, sizeof *a, 4096);
+    if (!a)
+        return INSTR_ENOMEM;
+    p->pool = a;
     memcpy(p->pool + p->npool, rows, n * sizeof *rows);
     p->stacks[k] = (struct instr_sstack){h, p->npool, n, w};
     p->npool += n;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
 #include "emit.h"
 
 struct tnode {
@@ -33,14 +34,10 @@ static long node_child(struct tree *t, uint32_t parent, uint32_t fn)
     for (uint32_t c = t->n[parent].child; c; c = t->n[c].next)
         if (t->n[c].fn == fn)
             return c;
-    if (t->len == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 256;
-        struct tnode *a = realloc(t->n, nc * sizeof *a);
-        if (!a)
-            return -1;
-        t->n = a;
-        t->cap = nc;
-    }
+    struct tnode *a = instr_grow(t->n, &t->cap, t->len + 1, sizeof *a, 256);
+    if (!a)
+        return -1;
+    t->n = a;
     uint32_t k = (uint32_t)t->len++;
     t->n[k] = (struct tnode){fn, 0, t->n[parent].child, 0, 0};
     t->n[parent].child = k;
@@ -304,17 +301,13 @@ int instr_sreport_callgrind(FILE *f, const struct instr_sprofile *p)
                 dup = r[j] == r[k] && r[j + 1] == r[k + 1];
             if (dup)
                 continue;
-            if (ne == cap) {
-                size_t nc = cap ? cap * 2 : 1024;
-                struct cg_edge *a = realloc(e, nc * sizeof *a);
-                if (!a) {
-                    free(e);
-                    free(seen);
-                    return INSTR_ENOMEM;
-                }
-                e = a;
-                cap = nc;
+            struct cg_edge *a = instr_grow(e, &cap, ne + 1, sizeof *a, 1024);
+            if (!a) {
+                free(e);
+                free(seen);
+                return INSTR_ENOMEM;
             }
+            e = a;
             e[ne++] = (struct cg_edge){r[k], r[k + 1], 1, s->samples};
         }
     }
