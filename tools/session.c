@@ -67,18 +67,10 @@ static int add_dump_warnings(struct instr_session *s, const struct instr_dump *d
 
 static void row_add(struct instr_row *r, const struct instr_dump *d, const struct instr_values *v)
 {
-    r->v.ei += v->ei;
-    r->v.ee += v->ee;
-    r->v.ai += v->ai;
-    r->v.ae += v->ae;
-    r->v.calls += v->calls;
+    instr_values_add4(&r->v, r->ns, d, v->ei, v->ee, v->ai, v->ae, v->calls);
     r->v.flagged_n += v->flagged_n;
     r->v.flagged_t += v->flagged_t;
     r->v.offcpu_t += v->offcpu_t;
-    r->ns[0] += instr_ticks_ns(d, v->ei);
-    r->ns[1] += instr_ticks_ns(d, v->ee);
-    r->ns[2] += instr_ticks_ns(d, v->ai);
-    r->ns[3] += instr_ticks_ns(d, v->ae);
     r->flagged_ns += instr_ticks_ns(d, v->flagged_t);
     r->offcpu_ns += instr_ticks_ns(d, v->offcpu_t);
     r->v.ext_ei += v->ext_ei;
