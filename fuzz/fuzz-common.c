@@ -51,7 +51,9 @@ void instr_fuzz_read_dump(const char *path)
             const struct instr_format *fm = &instr_formats[f];
             int report = fm->kind == INSTR_FORMAT_REPORT;
             for (int v = INSTR_VIEW_FUNCTIONS; v <= (report ? INSTR_VIEW_PROCESSES : INSTR_VIEW_FUNCTIONS); v++) {
-                struct instr_report_opts o = {.units = report && f == 0 ? INSTR_UNITS_MS : INSTR_UNITS_NS,
+                /* Reports: each view in another unit (ticks, ns, us, ms), so
+                 * every format writes every unit; exports in ns. */
+                struct instr_report_opts o = {.units = report ? (enum instr_units)(v % 4) : INSTR_UNITS_NS,
                                               .view = (enum instr_view)v, .flagged = report, .to_us = -1};
                 fm->write(null, &s, &o);
             }

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "arrays.h"
+
 const char *instr_tool_strerror(int err)
 {
     switch (err) {
@@ -39,11 +41,7 @@ const char *instr_signal_name(uint32_t sig)
 const char *instr_detector_name(uint32_t detector)
 {
     switch (detector) {
-#define INSTR_X_CASE(name, value, text)                                                            \
-    case value:                                                                                    \
-        return text;
-        INSTR_DETECTORS(INSTR_X_CASE)
-#undef INSTR_X_CASE
+        INSTR_DETECTORS(INSTR_X_TEXT_CASE)
     }
     return "unknown";
 }
@@ -62,19 +60,11 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
 
 int instr_dump_warn(struct instr_dump *d, const char *fmt, ...)
 {
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    int rc = instr_msgs_vadd(&d->warnings, &d->nwarnings, fmt, ap);
     va_end(ap);
-    char **w = realloc(d->warnings, (d->nwarnings + 1) * sizeof *w);
-    if (!w)
-        return INSTR_ENOMEM;
-    d->warnings = w;
-    if (!(w[d->nwarnings] = strdup(buf)))
-        return INSTR_ENOMEM;
-    d->nwarnings++;
-    return 0;
+    return rc;
 }
 
 static void release(const struct instr_dump *d, const uint8_t *p, size_t len);
@@ -124,18 +114,6 @@ static int get_var(struct cursor *c, uint64_t *v)
     return instr_get_varint(&c->p, c->end, v) < 0 ? INSTR_ECORRUPT : 0;
 }
 
-/* Grows *arr (of *n elements) by one; capacity doubles (cap tracked in *cap). */
-static void *grow(void *arr, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return arr;
-    size_t nc = *cap ? *cap * 2 : 16;
-    void *a = realloc(arr, nc * elem);
-    if (a)
-        *cap = nc;
-    return a;
-}
-
 struct meta_caps {
     size_t modules, functions, labels, threads, sites, maps;
     uint32_t *tmap; /* thread index -> position + 1 (0 = empty), open addressing */
@@ -172,7 +150,7 @@ static struct instr_thread_info *thread_slot(struct instr_dump *d, struct meta_c
         caps->tmap = m;
         caps->tmask = n - 1;
     }
-    struct instr_thread_info *t = grow(d->threads, &caps->threads, d->nthreads, sizeof *t);
+    struct instr_thread_info *t = instr_grow(d->threads, &caps->threads, d->nthreads + 1, sizeof *t, 16);
     if (!t)
         return NULL;
     d->threads = t;
@@ -200,7 +178,7 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
             m.load_addr = rd64(c->p);
             c->p += 8;
         }
-        struct instr_module *a = grow(d->modules, &caps->modules, d->nmodules, sizeof *a);
+        struct instr_module *a = instr_grow(d->modules, &caps->modules, d->nmodules + 1, sizeof *a, 16);
         if (!a) {
             free(m.path);
             return INSTR_ENOMEM;
@@ -225,7 +203,7 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
             free(f.file);
             return rc;
         }
-        struct instr_function *a = grow(d->functions, &caps->functions, d->nfunctions, sizeof *a);
+        struct instr_function *a = instr_grow(d->functions, &caps->functions, d->nfunctions + 1, sizeof *a, 16);
         if (!a) {
             free(f.name);
             free(f.file);
@@ -259,7 +237,7 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
         struct instr_label l = {0};
         if ((rc = get_var(c, &l.id)) || (rc = get_str(c, &l.text)))
             return rc;
-        struct instr_label *a = grow(d->labels, &caps->labels, d->nlabels, sizeof *a);
+        struct instr_label *a = instr_grow(d->labels, &caps->labels, d->nlabels + 1, sizeof *a, 16);
         if (!a) {
             free(l.text);
             return INSTR_ENOMEM;
@@ -280,7 +258,7 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
         cs.callee_off = rd64(c->p);
         cs.site_off = rd64(c->p + 8);
         c->p += 16;
-        struct instr_callsite *a = grow(d->sites, &caps->sites, d->nsites, sizeof *a);
+        struct instr_callsite *a = instr_grow(d->sites, &caps->sites, d->nsites + 1, sizeof *a, 16);
         if (!a) {
             free(cs.callee);
             return INSTR_ENOMEM;
@@ -302,7 +280,7 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
         c->p += 32;
         if (m.end <= m.start)
             return INSTR_ECORRUPT;
-        struct instr_map *a = grow(d->maps, &caps->maps, d->nmaps, sizeof *a);
+        struct instr_map *a = instr_grow(d->maps, &caps->maps, d->nmaps + 1, sizeof *a, 16);
         if (!a)
             return INSTR_ENOMEM;
         d->maps = a;
@@ -380,22 +358,17 @@ static int cmp_raw(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static int cmp_fn(const void *a, const void *b)
-{
-    const struct instr_function *x = a, *y = b;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
+/* Functions, labels and call sites are sorted by id, their first member. */
+_Static_assert(offsetof(struct instr_function, id) == 0, "id first");
+_Static_assert(offsetof(struct instr_label, id) == 0, "id first");
+_Static_assert(offsetof(struct instr_callsite, id) == 0, "id first");
 
-static int cmp_label(const void *a, const void *b)
+static int cmp_id(const void *a, const void *b)
 {
-    const struct instr_label *x = a, *y = b;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static int cmp_site(const void *a, const void *b)
-{
-    const struct instr_callsite *x = a, *y = b;
-    return x->id < y->id ? -1 : x->id > y->id;
+    uint64_t x, y;
+    memcpy(&x, a, sizeof x);
+    memcpy(&y, b, sizeof y);
+    return x < y ? -1 : x > y;
 }
 
 static int cmp_thread(const void *a, const void *b)
@@ -611,11 +584,11 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
     close(fd);
     fd = -1;
     if (d->nfunctions > 1)
-        qsort(d->functions, d->nfunctions, sizeof *d->functions, cmp_fn);
+        qsort(d->functions, d->nfunctions, sizeof *d->functions, cmp_id);
     if (d->nlabels > 1)
-        qsort(d->labels, d->nlabels, sizeof *d->labels, cmp_label);
+        qsort(d->labels, d->nlabels, sizeof *d->labels, cmp_id);
     if (d->nsites > 1)
-        qsort(d->sites, d->nsites, sizeof *d->sites, cmp_site);
+        qsort(d->sites, d->nsites, sizeof *d->sites, cmp_id);
     if (d->nthreads > 1)
         qsort(d->threads, d->nthreads, sizeof *d->threads, cmp_thread);
     if ((d->hdr.flags & INSTR_DUMP_SIGNALED) && !(d->hdr.flags & INSTR_DUMP_COMPLETE)) {
@@ -675,23 +648,26 @@ void instr_dump_close(struct instr_dump *d)
     d->path = path;
 }
 
+/* The position of id in base[0..n) sorted by id (cmp_id), n if absent.
+ * Several records for one id: any (qsort is not stable; they should
+ * agree). */
+static size_t find_id(const void *base, size_t n, size_t elem, uint64_t id)
+{
+    size_t i = instr_lower_bound(base, n, elem, 0, id);
+    uint64_t k;
+    if (i < n)
+        memcpy(&k, (const char *)base + i * elem, sizeof k);
+    return i < n && k == id ? i : n;
+}
+
 const struct instr_function *instr_dump_function(const struct instr_dump *d, uint64_t id)
 {
     /* The runtime numbers functions 1, 2, 3...: usually the record is at
      * id - 1 (the report looks one up per event). */
     if (id - 1 < d->nfunctions && d->functions[id - 1].id == id)
         return &d->functions[id - 1];
-    size_t lo = 0, hi = d->nfunctions;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (d->functions[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    /* Several records for one id: the last one in file order wins; qsort is
-     * not stable, so any is acceptable (they should agree). */
-    return lo < d->nfunctions && d->functions[lo].id == id ? &d->functions[lo] : NULL;
+    size_t i = find_id(d->functions, d->nfunctions, sizeof *d->functions, id);
+    return i < d->nfunctions ? &d->functions[i] : NULL;
 }
 
 const struct instr_module *instr_dump_module(const struct instr_dump *d, uint64_t id)
@@ -704,30 +680,16 @@ const struct instr_module *instr_dump_module(const struct instr_dump *d, uint64_
 
 const struct instr_label *instr_dump_label(const struct instr_dump *d, uint64_t id)
 {
-    size_t lo = 0, hi = d->nlabels;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (d->labels[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < d->nlabels && d->labels[lo].id == id ? &d->labels[lo] : NULL;
+    size_t i = find_id(d->labels, d->nlabels, sizeof *d->labels, id);
+    return i < d->nlabels ? &d->labels[i] : NULL;
 }
 
 const struct instr_callsite *instr_dump_callsite(const struct instr_dump *d, uint64_t id)
 {
     if (id - 1 < d->nsites && d->sites[id - 1].id == id) /* dense ids, as for functions */
         return &d->sites[id - 1];
-    size_t lo = 0, hi = d->nsites;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (d->sites[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < d->nsites && d->sites[lo].id == id ? &d->sites[lo] : NULL;
+    size_t i = find_id(d->sites, d->nsites, sizeof *d->sites, id);
+    return i < d->nsites ? &d->sites[i] : NULL;
 }
 
 /* Drops the whole pages of [p, p + len) from this process's memory: the
@@ -785,14 +747,22 @@ int instr_event_iter_next(struct instr_event_iter *it, struct instr_event *ev)
                 }
             }
         }
-        if (++it->chunk >= it->th->nchunks) {
-            it->chunk = it->th->nchunks;
-            it->p = NULL;
+        if (!instr_chunk_advance(it->th->chunks, it->th->nchunks, &it->chunk, &it->p, &it->end, &it->tick))
             return 0;
-        }
-        const struct instr_chunk_ref *c = &it->th->chunks[it->chunk];
-        it->p = c->payload;
-        it->end = c->payload + c->len;
-        it->tick = c->base_tsc;
     }
+}
+
+int instr_chunk_advance(const struct instr_chunk_ref *list, size_t n, size_t *chunk, const uint8_t **p,
+                        const uint8_t **end, uint64_t *tick)
+{
+    if (++*chunk >= n) {
+        *chunk = n;
+        *p = NULL;
+        return 0;
+    }
+    const struct instr_chunk_ref *c = &list[*chunk];
+    *p = c->payload;
+    *end = c->payload + c->len;
+    *tick = c->base_tsc;
+    return 1;
 }

@@ -37,6 +37,13 @@ enum instr_tool_error {
 
 const char *instr_tool_strerror(int err);
 
+/* In a switch on a value of one of the X-macro lists (dump-format.h,
+ * INSTR_TOOL_ERRORS), the case returning its text: the one spelling of
+ * "value -> name" for the readers. */
+#define INSTR_X_TEXT_CASE(name, value, text, ...)                                                  \
+    case value:                                                                                    \
+        return text;
+
 struct instr_module {
     uint64_t id;        /* module id from its record */
     char *path;         /* executable or shared library path */
@@ -239,5 +246,12 @@ void instr_event_iter_init(struct instr_event_iter *it, const struct instr_threa
 /* 1 = an event, 0 = the end.  Invalid bytes end the chunk (it->bad is set
  * and the iteration goes on with the next chunk). */
 int instr_event_iter_next(struct instr_event_iter *it, struct instr_event *ev);
+
+/* The chunk after *chunk ((size_t)-1: before the first) in list[0..n):
+ * its payload in [*p, *end) and its base tick in *tick; 0 at the end
+ * (*chunk = n, *p = NULL).  The step both iterators (events, samples)
+ * take between chunks. */
+int instr_chunk_advance(const struct instr_chunk_ref *list, size_t n, size_t *chunk, const uint8_t **p,
+                        const uint8_t **end, uint64_t *tick);
 
 #endif

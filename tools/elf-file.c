@@ -2,6 +2,7 @@
 #include "elf-file.h"
 
 #include <elf.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "arrays.h"
 #include "dump-reader.h" /* error codes */
 
 static int in_file(const struct instr_elf *e, uint64_t off, uint64_t len)
@@ -254,14 +256,7 @@ int instr_elf_has_symtab(const struct instr_elf *e)
 
 const struct instr_elf_sym *instr_elf_symbol(const struct instr_elf *e, uint64_t vaddr)
 {
-    size_t lo = 0, hi = e->nsyms;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (e->syms[mid].addr <= vaddr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = instr_upper_bound(e->syms, e->nsyms, sizeof *e->syms, offsetof(struct instr_elf_sym, addr), vaddr);
     if (!lo)
         return NULL;
     const struct instr_elf_sym *s = &e->syms[lo - 1];

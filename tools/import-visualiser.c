@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
 #include "dump-reader.h"
 #include "dump-writer.h"
 
@@ -53,19 +54,16 @@ static int bad(struct importer *im, const char *fmt, ...)
     r->bad_lines++;
     if (r->nmessages >= INSTR_IMPORT_MAX_MESSAGES)
         return 1;
-    char why[300];
+    char *why;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(why, sizeof why, fmt, ap);
+    int len = vasprintf(&why, fmt, ap);
     va_end(ap);
-    char **m = realloc(r->messages, (r->nmessages + 1) * sizeof *m);
-    if (!m)
+    if (len < 0)
         return INSTR_ENOMEM;
-    r->messages = m;
-    if (asprintf(&m[r->nmessages], "%s:%zu: %s", im->name, im->line, why) < 0)
-        return INSTR_ENOMEM;
-    r->nmessages++;
-    return 1;
+    int rc = instr_msgs_add(&r->messages, &r->nmessages, "%s:%zu: %s", im->name, im->line, why);
+    free(why);
+    return rc < 0 ? rc : 1;
 }
 
 /* Parses an unsigned decimal field at *p, ending at a space or the end. */

@@ -147,6 +147,10 @@ double instr_session_us(const struct instr_session *s, size_t i, uint64_t tick);
 /* Shared by the exporters (units.c). */
 /* ticks of dump d in ns; NAN without a tick rate. */
 double instr_ticks_ns(const struct instr_dump *d, uint64_t ticks);
+/* Adds the four values (ticks of dump d) and calls to v, the four in ns
+ * to ns[0..3] (ei, ee, ai, ae): a row or a tree node taking one more. */
+void instr_values_add4(struct instr_values *v, double ns[4], const struct instr_dump *d, uint64_t ei, uint64_t ee,
+                       uint64_t ai, uint64_t ae, uint64_t calls);
 const char *instr_units_name(enum instr_units u);
 /* A value in the chosen unit: ticks as an integer, ns rounded, us/ms with 3 decimals. */
 void instr_fmt_value(char *buf, size_t len, uint64_t ticks, double ns, enum instr_units u);

@@ -13,36 +13,19 @@
 #include <string.h>
 
 #include "emit.h"
+#include "report.h" /* instr_basename */
 
 struct drow {
     const char *name, *module;
     double ai, ae, bi, be; /* percents */
+    double change;         /* of the sort column: bi - ai or be - ae */
 };
 
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
-
-static double pct(uint64_t v, uint64_t total)
-{
-    return total ? 100.0 * (double)v / (double)total : 0;
-}
-
-static int by_incl(const void *x, const void *y)
+/* By the absolute change of the sort column, then by name. */
+static int by_change(const void *x, const void *y)
 {
     const struct drow *a = x, *b = y;
-    double da = fabs(a->bi - a->ai), db = fabs(b->bi - b->ai);
-    if (da != db)
-        return da > db ? -1 : 1;
-    return strcmp(a->name, b->name);
-}
-
-static int by_excl(const void *x, const void *y)
-{
-    const struct drow *a = x, *b = y;
-    double da = fabs(a->be - a->ae), db = fabs(b->be - b->ae);
+    double da = fabs(a->change), db = fabs(b->change);
     if (da != db)
         return da > db ? -1 : 1;
     return strcmp(a->name, b->name);
@@ -67,23 +50,29 @@ int instr_sreport_diff(FILE *f, const struct instr_sprofile *a, const struct ins
     /* Quadratic matching is fine for profiles (thousands of functions at most
      * in practice); a hash would be the next step. */
     for (size_t i = 0; i < na; i++) {
-        struct drow r = {ra[i].name, base_name(ra[i].module), pct(ra[i].incl, a->total), pct(ra[i].excl, a->total), 0,
-                         0};
+        struct drow r = {.name = ra[i].name,
+                         .module = instr_basename(ra[i].module),
+                         .ai = instr_spct(ra[i].incl, a->total),
+                         .ae = instr_spct(ra[i].excl, a->total)};
         for (size_t k = 0; k < nb; k++)
-            if (!used[k] && !strcmp(rb[k].name, ra[i].name) && !strcmp(base_name(rb[k].module), r.module)) {
+            if (!used[k] && !strcmp(rb[k].name, ra[i].name) && !strcmp(instr_basename(rb[k].module), r.module)) {
                 used[k] = 1;
-                r.bi = pct(rb[k].incl, b->total);
-                r.be = pct(rb[k].excl, b->total);
+                r.bi = instr_spct(rb[k].incl, b->total);
+                r.be = instr_spct(rb[k].excl, b->total);
                 break;
             }
         d[n++] = r;
     }
     for (size_t k = 0; k < nb; k++)
         if (!used[k])
-            d[n++] = (struct drow){rb[k].name, base_name(rb[k].module), 0, 0, pct(rb[k].incl, b->total),
-                                   pct(rb[k].excl, b->total)};
+            d[n++] = (struct drow){.name = rb[k].name,
+                                   .module = instr_basename(rb[k].module),
+                                   .bi = instr_spct(rb[k].incl, b->total),
+                                   .be = instr_spct(rb[k].excl, b->total)};
+    for (size_t i = 0; i < n; i++)
+        d[i].change = excl ? d[i].be - d[i].ae : d[i].bi - d[i].ai;
     if (n > 1)
-        qsort(d, n, sizeof *d, excl ? by_excl : by_incl);
+        qsort(d, n, sizeof *d, by_change);
     if (format == 0)
         fprintf(f, "Samples: A %" PRIu64 ", B %" PRIu64 " (percents of each run's total)\n\n%-40s  %8s  %8s  %9s  %8s  %8s  "
                    "%9s  %s\n",
@@ -98,8 +87,7 @@ int instr_sreport_diff(FILE *f, const struct instr_sprofile *a, const struct ins
     int first = 1;
     for (size_t i = 0; i < n; i++) {
         const struct drow *r = &d[i];
-        double ch = excl ? r->be - r->ae : r->bi - r->ai;
-        if (fabs(ch) < threshold || (fabs(r->bi - r->ai) < 1e-12 && fabs(r->be - r->ae) < 1e-12 && threshold > 0))
+        if (fabs(r->change) < threshold || (fabs(r->bi - r->ai) < 1e-12 && fabs(r->be - r->ae) < 1e-12 && threshold > 0))
             continue;
         if (format == 0) {
             fprintf(f, "%-40s  %8.2f  %8.2f  %+9.2f  %8.2f  %8.2f  %+9.2f  %s\n", r->name, r->ai, r->bi, r->bi - r->ai,

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arrays.h"
 #include "dump-reader.h" /* error codes */
 
 /* User registers copied with each sample: AX..SS and R8..R15 (perf's x86-64
@@ -182,24 +183,14 @@ static int cmp_rec(const void *x, const void *y)
 
 static int push(struct instr_sampler *s, const uint8_t *data, size_t dsize, uint64_t pos, size_t size)
 {
-    if (s->len + size > s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 1 << 20;
-        while (nc < s->len + size)
-            nc *= 2;
-        uint8_t *b = realloc(s->buf, nc);
-        if (!b)
-            return -1;
-        s->buf = b;
-        s->cap = nc;
-    }
-    if (s->nrecs == s->caprecs) {
-        size_t nc = s->caprecs ? s->caprecs * 2 : 4096;
-        struct rec *r = realloc(s->recs, nc * sizeof *r);
-        if (!r)
-            return -1;
-        s->recs = r;
-        s->caprecs = nc;
-    }
+    uint8_t *b = instr_grow(s->buf, &s->cap, s->len + size, 1, 1 << 20);
+    if (!b)
+        return -1;
+    s->buf = b;
+    struct rec *recs = instr_grow(s->recs, &s->caprecs, s->nrecs + 1, sizeof *recs, 4096);
+    if (!recs)
+        return -1;
+    s->recs = recs;
     size_t at = (size_t)(pos % dsize), first = size < dsize - at ? size : dsize - at;
     memcpy(s->buf + s->len, data + at, first);
     memcpy(s->buf + s->len + first, data, size - first);

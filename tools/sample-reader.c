@@ -8,11 +8,7 @@
 const char *instr_sample_kind_name(unsigned kind)
 {
     switch (kind) {
-#define INSTR_X_CASE(name, value, text)                                                            \
-    case value:                                                                                    \
-        return text;
-        INSTR_SAMPLE_KINDS(INSTR_X_CASE)
-#undef INSTR_X_CASE
+        INSTR_SAMPLE_KINDS(INSTR_X_TEXT_CASE)
     }
     return NULL;
 }
@@ -90,14 +86,7 @@ int instr_sample_iter_next(struct instr_sample_iter *it, struct instr_sample *s)
                 it->bad_chunk = it->chunk;
             }
         }
-        if (++it->chunk >= it->th->nschunks) {
-            it->chunk = it->th->nschunks;
-            it->p = NULL;
+        if (!instr_chunk_advance(it->th->schunks, it->th->nschunks, &it->chunk, &it->p, &it->end, &it->tick))
             return 0;
-        }
-        const struct instr_chunk_ref *c = &it->th->schunks[it->chunk];
-        it->p = c->payload;
-        it->end = c->payload + c->len;
-        it->tick = c->base_tsc;
     }
 }

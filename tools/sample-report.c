@@ -4,10 +4,11 @@
 #include "sample-report.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
+#include "report.h" /* instr_basename */
 #include "emit.h"
 
 #include "sample-reader.h"
@@ -27,24 +28,6 @@ struct sname {
 int instr_dump_is_sampled(const struct instr_dump *d)
 {
     return (d->hdr.flags & INSTR_DUMP_SAMPLED) != 0;
-}
-
-static int warn(struct instr_sprofile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int warn(struct instr_sprofile *p, const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    char **w = realloc(p->warnings, (p->nwarnings + 1) * sizeof *w);
-    if (!w)
-        return INSTR_ENOMEM;
-    p->warnings = w;
-    if (!(w[p->nwarnings] = strdup(buf)))
-        return INSTR_ENOMEM;
-    p->nwarnings++;
-    return 0;
 }
 
 static uint64_t hash_str(uint64_t h, const char *s)
@@ -84,14 +67,10 @@ static long row_of(struct instr_sprofile *p, enum instr_sview v, const char *mod
         if (!strcmp(r->name, name) && !strcmp(r->module ? r->module : "", module ? module : ""))
             return e->row;
     }
-    if (p->nrows[v] == p->caprows[v]) {
-        size_t nc = p->caprows[v] ? p->caprows[v] * 2 : 64;
-        struct instr_srow *a = realloc(p->rows[v], nc * sizeof *a);
-        if (!a)
-            return -1;
-        p->rows[v] = a;
-        p->caprows[v] = nc;
-    }
+    struct instr_srow *a = instr_grow(p->rows[v], &p->caprows[v], p->nrows[v] + 1, sizeof *a, 64);
+    if (!a)
+        return -1;
+    p->rows[v] = a;
     struct instr_srow *r = &p->rows[v][p->nrows[v]];
     memset(r, 0, sizeof *r);
     if (!(r->name = strdup(name)))
@@ -100,12 +79,6 @@ static long row_of(struct instr_sprofile *p, enum instr_sview v, const char *mod
     p->names[k] = (struct sname){h, v, (uint32_t)p->nrows[v]};
     p->names_used++;
     return (long)p->nrows[v]++;
-}
-
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
 }
 
 /* Function and module rows of an address, cached per (dump, address). */
@@ -146,7 +119,7 @@ static int frame_rows(struct instr_sprofile *p, struct instr_symbolizer *sy, con
     if (!name && fs.module && fs.module[0] == '[') {
         name = fs.module; /* [vdso] */
     } else if (!name) {
-        snprintf(anon, sizeof anon, "[%s]", fs.module ? base_name(fs.module) : "unknown");
+        snprintf(anon, sizeof anon, "[%s]", fs.module ? instr_basename(fs.module) : "unknown");
         name = anon;
     }
     const char *module = fs.module ? fs.module : "[unknown]";
@@ -194,16 +167,10 @@ static int add_stack(struct instr_sprofile *p, const uint32_t *rows, size_t n, u
             return 0;
         }
     }
-    if (p->npool + n > p->cappool) {
-        size_t nc = p->cappool ? p->cappool * 2 : 4096;
-        while (nc < p->npool + n)
-            nc *= 2;
-        uint32_t *a = realloc(p->pool, nc * sizeof *a);
-        if (!a)
-            return INSTR_ENOMEM;
-        p->pool = a;
-        p->cappool = nc;
-    }
+    uint32_t *a = instr_grow(p->pool, &p->cappool, p->npool + n, sizeof *a, 4096);
+    if (!a)
+        return INSTR_ENOMEM;
+    p->pool = a;
     memcpy(p->pool + p->npool, rows, n * sizeof *rows);
     p->stacks[k] = (struct instr_sstack){h, p->npool, n, w};
     p->npool += n;
@@ -251,7 +218,7 @@ int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dump
             p->stack_bytes = d->sample_stack_bytes;
         }
         char pname[1100];
-        snprintf(pname, sizeof pname, "%" PRIu64 " %s", d->hdr.pid, base_name(d->hdr.exe_path));
+        snprintf(pname, sizeof pname, "%" PRIu64 " %s", d->hdr.pid, instr_basename(d->hdr.exe_path));
         long pr = row_of(p, INSTR_SVIEW_PROCESSES, "", pname);
         if (pr < 0) {
             rc = INSTR_ENOMEM;
@@ -310,8 +277,11 @@ int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dump
                 instr_dump_chunk_done(d, &t->schunks[c]);
             if (it->nbad) {
                 p->bad_chunks += it->nbad;
-                if ((rc = warn(p, "%s: thread %u: %zu sample chunk%s ended on invalid bytes; the rest of %s skipped",
-                               d->path, t->index, it->nbad, it->nbad > 1 ? "s" : "", it->nbad > 1 ? "them" : "it")))
+                if ((rc = instr_msgs_add(&p->warnings, &p->nwarnings,
+                                         "%s: thread %u: %zu sample chunk%s ended on invalid bytes; the rest of %s "
+                                         "skipped",
+                                         d->path, t->index, it->nbad, it->nbad > 1 ? "s" : "",
+                                         it->nbad > 1 ? "them" : "it")))
                     break;
             }
         }
@@ -422,9 +392,9 @@ int instr_sreport_folded(FILE *out, const struct instr_sprofile *p)
     size_t n = 0;
     if (p->nstacks && !a)
         return INSTR_ENOMEM;
-    for (size_t i = 0; p->stacks && i <= p->stacks_mask; i++)
-        if (p->stacks[i].hash)
-            a[n++] = p->stacks[i];
+    const struct instr_sstack *s;
+    for (size_t i = 0; (s = instr_sstack_next(p, &i));)
+        a[n++] = *s;
     if (n > 1)
         qsort_r(a, n, sizeof *a, by_stack, (void *)p); /* a stable, readable order */
     for (size_t i = 0; i < n; i++) {
@@ -445,9 +415,28 @@ int instr_sreport_folded(FILE *out, const struct instr_sprofile *p)
 static const char *const view_names[] = {"functions", "modules", "threads", "processes"};
 static const char *const view_titles[] = {"Function", "Module", "Thread", "Process"};
 
-static double pct(uint64_t v, uint64_t total)
+double instr_spct(uint64_t v, uint64_t total)
 {
     return total ? 100.0 * (double)v / (double)total : 0;
+}
+
+void instr_svalues_write(FILE *f, int format, uint64_t incl, uint64_t excl, uint64_t total)
+{
+    static const char *const fmt[] = {
+        "%17" PRIu64 "  %17" PRIu64 "  %11.2f  %11.2f",
+        ",%" PRIu64 ",%" PRIu64 ",%.4f,%.4f",
+        ",\"inclusive_samples\":%" PRIu64 ",\"exclusive_samples\":%" PRIu64
+        ",\"inclusive_pct\":%.4f,\"exclusive_pct\":%.4f",
+    };
+    fprintf(f, fmt[format], incl, excl, instr_spct(incl, total), instr_spct(excl, total));
+}
+
+const struct instr_sstack *instr_sstack_next(const struct instr_sprofile *p, size_t *i)
+{
+    for (; p->stacks && *i <= p->stacks_mask; ++*i)
+        if (p->stacks[*i].hash)
+            return &p->stacks[(*i)++];
+    return NULL;
 }
 
 static double achieved_hz(uint64_t samples, uint64_t cpu_ns)
@@ -470,7 +459,7 @@ static void text_header(FILE *f, const struct instr_sprofile *p)
             p->lost ? " (the kernel's sample ring was full: instr-sample did not drain it in time)" : "");
     fprintf(f, "Unwinder: %s (%" PRIu64 "-byte stack copies)\n", p->unwinder ? p->unwinder : "?", p->stack_bytes);
     fprintf(f, "Truncated stacks: %" PRIu64 " (%.1f%%); frame-pointer stacks: %" PRIu64 "\n", p->truncated,
-            pct(p->truncated, p->total), p->fp_stacks);
+            instr_spct(p->truncated, p->total), p->fp_stacks);
     if (p->bad_chunks)
         fprintf(f, "Damaged: %" PRIu64 " sample chunk%s salvaged\n", p->bad_chunks, p->bad_chunks == 1 ? "" : "s");
     fputc('\n', f);
@@ -478,7 +467,7 @@ static void text_header(FILE *f, const struct instr_sprofile *p)
 
 static int shown(const struct instr_sprofile *p, const struct instr_srow *r, const struct instr_sreport_opts *o)
 {
-    return pct(r->incl, p->total) >= o->threshold && (r->incl || r->excl);
+    return instr_spct(r->incl, p->total) >= o->threshold && (r->incl || r->excl);
 }
 
 int instr_sreport_write(FILE *f, const struct instr_sprofile *p, const struct instr_sreport_opts *o)
@@ -504,10 +493,10 @@ int instr_sreport_write(FILE *f, const struct instr_sprofile *p, const struct in
             if (!shown(p, r, o))
                 continue;
             k++;
-            fprintf(f, "%-*s  %17" PRIu64 "  %17" PRIu64 "  %11.2f  %11.2f", w, r->name, r->incl, r->excl,
-                    pct(r->incl, p->total), pct(r->excl, p->total));
+            fprintf(f, "%-*s  ", w, r->name);
+            instr_svalues_write(f, 0, r->incl, r->excl, p->total);
             if (v == INSTR_SVIEW_FUNCTIONS)
-                fprintf(f, "  %s", base_name(r->module));
+                fprintf(f, "  %s", instr_basename(r->module));
             fputc('\n', f);
         }
         return 0;
@@ -521,8 +510,7 @@ int instr_sreport_write(FILE *f, const struct instr_sprofile *p, const struct in
                 continue;
             k++;
             instr_csv_field(f, r->name);
-            fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%.4f,%.4f", r->incl, r->excl, pct(r->incl, p->total),
-                    pct(r->excl, p->total));
+            instr_svalues_write(f, 1, r->incl, r->excl, p->total);
             if (v == INSTR_SVIEW_FUNCTIONS) {
                 fputc(',', f);
                 instr_csv_field(f, r->module);
@@ -560,10 +548,8 @@ int instr_sreport_write(FILE *f, const struct instr_sprofile *p, const struct in
             }
             if (t >= INSTR_SVIEW_THREADS)
                 fprintf(f, ",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"cpu_ns\":%" PRIu64, r->pid, r->tid, r->cpu_ns);
-            fprintf(f,
-                    ",\"inclusive_samples\":%" PRIu64 ",\"exclusive_samples\":%" PRIu64
-                    ",\"inclusive_pct\":%.4f,\"exclusive_pct\":%.4f}",
-                    r->incl, r->excl, pct(r->incl, p->total), pct(r->excl, p->total));
+            instr_svalues_write(f, 2, r->incl, r->excl, p->total);
+            fputc('}', f);
         }
         fputc(']', f);
     }

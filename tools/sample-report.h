@@ -66,6 +66,18 @@ struct instr_sprofile {
     size_t npool, cappool;
 };
 
+/* The next distinct stack of p's table after slot *i (start with *i = 0),
+ * or NULL at the end. */
+const struct instr_sstack *instr_sstack_next(const struct instr_sprofile *p, size_t *i);
+
+/* 100 x v / total (0 when total is 0). */
+double instr_spct(uint64_t v, uint64_t total);
+
+/* The values of one row in format 0 (text: "INCL  EXCL  INCL%  EXCL%",
+ * fixed widths), 1 (CSV: ",INCL,EXCL,INCL%,EXCL%") or 2 (JSON members,
+ * each after a comma): the part every sampling table shares. */
+void instr_svalues_write(FILE *f, int format, uint64_t incl, uint64_t excl, uint64_t total);
+
 /* Builds the profile of nd sampling dumps.  0, or a negative INSTR_E* with
  * a reason in err. */
 int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dumps, size_t nd, char *err,

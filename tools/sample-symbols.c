@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
 #include "demangle.h"
 #include "elf-file.h"
 
@@ -101,14 +102,10 @@ static struct elf_entry *file_of(struct instr_symbolizer *s, const char *path)
     for (size_t i = 0; i < s->nfiles; i++)
         if (!strcmp(s->files[i].path, path))
             return &s->files[i];
-    if (s->nfiles == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 16;
-        struct elf_entry *a = realloc(s->files, nc * sizeof *a);
-        if (!a)
-            return NULL;
-        s->files = a;
-        s->cap = nc;
-    }
+    struct elf_entry *a = instr_grow(s->files, &s->cap, s->nfiles + 1, sizeof *a, 16);
+    if (!a)
+        return NULL;
+    s->files = a;
     struct elf_entry *f = &s->files[s->nfiles];
     memset(f, 0, sizeof *f);
     if (!(f->path = strdup(path)))

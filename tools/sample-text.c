@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sample-reader.h"
+#include "text-tokens.h"
 
 static void put_flags(FILE *out, uint64_t flags)
 {
@@ -76,28 +77,6 @@ void instr_sample_text_write(FILE *out, const struct instr_dump *d, size_t *nbad
     free(it);
 }
 
-static int num(const char *s, uint64_t *v)
-{
-    char *end;
-    if (!s || !*s || *s == '-')
-        return -1;
-    errno = 0;
-    unsigned long long x = strtoull(s, &end, 0);
-    if (*end || errno)
-        return -1;
-    *v = x;
-    return 0;
-}
-
-static const char *key(int ntok, char *const *tok, int from, const char *k)
-{
-    size_t l = strlen(k);
-    for (int i = from; i < ntok; i++)
-        if (!strncmp(tok[i], k, l) && tok[i][l] == '=')
-            return tok[i] + l + 1;
-    return NULL;
-}
-
 #define BAD(...) (snprintf(why, whylen, __VA_ARGS__), -1)
 
 int instr_sample_text_parse(struct instr_dump_writer *w, int ntok, char *const *tok, char *why, size_t whylen)
@@ -108,30 +87,29 @@ int instr_sample_text_parse(struct instr_dump_writer *w, int ntok, char *const *
         return 0;
     if (!strcmp(tok[0], "map")) {
         struct instr_map m = {0};
-        if (ntok < 4 || num(tok[1], &m.module) || num(tok[2], &m.start) || num(tok[3], &m.end))
+        if (ntok < 4 || instr_tok_u64(tok[1], &m.module) || instr_tok_u64(tok[2], &m.start) ||
+            instr_tok_u64(tok[3], &m.end))
             return BAD("map: expected MODULE START END [off=X] [at=TICK]");
-        if ((key(ntok, tok, 4, "off") && num(key(ntok, tok, 4, "off"), &m.pgoff)) ||
-            (key(ntok, tok, 4, "at") && num(key(ntok, tok, 4, "at"), &m.tick)))
+        if (instr_tok_opt_u64(ntok, tok, 4, "off", &m.pgoff) || instr_tok_opt_u64(ntok, tok, 4, "at", &m.tick))
             return BAD("map: bad off= or at=");
         rc = instr_writer_map(w, &m);
     } else if (!strcmp(tok[0], "sampling")) {
         a = b = c = 0;
-        if ((key(ntok, tok, 1, "rate") && num(key(ntok, tok, 1, "rate"), &a)) ||
-            (key(ntok, tok, 1, "period") && num(key(ntok, tok, 1, "period"), &b)) ||
-            (key(ntok, tok, 1, "stack") && num(key(ntok, tok, 1, "stack"), &c)))
+        if (instr_tok_opt_u64(ntok, tok, 1, "rate", &a) || instr_tok_opt_u64(ntok, tok, 1, "period", &b) ||
+            instr_tok_opt_u64(ntok, tok, 1, "stack", &c))
             return BAD("sampling: rate=, period=, stack= take numbers");
-        const char *u = key(ntok, tok, 1, "unwinder");
+        const char *u = instr_tok_key(ntok, tok, 1, "unwinder");
         rc = instr_writer_sampling(w, a, b, c, u ? u : "");
     } else if (!strcmp(tok[0], "cpu-time")) {
-        if (ntok != 3 || num(tok[1], &a) || num(tok[2], &b) || a > (1u << 20))
+        if (ntok != 3 || instr_tok_u64(tok[1], &a) || instr_tok_u64(tok[2], &b) || a > (1u << 20))
             return BAD("cpu-time: expected INDEX NS");
         rc = instr_writer_cpu_time(w, (uint32_t)a, b);
     } else if (ntok >= 3 && (!strcmp(tok[2], "stack") || !strcmp(tok[2], "lost"))) {
         uint64_t index, tick;
-        if (num(tok[0], &index) || num(tok[1], &tick) || index > (1u << 20))
+        if (instr_tok_u64(tok[0], &index) || instr_tok_u64(tok[1], &tick) || index > (1u << 20))
             return BAD("expected INDEX TICK %s", tok[2]);
         if (!strcmp(tok[2], "lost")) {
-            if (ntok != 4 || num(tok[3], &a))
+            if (ntok != 4 || instr_tok_u64(tok[3], &a))
                 return BAD("lost: expected a count");
             rc = instr_writer_sample(w, (uint32_t)index, tick, INSTR_SAMPLE_LOST, a, 0, NULL, 0);
         } else {
@@ -139,7 +117,7 @@ int instr_sample_text_parse(struct instr_dump_writer *w, int ntok, char *const *
             const char *frames = NULL;
             for (int i = 3; i < ntok; i++) {
                 if (!strncmp(tok[i], "w=", 2)) {
-                    if (num(tok[i] + 2, &weight) || !weight)
+                    if (instr_tok_u64(tok[i] + 2, &weight) || !weight)
                         return BAD("stack: w= takes a count >= 1");
                 } else if (!strncmp(tok[i], "flags=", 6)) {
                     for (const char *f = tok[i] + 6; *f;) {

@@ -3,8 +3,11 @@
 #include "sample-unwind.h"
 
 #include <libunwind.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "arrays.h"
 
 /* Not in libunwind's public header, exported by libunwind-x86_64: the
  * binary search of an .eh_frame_hdr table, reading through our accessors. */
@@ -32,14 +35,7 @@ void instr_ufile_prepare(struct instr_ufile *f)
 
 static const struct instr_umap *map_at(const struct instr_usample *s, uint64_t addr)
 {
-    size_t lo = 0, hi = s->nmaps;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->maps[mid].start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = instr_upper_bound(s->maps, s->nmaps, sizeof *s->maps, offsetof(struct instr_umap, start), addr);
     if (lo && addr < s->maps[lo - 1].end)
         return &s->maps[lo - 1];
     return NULL;

@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
 #include "emit.h"
+#include "report.h" /* instr_basename */
 
 struct tnode {
     uint32_t fn;
@@ -33,55 +35,50 @@ static long node_child(struct tree *t, uint32_t parent, uint32_t fn)
     for (uint32_t c = t->n[parent].child; c; c = t->n[c].next)
         if (t->n[c].fn == fn)
             return c;
-    if (t->len == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 256;
-        struct tnode *a = realloc(t->n, nc * sizeof *a);
-        if (!a)
-            return -1;
-        t->n = a;
-        t->cap = nc;
-    }
+    struct tnode *a = instr_grow(t->n, &t->cap, t->len + 1, sizeof *a, 256);
+    if (!a)
+        return -1;
+    t->n = a;
     uint32_t k = (uint32_t)t->len++;
     t->n[k] = (struct tnode){fn, 0, t->n[parent].child, 0, 0};
     t->n[parent].child = k;
     return k;
 }
 
-static double pct(uint64_t v, uint64_t total)
+/* One row of a tree or relations view: a function (module: its path), or
+ * "[root]" (module NULL: none). */
+static void named_row(FILE *f, const struct instr_sprofile *p, int format, const char *role, size_t depth,
+                      const char *name, const char *module, uint64_t incl, uint64_t excl, int *first)
 {
-    return total ? 100.0 * (double)v / (double)total : 0;
+    if (format == 0) {
+        instr_svalues_write(f, 0, incl, excl, p->total);
+        fprintf(f, "  %*s%s", (int)(2 * depth), "", name);
+        if (module)
+            fprintf(f, "  [%s]", instr_basename(module));
+        fputc('\n', f);
+    } else if (format == 1) {
+        fprintf(f, "%s,%zu,", role, depth);
+        instr_csv_field(f, name);
+        fputc(',', f);
+        instr_csv_field(f, module ? module : "");
+        instr_svalues_write(f, 1, incl, excl, p->total);
+        fputc('\n', f);
+    } else {
+        fprintf(f, "%s{\"role\":\"%s\",\"depth\":%zu,\"name\":", *first ? "" : ",", role, depth);
+        instr_json_str(f, name);
+        fputs(",\"module\":", f);
+        instr_json_str(f, module ? module : "");
+        instr_svalues_write(f, 2, incl, excl, p->total);
+        fputc('}', f);
+    }
+    *first = 0;
 }
 
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
-
-/* One row of a tree or relations view. */
 static void row(FILE *f, const struct instr_sprofile *p, int format, const char *role, size_t depth, uint32_t fn,
                 uint64_t incl, uint64_t excl, int *first)
 {
     const struct instr_srow *r = &p->rows[INSTR_SVIEW_FUNCTIONS][fn];
-    if (format == 0) {
-        fprintf(f, "%17" PRIu64 "  %17" PRIu64 "  %11.2f  %11.2f  %*s%s  [%s]\n", incl, excl, pct(incl, p->total),
-                pct(excl, p->total), (int)(2 * depth), "", r->name, base_name(r->module));
-    } else if (format == 1) {
-        fprintf(f, "%s,%zu,", role, depth);
-        instr_csv_field(f, r->name);
-        fputc(',', f);
-        instr_csv_field(f, r->module);
-        fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%.4f,%.4f\n", incl, excl, pct(incl, p->total), pct(excl, p->total));
-    } else {
-        fprintf(f, "%s{\"role\":\"%s\",\"depth\":%zu,\"name\":", *first ? "" : ",", role, depth);
-        instr_json_str(f, r->name);
-        fputs(",\"module\":", f);
-        instr_json_str(f, r->module);
-        fprintf(f, ",\"inclusive_samples\":%" PRIu64 ",\"exclusive_samples\":%" PRIu64
-                   ",\"inclusive_pct\":%.4f,\"exclusive_pct\":%.4f}",
-                incl, excl, pct(incl, p->total), pct(excl, p->total));
-    }
-    *first = 0;
+    named_row(f, p, format, role, depth, r->name, r->module, incl, excl, first);
 }
 
 static void head(FILE *f, int format, const char *title)
@@ -121,7 +118,7 @@ static int walk(FILE *f, const struct instr_sprofile *p, const struct instr_srep
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const struct tnode *k = &t->n[kids[i]];
-        if (pct(k->incl, p->total) < o->threshold)
+        if (instr_spct(k->incl, p->total) < o->threshold)
             continue;
         row(f, p, o->format, "path", depth, k->fn, k->incl, k->excl, first);
         if (!maxdepth || depth + 1 < maxdepth)
@@ -136,10 +133,8 @@ int instr_sreport_calltree(FILE *f, const struct instr_sprofile *p, const struct
     struct tree t = {calloc(256, sizeof(struct tnode)), 1, 256}; /* n[0]: the root */
     if (!t.n)
         return INSTR_ENOMEM;
-    for (size_t i = 0; p->stacks && i <= p->stacks_mask; i++) {
-        const struct instr_sstack *s = &p->stacks[i];
-        if (!s->hash)
-            continue;
+    const struct instr_sstack *s;
+    for (size_t i = 0; (s = instr_sstack_next(p, &i));) {
         long at = 0;
         for (size_t k = 0; k < s->len; k++) {
             if ((at = node_child(&t, (uint32_t)at, p->pool[s->off + k])) < 0) {
@@ -189,10 +184,8 @@ int instr_sreport_relations(FILE *f, const struct instr_sprofile *p, const struc
         goto out;
     }
     /* incl/excl[nf] is "[root]" (callers) */
-    for (size_t i = 0; p->stacks && i <= p->stacks_mask; i++) {
-        const struct instr_sstack *s = &p->stacks[i];
-        if (!s->hash)
-            continue;
+    const struct instr_sstack *s;
+    for (size_t i = 0; (s = instr_sstack_next(p, &i));) {
         const uint32_t *r = p->pool + s->off;
         size_t k = 0;
         while (k < s->len && !is[r[k]])
@@ -219,19 +212,8 @@ int instr_sreport_relations(FILE *f, const struct instr_sprofile *p, const struc
     for (size_t i = 0; i < nf; i++)
         if (incl[i] || excl[i])
             row(f, p, o->format, callers ? "caller" : "callee", 1, (uint32_t)i, incl[i], excl[i], &first);
-    if (callers && incl[nf]) {
-        if (o->format == 0)
-            fprintf(f, "%17" PRIu64 "  %17" PRIu64 "  %11.2f  %11.2f    [root]\n", incl[nf], excl[nf],
-                    pct(incl[nf], p->total), pct(excl[nf], p->total));
-        else if (o->format == 1)
-            fprintf(f, "caller,1,[root],,%" PRIu64 ",%" PRIu64 ",%.4f,%.4f\n", incl[nf], excl[nf],
-                    pct(incl[nf], p->total), pct(excl[nf], p->total));
-        else
-            fprintf(f, "%s{\"role\":\"caller\",\"depth\":1,\"name\":\"[root]\",\"module\":\"\",\"inclusive_samples\":%"
-                       PRIu64 ",\"exclusive_samples\":%" PRIu64 ",\"inclusive_pct\":%.4f,\"exclusive_pct\":%.4f}",
-                    first ? "" : ",", incl[nf], excl[nf], pct(incl[nf], p->total), pct(excl[nf], p->total));
-        first = 0;
-    }
+    if (callers && incl[nf])
+        named_row(f, p, o->format, "caller", 1, "[root]", NULL, incl[nf], excl[nf], &first);
     for (size_t i = 0; i < nf; i++)
         if (is[i]) {
             const struct instr_srow *r = &p->rows[INSTR_SVIEW_FUNCTIONS][i];
@@ -293,10 +275,8 @@ int instr_sreport_callgrind(FILE *f, const struct instr_sprofile *p)
     uint8_t *seen = calloc(nf + 1, 1);
     if (!seen)
         return INSTR_ENOMEM;
-    for (size_t i = 0; p->stacks && i <= p->stacks_mask; i++) {
-        const struct instr_sstack *s = &p->stacks[i];
-        if (!s->hash)
-            continue;
+    const struct instr_sstack *s;
+    for (size_t i = 0; (s = instr_sstack_next(p, &i));) {
         const uint32_t *r = p->pool + s->off;
         for (size_t k = 0; k + 1 < s->len; k++) {
             int dup = 0; /* once per stack */
@@ -304,17 +284,13 @@ int instr_sreport_callgrind(FILE *f, const struct instr_sprofile *p)
                 dup = r[j] == r[k] && r[j + 1] == r[k + 1];
             if (dup)
                 continue;
-            if (ne == cap) {
-                size_t nc = cap ? cap * 2 : 1024;
-                struct cg_edge *a = realloc(e, nc * sizeof *a);
-                if (!a) {
-                    free(e);
-                    free(seen);
-                    return INSTR_ENOMEM;
-                }
-                e = a;
-                cap = nc;
+            struct cg_edge *a = instr_grow(e, &cap, ne + 1, sizeof *a, 1024);
+            if (!a) {
+                free(e);
+                free(seen);
+                return INSTR_ENOMEM;
             }
+            e = a;
             e[ne++] = (struct cg_edge){r[k], r[k + 1], 1, s->samples};
         }
     }

@@ -4,30 +4,14 @@
 
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "arrays.h"
 #include "demangle.h"
 
-static int add_warning(struct instr_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int add_warning(struct instr_session *s, const char *fmt, ...)
-{
-    char buf[700];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    char **w = realloc(s->warnings, (s->nwarnings + 1) * sizeof *w);
-    if (!w)
-        return INSTR_ENOMEM;
-    s->warnings = w;
-    if (!(w[s->nwarnings] = strdup(buf)))
-        return INSTR_ENOMEM;
-    s->nwarnings++;
-    return 0;
-}
+#define add_warning(s, ...) instr_msgs_add(&(s)->warnings, &(s)->nwarnings, __VA_ARGS__)
 
 double instr_session_us(const struct instr_session *s, size_t i, uint64_t tick)
 {
@@ -83,18 +67,10 @@ static int add_dump_warnings(struct instr_session *s, const struct instr_dump *d
 
 static void row_add(struct instr_row *r, const struct instr_dump *d, const struct instr_values *v)
 {
-    r->v.ei += v->ei;
-    r->v.ee += v->ee;
-    r->v.ai += v->ai;
-    r->v.ae += v->ae;
-    r->v.calls += v->calls;
+    instr_values_add4(&r->v, r->ns, d, v->ei, v->ee, v->ai, v->ae, v->calls);
     r->v.flagged_n += v->flagged_n;
     r->v.flagged_t += v->flagged_t;
     r->v.offcpu_t += v->offcpu_t;
-    r->ns[0] += instr_ticks_ns(d, v->ei);
-    r->ns[1] += instr_ticks_ns(d, v->ee);
-    r->ns[2] += instr_ticks_ns(d, v->ai);
-    r->ns[3] += instr_ticks_ns(d, v->ae);
     r->flagged_ns += instr_ticks_ns(d, v->flagged_t);
     r->offcpu_ns += instr_ticks_ns(d, v->offcpu_t);
     r->v.ext_ei += v->ext_ei;

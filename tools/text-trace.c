@@ -10,6 +10,7 @@
 #include "dump-writer.h"
 #include "hook-abi.h"
 #include "sample-text.h"
+#include "text-tokens.h"
 
 /* ---- names of the X-macro lists ------------------------------------------- */
 
@@ -17,16 +18,12 @@ static const char *event_name(unsigned kind, unsigned ext)
 {
     if (kind == INSTR_EV_EXT) {
         switch (ext) {
-#define INSTR_X_CASE(name, value, text, ...)                                                       \
-    case value:                                                                                    \
-        return text;
-            INSTR_EXT_KINDS(INSTR_X_CASE)
+            INSTR_EXT_KINDS(INSTR_X_TEXT_CASE)
         }
         return NULL;
     }
     switch (kind) {
-        INSTR_EVENT_KINDS(INSTR_X_CASE)
-#undef INSTR_X_CASE
+        INSTR_EVENT_KINDS(INSTR_X_TEXT_CASE)
     }
     return NULL;
 }
@@ -321,18 +318,6 @@ static int tokenize(char *buf, struct line *ln, const char **why)
     }
 }
 
-static int parse_u64(const char *s, uint64_t *v)
-{
-    char *end;
-    if (!s || !*s || *s == '-')
-        return -1;
-    errno = 0;
-    unsigned long long x = strtoull(s, &end, 0);
-    if (*end || errno)
-        return -1;
-    *v = x;
-    return 0;
-}
 
 struct parser {
     const char *name;
@@ -356,11 +341,7 @@ static int perr(struct parser *ps, const char *fmt, ...)
 /* Returns the value of key=... among tokens [from, n), or NULL. */
 static const char *kv(struct line *ln, int from, const char *key)
 {
-    size_t k = strlen(key);
-    for (int i = from; i < ln->n; i++)
-        if (!strncmp(ln->tok[i], key, k) && ln->tok[i][k] == '=')
-            return ln->tok[i] + k + 1;
-    return NULL;
+    return instr_tok_key(ln->n, ln->tok, from, key);
 }
 
 /* Checks that every token from `from` is key=value with a known key. */
@@ -381,7 +362,7 @@ static int check_keys(struct parser *ps, struct line *ln, int from, const char *
 static int header_u64(struct parser *ps, struct line *ln, const char *key, uint64_t *out)
 {
     const char *v = kv(ln, 1, key);
-    if (v && parse_u64(v, out) < 0)
+    if (v && instr_tok_u64(v, out) < 0)
         return perr(ps, "%s: not a number: '%s'", key, v);
     return 0;
 }
@@ -490,7 +471,7 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
 
 static int need_u64(struct parser *ps, const char *s, const char *what, uint64_t *v)
 {
-    if (parse_u64(s, v) < 0)
+    if (instr_tok_u64(s, v) < 0)
         return perr(ps, "%s: not a number: '%s'", what, s ? s : "(missing)");
     return 0;
 }
@@ -538,7 +519,7 @@ static int parse_event(struct parser *ps, struct instr_dump_writer *w, struct li
         for (uint64_t r = 1; r <= 3; r++)
             if (!strcmp(ln->tok[3], unwind_names[r]))
                 arg = r;
-        if (arg == UINT64_MAX && (parse_u64(ln->tok[3], &arg) < 0 || arg > 255))
+        if (arg == UINT64_MAX && (instr_tok_u64(ln->tok[3], &arg) < 0 || arg > 255))
             return perr(ps, "bad unwind reason '%s'", ln->tok[3]);
     } else if (want >= 1 && (rc = need_u64(ps, ln->tok[3], ln->tok[2], &arg))) {
         return rc;

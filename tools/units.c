@@ -14,6 +14,20 @@ double instr_ticks_ns(const struct instr_dump *d, uint64_t ticks)
     return d->tick_hz > 0 ? (double)ticks * 1e9 / d->tick_hz : NAN;
 }
 
+void instr_values_add4(struct instr_values *v, double ns[4], const struct instr_dump *d, uint64_t ei, uint64_t ee,
+                       uint64_t ai, uint64_t ae, uint64_t calls)
+{
+    v->ei += ei;
+    v->ee += ee;
+    v->ai += ai;
+    v->ae += ae;
+    v->calls += calls;
+    ns[0] += instr_ticks_ns(d, ei);
+    ns[1] += instr_ticks_ns(d, ee);
+    ns[2] += instr_ticks_ns(d, ai);
+    ns[3] += instr_ticks_ns(d, ae);
+}
+
 const char *instr_units_name(enum instr_units u)
 {
     static const char *const names[] = {"ticks", "ns", "us", "ms"};

@@ -124,15 +124,7 @@ int instr_tree_build(const struct instr_session *s, struct instr_tree *t)
                 goto out;
             map[j] = c;
             struct instr_tnode *n = &t->n[c];
-            n->v.ei += pn->ei;
-            n->v.ee += pn->ee;
-            n->v.ai += pn->ai;
-            n->v.ae += pn->ae;
-            n->v.calls += pn->calls;
-            n->ns[0] += instr_ticks_ns(d, pn->ei);
-            n->ns[1] += instr_ticks_ns(d, pn->ee);
-            n->ns[2] += instr_ticks_ns(d, pn->ai);
-            n->ns[3] += instr_ticks_ns(d, pn->ae);
+            instr_values_add4(&n->v, n->ns, d, pn->ei, pn->ee, pn->ai, pn->ae, pn->calls);
         }
     }
     /* Children lists, largest Elapsed Inclusive first; percents. */
