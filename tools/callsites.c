@@ -266,7 +266,7 @@ uint32_t instr_sitemap_pseudo(const struct instr_sitemap *m, const struct instr_
  * code: left apart they show as ~T() called by ~T(), one frame of nothing.
  * Variants differ in the digit after the C or D of the nested name and
  * demangle to the same text. */
-static int same_function(const char *a, const char *b)
+int instr_callsite_same_function(const char *a, const char *b)
 {
     size_t i = 0;
     while (a[i] && a[i] == b[i])
@@ -300,7 +300,7 @@ int instr_sitemap_merges(const struct instr_sitemap *m, const struct instr_dump 
     if (!fn)
         return 0;
     const char *r = m->resolved[i];
-    int merges = r[0] ? same_function(r, fn->name) : (cs->flags & INSTR_SITE_INDIRECT) && cs->module == fn->module;
+    int merges = r[0] ? instr_callsite_same_function(r, fn->name) : (cs->flags & INSTR_SITE_INDIRECT) && cs->module == fn->module;
     m->merge_memo[i] = key | (uint64_t)merges;
     return merges;
 }

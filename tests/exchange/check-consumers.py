@@ -7,6 +7,9 @@ on), and its numbers compared with instr-report's own.
 
 CHECK: callgrind  callgrind_annotate reads our file; its totals and
                   per-function self costs are our Session EI/AI and EE/AE
+       callgrind-lines  a real C++ program (--exe): callgrind_annotate puts
+                  each call on its call site's source line, every source
+                  file is absolute, each object named once (compressed)
        chrome     the trace-event rules Perfetto and chrome://tracing rely
                   on; per function, the outermost complete events add up
                   to its Elapsed Inclusive; --split-size parts are valid
@@ -94,6 +97,42 @@ def check_callgrind(args):
         f = next((x for x in rep["functions"] if x["name"] == m.group(2)), None)
         if f and f["name"] != "rec":
             check(num(m.group(1)) == f["elapsed_inclusive_ns"], f"{f['name']}: callgrind inclusive {m.group(1)} = EI {f['elapsed_inclusive_ns']}")
+    return 0
+
+
+def check_callgrind_lines(args):
+    tool = shutil.which("callgrind_annotate")
+    if not tool:
+        print("SKIPPED: callgrind_annotate not installed (Debian package valgrind)")
+        return SKIP
+    os.makedirs(args.work, exist_ok=True)
+    for old in glob.glob(os.path.join(args.work, "*.instr")):
+        os.remove(old)
+    env = dict(os.environ, INSTR_OUTPUT=os.path.join(args.work, "run.%p.instr"))
+    run([args.exe], env=env, cwd=args.work)
+    dumps = glob.glob(os.path.join(args.work, "run.*.instr"))
+    cg = export(args, "callgrind", dumps, os.path.join(args.work, "run.callgrind"), ok=(0, 3))
+    text = open(cg).read()
+    files = re.findall(r"^(?:fl|cfi|cfl)=\(\d+\) (.*)$", text, re.M)
+    check(files and all(f == "???" or f.startswith("/") for f in files), f"source files absolute: {files}")
+    obs = re.findall(r"^c?ob=\(\d+\) (.*)$", text, re.M)
+    check(len(obs) == len(set(obs)), f"each object named once: {obs}")
+    out = run([tool, "--auto=yes", "--threshold=100", "--context=1000", cg]).stdout
+    # An annotated source line, then the calls made on it ("=> callee").
+    last_src = {}
+    src = None
+    for line in out.splitlines():
+        m = re.match(r"^\s*(?:[\d,]+(?: \([^)]*\))?|\.)\s+(?:[\d,]+(?: \([^)]*\))?|\.)?\s*(=> )?(.*)$", line)
+        if not m:
+            continue
+        if m.group(1):
+            callee = m.group(2).split(":", 1)[-1]
+            last_src.setdefault(re.sub(r" \(\d[\d,]*x\)$", "", callee), src)
+        else:
+            src = m.group(2)
+    for callee, code in (("printf", "std::printf("), ("__cxa_begin_catch", "catch (")):
+        got = last_src.get(callee)
+        check(got is not None and code in got, f"the call to {callee} is annotated on the line with '{code}': {got!r}")
     return 0
 
 
@@ -401,7 +440,7 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--exe")
     args = ap.parse_args()
-    fn = {"callgrind": check_callgrind, "chrome": check_chrome, "folded": check_folded,
+    fn = {"callgrind": check_callgrind, "callgrind-lines": check_callgrind_lines, "chrome": check_chrome, "folded": check_folded,
           "roundtrip": check_roundtrip, "fixture": check_fixture, "bad-lines": check_bad_lines,
           "api": check_api, "api-plain": check_api_plain}[args.check]
     rc = fn(args)
