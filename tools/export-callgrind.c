@@ -196,7 +196,9 @@ static uint64_t call_line(const struct instr_session *s, const struct cg_site *s
 /* Working directory of the session's processes, the first recorded. */
 static const char *session_cwd(const struct instr_session *s)
 {
-    (void)s; /* the dump records no directory yet */
+    for (size_t i = 0; i < s->ndumps; i++)
+        if (s->dumps[i].cwd && s->dumps[i].cwd[0] == '/')
+            return s->dumps[i].cwd;
     return NULL;
 }
 

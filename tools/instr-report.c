@@ -2,12 +2,14 @@
  * A thin main: options (GNU getopt_long) into a struct, then open the
  * inputs -> build the session -> one writer of the format table. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dump-reader.h"
@@ -38,11 +40,12 @@ static void help_list(FILE *f, enum instr_format_kind kind)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: instr-report [options] DUMP...\n"
+            "usage: instr-report [options] [DUMP...]\n"
             "       instr-report --diff [options] A B\n"
             "Reports Elapsed/Application Inclusive/Exclusive values of an instr session;\n"
             "several dumps are several processes of one session.  An input may also be\n"
             "a profile-visualiser text file (Application values are then unavailable).\n"
+            "Without DUMP: the newest *.instr file of the current directory.\n"
             "\n"
             "  --view VIEW      functions (default), threads, modules, processes, calltree,\n"
             "                   callers FUNC, callees FUNC (FUNC: a function's name)\n"
@@ -350,6 +353,37 @@ static int set_option(struct cli *c, int opt, const char *v, int argc, char **ar
     return -2;
 }
 
+/* The newest *.instr regular file of the current directory (as perf
+ * report takes perf.data), or NULL.  Equal times: the greater name. */
+static char *newest_dump(void)
+{
+    DIR *dir = opendir(".");
+    if (!dir)
+        return NULL;
+    char *best = NULL;
+    struct timespec bt = {0, 0};
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        size_t l = strlen(e->d_name);
+        struct stat st;
+        if (l <= 6 || strcmp(e->d_name + l - 6, ".instr") || stat(e->d_name, &st) || !S_ISREG(st.st_mode))
+            continue;
+        if (best && (st.st_mtim.tv_sec < bt.tv_sec ||
+                     (st.st_mtim.tv_sec == bt.tv_sec && (st.st_mtim.tv_nsec < bt.tv_nsec ||
+                                                         (st.st_mtim.tv_nsec == bt.tv_nsec &&
+                                                          strcmp(e->d_name, best) < 0)))))
+            continue;
+        char *n = strdup(e->d_name);
+        if (!n)
+            continue;
+        free(best);
+        best = n;
+        bt = st.st_mtim;
+    }
+    closedir(dir);
+    return best;
+}
+
 /* Fills c from argv.  Returns 0 to go on, 1 when done (--help, --version),
  * -1 on a usage error (said on stderr). */
 static int parse_args(struct cli *c, int argc, char **argv)
@@ -389,8 +423,15 @@ static int parse_args(struct cli *c, int argc, char **argv)
     }
     c->paths = argv + optind;
     c->npaths = (size_t)(argc - optind);
+    static char *newest[1];
+    if (!c->npaths && !c->diff && (newest[0] = newest_dump())) {
+        fprintf(stderr, PROG ": reading %s (the newest *.instr dump here)\n", newest[0]);
+        c->paths = newest;
+        c->npaths = 1;
+    }
     if (!c->npaths) {
-        fprintf(stderr, PROG ": no input (a dump, or a profile-visualiser file); try '" PROG " --help'\n");
+        fprintf(stderr, PROG ": no input (a dump, or a profile-visualiser file) and no *.instr dump here; try '" PROG
+                        " --help'\n");
         return -1;
     }
     if (c->diff && c->npaths != 2) {
