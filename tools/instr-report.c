@@ -619,6 +619,28 @@ static int build_session(const struct cli *c, struct instr_dump *dumps, size_t n
     return built;
 }
 
+/* Past this, a Chrome trace-event JSON file does not open in the browsers'
+ * viewers (Perfetto UI, chrome://tracing: a JSON string of about 256-512 MB
+ * is their limit; a 548 MB file opened as an empty view). */
+#define BIG_TRACE_BYTES (256ull << 20)
+
+/* A trace too big to open says so, and how to make it fit.  Not thinned by
+ * default: what is left out changes what the timeline shows, so the user
+ * chooses (parts that open on their own, a time range, short calls left
+ * out). */
+static void warn_big_trace(const struct cli *c, FILE *out)
+{
+    struct stat st;
+    if (strcmp(c->format->name, "chrome") || c->o.split_bytes || fflush(out) || fstat(fileno(out), &st) ||
+        !S_ISREG(st.st_mode) || (uint64_t)st.st_size <= BIG_TRACE_BYTES)
+        return;
+    fprintf(stderr,
+            PROG ": warning: the trace is %.0f MB; browser trace viewers fail past about %llu MB: split it "
+                 "(--split-size 200: parts that open on their own), keep a time range (--time-range FROM:TO) or "
+                 "leave out short calls (--min-duration US)\n",
+            (double)st.st_size / 1e6, BIG_TRACE_BYTES >> 20);
+}
+
 /* The report or export of s.  Returns the exit status. */
 static int emit(const struct cli *c, const struct instr_session *s, int warned, FILE *walked, int wrc)
 {
@@ -646,6 +668,8 @@ static int emit(const struct cli *c, const struct instr_session *s, int warned, 
         return close_output(out, EXIT_USAGE, 0);
     }
     int status = EXIT_OK;
+    if (rc >= 0)
+        warn_big_trace(c, out);
     if (rc >= 0 && (s->nwarnings || s->repairs.bad_chunks || warned)) {
         for (size_t i = 0; i < s->nwarnings; i++)
             fprintf(stderr, PROG ": warning: %s\n", s->warnings[i]);

@@ -227,13 +227,32 @@ def check_chrome(args):
     export(args, "chrome", [d], base, "--split-size", "0.0005")
     parts = sorted(glob.glob(os.path.join(args.work, "split*.json")))
     check(len(parts) > 2, f"--split-size 0.0005 (500 bytes) writes several parts ({len(parts)})")
-    allx = []
+    # Each part opens on its own: the calls open at its edges are repeated
+    # as B/E pairs (validate_trace: balanced per thread), and over all parts
+    # every function covers the time it covers in one file.
+    whole = {}
+    for e in ev:
+        if e["ph"] == "X":
+            whole[e["name"]] = whole.get(e["name"], 0) + e["dur"]
+    split = {}
+    edges = 0
     for p in parts:
         pe = validate_trace(p)
         check(os.path.getsize(p) < 2000, f"{os.path.basename(p)}: about the size asked ({os.path.getsize(p)} bytes)")
         check(any(e["ph"] == "M" and e["name"] == "process_name" for e in pe), f"{os.path.basename(p)}: names its process")
-        allx += [e for e in pe if e["ph"] == "X"]
-    check(len(allx) == calls, "the parts hold every call once")
+        stack = {}
+        for e in pe:
+            if e["ph"] == "X":
+                split[e["name"]] = split.get(e["name"], 0) + e["dur"]
+            elif e["ph"] == "B":
+                stack.setdefault(e["tid"], []).append(e)
+                edges += 1
+            elif e["ph"] == "E":
+                b = stack[e["tid"]].pop()
+                split[b["name"]] = split.get(b["name"], 0) + e["ts"] - b["ts"]
+    check(edges > 0, f"calls open at the parts' edges are repeated as B/E ({edges} B events)")
+    check(whole.keys() == split.keys() and all(abs(whole[k] - split[k]) < 1e-6 for k in whole),
+          f"the parts cover each function's time once: {sorted(split.items())} = {sorted(whole.items())}")
     # Writing a string must not ask the stream where it is (an lseek each:
     # a 298 MB dump's export took 638 s instead of 51 s).
     if shutil.which("strace"):
