@@ -314,6 +314,10 @@ def check_roundtrip(args):
     a = report_json(args, [d])
     txt = export(args, "visualiser", [d], os.path.join(args.work, "exchange.visualiser.txt"))
     b = report_json(args, [txt])
+    # In time order across threads: the visualiser shows a run up to the
+    # last E line in file order.
+    ts = [int(m.group(1)) for m in re.finditer(r"^(?:[SEY] \d+ \d+|D \d+) (-?\d+)", open(txt).read(), re.M)]
+    check(ts == sorted(ts) and len(ts) > 10, f"the file's times never go down ({len(ts)} timed lines)")
     va, vb = values(a), values(b)
     check(set(va) == set(vb), "same functions after the round trip")
     for n, f in va.items():
