@@ -69,6 +69,8 @@ static void usage(FILE *f)
     help_list(f, INSTR_FORMAT_EXPORT);
     fputs("\n"
           "  --weight W       folded: elapsed (default) or application exclusive weights\n"
+          "  --folded-root R  folded: none (default: every thread merged), process or thread\n"
+          "                   (each stack rooted at its process, and thread)\n"
           "  --time-range FROM:TO  chrome, html: only what overlaps FROM..TO ms since the\n"
           "                   session's start (either may be empty)\n"
           "  --min-duration US  chrome, html: leave out calls shorter than US microseconds\n"
@@ -194,7 +196,7 @@ static int pick(const char *arg, const char *const *names, int n)
 
 enum opt {
     OPT_VIEW = 256, OPT_DEPTH, OPT_THRESHOLD, OPT_SORT, OPT_UNITS, OPT_FORMAT, OPT_LIMIT, OPT_FLAGGED,
-    OPT_NOT_APP, OPT_EXPORT, OPT_WEIGHT, OPT_TIME_RANGE, OPT_MIN_DURATION, OPT_SPLIT_SIZE, OPT_DIFF, OPT_VERSION,
+    OPT_NOT_APP, OPT_EXPORT, OPT_WEIGHT, OPT_FOLDED_ROOT, OPT_TIME_RANGE, OPT_MIN_DURATION, OPT_SPLIT_SIZE, OPT_DIFF, OPT_VERSION,
 };
 #define GIVEN(o) (1u << ((o) - OPT_VIEW))
 
@@ -210,6 +212,7 @@ static const struct option long_opts[] = {
     {"not-application", required_argument, NULL, OPT_NOT_APP},
     {"export", required_argument, NULL, OPT_EXPORT},
     {"weight", required_argument, NULL, OPT_WEIGHT},
+    {"folded-root", required_argument, NULL, OPT_FOLDED_ROOT},
     {"time-range", required_argument, NULL, OPT_TIME_RANGE},
     {"min-duration", required_argument, NULL, OPT_MIN_DURATION},
     {"split-size", required_argument, NULL, OPT_SPLIT_SIZE},
@@ -334,6 +337,16 @@ static int set_option(struct cli *c, int opt, const char *v, int argc, char **ar
         if (strcmp(v, "elapsed") && strcmp(v, "application"))
             break;
         c->o.weight_app = !strcmp(v, "application");
+        return 0;
+    case OPT_FOLDED_ROOT:
+        if (!strcmp(v, "none"))
+            c->o.folded_root = INSTR_FOLDED_ROOT_NONE;
+        else if (!strcmp(v, "process"))
+            c->o.folded_root = INSTR_FOLDED_ROOT_PROCESS;
+        else if (!strcmp(v, "thread"))
+            c->o.folded_root = INSTR_FOLDED_ROOT_THREAD;
+        else
+            break;
         return 0;
     case OPT_TIME_RANGE:
         return parse_range(v, &c->o.from_us, &c->o.to_us) < 0 ? -2 : 0;
@@ -468,6 +481,7 @@ static void warn_unused(const struct cli *c)
         {OPT_FLAGGED, !table || json, "here (it adds columns to a text or CSV table view)"},
         {OPT_FORMAT, c->export, "with --export"},
         {OPT_WEIGHT, !(uses & INSTR_USES_WEIGHT), "without --export folded"},
+        {OPT_FOLDED_ROOT, !(uses & INSTR_USES_WEIGHT), "without --export folded"},
         {OPT_TIME_RANGE, !(uses & INSTR_USES_TIMELINE), "without --export chrome or html"},
         {OPT_MIN_DURATION, !(uses & INSTR_USES_TIMELINE), "without --export chrome or html"},
     };
