@@ -25,6 +25,7 @@
  *     f        X   X   B ... E | B ... E            (f spans it too)
  *                               split time
  */
+#define _GNU_SOURCE
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -37,6 +38,14 @@ struct open_call {
     double t0;     /* start, µs */
     uint32_t func;
     int begun;     /* a "B" for it is in the current part: it closes with an "E" */
+};
+
+/* The text of a function's X events that does not change from call to
+ * call (formatting it per call was most of the export's time). */
+struct xcache {
+    char *head; /* {"ph": "X", "name": ..., "cat": ..., "pid": P, "tid":  */
+    char *tail; /* , "args": {"module": ..., "file": ..., "line": N */
+    size_t hlen, tlen;
 };
 
 struct cexp {
@@ -54,6 +63,7 @@ struct cexp {
     size_t nopen, capopen;
     uint32_t thread;
     char **names;     /* per function of the current profile: its name, made when first needed */
+    struct xcache *x; /* per function: its X events' fixed text, made when first needed */
     size_t nnames;
 };
 
@@ -240,6 +250,11 @@ static const char *func_name(struct cexp *c, uint32_t func)
             return NULL;
         memset(a + c->nnames, 0, (nn - c->nnames) * sizeof *a);
         c->names = a;
+        struct xcache *x = realloc(c->x, nn * sizeof *x);
+        if (!x)
+            return NULL;
+        memset(x + c->nnames, 0, (nn - c->nnames) * sizeof *x);
+        c->x = x;
         c->nnames = nn;
     }
     if (!c->names[func])
@@ -249,16 +264,97 @@ static const char *func_name(struct cexp *c, uint32_t func)
 
 static void forget_names(struct cexp *c)
 {
-    for (size_t i = 0; i < c->nnames; i++)
+    for (size_t i = 0; i < c->nnames; i++) {
         free(c->names[i]);
+        free(c->x[i].head);
+        free(c->x[i].tail);
+    }
     free(c->names);
+    free(c->x);
     c->names = NULL;
+    c->x = NULL;
     c->nnames = 0;
 }
 
 static int in_range(const struct cexp *c, double t0, double t1)
 {
     return t1 >= c->o->from_us && (c->o->to_us < 0 || t0 <= c->o->to_us);
+}
+
+/* Number formatting for the X events, as printf's %" PRIu64 " and %.3f. */
+static char *put_lit(char *b, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(b, s, n);
+    return b + n;
+}
+
+static char *put_u64(char *b, uint64_t v)
+{
+    char t[24];
+    int n = 0;
+    do
+        t[n++] = (char)('0' + v % 10);
+    while ((v /= 10));
+    while (n)
+        *b++ = t[--n];
+    return b;
+}
+
+static char *put_us(char *b, double us)
+{
+    double ns = us * 1e3;
+    if (!(ns >= 0 && ns < 1e15)) /* negative, huge or NaN: printf's way */
+        return b + snprintf(b, 64, "%.3f", us);
+    uint64_t v = (uint64_t)llround(ns);
+    b = put_u64(b, v / 1000);
+    *b++ = '.';
+    *b++ = (char)('0' + v / 100 % 10);
+    *b++ = (char)('0' + v / 10 % 10);
+    *b++ = (char)('0' + v % 10);
+    return b;
+}
+
+/* The fixed text of func's X events (struct xcache), made once. */
+static const struct xcache *xtext(struct cexp *c, uint32_t func)
+{
+    const char *name = func_name(c, func);
+    if (!name)
+        return NULL;
+    struct xcache *x = &c->x[func];
+    if (x->head)
+        return x;
+    const struct instr_pfunc *f = &c->p->funcs[func];
+    const char *module = c->p->modules[f->module].path;
+    FILE *real = c->out;
+    uint64_t bytes = c->bytes;
+    if (!(c->out = open_memstream(&x->head, &x->hlen)))
+        goto fail;
+    put(c, "{\"ph\": \"X\", \"name\": ");
+    str(c, name);
+    put(c, ", \"cat\": \"%s\", \"pid\": %" PRIu64 ", \"tid\": ", f->pseudo ? "call" : "function",
+        c->p->dump->hdr.pid);
+    if (fclose(c->out) || !(c->out = open_memstream(&x->tail, &x->tlen)))
+        goto fail;
+    put(c, ", \"args\": {\"module\": ");
+    str(c, instr_basename(module ? module : ""));
+    if (f->fn && f->fn->file && f->fn->file[0]) {
+        put(c, ", \"file\": ");
+        str(c, f->fn->file);
+        put(c, ", \"line\": %" PRIu64, f->fn->line);
+    }
+    if (fclose(c->out))
+        goto fail;
+    c->out = real;
+    c->bytes = bytes;
+    return x;
+fail:
+    c->out = real;
+    c->bytes = bytes;
+    free(x->head);
+    free(x->tail);
+    x->head = x->tail = NULL;
+    return NULL;
 }
 
 static int on_open(void *ctx, uint32_t thread, uint32_t func, uint64_t tick)
@@ -298,23 +394,22 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
     t1 = clip(c, t1);
     if (t1 - t0 < c->o->min_dur_us)
         return 0;
-    const struct instr_pfunc *f = &c->p->funcs[func];
-    const char *name = func_name(c, func), *module = c->p->modules[f->module].path;
-    if (!name)
+    const struct xcache *x = xtext(c, func);
+    if (!x)
         return INSTR_ENOMEM;
     begin_event(c);
-    put(c, "{\"ph\": \"X\", \"name\": ");
-    str(c, name);
-    put(c, ", \"cat\": \"%s\", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64 ", \"ts\": %.3f, \"dur\": %.3f, \"args\": {",
-        f->pseudo ? "call" : "function", c->p->dump->hdr.pid, tid_of(c, thread), t0, t1 - t0);
-    put(c, "\"module\": ");
-    str(c, instr_basename(module ? module : ""));
-    if (f->fn && f->fn->file && f->fn->file[0]) {
-        put(c, ", \"file\": ");
-        str(c, f->fn->file);
-        put(c, ", \"line\": %" PRIu64, f->fn->line);
-    }
-    put(c, "%s}}", incomplete ? ", \"incomplete\": true" : "");
+    char buf[160], *b = buf;
+    b = put_u64(b, tid_of(c, thread));
+    b = put_lit(b, ", \"ts\": ");
+    b = put_us(b, t0);
+    b = put_lit(b, ", \"dur\": ");
+    b = put_us(b, t1 - t0);
+    fwrite(x->head, 1, x->hlen, c->out);
+    fwrite(buf, 1, (size_t)(b - buf), c->out);
+    fwrite(x->tail, 1, x->tlen, c->out);
+    const char *end = incomplete ? ", \"incomplete\": true}}" : "}}";
+    fputs(end, c->out);
+    c->bytes += x->hlen + (uint64_t)(b - buf) + x->tlen + strlen(end);
     return maybe_split(c, t1);
 }
 
