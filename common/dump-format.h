@@ -224,6 +224,8 @@ enum instr_detector {
     X(THREAD, 3, "thread")     /* varint thread index, varint tid, str name (a later record wins) */ \
     X(LABEL, 4, "label")       /* varint label id, str text (marks and counters) */        \
     X(CALLSITE, 5, "callsite") /* see below: what a CALL event's id names */             \
+    X(PROCESS, 6, "process")   /* str working directory at start, varint argc, argc x str: the \
+                                  command line (/proc/self/cmdline; absent in older dumps) */  \
     X(MAP, 16, "map")          /* varint module id, u64 start, u64 end (exclusive), u64 file offset \
                                   of start, u64 ticks when mapped: an executable mapping (SAMPLED) */ \
     X(SAMPLING, 17, "sampling") /* varint rate asked (Hz of CPU time), varint period (ns), varint \

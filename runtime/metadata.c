@@ -9,9 +9,11 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -79,8 +81,11 @@ static size_t str_len(const char *s)
     return s ? strnlen(s, INSTR_RT_MAX_STRING) : 0;
 }
 
+static void read_process(void);
+
 int instr__meta_init(void)
 {
+    read_process();
     registry = mmap(NULL, (size_t)INSTR_RT_MAX_FUNCTIONS * sizeof *registry, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     arena = mmap(NULL, ARENA_SIZE, PROT_READ | PROT_WRITE,
@@ -102,6 +107,8 @@ int instr__meta_init(void)
     return 0;
 }
 
+static void put_process(void);
+
 static int new_meta_chunk(void)
 {
     struct instr_chunk_header *old = instr__rt.meta;
@@ -116,6 +123,8 @@ static int new_meta_chunk(void)
     instr__rt.meta_seq++;
     instr__rt.meta = c;
     instr__rt.meta_pos = (uint8_t *)c + INSTR_CHUNK_HEADER_SIZE;
+    if (instr__rt.meta_seq == 1)
+        put_process(); /* a dump's first record (a fork child's too) */
     return 0;
 }
 
@@ -137,6 +146,10 @@ static int meta_put(uint8_t type, const struct field *f, int n)
     if (!instr__rt.meta ||
         (size_t)((uint8_t *)instr__rt.meta + INSTR_RT_CHUNK_SIZE - instr__rt.meta_pos) < total) {
         if (new_meta_chunk())
+            return -1;
+        /* A dump's first chunk starts with the PROCESS record. */
+        if ((size_t)((uint8_t *)instr__rt.meta + INSTR_RT_CHUNK_SIZE - instr__rt.meta_pos) < total &&
+            new_meta_chunk())
             return -1;
     }
     uint8_t *start = instr__rt.meta_pos;
@@ -442,4 +455,37 @@ void instr__meta_label(uint32_t id, const char *text)
         {F_STRING, 0, text},
     };
     meta_put(INSTR_META_LABEL, f, 2);
+}
+
+/* ---- the PROCESS record: working directory and command line -------------- */
+
+#define MAX_ARGS 128
+static char proc_cwd[4096];
+static char proc_cmdline[4096]; /* NUL-separated, as /proc/self/cmdline */
+static size_t proc_cmdline_len;
+
+/* Read once at start (before any detector watches system calls). */
+static void read_process(void)
+{
+    if (!getcwd(proc_cwd, sizeof proc_cwd))
+        proc_cwd[0] = 0;
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n;
+    while (proc_cmdline_len < sizeof proc_cmdline - 1 &&
+           (n = read(fd, proc_cmdline + proc_cmdline_len, sizeof proc_cmdline - 1 - proc_cmdline_len)) > 0)
+        proc_cmdline_len += (size_t)n;
+    close(fd);
+    proc_cmdline[proc_cmdline_len] = 0; /* a longer command line ends cut */
+}
+
+static void put_process(void)
+{
+    struct field f[MAX_ARGS + 2] = {{F_STRING, 0, proc_cwd}};
+    int n = 2;
+    for (size_t i = 0; i < proc_cmdline_len && n < MAX_ARGS + 2; i += strlen(proc_cmdline + i) + 1)
+        f[n++] = (struct field){F_STRING, 0, proc_cmdline + i};
+    f[1] = (struct field){F_VARINT, (uint64_t)(n - 2), NULL};
+    meta_put(INSTR_META_PROCESS, f, n);
 }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "demangle.h"
 #include "hook-abi.h"
 
 /* ---- a module's ELF symbols ------------------------------------------------- */
@@ -257,6 +258,31 @@ uint32_t instr_sitemap_pseudo(const struct instr_sitemap *m, const struct instr_
     return site_of(d, site_id, &i) ? m->pseudo[i] : UINT32_MAX;
 }
 
+/* Whether a call site's callee a and an instrumented function b are one
+ * function under two names: the same symbol, or two variants of one C++
+ * constructor or destructor.  GCC emits one body for the complete and base
+ * object variants and makes the other an alias (a call names D1 while the
+ * body it runs says D2), and a deleting destructor (D0) runs the same user
+ * code: left apart they show as ~T() called by ~T(), one frame of nothing.
+ * Variants differ in the digit after the C or D of the nested name and
+ * demangle to the same text. */
+int instr_callsite_same_function(const char *a, const char *b)
+{
+    size_t i = 0;
+    while (a[i] && a[i] == b[i])
+        i++;
+    if (!a[i] && !b[i])
+        return 1;
+    if (i < 4 || a[0] != '_' || a[1] != 'Z' || (a[i - 1] != 'C' && a[i - 1] != 'D') || a[i] < '0' ||
+        a[i] > '5' || b[i] < '0' || b[i] > '5' || strcmp(a + i + 1, b + i + 1))
+        return 0;
+    char *da = instr_demangle(a), *db = instr_demangle(b);
+    int same = da && db && strcmp(da, a) && !strcmp(da, db);
+    free(da);
+    free(db);
+    return same;
+}
+
 int instr_sitemap_merges(const struct instr_sitemap *m, const struct instr_dump *d, uint64_t site_id,
                          uint64_t fn_id)
 {
@@ -274,7 +300,7 @@ int instr_sitemap_merges(const struct instr_sitemap *m, const struct instr_dump 
     if (!fn)
         return 0;
     const char *r = m->resolved[i];
-    int merges = r[0] ? !strcmp(r, fn->name) : (cs->flags & INSTR_SITE_INDIRECT) && cs->module == fn->module;
+    int merges = r[0] ? instr_callsite_same_function(r, fn->name) : (cs->flags & INSTR_SITE_INDIRECT) && cs->module == fn->module;
     m->merge_memo[i] = key | (uint64_t)merges;
     return merges;
 }

@@ -45,4 +45,9 @@ uint32_t instr_sitemap_pseudo(const struct instr_sitemap *m, const struct instr_
 int instr_sitemap_merges(const struct instr_sitemap *m, const struct instr_dump *d, uint64_t site_id,
                          uint64_t fn_id);
 
+/* Whether a call naming callee enters the function named fn: the same
+ * symbol, or variants of one C++ constructor or destructor (C1/C2, D0/D1/D2:
+ * GCC makes one an alias of the other's body). */
+int instr_callsite_same_function(const char *callee, const char *fn);
+
 #endif

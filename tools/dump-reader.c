@@ -164,6 +164,39 @@ static struct instr_thread_info *thread_slot(struct instr_dump *d, struct meta_c
     return t;
 }
 
+/* PROCESS record: the working directory and the command line (a later
+ * record wins). */
+static int parse_process(struct instr_dump *d, struct cursor *c)
+{
+    char *cwd;
+    uint64_t argc;
+    int rc;
+    if ((rc = get_str(c, &cwd)))
+        return rc;
+    if ((rc = get_var(c, &argc)) || argc > (uint64_t)(c->end - c->p)) {
+        free(cwd);
+        return rc ? rc : INSTR_ECORRUPT; /* each argument takes a byte at least */
+    }
+    char **argv = calloc(argc + 1, sizeof *argv);
+    if (!argv) {
+        free(cwd);
+        return INSTR_ENOMEM;
+    }
+    for (uint64_t i = 0; i < argc; i++)
+        if ((rc = get_str(c, &argv[i]))) {
+            while (i--)
+                free(argv[i]);
+            free(argv);
+            free(cwd);
+            return rc;
+        }
+    instr_dump_free_process(d);
+    d->cwd = cwd;
+    d->argv = argv;
+    d->argc = (size_t)argc;
+    return 0;
+}
+
 /* Parses one record; returns 0, or a negative code (the caller warns and
  * skips the rest of the chunk on CORRUPT). */
 static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned type, struct cursor *c)
@@ -287,6 +320,8 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
         a[d->nmaps++] = m;
         return 0;
     }
+    case INSTR_META_PROCESS:
+        return parse_process(d, c);
     case INSTR_META_SAMPLING: {
         uint64_t rate, period, stack;
         char *unw;
@@ -636,6 +671,7 @@ void instr_dump_close(struct instr_dump *d)
     }
     free(d->maps);
     free(d->sample_unwinder);
+    instr_dump_free_process(d);
     for (size_t i = 0; i < d->nwarnings; i++)
         free(d->warnings[i]);
     free(d->modules);
@@ -765,4 +801,15 @@ int instr_chunk_advance(const struct instr_chunk_ref *list, size_t n, size_t *ch
     *end = c->payload + c->len;
     *tick = c->base_tsc;
     return 1;
+}
+
+void instr_dump_free_process(struct instr_dump *d)
+{
+    for (size_t i = 0; i < d->argc; i++)
+        free(d->argv[i]);
+    free(d->argv);
+    free(d->cwd);
+    d->argv = NULL;
+    d->cwd = NULL;
+    d->argc = 0;
 }

@@ -134,6 +134,9 @@ struct instr_dump {
      * instr_dump_chunk_done with the bytes of each chunk finished. */
     void (*progress)(void *ctx, uint64_t bytes);
     void *progress_ctx;
+    char *cwd;    /* PROCESS record: working directory at start, or NULL (older dumps) */
+    char **argv;  /*   the command line, argc strings (NULL-terminated), or NULL */
+    size_t argc;
 };
 
 /* Opens and validates path.  On error returns a negative code with a
@@ -145,6 +148,8 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
  * the open itself never waits for a writer). */
 int instr_input_open(const char *path);
 void instr_dump_close(struct instr_dump *d);
+/* Frees d's PROCESS record data (cwd, argv). */
+void instr_dump_free_process(struct instr_dump *d);
 
 /* A reader is done with chunk c for now: its pages leave memory (they are
  * read again from the file if needed), so memory stays bounded whatever the

@@ -416,3 +416,13 @@ int instr_writer_close(struct instr_dump_writer *w, char *err, size_t errlen)
     free(w);
     return rc;
 }
+
+int instr_writer_process(struct instr_dump_writer *w, const char *cwd, size_t argc, const char *const *argv)
+{
+    struct rec r = {.n = 0};
+    rs(&r, cwd);
+    rv(&r, argc);
+    for (size_t i = 0; i < argc; i++)
+        rs(&r, argv[i]);
+    return r.bad ? INSTR_EARG : meta_record(w, INSTR_META_PROCESS, r.b, r.n);
+}

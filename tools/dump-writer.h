@@ -25,6 +25,8 @@ int instr_writer_function(struct instr_dump_writer *w, uint64_t id, uint64_t mod
                           const char *name, const char *file, const char *demangled);
 int instr_writer_thread(struct instr_dump_writer *w, uint32_t index, uint64_t tid, const char *name);
 int instr_writer_label(struct instr_dump_writer *w, uint64_t id, const char *text);
+/* PROCESS record: working directory and command line. */
+int instr_writer_process(struct instr_dump_writer *w, const char *cwd, size_t argc, const char *const *argv);
 struct instr_callsite;
 int instr_writer_callsite(struct instr_dump_writer *w, const struct instr_callsite *cs);
 

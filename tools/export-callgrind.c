@@ -7,9 +7,23 @@
  *   ob= fl= fn=                       each function once, with its module and
  *   LINE SELF...                      file; its line and exclusive costs
  *   cob= cfl= cfn= calls=N LINE       each callee, with the calls and the
- *   LINE INCLUSIVE...                 inclusive costs on those paths
+ *   SITE INCLUSIVE...                 inclusive costs on those paths, at the
+ *                                     line of the call (below)
  *
- * Names are compressed ("(id) name" the first time, "(id)" after).  Costs
+ * Names are compressed as Callgrind does: "(id) name" the first time, "(id)"
+ * after, one id per distinct object, file and function.  Files are written
+ * absolute, as valgrind writes them: a file compiled with a relative path
+ * is taken from the recording process's working directory when the dump
+ * has it (PROCESS record), the only directory the dump knows.
+ *
+ * The line of a call is the call site's (CALLSITE record) when the dump
+ * has a site from that caller naming that callee (or entering it, for a
+ * site merged with the callee's entry); when a caller calls one callee
+ * from several lines, the call tree has merged them, and the first line
+ * carries the whole edge.  A line that cannot be in the caller's body
+ * (before its first line, or past the end of its source file: code inlined
+ * from another file, where the site's file is not recorded) falls back to
+ * the caller's first line, as does a call without a site.  Costs
  * are rounded to whole nanoseconds per function and per call edge, and the
  * summary is the sum of the self costs, so callgrind_annotate's totals are
  * exactly the sum of what we print (and equal the session's Elapsed
@@ -22,7 +36,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "callsites.h"
+#include "hook-abi.h"
 #include "report.h"
+#include "strtab.h"
 
 struct cg_edge {
     uint32_t caller, callee; /* row keys */
@@ -58,6 +75,147 @@ static long long add_cost(long long sum, long long c)
     return sum > COST_MAX - c ? COST_MAX : sum + c;
 }
 
+/* A call site of some dump, by the row of its caller (for the call lines). */
+struct cg_site {
+    uint32_t caller;      /* row key */
+    uint32_t pseudo_row;  /* the row of its pseudo-frame, UINT32_MAX if none */
+    uint64_t line;
+    const char *resolved; /* callee name for merging ("" = unknown) */
+    const char *module;   /* the callee's module path ("" = unknown) */
+    int indirect;
+};
+
+static int cmp_site(const void *a, const void *b)
+{
+    const struct cg_site *x = a, *y = b;
+    if (x->caller != y->caller)
+        return x->caller < y->caller ? -1 : 1;
+    return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* Every call site of every dump whose caller is a row of the session. */
+static int collect_sites(const struct instr_session *s, struct cg_site **out, size_t *nout)
+{
+    size_t n = 0, cap = 0;
+    struct cg_site *a = NULL;
+    for (size_t i = 0; i < s->ndumps; i++) {
+        const struct instr_dump *d = &s->dumps[i];
+        const struct instr_profile *p = &s->profiles[i];
+        if (!d->nsites)
+            continue;
+        uint32_t *fn_row = malloc((d->nfunctions + 1) * sizeof *fn_row);
+        uint32_t *pseudo_row = malloc((p->sites.nnames + 1) * sizeof *pseudo_row);
+        if (!fn_row || !pseudo_row) {
+            free(fn_row);
+            free(pseudo_row);
+            free(a);
+            return INSTR_ENOMEM;
+        }
+        memset(fn_row, 0xff, (d->nfunctions + 1) * sizeof *fn_row);
+        memset(pseudo_row, 0xff, (p->sites.nnames + 1) * sizeof *pseudo_row);
+        for (size_t f = 0; f < p->nfuncs; f++) {
+            const struct instr_pfunc *pf = &p->funcs[f];
+            if (pf->fn && !pf->pseudo)
+                fn_row[pf->fn - d->functions] = s->func_rows[i][f];
+            else if ((pf->key & INSTR_KEY_SITE) && !(pf->key & INSTR_KEY_UNNAMED) &&
+                     (pf->key & ~INSTR_KEY_SITE) < p->sites.nnames)
+                pseudo_row[pf->key & ~INSTR_KEY_SITE] = s->func_rows[i][f];
+        }
+        for (size_t k = 0; k < d->nsites; k++) {
+            const struct instr_callsite *cs = &d->sites[k];
+            const struct instr_function *caller = instr_dump_function(d, cs->caller);
+            if (!caller || fn_row[caller - d->functions] == UINT32_MAX)
+                continue;
+            if (n == cap) {
+                cap = cap ? cap * 2 : 64;
+                struct cg_site *b = realloc(a, cap * sizeof *b);
+                if (!b) {
+                    free(fn_row);
+                    free(pseudo_row);
+                    free(a);
+                    return INSTR_ENOMEM;
+                }
+                a = b;
+            }
+            const struct instr_module *m = instr_dump_module(d, cs->module);
+            a[n++] = (struct cg_site){fn_row[caller - d->functions], pseudo_row[p->sites.pseudo[k]], cs->line,
+                                      p->sites.resolved[k], m && m->path ? m->path : "",
+                                      (cs->flags & INSTR_SITE_INDIRECT) != 0 ? 1 : 0};
+        }
+        free(fn_row);
+        free(pseudo_row);
+    }
+    if (n > 1)
+        qsort(a, n, sizeof *a, cmp_site);
+    *out = a;
+    *nout = n;
+    return 0;
+}
+
+/* Lines in a source file, 0 if it cannot be read (the dump's paths are
+ * from the recording machine). */
+static uint64_t file_lines(const char *path)
+{
+    FILE *f = path[0] == '/' ? fopen(path, "r") : NULL;
+    if (!f)
+        return 0;
+    uint64_t n = 0;
+    int c, last = '\n';
+    while ((c = getc(f)) != EOF) {
+        n += c == '\n';
+        last = c;
+    }
+    fclose(f);
+    return n + (last != '\n');
+}
+
+/* The line of the call from row caller to row callee (see the top). */
+static uint64_t call_line(const struct instr_session *s, const struct cg_site *sites, size_t nsites,
+                          uint32_t caller, uint32_t callee, uint64_t caller_end)
+{
+    const struct instr_row *r = instr_function_row(s, caller), *c = instr_function_row(s, callee);
+    size_t lo = 0, hi = nsites;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sites[mid].caller < caller)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo; k < nsites && sites[k].caller == caller; k++) {
+        const struct cg_site *x = &sites[k];
+        int calls = x->pseudo_row == callee ||
+                    (!c->pseudo && (x->resolved[0] ? instr_callsite_same_function(x->resolved, c->mangled)
+                                                   : x->indirect && !strcmp(x->module, c->module)));
+        if (calls && x->line >= r->line && (!caller_end || x->line <= caller_end))
+            return x->line; /* sorted by line: the first */
+    }
+    return r->line;
+}
+
+/* Working directory of the session's processes, the first recorded. */
+static const char *session_cwd(const struct instr_session *s)
+{
+    for (size_t i = 0; i < s->ndumps; i++)
+        if (s->dumps[i].cwd && s->dumps[i].cwd[0] == '/')
+            return s->dumps[i].cwd;
+    return NULL;
+}
+
+/* A file as valgrind names it: absolute (see the top), "???" if unknown. */
+static const char *abs_file(const char *file, const char *cwd, char *buf, size_t len)
+{
+    if (!file[0])
+        return "???";
+    if (file[0] == '/' || !cwd)
+        return file;
+    const char *f = file;
+    while (f[0] == '.' && f[1] == '/')
+        f += 2;
+    snprintf(buf, len, "%s%s%s", cwd, cwd[strlen(cwd) - 1] == '/' ? "" : "/", f);
+    return buf;
+}
+
 /* "(id) name" the first time, "(id)" after. */
 static void name(FILE *out, const char *key, uint32_t id, const char *text, uint8_t *done)
 {
@@ -79,13 +237,20 @@ int instr_export_callgrind(FILE *out, const struct instr_session *s, const struc
     int rc = instr_tree_build(s, &t);
     if (rc < 0)
         return rc;
-    size_t nf = s->nfunctions, ne = 0;
+    size_t nf = s->nfunctions, ne = 0, nsites = 0;
     int app = !s->no_app;
+    const char *cwd = session_cwd(s);
+    char path[4200];
+    struct instr_strtab obs = {0}, fls = {0};
+    struct cg_site *sites = NULL;
     struct cg_func *f = calloc(nf + 1, sizeof *f);
     struct cg_edge *e = calloc(t.len + 1, sizeof *e);
-    uint8_t *fn_done = calloc(nf + 1, 1), *fl_done = calloc(nf + 1, 1), *ob_done = calloc(nf + 1, 1);
+    /* At most one object and one file per function, plus "???". */
+    uint8_t *fn_done = calloc(nf + 1, 1), *fl_done = calloc(nf + 2, 1), *ob_done = calloc(nf + 2, 1);
     uint32_t *fl_id = calloc(nf + 1, sizeof *fl_id), *ob_id = calloc(nf + 1, sizeof *ob_id);
-    if (!f || !e || !fn_done || !fl_done || !ob_done || !fl_id || !ob_id) {
+    uint64_t *end_line = calloc(nf + 1, sizeof *end_line);
+    if (!f || !e || !fn_done || !fl_done || !ob_done || !fl_id || !ob_id || !end_line ||
+        (rc = collect_sites(s, &sites, &nsites)) < 0) {
         rc = INSTR_ENOMEM;
         goto out;
     }
@@ -98,10 +263,21 @@ int instr_export_callgrind(FILE *out, const struct instr_session *s, const struc
             e[ne++] = (struct cg_edge){t.n[n->parent].row, n->row, n->v.calls, {n->ns[0], n->ns[2]}};
     }
     qsort(e, ne, sizeof *e, cmp_edge);
-    /* A file or module id per function: the same name under two ids is
-     * one file to the readers (they key by name), and this stays linear. */
-    for (uint32_t k = 0; k < nf; k++)
-        fl_id[k] = ob_id[k] = k;
+    /* One id per distinct object and file path, in the order first seen;
+     * the length of each readable source file, once (a caller's last
+     * possible line). */
+    for (uint32_t k = 0; k < nf; k++) {
+        const struct instr_row *r = instr_function_row(s, k);
+        ob_id[k] = instr_strtab_id(&obs, r->module[0] ? r->module : "???");
+        size_t before = fls.n;
+        fl_id[k] = instr_strtab_id(&fls, abs_file(r->file, cwd, path, sizeof path));
+        if (ob_id[k] == UINT32_MAX || fl_id[k] == UINT32_MAX) {
+            rc = INSTR_ENOMEM;
+            goto out;
+        }
+        if (fls.n > before)
+            end_line[fl_id[k]] = nsites ? file_lines(fls.s[fl_id[k]]) : 0;
+    }
     long long sum[2] = {0, 0};
     for (size_t k = 0; k < nf; k++)
         if (f[k].seen)
@@ -118,13 +294,19 @@ int instr_export_callgrind(FILE *out, const struct instr_session *s, const struc
         fprintf(out, " %lld", sum[1]);
     fputc('\n', out);
     size_t ei = 0;
+    uint32_t cur_ob = UINT32_MAX, cur_fl = UINT32_MAX;
     for (uint32_t k = 0; k < nf; k++) {
         if (!f[k].seen)
             continue;
         const struct instr_row *r = instr_function_row(s, k);
         fputc('\n', out);
-        name(out, "ob", ob_id[k], r->module[0] ? r->module : "???", ob_done);
-        name(out, "fl", fl_id[k], r->file[0] ? r->file : "???", fl_done);
+        /* ob= and fl= only when they change, as Callgrind writes them. */
+        if (ob_id[k] != cur_ob)
+            name(out, "ob", ob_id[k], obs.s[ob_id[k]], ob_done);
+        if (fl_id[k] != cur_fl)
+            name(out, "fl", fl_id[k], fls.s[fl_id[k]], fl_done);
+        cur_ob = ob_id[k];
+        cur_fl = fl_id[k];
         name(out, "fn", k, r->name, fn_done);
         fprintf(out, "%" PRIu64 " %lld", r->line, cost(f[k].self[0]));
         if (app)
@@ -141,12 +323,16 @@ int instr_export_callgrind(FILE *out, const struct instr_session *s, const struc
                 sum_e.ns[1] += e[ei].ns[1];
                 ei++;
             }
-            const struct instr_row *c = instr_function_row(s, sum_e.callee);
-            name(out, "cob", ob_id[sum_e.callee], c->module[0] ? c->module : "???", ob_done);
-            name(out, "cfl", fl_id[sum_e.callee], c->file[0] ? c->file : "???", fl_done);
-            name(out, "cfn", sum_e.callee, c->name, fn_done);
-            fprintf(out, "calls=%" PRIu64 " %" PRIu64 "\n%" PRIu64 " %lld", sum_e.calls, c->line, r->line,
-                    cost(sum_e.ns[0]));
+            uint32_t c = sum_e.callee;
+            const struct instr_row *cr = instr_function_row(s, c);
+            /* cob=/cfl= only when the callee's differ from the caller's. */
+            if (ob_id[c] != cur_ob)
+                name(out, "cob", ob_id[c], obs.s[ob_id[c]], ob_done);
+            if (fl_id[c] != cur_fl)
+                name(out, "cfi", fl_id[c], fls.s[fl_id[c]], fl_done);
+            name(out, "cfn", c, cr->name, fn_done);
+            fprintf(out, "calls=%" PRIu64 " %" PRIu64 "\n%" PRIu64 " %lld", sum_e.calls, cr->line,
+                    call_line(s, sites, nsites, k, c, end_line[fl_id[k]]), cost(sum_e.ns[0]));
             if (app)
                 fprintf(out, " %lld", cost(sum_e.ns[1]));
             fputc('\n', out);
@@ -160,6 +346,10 @@ out:
     free(ob_done);
     free(fl_id);
     free(ob_id);
+    free(end_line);
+    free(sites);
+    instr_strtab_free(&obs);
+    instr_strtab_free(&fls);
     instr_tree_free(&t);
     return rc;
 }

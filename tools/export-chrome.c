@@ -14,7 +14,18 @@
  * traces: [from, to] keeps what overlaps the range (calls clipped to it),
  * min_dur drops short calls, split_bytes ends a part (a complete file, with
  * the metadata events again) once it holds that many bytes.
+ *
+ * A part opens on its own: the calls open at its edges are repeated there
+ * as begin/end pairs.  When a part ends, each open call gets a "B" at its
+ * start (unless its "B" opened the part) and an "E" at the split; the next part begins with a "B" at the split for each, and the
+ * call's close writes its "E" there instead of an "X":
+ *
+ *            part 1            |  part 2
+ *     main   B ............. E | B ......... E      (main spans the edge)
+ *     f        X   X   B ... E | B ... E            (f spans it too)
+ *                               split time
  */
+#define _GNU_SOURCE
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -22,6 +33,20 @@
 #include <string.h>
 
 #include "report.h"
+
+struct open_call {
+    double t0;     /* start, µs */
+    uint32_t func;
+    int begun;     /* a "B" for it is in the current part: it closes with an "E" */
+};
+
+/* The text of a function's X events that does not change from call to
+ * call (formatting it per call was most of the export's time). */
+struct xcache {
+    char *head; /* {"ph": "X", "name": ..., "cat": ..., "pid": P, "tid":  */
+    char *tail; /* , "args": {"module": ..., "file": ..., "line": N */
+    size_t hlen, tlen;
+};
 
 struct cexp {
     FILE *out;
@@ -34,10 +59,11 @@ struct cexp {
     uint64_t bytes;   /* written to the current part */
     unsigned part;
     int first;        /* no event in the current part yet */
-    double *open;     /* open calls' start times (µs) of the current thread */
+    struct open_call *open; /* the current thread's open calls, outermost first */
     size_t nopen, capopen;
     uint32_t thread;
     char **names;     /* per function of the current profile: its name, made when first needed */
+    struct xcache *x; /* per function: its X events' fixed text, made when first needed */
     size_t nnames;
 };
 
@@ -145,11 +171,48 @@ static void part_begin(struct cexp *c)
     put(c, "{\"traceEvents\": [");
 }
 
-/* After an event: a full part ends and the next begins. */
-static int maybe_split(struct cexp *c)
+static int in_range(const struct cexp *c, double t0, double t1);
+static const char *func_name(struct cexp *c, uint32_t func);
+
+/* A "B" or "E" of open call k at t (see the top). */
+static int edge(struct cexp *c, size_t k, char ph, double t)
+{
+    const char *name = func_name(c, c->open[k].func);
+    if (!name)
+        return INSTR_ENOMEM;
+    begin_event(c);
+    put(c, "{\"ph\": \"%c\", \"name\": ", ph);
+    str(c, name);
+    put(c, ", \"cat\": \"%s\", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64 ", \"ts\": %.3f}",
+        c->p->funcs[c->open[k].func].pseudo ? "call" : "function", c->p->dump->hdr.pid, tid_of(c, c->thread), t);
+    return 0;
+}
+
+/* A time clipped to the --time-range. */
+static double clip(const struct cexp *c, double t)
+{
+    if (t < c->o->from_us)
+        t = c->o->from_us;
+    if (c->o->to_us >= 0 && t > c->o->to_us)
+        t = c->o->to_us;
+    return t;
+}
+
+/* After an event at t: a full part ends and the next begins, the calls
+ * open across the edge repeated on both sides. */
+static int maybe_split(struct cexp *c, double t)
 {
     if (!c->o->split_bytes || c->bytes < c->o->split_bytes || !c->o->next_part)
         return 0;
+    int rc = 0;
+    t = clip(c, t);
+    for (size_t k = 0; k < c->nopen && !rc; k++)
+        if (!c->open[k].begun)
+            rc = edge(c, k, 'B', clip(c, c->open[k].t0)); /* opened in this part */
+    for (size_t k = c->nopen; k-- > 0 && !rc;)
+        rc = edge(c, k, 'E', t);
+    if (rc)
+        return rc;
     part_end(c);
     FILE *f = c->o->next_part(c->o->part_ctx, ++c->part);
     if (!f)
@@ -157,7 +220,11 @@ static int maybe_split(struct cexp *c)
     c->out = f;
     part_begin(c);
     metadata(c);
-    return 0;
+    for (size_t k = 0; k < c->nopen && !rc; k++) {
+        c->open[k].begun = 1;
+        rc = edge(c, k, 'B', t);
+    }
+    return rc;
 }
 
 /* Microseconds from the session's start (instr_session_us, which cannot be
@@ -183,6 +250,11 @@ static const char *func_name(struct cexp *c, uint32_t func)
             return NULL;
         memset(a + c->nnames, 0, (nn - c->nnames) * sizeof *a);
         c->names = a;
+        struct xcache *x = realloc(c->x, nn * sizeof *x);
+        if (!x)
+            return NULL;
+        memset(x + c->nnames, 0, (nn - c->nnames) * sizeof *x);
+        c->x = x;
         c->nnames = nn;
     }
     if (!c->names[func])
@@ -192,10 +264,15 @@ static const char *func_name(struct cexp *c, uint32_t func)
 
 static void forget_names(struct cexp *c)
 {
-    for (size_t i = 0; i < c->nnames; i++)
+    for (size_t i = 0; i < c->nnames; i++) {
         free(c->names[i]);
+        free(c->x[i].head);
+        free(c->x[i].tail);
+    }
     free(c->names);
+    free(c->x);
     c->names = NULL;
+    c->x = NULL;
     c->nnames = 0;
 }
 
@@ -204,20 +281,95 @@ static int in_range(const struct cexp *c, double t0, double t1)
     return t1 >= c->o->from_us && (c->o->to_us < 0 || t0 <= c->o->to_us);
 }
 
+/* Number formatting for the X events, as printf's %" PRIu64 " and %.3f. */
+static char *put_lit(char *b, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(b, s, n);
+    return b + n;
+}
+
+static char *put_u64(char *b, uint64_t v)
+{
+    char t[24];
+    int n = 0;
+    do
+        t[n++] = (char)('0' + v % 10);
+    while ((v /= 10));
+    while (n)
+        *b++ = t[--n];
+    return b;
+}
+
+static char *put_us(char *b, double us)
+{
+    double ns = us * 1e3;
+    if (!(ns >= 0 && ns < 1e15)) /* negative, huge or NaN: printf's way */
+        return b + snprintf(b, 64, "%.3f", us);
+    uint64_t v = (uint64_t)llround(ns);
+    b = put_u64(b, v / 1000);
+    *b++ = '.';
+    *b++ = (char)('0' + v / 100 % 10);
+    *b++ = (char)('0' + v / 10 % 10);
+    *b++ = (char)('0' + v % 10);
+    return b;
+}
+
+/* The fixed text of func's X events (struct xcache), made once. */
+static const struct xcache *xtext(struct cexp *c, uint32_t func)
+{
+    const char *name = func_name(c, func);
+    if (!name)
+        return NULL;
+    struct xcache *x = &c->x[func];
+    if (x->head)
+        return x;
+    const struct instr_pfunc *f = &c->p->funcs[func];
+    const char *module = c->p->modules[f->module].path;
+    FILE *real = c->out;
+    uint64_t bytes = c->bytes;
+    if (!(c->out = open_memstream(&x->head, &x->hlen)))
+        goto fail;
+    put(c, "{\"ph\": \"X\", \"name\": ");
+    str(c, name);
+    put(c, ", \"cat\": \"%s\", \"pid\": %" PRIu64 ", \"tid\": ", f->pseudo ? "call" : "function",
+        c->p->dump->hdr.pid);
+    if (fclose(c->out) || !(c->out = open_memstream(&x->tail, &x->tlen)))
+        goto fail;
+    put(c, ", \"args\": {\"module\": ");
+    str(c, instr_basename(module ? module : ""));
+    if (f->fn && f->fn->file && f->fn->file[0]) {
+        put(c, ", \"file\": ");
+        str(c, f->fn->file);
+        put(c, ", \"line\": %" PRIu64, f->fn->line);
+    }
+    if (fclose(c->out))
+        goto fail;
+    c->out = real;
+    c->bytes = bytes;
+    return x;
+fail:
+    c->out = real;
+    c->bytes = bytes;
+    free(x->head);
+    free(x->tail);
+    x->head = x->tail = NULL;
+    return NULL;
+}
+
 static int on_open(void *ctx, uint32_t thread, uint32_t func, uint64_t tick)
 {
     struct cexp *c = ctx;
-    (void)func;
     see_thread(c, thread);
     if (c->nopen == c->capopen) {
         size_t nc = c->capopen ? c->capopen * 2 : 64;
-        double *a = realloc(c->open, nc * sizeof *a);
+        struct open_call *a = realloc(c->open, nc * sizeof *a);
         if (!a)
             return INSTR_ENOMEM;
         c->open = a;
         c->capopen = nc;
     }
-    c->open[c->nopen++] = us(c, tick);
+    c->open[c->nopen++] = (struct open_call){us(c, tick), func, 0};
     return 0;
 }
 
@@ -226,33 +378,39 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
     struct cexp *c = ctx;
     if (!c->nopen)
         return 0;
-    double t0 = c->open[--c->nopen], t1 = us(c, tick);
+    struct open_call oc = c->open[--c->nopen];
+    double t0 = oc.t0, t1 = us(c, tick);
+    if (oc.begun) {
+        /* Its "B" opened this part: the "E" closes it, whatever its length. */
+        c->open[c->nopen].begun = 0;
+        begin_event(c);
+        put(c, "{\"ph\": \"E\", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64 ", \"ts\": %.3f%s}",
+            c->p->dump->hdr.pid, tid_of(c, thread), clip(c, t1), incomplete ? ", \"args\": {\"incomplete\": true}" : "");
+        return maybe_split(c, t1);
+    }
     if (!in_range(c, t0, t1))
         return 0;
-    if (t0 < c->o->from_us)
-        t0 = c->o->from_us;
-    if (c->o->to_us >= 0 && t1 > c->o->to_us)
-        t1 = c->o->to_us;
+    t0 = clip(c, t0);
+    t1 = clip(c, t1);
     if (t1 - t0 < c->o->min_dur_us)
         return 0;
-    const struct instr_pfunc *f = &c->p->funcs[func];
-    const char *name = func_name(c, func), *module = c->p->modules[f->module].path;
-    if (!name)
+    const struct xcache *x = xtext(c, func);
+    if (!x)
         return INSTR_ENOMEM;
     begin_event(c);
-    put(c, "{\"ph\": \"X\", \"name\": ");
-    str(c, name);
-    put(c, ", \"cat\": \"%s\", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64 ", \"ts\": %.3f, \"dur\": %.3f, \"args\": {",
-        f->pseudo ? "call" : "function", c->p->dump->hdr.pid, tid_of(c, thread), t0, t1 - t0);
-    put(c, "\"module\": ");
-    str(c, instr_basename(module ? module : ""));
-    if (f->fn && f->fn->file && f->fn->file[0]) {
-        put(c, ", \"file\": ");
-        str(c, f->fn->file);
-        put(c, ", \"line\": %" PRIu64, f->fn->line);
-    }
-    put(c, "%s}}", incomplete ? ", \"incomplete\": true" : "");
-    return maybe_split(c);
+    char buf[160], *b = buf;
+    b = put_u64(b, tid_of(c, thread));
+    b = put_lit(b, ", \"ts\": ");
+    b = put_us(b, t0);
+    b = put_lit(b, ", \"dur\": ");
+    b = put_us(b, t1 - t0);
+    fwrite(x->head, 1, x->hlen, c->out);
+    fwrite(buf, 1, (size_t)(b - buf), c->out);
+    fwrite(x->tail, 1, x->tlen, c->out);
+    const char *end = incomplete ? ", \"incomplete\": true}}" : "}}";
+    fputs(end, c->out);
+    c->bytes += x->hlen + (uint64_t)(b - buf) + x->tlen + strlen(end);
+    return maybe_split(c, t1);
 }
 
 static const char *label_text(const struct cexp *c, uint64_t label)
@@ -272,7 +430,7 @@ static int on_mark(void *ctx, uint32_t thread, uint64_t label, uint64_t tick)
     put(c, "{\"ph\": \"i\", \"s\": \"t\", \"name\": ");
     str(c, label_text(c, label));
     put(c, ", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64 ", \"ts\": %.3f}", c->p->dump->hdr.pid, tid_of(c, thread), t);
-    return maybe_split(c);
+    return maybe_split(c, t);
 }
 
 static int on_counter(void *ctx, uint32_t thread, uint64_t label, int64_t value, uint64_t tick)
@@ -287,7 +445,7 @@ static int on_counter(void *ctx, uint32_t thread, uint64_t label, int64_t value,
     str(c, label_text(c, label));
     put(c, ", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64 ", \"ts\": %.3f, \"args\": {\"value\": %" PRId64 "}}",
         c->p->dump->hdr.pid, tid_of(c, thread), t, value);
-    return maybe_split(c);
+    return maybe_split(c, t);
 }
 
 /* A dump's walk begins. */

@@ -13,9 +13,21 @@
  * Weights: Elapsed Exclusive (or Application Exclusive, o->weight_app) in
  * whole ns (ticks with --units ticks, or without a tick rate), rounded per
  * path; paths with a zero weight are left out.  ';' in a name would split
- * a frame: it is written as ':'.  From the session's call tree, so every
- * thread and process are merged by function.
+ * a frame: it is written as ':'.
+ *
+ * Roots (o->folded_root): by default the session's call tree, every thread
+ * and process merged by function; "process" puts each process's paths
+ * under a "program (pid P)" frame, "thread" under that and a "name (tid
+ * T)" frame, from each thread's own call tree.
+ *
+ * Depth: a line holds at most MAX_FRAMES frames.  The weight of the paths
+ * deeper than that (a deep recursion) is written once under the deepest
+ * frame kept, as a "[deeper frames]" frame, so the file (and the time to
+ * write it) grows linearly with the depth, not with its square (a
+ * 100,000-deep recursion would write 5 billion frames).  Widths above
+ * that frame stay exact.
  */
+#define _GNU_SOURCE
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -23,42 +35,189 @@
 
 #include "report.h"
 
+#define MAX_FRAMES 512
+
+/* A call tree to fold: nodes in an order where a parent comes before its
+ * children; node 0 is the root (no frame). */
+struct ftree {
+    uint32_t *parent;
+    const char **name; /* the frame's text */
+    uint64_t *w;       /* exclusive weight */
+    size_t len;
+};
+
 static void frame(FILE *out, const char *s)
 {
     for (; *s; s++)
         fputc(*s == ';' ? ':' : *s == '\n' ? ' ' : *s, out);
 }
 
+static void path(FILE *out, const struct ftree *t, uint32_t k, uint32_t *stack)
+{
+    size_t d = 0;
+    for (; k; k = t->parent[k])
+        stack[d++] = k;
+    while (d--) {
+        frame(out, t->name[stack[d]]);
+        if (d)
+            fputc(';', out);
+    }
+}
+
+/* Writes t's paths (see the top for the depth cap). */
+static int fold(FILE *out, const struct ftree *t)
+{
+    uint32_t *depth = calloc(t->len + 1, sizeof *depth), *stack = malloc((MAX_FRAMES + 1) * sizeof *stack);
+    uint32_t *cut = malloc((t->len + 1) * sizeof *cut); /* the ancestor at MAX_FRAMES, or the node */
+    uint64_t *deeper = calloc(t->len + 1, sizeof *deeper);
+    if (!depth || !stack || !cut || !deeper) {
+        free(depth), free(stack), free(cut), free(deeper);
+        return INSTR_ENOMEM;
+    }
+    for (size_t i = 1; i < t->len; i++) {
+        uint32_t p = t->parent[i];
+        depth[i] = depth[p] + 1;
+        cut[i] = depth[i] > MAX_FRAMES ? cut[p] : (uint32_t)i;
+        if (depth[i] > MAX_FRAMES)
+            deeper[cut[i]] += t->w[i];
+    }
+    for (size_t i = 1; i < t->len; i++) {
+        if (depth[i] > MAX_FRAMES)
+            continue;
+        if (t->w[i]) {
+            path(out, t, (uint32_t)i, stack);
+            fprintf(out, " %" PRIu64 "\n", t->w[i]);
+        }
+        if (deeper[i]) {
+            path(out, t, (uint32_t)i, stack);
+            fprintf(out, ";[deeper frames] %" PRIu64 "\n", deeper[i]);
+        }
+    }
+    free(depth), free(stack), free(cut), free(deeper);
+    return 0;
+}
+
+static int ftree_alloc(struct ftree *f, size_t n)
+{
+    f->len = 0;
+    f->parent = malloc((n + 1) * sizeof *f->parent);
+    f->name = malloc((n + 1) * sizeof *f->name);
+    f->w = malloc((n + 1) * sizeof *f->w);
+    return f->parent && f->name && f->w ? 0 : INSTR_ENOMEM;
+}
+
+static void ftree_free(struct ftree *f)
+{
+    free(f->parent);
+    free(f->name);
+    free(f->w);
+}
+
+static uint64_t weight(const struct instr_session *s, const struct instr_report_opts *o, const struct instr_dump *d,
+                       uint64_t ee, uint64_t ae, double ee_ns, double ae_ns)
+{
+    if (o->units == INSTR_UNITS_TICKS || !s->have_rate)
+        return o->weight_app ? ae : ee;
+    double ns = o->weight_app ? (d ? instr_ticks_ns(d, ae) : ae_ns) : (d ? instr_ticks_ns(d, ee) : ee_ns);
+    return ns > 0 ? (uint64_t)llround(ns) : 0;
+}
+
+/* The session's merged call tree. */
+static int fold_merged(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
+{
+    struct instr_tree t;
+    struct ftree f;
+    int rc = instr_tree_build(s, &t);
+    if (rc < 0)
+        return rc;
+    if ((rc = ftree_alloc(&f, t.len)) == 0) {
+        for (size_t i = 0; i < t.len; i++) {
+            const struct instr_tnode *n = &t.n[i];
+            f.parent[i] = i ? n->parent : 0;
+            f.name[i] = i ? instr_function_row(s, n->row)->name : "";
+            f.w[i] = i ? weight(s, o, NULL, n->v.ee, n->v.ae, n->ns[1], n->ns[3]) : 0;
+        }
+        f.len = t.len;
+        rc = fold(out, &f);
+    }
+    ftree_free(&f);
+    instr_tree_free(&t);
+    return rc;
+}
+
+/* Each process's threads' own call trees under process (and thread)
+ * frames: node 0 the root, then per process its frame, per thread its
+ * frame (thread roots), then the profile's nodes in their order. */
+static int fold_rooted(FILE *out, const struct instr_session *s, const struct instr_report_opts *o, int threads)
+{
+    size_t n = 1;
+    for (size_t i = 0; i < s->ndumps; i++)
+        n += 1 + s->profiles[i].nnodes;
+    struct ftree f;
+    char **labels = calloc(n + 1, sizeof *labels);
+    uint32_t *map = NULL;
+    int rc = ftree_alloc(&f, n);
+    if (!rc && !labels)
+        rc = INSTR_ENOMEM;
+    if (!rc) {
+        f.parent[0] = 0, f.name[0] = "", f.w[0] = 0, f.len = 1;
+    }
+    for (size_t i = 0; i < s->ndumps && !rc; i++) {
+        const struct instr_dump *d = &s->dumps[i];
+        const struct instr_profile *p = &s->profiles[i];
+        uint32_t proc = (uint32_t)f.len++;
+        if (asprintf(&labels[proc], "%s (pid %" PRIu64 ")", instr_basename(d->hdr.exe_path), d->hdr.pid) < 0) {
+            labels[proc] = NULL;
+            rc = INSTR_ENOMEM;
+            break;
+        }
+        f.parent[proc] = 0, f.name[proc] = labels[proc], f.w[proc] = 0;
+        free(map);
+        if (!(map = malloc((p->nnodes + 1) * sizeof *map))) {
+            rc = INSTR_ENOMEM;
+            break;
+        }
+        for (size_t k = 0; k < p->nnodes; k++) {
+            const struct instr_pnode *pn = &p->nodes[k];
+            uint32_t me = (uint32_t)f.len++;
+            map[k] = me;
+            if (pn->func == UINT32_MAX) {
+                /* A thread's root: its frame, or the process's. */
+                const struct instr_pthread *th = &p->threads[pn->thread];
+                if (!threads) {
+                    map[k] = proc;
+                    f.len--;
+                    continue;
+                }
+                if (asprintf(&labels[me], "%s (tid %" PRIu64 ")", th->name && th->name[0] ? th->name : "thread",
+                             th->tid) < 0) {
+                    labels[me] = NULL;
+                    rc = INSTR_ENOMEM;
+                    break;
+                }
+                f.parent[me] = proc, f.name[me] = labels[me], f.w[me] = 0;
+                continue;
+            }
+            f.parent[me] = map[pn->parent];
+            f.name[me] = instr_function_row(s, s->func_rows[i][pn->func])->name;
+            f.w[me] = weight(s, o, d, pn->ee, pn->ae, 0, 0);
+        }
+    }
+    if (!rc)
+        rc = fold(out, &f);
+    for (size_t i = 0; i < n; i++)
+        free(labels[i]);
+    free(labels);
+    free(map);
+    ftree_free(&f);
+    return rc;
+}
+
 int instr_export_folded(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
 {
     if (o->weight_app && s->no_app)
         return INSTR_EARG;
-    struct instr_tree t;
-    int rc = instr_tree_build(s, &t);
-    if (rc < 0)
-        return rc;
-    int ticks = o->units == INSTR_UNITS_TICKS || !s->have_rate;
-    uint32_t *path = malloc((t.len + 1) * sizeof *path);
-    if (!path) {
-        instr_tree_free(&t);
-        return INSTR_ENOMEM;
-    }
-    for (size_t i = 1; i < t.len; i++) {
-        const struct instr_tnode *n = &t.n[i];
-        uint64_t w = ticks ? (o->weight_app ? n->v.ae : n->v.ee)
-                           : (uint64_t)llround(o->weight_app ? n->ns[3] : n->ns[1]);
-        if (!w)
-            continue;
-        size_t d = 0;
-        for (uint32_t k = (uint32_t)i; k; k = t.n[k].parent)
-            path[d++] = k;
-        while (d--) {
-            frame(out, instr_function_row(s, t.n[path[d]].row)->name);
-            fputc(d ? ';' : ' ', out);
-        }
-        fprintf(out, "%" PRIu64 "\n", w);
-    }
-    free(path);
-    instr_tree_free(&t);
-    return 0;
+    if (o->folded_root == INSTR_FOLDED_ROOT_NONE)
+        return fold_merged(out, s, o);
+    return fold_rooted(out, s, o, o->folded_root == INSTR_FOLDED_ROOT_THREAD);
 }

@@ -13,8 +13,17 @@
  *
  * Times are microseconds since the session's start, rounded to the
  * nearest; a thread's times never go down (rounding is monotonic).
+ *
+ * The file is in time order across threads and processes: the visualiser
+ * shows a run only up to the last E line in file order, and the walk goes
+ * thread after thread.  The lines are written to memory during the walk,
+ * then sorted by time, stably (a thread's own lines keep their order; a
+ * declaration line takes the time of the line after it, the first use of
+ * what it declares).
  */
+#define _GNU_SOURCE
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +36,10 @@ struct vlabel {
 };
 
 struct vexp {
-    FILE *out;
+    FILE *out;                /* the lines in walk order, in memory (buf) */
+    FILE *dest;               /* where they go, in time order */
+    char *buf;
+    size_t len;
     const struct instr_dump *dumps; /* the session's */
     size_t ndumps;
     uint64_t t0_ns;           /* the session's start: its earliest process start */
@@ -213,21 +225,89 @@ static int dump_begin(void *ctx, size_t dump, const struct instr_profile *p)
     return 0;
 }
 
-static void start(struct vexp *v, FILE *out, const struct instr_dump *dumps, size_t n)
+static int start(struct vexp *v, FILE *out, const struct instr_dump *dumps, size_t n)
 {
-    *v = (struct vexp){.out = out, .dumps = dumps, .ndumps = n, .t0_ns = UINT64_MAX};
+    *v = (struct vexp){.dest = out, .dumps = dumps, .ndumps = n, .t0_ns = UINT64_MAX};
     for (size_t k = 0; k < n; k++)
         if (dumps[k].hdr.start_mono_ns < v->t0_ns)
             v->t0_ns = dumps[k].hdr.start_mono_ns;
     fprintf(out, "# profile-visualiser text, written by instr-report: times in microseconds since the session's "
                  "start\n");
+    v->out = open_memstream(&v->buf, &v->len);
+    return v->out ? 0 : INSTR_ENOMEM;
 }
 
-static void finish(struct vexp *v)
+struct vline {
+    long long t;
+    size_t seq, off, len;
+};
+
+static int cmp_line(const void *a, const void *b)
 {
+    const struct vline *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The time of a line, or LLONG_MIN for a declaration or comment. */
+static long long line_time(const char *l)
+{
+    unsigned a, b;
+    long long t;
+    if ((l[0] == 'S' || l[0] == 'E' || l[0] == 'Y') && sscanf(l + 1, "%u %u %lld", &a, &b, &t) == 3)
+        return t;
+    if (l[0] == 'D' && sscanf(l + 1, "%u %lld", &a, &t) == 2)
+        return t;
+    return LLONG_MIN;
+}
+
+/* The lines of buf to dest in time order (see the top). */
+static int write_sorted(struct vexp *v)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < v->len; i++)
+        n += v->buf[i] == '\n';
+    struct vline *ls = malloc((n + 1) * sizeof *ls);
+    if (!ls)
+        return INSTR_ENOMEM;
+    size_t k = 0;
+    for (size_t off = 0; off < v->len && k < n;) {
+        const char *nl = memchr(v->buf + off, '\n', v->len - off);
+        size_t len = (size_t)(nl - (v->buf + off)) + 1;
+        v->buf[off + len - 1] = 0; /* for sscanf; put back when written */
+        ls[k] = (struct vline){line_time(v->buf + off), k, off, len};
+        k++;
+        off += len;
+    }
+    /* A declaration takes the time of the next timed line. */
+    long long next = LLONG_MAX;
+    for (size_t i = n; i-- > 0;) {
+        if (ls[i].t == LLONG_MIN)
+            ls[i].t = next;
+        else
+            next = ls[i].t;
+    }
+    qsort(ls, n, sizeof *ls, cmp_line);
+    for (size_t i = 0; i < n; i++) {
+        v->buf[ls[i].off + ls[i].len - 1] = '\n';
+        fwrite(v->buf + ls[i].off, 1, ls[i].len, v->dest);
+    }
+    free(ls);
+    return ferror(v->dest) ? INSTR_EIO : 0;
+}
+
+static int finish(struct vexp *v, int rc)
+{
+    if (v->out && fclose(v->out) && !rc)
+        rc = INSTR_ENOMEM;
+    if (!rc && v->buf)
+        rc = write_sorted(v);
+    free(v->buf);
     free(v->fid);
     free(v->ev);
     free(v->ctr);
+    return rc;
 }
 
 static int have_rate(const struct instr_dump *dumps, size_t n)
@@ -249,10 +329,13 @@ int instr_export_visualiser_walk(FILE *out, struct instr_session *s, const struc
         return instr_session_build_excluding(s, dumps, n, x, err, errlen);
     }
     struct vexp v;
-    start(&v, out, dumps, n);
+    if ((*wrc = start(&v, out, dumps, n)) < 0) {
+        finish(&v, *wrc);
+        return instr_session_build_excluding(s, dumps, n, x, err, errlen);
+    }
     struct instr_session_observer obs = {&v, dump_begin, {&v, on_open, on_close, on_mark, on_counter}};
     int rc = instr_session_build_observed(s, dumps, n, x, &obs, err, errlen);
-    finish(&v);
+    *wrc = finish(&v, 0);
     return rc;
 }
 
@@ -263,9 +346,8 @@ int instr_export_visualiser(FILE *out, const struct instr_session *s, const stru
     if (!s->have_rate)
         return INSTR_EARG;
     struct vexp v;
-    start(&v, out, s->dumps, s->ndumps);
+    int rc = start(&v, out, s->dumps, s->ndumps);
     struct instr_timeline tl = {&v, on_open, on_close, on_mark, on_counter};
-    int rc = 0;
     for (size_t i = 0; i < s->ndumps && rc == 0; i++) {
         struct instr_profile p;
         char err[600];
@@ -274,6 +356,5 @@ int instr_export_visualiser(FILE *out, const struct instr_session *s, const stru
         if ((rc = instr_profile_build_timeline(&p, &s->dumps[i], s->exclude, &tl, err, sizeof err)) == 0)
             instr_profile_free(&p);
     }
-    finish(&v);
-    return rc;
+    return finish(&v, rc);
 }

@@ -2,12 +2,14 @@
  * A thin main: options (GNU getopt_long) into a struct, then open the
  * inputs -> build the session -> one writer of the format table. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dump-reader.h"
@@ -38,11 +40,12 @@ static void help_list(FILE *f, enum instr_format_kind kind)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: instr-report [options] DUMP...\n"
+            "usage: instr-report [options] [DUMP...]\n"
             "       instr-report --diff [options] A B\n"
             "Reports Elapsed/Application Inclusive/Exclusive values of an instr session;\n"
             "several dumps are several processes of one session.  An input may also be\n"
             "a profile-visualiser text file (Application values are then unavailable).\n"
+            "Without DUMP: the newest *.instr file of the current directory.\n"
             "\n"
             "  --view VIEW      functions (default), threads, modules, processes, calltree,\n"
             "                   callers FUNC, callees FUNC (FUNC: a function's name)\n"
@@ -66,6 +69,8 @@ static void usage(FILE *f)
     help_list(f, INSTR_FORMAT_EXPORT);
     fputs("\n"
           "  --weight W       folded: elapsed (default) or application exclusive weights\n"
+          "  --folded-root R  folded: none (default: every thread merged), process or thread\n"
+          "                   (each stack rooted at its process, and thread)\n"
           "  --time-range FROM:TO  chrome, html: only what overlaps FROM..TO ms since the\n"
           "                   session's start (either may be empty)\n"
           "  --min-duration US  chrome, html: leave out calls shorter than US microseconds\n"
@@ -191,7 +196,7 @@ static int pick(const char *arg, const char *const *names, int n)
 
 enum opt {
     OPT_VIEW = 256, OPT_DEPTH, OPT_THRESHOLD, OPT_SORT, OPT_UNITS, OPT_FORMAT, OPT_LIMIT, OPT_FLAGGED,
-    OPT_NOT_APP, OPT_EXPORT, OPT_WEIGHT, OPT_TIME_RANGE, OPT_MIN_DURATION, OPT_SPLIT_SIZE, OPT_DIFF, OPT_VERSION,
+    OPT_NOT_APP, OPT_EXPORT, OPT_WEIGHT, OPT_FOLDED_ROOT, OPT_TIME_RANGE, OPT_MIN_DURATION, OPT_SPLIT_SIZE, OPT_DIFF, OPT_VERSION,
 };
 #define GIVEN(o) (1u << ((o) - OPT_VIEW))
 
@@ -207,6 +212,7 @@ static const struct option long_opts[] = {
     {"not-application", required_argument, NULL, OPT_NOT_APP},
     {"export", required_argument, NULL, OPT_EXPORT},
     {"weight", required_argument, NULL, OPT_WEIGHT},
+    {"folded-root", required_argument, NULL, OPT_FOLDED_ROOT},
     {"time-range", required_argument, NULL, OPT_TIME_RANGE},
     {"min-duration", required_argument, NULL, OPT_MIN_DURATION},
     {"split-size", required_argument, NULL, OPT_SPLIT_SIZE},
@@ -332,6 +338,16 @@ static int set_option(struct cli *c, int opt, const char *v, int argc, char **ar
             break;
         c->o.weight_app = !strcmp(v, "application");
         return 0;
+    case OPT_FOLDED_ROOT:
+        if (!strcmp(v, "none"))
+            c->o.folded_root = INSTR_FOLDED_ROOT_NONE;
+        else if (!strcmp(v, "process"))
+            c->o.folded_root = INSTR_FOLDED_ROOT_PROCESS;
+        else if (!strcmp(v, "thread"))
+            c->o.folded_root = INSTR_FOLDED_ROOT_THREAD;
+        else
+            break;
+        return 0;
     case OPT_TIME_RANGE:
         return parse_range(v, &c->o.from_us, &c->o.to_us) < 0 ? -2 : 0;
     case OPT_MIN_DURATION:
@@ -348,6 +364,37 @@ static int set_option(struct cli *c, int opt, const char *v, int argc, char **ar
         return 0;
     }
     return -2;
+}
+
+/* The newest *.instr regular file of the current directory (as perf
+ * report takes perf.data), or NULL.  Equal times: the greater name. */
+static char *newest_dump(void)
+{
+    DIR *dir = opendir(".");
+    if (!dir)
+        return NULL;
+    char *best = NULL;
+    struct timespec bt = {0, 0};
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        size_t l = strlen(e->d_name);
+        struct stat st;
+        if (l <= 6 || strcmp(e->d_name + l - 6, ".instr") || stat(e->d_name, &st) || !S_ISREG(st.st_mode))
+            continue;
+        if (best && (st.st_mtim.tv_sec < bt.tv_sec ||
+                     (st.st_mtim.tv_sec == bt.tv_sec && (st.st_mtim.tv_nsec < bt.tv_nsec ||
+                                                         (st.st_mtim.tv_nsec == bt.tv_nsec &&
+                                                          strcmp(e->d_name, best) < 0)))))
+            continue;
+        char *n = strdup(e->d_name);
+        if (!n)
+            continue;
+        free(best);
+        best = n;
+        bt = st.st_mtim;
+    }
+    closedir(dir);
+    return best;
 }
 
 /* Fills c from argv.  Returns 0 to go on, 1 when done (--help, --version),
@@ -389,8 +436,15 @@ static int parse_args(struct cli *c, int argc, char **argv)
     }
     c->paths = argv + optind;
     c->npaths = (size_t)(argc - optind);
+    static char *newest[1];
+    if (!c->npaths && !c->diff && (newest[0] = newest_dump())) {
+        fprintf(stderr, PROG ": reading %s (the newest *.instr dump here)\n", newest[0]);
+        c->paths = newest;
+        c->npaths = 1;
+    }
     if (!c->npaths) {
-        fprintf(stderr, PROG ": no input (a dump, or a profile-visualiser file); try '" PROG " --help'\n");
+        fprintf(stderr, PROG ": no input (a dump, or a profile-visualiser file) and no *.instr dump here; try '" PROG
+                        " --help'\n");
         return -1;
     }
     if (c->diff && c->npaths != 2) {
@@ -427,6 +481,7 @@ static void warn_unused(const struct cli *c)
         {OPT_FLAGGED, !table || json, "here (it adds columns to a text or CSV table view)"},
         {OPT_FORMAT, c->export, "with --export"},
         {OPT_WEIGHT, !(uses & INSTR_USES_WEIGHT), "without --export folded"},
+        {OPT_FOLDED_ROOT, !(uses & INSTR_USES_WEIGHT), "without --export folded"},
         {OPT_TIME_RANGE, !(uses & INSTR_USES_TIMELINE), "without --export chrome or html"},
         {OPT_MIN_DURATION, !(uses & INSTR_USES_TIMELINE), "without --export chrome or html"},
     };
@@ -578,6 +633,28 @@ static int build_session(const struct cli *c, struct instr_dump *dumps, size_t n
     return built;
 }
 
+/* Past this, a Chrome trace-event JSON file does not open in the browsers'
+ * viewers (Perfetto UI, chrome://tracing: a JSON string of about 256-512 MB
+ * is their limit; a 548 MB file opened as an empty view). */
+#define BIG_TRACE_BYTES (256ull << 20)
+
+/* A trace too big to open says so, and how to make it fit.  Not thinned by
+ * default: what is left out changes what the timeline shows, so the user
+ * chooses (parts that open on their own, a time range, short calls left
+ * out). */
+static void warn_big_trace(const struct cli *c, FILE *out)
+{
+    struct stat st;
+    if (strcmp(c->format->name, "chrome") || c->o.split_bytes || fflush(out) || fstat(fileno(out), &st) ||
+        !S_ISREG(st.st_mode) || (uint64_t)st.st_size <= BIG_TRACE_BYTES)
+        return;
+    fprintf(stderr,
+            PROG ": warning: the trace is %.0f MB; browser trace viewers fail past about %llu MB: split it "
+                 "(--split-size 200: parts that open on their own), keep a time range (--time-range FROM:TO) or "
+                 "leave out short calls (--min-duration US)\n",
+            (double)st.st_size / 1e6, BIG_TRACE_BYTES >> 20);
+}
+
 /* The report or export of s.  Returns the exit status. */
 static int emit(const struct cli *c, const struct instr_session *s, int warned, FILE *walked, int wrc)
 {
@@ -605,6 +682,8 @@ static int emit(const struct cli *c, const struct instr_session *s, int warned, 
         return close_output(out, EXIT_USAGE, 0);
     }
     int status = EXIT_OK;
+    if (rc >= 0)
+        warn_big_trace(c, out);
     if (rc >= 0 && (s->nwarnings || s->repairs.bad_chunks || warned)) {
         for (size_t i = 0; i < s->nwarnings; i++)
             fprintf(stderr, PROG ": warning: %s\n", s->warnings[i]);

@@ -87,6 +87,60 @@ static char *program_line(const struct instr_session *s, size_t i, size_t *first
     return t;
 }
 
+/* The command line of process d as a shell would read it back (arguments
+ * with special characters in single quotes), cut after about 300 bytes;
+ * NULL if the dump has none (older dumps, converted inputs). */
+static char *command_text(const struct instr_dump *d)
+{
+    if (!d->argv || !d->argc)
+        return NULL;
+    size_t cap = 400, n = 0;
+    char *t = malloc(cap);
+    if (!t)
+        return NULL;
+    for (size_t i = 0; i < d->argc && n < 300; i++) {
+        const char *a = d->argv[i];
+        int quote = !a[0] || strpbrk(a, " \t\n'\"\\$`*?[]{}()<>|&;#~!") != NULL;
+        if (i)
+            t[n++] = ' ';
+        if (quote)
+            t[n++] = '\'';
+        for (; *a && n < 300; a++) {
+            if (*a == '\'' && quote) {
+                memcpy(t + n, "'\\''", 4); /* ' closes, \' is a quote, ' reopens */
+                n += 4;
+            } else {
+                t[n++] = *a == '\n' ? ' ' : *a;
+            }
+        }
+        if (quote)
+            t[n++] = '\'';
+    }
+    if (n >= 300)
+        memcpy(t + n, " ...", 4), n += 4;
+    t[n] = 0;
+    return t;
+}
+
+static char *command_line(const struct instr_session *s, size_t i, size_t *first)
+{
+    char *c = command_text(&s->dumps[i]), *t = NULL;
+    if (asprintf(&t, "Command:    %s", c ? c : "(not recorded)") < 0)
+        t = NULL;
+    free(c);
+    if (t)
+        *first = strlen(t);
+    return t;
+}
+
+static int any_command(const struct instr_session *s)
+{
+    for (size_t i = 0; i < s->ndumps; i++)
+        if (s->dumps[i].argc)
+            return 1;
+    return 0;
+}
+
 static char *tick_line(const struct instr_session *s, size_t i, size_t *first)
 {
     const struct instr_dump *d = &s->dumps[i];
@@ -177,8 +231,12 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
         fprintf(out, "Program:    %s (pid %" PRIu64 ", ppid %" PRIu64 "%s%s)\n", d->hdr.exe_path, d->hdr.pid,
                 d->hdr.ppid, (d->hdr.flags & INSTR_DUMP_FORK_CHILD) ? ", forked child" : "",
                 exit_text(d, st, sizeof st));
+        char *c = command_text(d);
+        if (c)
+            fprintf(out, "Command:    %s\n", c);
+        free(c);
     }
-    if (s->ndumps > GROUP_PROGRAMS && grouped(out, s, program_line) < 0)
+    if (s->ndumps > GROUP_PROGRAMS && (grouped(out, s, program_line) < 0 || (any_command(s) && grouped(out, s, command_line) < 0)))
         return INSTR_ENOMEM;
     for (size_t i = 0; i < s->ndumps; i++) {
         /* A process that did not exit: say how it ended and what was cut. */

@@ -103,6 +103,7 @@ struct instr_report_opts {
     int flagged;   /* text/csv: add the flagged-interval columns */
     /* --export formats (export-*.c) */
     int weight_app;        /* folded: Application Exclusive weights (else Elapsed Exclusive) */
+    enum { INSTR_FOLDED_ROOT_NONE, INSTR_FOLDED_ROOT_PROCESS, INSTR_FOLDED_ROOT_THREAD } folded_root; /* folded */
     double from_us, to_us; /* chrome: keep [from, to] µs since the session start; to < 0: to the end */
     double min_dur_us;     /* chrome: leave out calls shorter than this, µs */
     uint64_t split_bytes;  /* chrome: a part ends once it holds this many bytes (0: one file) */

@@ -200,6 +200,15 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
         fprintf(out, " module=%" PRIu64 " offset=%#" PRIx64 " site=%#" PRIx64 "\n", cs->module, cs->callee_off,
                 cs->site_off);
     }
+    if (d->cwd) {
+        fputs("process cwd=", out);
+        put_value(out, d->cwd);
+        for (size_t i = 0; i < d->argc; i++) {
+            fputs(" arg=", out);
+            put_value(out, d->argv[i]);
+        }
+        fputc('\n', out);
+    }
     for (size_t i = 0; i < d->nthreads; i++) {
         const struct instr_thread_info *t = &d->threads[i];
         fprintf(out, "thread %u tid=%" PRIu64, t->index, t->tid);
@@ -587,6 +596,20 @@ static int parse_record(struct parser *ps, struct instr_dump_writer *w, struct l
         if ((rc = need_u64(ps, ln->tok[1], "label id", &id)))
             return rc;
         rc = instr_writer_label(w, id, ln->tok[2]);
+    } else if (!strcmp(t, "process")) {
+        /* process cwd=DIR [arg=A]...: arguments in order, keys repeat. */
+        const char *argv[256];
+        size_t argc = 0;
+        static const char *const keys[] = {"cwd", "arg", NULL};
+        if ((rc = check_keys(ps, ln, 1, keys)))
+            return rc;
+        for (int i = 1; i < ln->n; i++)
+            if (!strncmp(ln->tok[i], "arg=", 4)) {
+                if (argc == sizeof argv / sizeof argv[0])
+                    return perr(ps, "process: too many arguments");
+                argv[argc++] = ln->tok[i] + 4;
+            }
+        rc = instr_writer_process(w, kv(ln, 1, "cwd") ? kv(ln, 1, "cwd") : "", argc, argv);
     } else if (!strcmp(t, "callsite")) {
         static const char *const keys[] = {"caller", "line", "flags", "callee", "module", "offset", "site", NULL};
         struct instr_callsite cs = {0};

@@ -7,6 +7,9 @@ on), and its numbers compared with instr-report's own.
 
 CHECK: callgrind  callgrind_annotate reads our file; its totals and
                   per-function self costs are our Session EI/AI and EE/AE
+       callgrind-lines  a real C++ program (--exe): callgrind_annotate puts
+                  each call on its call site's source line, every source
+                  file is absolute, each object named once (compressed)
        chrome     the trace-event rules Perfetto and chrome://tracing rely
                   on; per function, the outermost complete events add up
                   to its Elapsed Inclusive; --split-size parts are valid
@@ -94,6 +97,42 @@ def check_callgrind(args):
         f = next((x for x in rep["functions"] if x["name"] == m.group(2)), None)
         if f and f["name"] != "rec":
             check(num(m.group(1)) == f["elapsed_inclusive_ns"], f"{f['name']}: callgrind inclusive {m.group(1)} = EI {f['elapsed_inclusive_ns']}")
+    return 0
+
+
+def check_callgrind_lines(args):
+    tool = shutil.which("callgrind_annotate")
+    if not tool:
+        print("SKIPPED: callgrind_annotate not installed (Debian package valgrind)")
+        return SKIP
+    os.makedirs(args.work, exist_ok=True)
+    for old in glob.glob(os.path.join(args.work, "*.instr")):
+        os.remove(old)
+    env = dict(os.environ, INSTR_OUTPUT=os.path.join(args.work, "run.%p.instr"))
+    run([args.exe], env=env, cwd=args.work)
+    dumps = glob.glob(os.path.join(args.work, "run.*.instr"))
+    cg = export(args, "callgrind", dumps, os.path.join(args.work, "run.callgrind"), ok=(0, 3))
+    text = open(cg).read()
+    files = re.findall(r"^(?:fl|cfi|cfl)=\(\d+\) (.*)$", text, re.M)
+    check(files and all(f == "???" or f.startswith("/") for f in files), f"source files absolute: {files}")
+    obs = re.findall(r"^c?ob=\(\d+\) (.*)$", text, re.M)
+    check(len(obs) == len(set(obs)), f"each object named once: {obs}")
+    out = run([tool, "--auto=yes", "--threshold=100", "--context=1000", cg]).stdout
+    # An annotated source line, then the calls made on it ("=> callee").
+    last_src = {}
+    src = None
+    for line in out.splitlines():
+        m = re.match(r"^\s*(?:[\d,]+(?: \([^)]*\))?|\.)\s+(?:[\d,]+(?: \([^)]*\))?|\.)?\s*(=> )?(.*)$", line)
+        if not m:
+            continue
+        if m.group(1):
+            callee = m.group(2).split(":", 1)[-1]
+            last_src.setdefault(re.sub(r" \(\d[\d,]*x\)$", "", callee), src)
+        else:
+            src = m.group(2)
+    for callee, code in (("printf", "std::printf("), ("__cxa_begin_catch", "catch (")):
+        got = last_src.get(callee)
+        check(got is not None and code in got, f"the call to {callee} is annotated on the line with '{code}': {got!r}")
     return 0
 
 
@@ -188,13 +227,32 @@ def check_chrome(args):
     export(args, "chrome", [d], base, "--split-size", "0.0005")
     parts = sorted(glob.glob(os.path.join(args.work, "split*.json")))
     check(len(parts) > 2, f"--split-size 0.0005 (500 bytes) writes several parts ({len(parts)})")
-    allx = []
+    # Each part opens on its own: the calls open at its edges are repeated
+    # as B/E pairs (validate_trace: balanced per thread), and over all parts
+    # every function covers the time it covers in one file.
+    whole = {}
+    for e in ev:
+        if e["ph"] == "X":
+            whole[e["name"]] = whole.get(e["name"], 0) + e["dur"]
+    split = {}
+    edges = 0
     for p in parts:
         pe = validate_trace(p)
         check(os.path.getsize(p) < 2000, f"{os.path.basename(p)}: about the size asked ({os.path.getsize(p)} bytes)")
         check(any(e["ph"] == "M" and e["name"] == "process_name" for e in pe), f"{os.path.basename(p)}: names its process")
-        allx += [e for e in pe if e["ph"] == "X"]
-    check(len(allx) == calls, "the parts hold every call once")
+        stack = {}
+        for e in pe:
+            if e["ph"] == "X":
+                split[e["name"]] = split.get(e["name"], 0) + e["dur"]
+            elif e["ph"] == "B":
+                stack.setdefault(e["tid"], []).append(e)
+                edges += 1
+            elif e["ph"] == "E":
+                b = stack[e["tid"]].pop()
+                split[b["name"]] = split.get(b["name"], 0) + e["ts"] - b["ts"]
+    check(edges > 0, f"calls open at the parts' edges are repeated as B/E ({edges} B events)")
+    check(whole.keys() == split.keys() and all(abs(whole[k] - split[k]) < 1e-6 for k in whole),
+          f"the parts cover each function's time once: {sorted(split.items())} = {sorted(whole.items())}")
     # Writing a string must not ask the stream where it is (an lseek each:
     # a 298 MB dump's export took 638 s instead of 51 s).
     if shutil.which("strace"):
@@ -256,6 +314,10 @@ def check_roundtrip(args):
     a = report_json(args, [d])
     txt = export(args, "visualiser", [d], os.path.join(args.work, "exchange.visualiser.txt"))
     b = report_json(args, [txt])
+    # In time order across threads: the visualiser shows a run up to the
+    # last E line in file order.
+    ts = [int(m.group(1)) for m in re.finditer(r"^(?:[SEY] \d+ \d+|D \d+) (-?\d+)", open(txt).read(), re.M)]
+    check(ts == sorted(ts) and len(ts) > 10, f"the file's times never go down ({len(ts)} timed lines)")
     va, vb = values(a), values(b)
     check(set(va) == set(vb), "same functions after the round trip")
     for n, f in va.items():
@@ -401,7 +463,7 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--exe")
     args = ap.parse_args()
-    fn = {"callgrind": check_callgrind, "chrome": check_chrome, "folded": check_folded,
+    fn = {"callgrind": check_callgrind, "callgrind-lines": check_callgrind_lines, "chrome": check_chrome, "folded": check_folded,
           "roundtrip": check_roundtrip, "fixture": check_fixture, "bad-lines": check_bad_lines,
           "api": check_api, "api-plain": check_api_plain}[args.check]
     rc = fn(args)

@@ -9,7 +9,12 @@ CHECK: clockback  a chunk whose base tick is earlier than the previous
        deep       --view calltree on a 100,000-deep recursion takes about
                   as long as on a flat trace with as many calls and call
                   paths (100,000 functions called by main): linear in the
-                  depth (the text tree indented every level: quadratic)"""
+                  depth (the text tree indented every level: quadratic)
+       deep-folded  --export folded (merged, and rooted at each thread) of a
+                  recursion 4N deep takes under 8x the time of N deep
+                  (linear: 4x; a line per level holding every frame above
+                  it: 16x), and the levels past the deepest line kept
+                  weigh what they weighed"""
 import argparse, os, struct, subprocess, sys, time
 
 HEADER = """instr-dump 1
@@ -100,13 +105,65 @@ def check_deep(args):
     return 0 if ok else 1
 
 
+def deep_trace(args, n):
+    ev = ["function 2 module=0 line=9 file=app.c name=rec", "thread 0 tid=100 name=main", "0 1 enter 1"]
+    t = 1
+    for i in range(n):
+        t += 10
+        ev.append(f"0 {t} enter 2")
+    for i in range(n):
+        t += 10
+        ev.append(f"0 {t} exit")
+    ev.append(f"0 {t + 10} exit")
+    return dump(args, f"deep{n}", HEADER.format(extra="") + "\n".join(ev) + "\n")
+
+
+def check_deep_folded(args):
+    n = 25000
+    small, big = deep_trace(args, n), deep_trace(args, 4 * n)
+    ok = True
+    for extra in ([], ["--folded-root=thread"]):
+        times = []
+        for d in (small, big):
+            out = os.path.join(args.work, "folded.txt")
+            best = None
+            for _ in range(3):  # the best of 3: the machine may be busy
+                t0 = time.monotonic()
+                subprocess.run([os.path.join(args.bin, "instr-report"), "--export", "folded", "--units", "ticks",
+                                *extra, "-o", out, d], check=True, timeout=600)
+                dt = time.monotonic() - t0
+                best = dt if best is None else min(best, dt)
+            times.append(best)
+        ratio = times[1] / times[0]
+        good = ratio < 8
+        ok &= good
+        print(("ok    " if good else "FAIL  ") + f"folded {' '.join(extra)}: {n} deep {times[0]:.2f} s, "
+              f"{4 * n} deep {times[1]:.2f} s (ratio {ratio:.1f}, want < 8)")
+        # main weighs 10 + 10 ticks, each rec level 10 + 10 but the
+        # innermost 10: 20 * 4n + 10 in all.  A line holds 512 frames at
+        # most (plus "[deeper frames]"): the root frames (process, thread)
+        # and main leave 511 or 509 levels of rec, the rest is one line.
+        lines = open(out).read().splitlines()
+        w = {l.rsplit(" ", 1)[0]: int(l.rsplit(" ", 1)[1]) for l in lines}
+        deeper = [k for k in w if k.endswith(";[deeper frames]")]
+        frames = max(len(k.split(";")) for k in w)
+        kept = 511 - (2 if extra else 0)
+        good = (len(deeper) == 1 and sum(w.values()) == 20 * 4 * n + 10 and frames == 513 and
+                len(lines) == kept + 2 and w[deeper[0]] == 20 * (4 * n - kept) - 10)
+        ok &= good
+        print(("ok    " if good else "FAIL  ") + f"folded {' '.join(extra)}: {len(lines)} lines of at most "
+              f"{frames} frames, total {sum(w.values())}, deeper {[w[k] for k in deeper]}")
+    return 0 if ok else 1
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("check")
     ap.add_argument("--bin", required=True)
     ap.add_argument("--work", required=True)
     args = ap.parse_args()
-    return {"clockback": check_clockback, "deep": check_deep}[args.check](args)
+    return {"clockback": check_clockback, "deep": check_deep,
+            "deep-folded": check_deep_folded}[args.check](args)
 
 
 if __name__ == "__main__":
