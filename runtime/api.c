@@ -133,7 +133,7 @@ static void record(const char *label, unsigned ext, int32_t value)
     struct instr__thread *t = instr__record_thread();
     if (INSTR_UNLIKELY(t->busy)) {
         /* Inside a hook (a signal handler): not deferred, counted. */
-        if (INSTR__BUSY_IS_HOOK(t->busy) && instr__rt.header)
+        if ((INSTR__BUSY_IS_HOOK(t->busy) || t->busy == INSTR__BUSY_LOST) && instr__rt.header)
             __atomic_fetch_add(&instr__rt.header->dropped_events, 1, __ATOMIC_RELAXED);
         return;
     }
