@@ -308,6 +308,12 @@ static uint64_t room_for(int fd, uint64_t idx, uint64_t want, const char **why)
     return want;
 }
 
+void instr__count_dropped(void)
+{
+    if (instr__rt.header)
+        __atomic_fetch_add(&instr__rt.header->dropped_events, 1, __ATOMIC_RELAXED);
+}
+
 void instr__header_touch(void)
 {
     struct instr_dump_header *h = instr__rt.header;

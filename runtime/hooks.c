@@ -451,7 +451,7 @@ static __attribute__((noinline)) void hook_busy(struct instr__thread *t, unsigne
 {
     uintptr_t owner = t->busy;
     if (owner == INSTR__BUSY_LOST)
-        return instr__lost_event();
+        return instr__count_dropped();
     if (!INSTR__BUSY_IS_HOOK(owner) || foreign(t, cfa))
         return;
     if (cfa >= owner && instr__may_syscall() && !on_alt_stack()) {

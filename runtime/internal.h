@@ -206,17 +206,24 @@ void *instr__chunk_map(struct instr__window *w, uint16_t kind, uint32_t thread_i
 void instr__chunk_unmap(struct instr__window *w);
 void instr__dump_trim(void);
 void instr__header_touch(void);
+/* One event lost, counted in the header's dropped_events. */
+void instr__count_dropped(void);
 int instr__expand_output(const char *tmpl, char *out, size_t size);
 const char *instr__dump_path(void);
 
-/* metadata.c */
+/* metadata.c: the records (the meta lock is taken inside unless said) */
 uint32_t instr__register(struct instr_fn_desc *d);
 uint32_t instr__register_site(struct instr_site_desc *s, void *target, void *ret_addr);
 void instr__meta_thread(uint32_t index, uint32_t tid, const char *name);
-void instr__meta_reemit(void);
-void instr__meta_label(uint32_t id, const char *text);
-void instr__meta_threads_all(void);
+void instr__meta_thread_locked(uint32_t index, uint32_t tid, const char *name); /* lock held */
+void instr__meta_reemit(void);                                   /* lock held */
+void instr__meta_label(uint32_t id, const char *text);           /* lock held */
 int instr__meta_init(void);
+
+/* labels.c: label text -> id for instr_event / instr_counter */
+uint32_t instr__label_cached(const char *label); /* no lock; 0 if not cached */
+uint32_t instr__label_register(const char *label); /* meta lock; 0 if not recorded */
+void instr__labels_reemit(void);                   /* fork child, meta lock held */
 
 /* thread-state.c */
 struct instr__thread *instr__thread_create(void);
@@ -229,8 +236,8 @@ int instr__thread_restart(struct instr__thread *t);
  * t->end): 0, or -1 (capacity reached, no memory: the caller counts the
  * frame as untracked). */
 int instr__stack_grow(struct instr__thread *t);
-/* A hook on a thread without state (instr__lost_thread): one event lost. */
-void instr__lost_event(void);
+void instr__thread_unmap(struct instr__thread *t);
+void instr__thread_names_all(void); /* at exit: THREAD records with the final names */
 
 /* hooks.c */
 void instr__hook_enter(struct instr_fn_desc *d, void *cfa);
@@ -243,7 +250,6 @@ void instr__hook_return(struct instr_site_desc *s, void *cfa);
 /* api.c: instr_event / instr_counter (include/instr/instr.h) */
 void instr__api_event(const char *label);
 void instr__api_counter(const char *label, int32_t value);
-void instr__meta_labels_reemit(void);
 
 /* foreign-task.c: 1 if the calling task does not own t (a clone(CLONE_VM) child) */
 int instr__foreign_task(const struct instr__thread *t);

@@ -42,7 +42,7 @@ static void at_exit(int status, void *arg)
     }
     int calls = instr__may_syscall(); /* sandbox.c: only header stores then */
     if (calls)
-        instr__meta_threads_all();
+        instr__thread_names_all();
     uint64_t tsc, mono;
     instr__clock_pair(&tsc, &mono, NULL);
     h->end_tsc = tsc;
@@ -97,12 +97,13 @@ static void child_after_fork(void)
             instr__chunk_unmap(&t->win);
             instr__rt.threads = NULL;
             instr__tls = &instr__idle_thread;
-            munmap(t, t->map_size);
+            instr__thread_unmap(t);
         }
         goto out;
     }
     pthread_mutex_lock(&instr__rt.meta_lock);
     instr__meta_reemit();
+    instr__labels_reemit();
     pthread_mutex_unlock(&instr__rt.meta_lock);
     if (t) {
         instr__thread_restart(t);

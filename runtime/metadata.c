@@ -1,5 +1,8 @@
-/* metadata.c - function, module, call-site and thread records; the
+/* metadata.c - function, module, call-site, thread and label records; the
  * function and call-site registries.
+ *
+ * Layering: above dump-file.c (its chunks), below thread-state.c, labels.c
+ * and the hooks, which call it; it calls none of them.
  *
  * Everything here runs under the meta lock and is rare: once per function,
  * module, call site (per target for indirect calls) and thread.  Records are appended to the current METADATA chunk;
@@ -326,7 +329,7 @@ uint32_t instr__register(struct instr_fn_desc *d)
         put_function(id);
         __atomic_store_n(&d->id, id, __ATOMIC_RELEASE);
     } else if (id == 0 && !instr__rt.stopped) {
-        instr__lost_event(); /* no room: this event is not recorded */
+        instr__count_dropped(); /* no room: this event is not recorded */
     }
     pthread_mutex_unlock(&instr__rt.meta_lock);
     errno = saved;
@@ -389,7 +392,7 @@ uint32_t instr__register_site(struct instr_site_desc *s, void *target, void *ret
         goto out;
     }
     if (site_room()) {
-        instr__lost_event(); /* no room: this call is not recorded */
+        instr__count_dropped(); /* no room: this call is not recorded */
         goto out;
     }
     if (target)
@@ -462,18 +465,9 @@ void instr__meta_thread(uint32_t index, uint32_t tid, const char *name)
     errno = saved;
 }
 
-/* At exit: the final names of all live threads (a later record wins). */
-void instr__meta_threads_all(void)
+void instr__meta_thread_locked(uint32_t index, uint32_t tid, const char *name)
 {
-    int saved = errno;
-    char name[64];
-    pthread_mutex_lock(&instr__rt.meta_lock);
-    for (struct instr__thread *t = instr__rt.threads; t; t = t->next) {
-        instr__thread_name(t->tid, name, sizeof name);
-        put_thread(t->index, t->tid, name);
-    }
-    pthread_mutex_unlock(&instr__rt.meta_lock);
-    errno = saved;
+    put_thread(index, tid, name);
 }
 
 /* Fork child (meta lock held, fresh dump): the ids stay, the records are
@@ -490,7 +484,6 @@ void instr__meta_reemit(void)
         put_function(i);
     for (uint32_t i = 1; i <= site_count; i++)
         put_site(i);
-    instr__meta_labels_reemit();
 }
 
 /* A LABEL record (meta lock held): the text of a mark or counter label. */

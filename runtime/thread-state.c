@@ -160,17 +160,11 @@ static void list_remove(struct instr__thread *t)
 }
 
 /* The state's mapping (header and first stack) and every grown stack. */
-static void thread_unmap(struct instr__thread *t)
+void instr__thread_unmap(struct instr__thread *t)
 {
     for (uint32_t i = 0; i < t->nstacks; i++)
         munmap(t->stacks[i].map, t->stacks[i].size);
     munmap(t, t->map_size);
-}
-
-void instr__lost_event(void)
-{
-    if (instr__rt.header)
-        __atomic_fetch_add(&instr__rt.header->dropped_events, 1, __ATOMIC_RELAXED);
 }
 
 /* No memory for a thread's state: it records nothing, and the dump says so. */
@@ -179,7 +173,7 @@ static void thread_lost(void)
     instr__tls = &instr__lost_thread;
     if (instr__rt.header)
         __atomic_fetch_add(&instr__rt.header->unrecorded_threads, 1, __ATOMIC_RELAXED);
-    instr__lost_event(); /* the hook that found no state */
+    instr__count_dropped(); /* the hook that found no state */
 }
 
 int instr__stack_grow(struct instr__thread *t)
@@ -282,7 +276,7 @@ void instr__thread_end(void *arg)
     instr__meta_thread(t->index, t->tid, name);
     instr__detector_thread_end(t);
     instr__tls = &instr__idle_thread;
-    thread_unmap(t);
+    instr__thread_unmap(t);
     errno = saved;
 }
 
@@ -296,7 +290,7 @@ void instr__thread_drop_others(struct instr__thread *keep)
         if (t == keep)
             continue;
         instr__chunk_unmap(&t->win); /* the parent's: unmapped, not written */
-        thread_unmap(t);
+        instr__thread_unmap(t);
     }
     instr__rt.threads = keep;
     if (keep)
@@ -334,4 +328,18 @@ int instr__thread_restart(struct instr__thread *t)
     }
     instr__detector_rearm(t);
     return 0;
+}
+
+/* At exit: the final names of all live threads (a later record wins). */
+void instr__thread_names_all(void)
+{
+    int saved = errno;
+    char name[64];
+    pthread_mutex_lock(&instr__rt.meta_lock);
+    for (struct instr__thread *t = instr__rt.threads; t; t = t->next) {
+        instr__thread_name(t->tid, name, sizeof name);
+        instr__meta_thread_locked(t->index, t->tid, name);
+    }
+    pthread_mutex_unlock(&instr__rt.meta_lock);
+    errno = saved;
 }
