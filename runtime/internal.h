@@ -206,6 +206,7 @@ void *instr__chunk_map(struct instr__window *w, uint16_t kind, uint32_t thread_i
 void instr__chunk_unmap(struct instr__window *w);
 void instr__dump_trim(void);
 void instr__header_touch(void);
+void instr__header_end(struct instr_dump_header *h); /* end_* and last_* stamped now */
 /* One event lost, counted in the header's dropped_events. */
 void instr__count_dropped(void);
 int instr__expand_output(const char *tmpl, char *out, size_t size);

@@ -43,12 +43,7 @@ static void at_exit(int status, void *arg)
     int calls = instr__may_syscall(); /* sandbox.c: only header stores then */
     if (calls)
         instr__thread_names_all();
-    uint64_t tsc, mono;
-    instr__clock_pair(&tsc, &mono, NULL);
-    h->end_tsc = tsc;
-    h->end_mono_ns = mono;
-    h->last_tsc = tsc;
-    h->last_mono_ns = mono;
+    instr__header_end(h);
     h->exit_status = status;
     __atomic_fetch_or(&h->flags, INSTR_DUMP_COMPLETE, __ATOMIC_RELEASE);
     if (calls)
