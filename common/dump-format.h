@@ -85,7 +85,9 @@ struct instr_dump_header {
     uint32_t end_signal;          /* fatal signal number that ended the process (SIGNALED), else 0 */
     uint32_t end_signal_tid;      /* kernel thread id that received it */
     uint32_t detector_set;        /* bit 1 << INSTR_DETECTOR_* per backend that ran; 0 = only `detector` */
-    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 1300];
+    uint32_t unrecorded_threads;  /* threads that recorded nothing (no address space for their
+                                     state); their events are counted in dropped_events */
+    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 1304];
 };
 
 /* Chunk kinds. */

@@ -308,6 +308,24 @@ static uint64_t room_for(int fd, uint64_t idx, uint64_t want, const char **why)
     return want;
 }
 
+void instr__count_dropped(void)
+{
+    if (instr__rt.header)
+        __atomic_fetch_add(&instr__rt.header->dropped_events, 1, __ATOMIC_RELAXED);
+}
+
+/* The end of the process (exit, or a fatal signal): its time, which is
+ * also the last calibration pair.  Only reads the clocks: async-signal-safe. */
+void instr__header_end(struct instr_dump_header *h)
+{
+    uint64_t tsc, mono;
+    instr__clock_pair(&tsc, &mono, NULL);
+    h->end_tsc = tsc;
+    h->end_mono_ns = mono;
+    h->last_tsc = tsc;
+    h->last_mono_ns = mono;
+}
+
 void instr__header_touch(void)
 {
     struct instr_dump_header *h = instr__rt.header;

@@ -53,12 +53,7 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
     /* Not in a vfork child (the header is its parent's), and only once. */
     if (h && h->pid == (uint64_t)getpid() &&
         !(__atomic_load_n(&h->flags, __ATOMIC_ACQUIRE) & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED))) {
-        uint64_t tsc, mono;
-        instr__clock_pair(&tsc, &mono, NULL);
-        h->end_tsc = tsc;
-        h->end_mono_ns = mono;
-        h->last_tsc = tsc;
-        h->last_mono_ns = mono;
+        instr__header_end(h);
         h->end_signal = (uint32_t)sig;
         h->end_signal_tid = instr__gettid();
         __atomic_fetch_or(&h->flags, INSTR_DUMP_SIGNALED, __ATOMIC_RELEASE);

@@ -126,6 +126,8 @@ static uint8_t *slow_push(struct instr__thread *t, uint8_t *p, const void *desc,
     struct instr__frame *top = t->top;
     if (top == t->base)
         t->base[-1].cfa = cfa + INSTR_RT_STACK_SPAN / 2; /* later root frames nearby stay fast */
+    if (!t->overflow && top >= t->end && instr__stack_grow(t) == 0)
+        top = t->top;
     if (t->overflow || top >= t->end) {
         t->overflow++; /* beyond capacity: recorded, not tracked */
         __atomic_fetch_add(&instr__rt.stack_overflows, 1, __ATOMIC_RELAXED);
@@ -448,6 +450,8 @@ static __attribute__((noinline)) void hook_busy(struct instr__thread *t, unsigne
                                                 void *ra)
 {
     uintptr_t owner = t->busy;
+    if (owner == INSTR__BUSY_LOST)
+        return instr__count_dropped();
     if (!INSTR__BUSY_IS_HOOK(owner) || foreign(t, cfa))
         return;
     if (cfa >= owner && instr__may_syscall() && !on_alt_stack()) {

@@ -20,8 +20,9 @@
 #define INSTR_RT_CHUNK_SIZE (64u * 1024u)
 #define INSTR_RT_WINDOW_CHUNKS 64u              /* largest window: 4 MiB of a thread's chunks */
 #define INSTR_RT_DUMP_FD_CAP 1024               /* kept descriptors sit just below this */
-#define INSTR_RT_STACK_FRAMES (1u << 20)        /* shadow-stack capacity per thread (NORESERVE) */
-#define INSTR_RT_MAX_FUNCTIONS (1u << 22)       /* registry capacity (NORESERVE) */
+#define INSTR_RT_STACK_FIRST 4096u              /* shadow-stack frames mapped with a thread's state */
+#define INSTR_RT_STACK_GROWS 8u                 /* doublings beyond it: at most 4096 << 8 = 1 Mi frames */
+#define INSTR_RT_MAX_FUNCTIONS (1u << 22)       /* registry capacity (grown on demand) */
 #define INSTR_RT_MAX_MODULES 4096u
 #define INSTR_RT_MAX_STRING 16384u              /* longest name/path written to a record */
 #define INSTR_RT_DROP_RETRY 65536u              /* dropped events between chunk retries */
@@ -78,11 +79,16 @@ struct instr__deferred {
 /* t->busy values that are not a hook's CFA: the runtime itself holds the
  * guard (thread start and end, exit, fork), hooks do nothing. */
 #define INSTR__BUSY_RUNTIME 1u
+/* The state of a thread whose own state could not be mapped (address space
+ * exhausted: RLIMIT_AS): its hooks count their events as dropped. */
+#define INSTR__BUSY_LOST 2u
 #define INSTR__BUSY_IS_HOOK(b) ((b) > 4095u)
 
 /* Per-thread state, reached through the one initial-exec TLS pointer.  The hot
  * fields come first (one cache line).  Lives in its own anonymous mapping,
- * followed by the shadow stack. */
+ * followed by the first INSTR_RT_STACK_FIRST frames of the shadow stack;
+ * deeper recursion moves the stack to mappings twice as large
+ * (instr__stack_grow), so a thread reserves about what it uses. */
 struct perf_event_mmap_page;
 
 /* Each detector backend's per-thread state, beyond the hot det_word. */
@@ -128,6 +134,14 @@ struct instr__thread {
     uint32_t dropping;         /* events go to scratch and are counted as dropped */
     uint64_t dropped;          /* dropped since the last chunk (for EXT DROPPED) */
     size_t map_size;           /* size of this state's mapping */
+    /* Grown shadow stacks, the current one last.  The older ones stay
+     * mapped until the thread ends: a hook interrupted by a signal handler
+     * that grew the stack may still read its top frame there. */
+    struct {
+        void *map;
+        size_t size;
+    } stacks[INSTR_RT_STACK_GROWS];
+    uint32_t nstacks;
     struct instr__thread *next; /* live-thread list (meta lock) */
     uint8_t scratch[2 * 64];   /* where events go while dropping */
     struct instr__deferred def[INSTR_RT_DEFERRED]; /* hooks run while busy (record.h) */
@@ -169,6 +183,10 @@ extern struct instr__process instr__rt;
 /* The static state hooks see when they must do nothing (busy == 1): while a
  * thread's state is being created, after it ended, or when not recording. */
 extern struct instr__thread instr__idle_thread;
+/* The static state of threads that could not get their own (busy ==
+ * INSTR__BUSY_LOST): counted in the header (unrecorded_threads), their
+ * events counted as dropped. */
+extern struct instr__thread instr__lost_thread;
 
 /* bind.c */
 __attribute__((visibility("default"))) int instr__bind(instr_hook_fn *table, unsigned slots,
@@ -188,17 +206,25 @@ void *instr__chunk_map(struct instr__window *w, uint16_t kind, uint32_t thread_i
 void instr__chunk_unmap(struct instr__window *w);
 void instr__dump_trim(void);
 void instr__header_touch(void);
+void instr__header_end(struct instr_dump_header *h); /* end_* and last_* stamped now */
+/* One event lost, counted in the header's dropped_events. */
+void instr__count_dropped(void);
 int instr__expand_output(const char *tmpl, char *out, size_t size);
 const char *instr__dump_path(void);
 
-/* metadata.c */
+/* metadata.c: the records (the meta lock is taken inside unless said) */
 uint32_t instr__register(struct instr_fn_desc *d);
 uint32_t instr__register_site(struct instr_site_desc *s, void *target, void *ret_addr);
 void instr__meta_thread(uint32_t index, uint32_t tid, const char *name);
-void instr__meta_reemit(void);
-void instr__meta_label(uint32_t id, const char *text);
-void instr__meta_threads_all(void);
+void instr__meta_thread_locked(uint32_t index, uint32_t tid, const char *name); /* lock held */
+void instr__meta_reemit(void);                                   /* lock held */
+void instr__meta_label(uint32_t id, const char *text);           /* lock held */
 int instr__meta_init(void);
+
+/* labels.c: label text -> id for instr_event / instr_counter */
+uint32_t instr__label_cached(const char *label); /* no lock; 0 if not cached */
+uint32_t instr__label_register(const char *label); /* meta lock; 0 if not recorded */
+void instr__labels_reemit(void);                   /* fork child, meta lock held */
 
 /* thread-state.c */
 struct instr__thread *instr__thread_create(void);
@@ -207,6 +233,12 @@ void instr__chunk_next(struct instr__thread *t);
 void instr__thread_name(uint32_t tid, char *buf, size_t size);
 void instr__thread_drop_others(struct instr__thread *keep);
 int instr__thread_restart(struct instr__thread *t);
+/* Moves t's shadow stack to a mapping twice as large (busy held, t->top at
+ * t->end): 0, or -1 (capacity reached, no memory: the caller counts the
+ * frame as untracked). */
+int instr__stack_grow(struct instr__thread *t);
+void instr__thread_unmap(struct instr__thread *t);
+void instr__thread_names_all(void); /* at exit: THREAD records with the final names */
 
 /* hooks.c */
 void instr__hook_enter(struct instr_fn_desc *d, void *cfa);
@@ -219,7 +251,6 @@ void instr__hook_return(struct instr_site_desc *s, void *cfa);
 /* api.c: instr_event / instr_counter (include/instr/instr.h) */
 void instr__api_event(const char *label);
 void instr__api_counter(const char *label, int32_t value);
-void instr__meta_labels_reemit(void);
 
 /* foreign-task.c: 1 if the calling task does not own t (a clone(CLONE_VM) child) */
 int instr__foreign_task(const struct instr__thread *t);

@@ -42,13 +42,8 @@ static void at_exit(int status, void *arg)
     }
     int calls = instr__may_syscall(); /* sandbox.c: only header stores then */
     if (calls)
-        instr__meta_threads_all();
-    uint64_t tsc, mono;
-    instr__clock_pair(&tsc, &mono, NULL);
-    h->end_tsc = tsc;
-    h->end_mono_ns = mono;
-    h->last_tsc = tsc;
-    h->last_mono_ns = mono;
+        instr__thread_names_all();
+    instr__header_end(h);
     h->exit_status = status;
     __atomic_fetch_or(&h->flags, INSTR_DUMP_COMPLETE, __ATOMIC_RELEASE);
     if (calls)
@@ -97,12 +92,13 @@ static void child_after_fork(void)
             instr__chunk_unmap(&t->win);
             instr__rt.threads = NULL;
             instr__tls = &instr__idle_thread;
-            munmap(t, t->map_size);
+            instr__thread_unmap(t);
         }
         goto out;
     }
     pthread_mutex_lock(&instr__rt.meta_lock);
     instr__meta_reemit();
+    instr__labels_reemit();
     pthread_mutex_unlock(&instr__rt.meta_lock);
     if (t) {
         instr__thread_restart(t);

@@ -1,5 +1,8 @@
-/* metadata.c - function, module, call-site and thread records; the
+/* metadata.c - function, module, call-site, thread and label records; the
  * function and call-site registries.
+ *
+ * Layering: above dump-file.c (its chunks), below thread-state.c, labels.c
+ * and the hooks, which call it; it calls none of them.
  *
  * Everything here runs under the meta lock and is rare: once per function,
  * module, call site (per target for indirect calls) and thread.  Records are appended to the current METADATA chunk;
@@ -28,7 +31,12 @@ struct module {
     const char *path;
 };
 
-static struct registered *registry; /* [INSTR_RT_MAX_FUNCTIONS], NORESERVE */
+/* The registries grow on demand (doubling, by mremap: they are only read
+ * under the meta lock), so a process reserves address space for what it
+ * registered, not for the largest program: under a low RLIMIT_AS the
+ * program's own allocations must still fit. */
+static struct registered *registry; /* [registry_cap] */
+static uint32_t registry_cap;
 static uint32_t registered_count;   /* ids are 1..registered_count */
 static struct module modules[INSTR_RT_MAX_MODULES];
 static uint32_t module_count;
@@ -43,21 +51,23 @@ struct site {
     uint64_t site_off;   /* return address of the call - the caller module's base */
 };
 #define MAX_SITES (1u << 20)
-#define SITE_MAP_SIZE (MAX_SITES * 2) /* open addressing, at most half full */
+#define FIRST_CAP 1024u /* first capacity of each registry */
 struct site_key {
     uintptr_t site, target;
     uint32_t caller, id; /* id 0 = empty slot */
 };
-static struct site *sites;         /* [MAX_SITES], NORESERVE; ids are 1..site_count */
-static uint32_t site_count;
-static struct site_key *site_map;  /* [SITE_MAP_SIZE], NORESERVE */
+static struct site *sites;         /* [sites_cap]; ids are 1..site_count */
+static uint32_t sites_cap, site_count;
+static struct site_key *site_map;  /* [site_map_size]: open addressing, at most half full */
+static uint32_t site_map_size, site_map_used;
 /* Copies of every string a record is written from again (fork child):
  * module paths, function names, callee names.  Never pointers into a
  * module: a dlclose'd library's descriptors are gone when a later fork
  * writes the records again.  Grows by blocks, never freed (meta lock). */
 static char *arena;
 static size_t arena_used, arena_size;
-#define ARENA_SIZE (4u << 20)
+#define ARENA_SIZE (64u << 10)
+#define ARENA_MAX (4u << 20)
 
 enum field_kind { F_VARINT, F_STRING, F_U64 };
 struct field {
@@ -81,29 +91,68 @@ static size_t str_len(const char *s)
     return s ? strnlen(s, INSTR_RT_MAX_STRING) : 0;
 }
 
+/* Makes room for need elements of size sz in the array *base of *cap
+ * (meta lock held): 0, or -1 (capacity max reached, no memory, or a
+ * sandbox: the caller then does not record what needed the room). */
+static int reserve(void **base, uint32_t *cap, size_t sz, uint32_t need, uint32_t max)
+{
+    if (need <= *cap)
+        return 0;
+    if (need > max || !instr__may_syscall())
+        return -1;
+    uint32_t n = *cap ? *cap : FIRST_CAP;
+    while (n < need)
+        n *= 2;
+    if (n > max)
+        n = max;
+    void *m = *base ? mremap(*base, *cap * sz, n * sz, MREMAP_MAYMOVE)
+                    : mmap(NULL, n * sz, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED)
+        return -1;
+    *base = m;
+    *cap = n;
+    return 0;
+}
+
 static void read_process(void);
 
 int instr__meta_init(void)
 {
     read_process();
-    registry = mmap(NULL, (size_t)INSTR_RT_MAX_FUNCTIONS * sizeof *registry, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    arena = mmap(NULL, ARENA_SIZE, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    arena_size = ARENA_SIZE;
-    if (registry == MAP_FAILED || arena == MAP_FAILED) {
-        registry = NULL;
-        arena = NULL;
+    /* Only the function registry now: call sites get theirs at the first
+     * call site. */
+    if (reserve((void **)&registry, &registry_cap, sizeof *registry, 1, INSTR_RT_MAX_FUNCTIONS))
         return -1;
-    }
-    sites = mmap(NULL, (size_t)MAX_SITES * sizeof *sites, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    site_map = mmap(NULL, (size_t)SITE_MAP_SIZE * sizeof *site_map, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (sites == MAP_FAILED || site_map == MAP_FAILED) {
-        sites = NULL; /* call sites are not recorded; functions still are */
-        site_map = NULL;
-    }
+    return 0;
+}
+
+static struct site_key *site_slot(uintptr_t site, uint32_t caller, uintptr_t target);
+
+/* Room for one more call site, and its indirect-map slot (meta lock held). */
+static int site_room(void)
+{
+    if (reserve((void **)&sites, &sites_cap, sizeof *sites, site_count + 1, MAX_SITES))
+        return -1;
+    if (2 * (site_map_used + 1) <= site_map_size)
+        return 0;
+    /* The map is rehashed into one twice as large. */
+    uint32_t size = site_map_size ? 2 * site_map_size : 2 * FIRST_CAP;
+    if (!instr__may_syscall())
+        return -1;
+    struct site_key *m = mmap(NULL, (size_t)size * sizeof *m, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED)
+        return -1;
+    struct site_key *old = site_map;
+    uint32_t old_size = site_map_size;
+    site_map = m;
+    site_map_size = size;
+    for (uint32_t i = 0; i < old_size; i++)
+        if (old[i].id)
+            *site_slot(old[i].site, old[i].caller, old[i].target) = old[i];
+    if (old)
+        munmap(old, (size_t)old_size * sizeof *old);
     return 0;
 }
 
@@ -207,7 +256,12 @@ static void put_function(uint32_t id)
 static const char *arena_copy_n(const char *s, size_t l)
 {
     if (!arena || arena_used + l + 1 > arena_size) {
-        size_t size = l + 1 > ARENA_SIZE ? l + 1 : ARENA_SIZE;
+        /* Blocks of 64 KiB, then twice the previous, up to 4 MiB. */
+        size_t size = !arena ? ARENA_SIZE : arena_size < ARENA_MAX ? 2 * arena_size : ARENA_MAX;
+        if (size < l + 1)
+            size = l + 1;
+        if (!instr__may_syscall())
+            return NULL;
         void *m = mmap(NULL, size, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == MAP_FAILED)
@@ -276,7 +330,9 @@ uint32_t instr__register(struct instr_fn_desc *d)
     uint32_t id;
     pthread_mutex_lock(&instr__rt.meta_lock);
     id = __atomic_load_n(&d->id, __ATOMIC_ACQUIRE);
-    if (id == 0 && registry && registered_count < INSTR_RT_MAX_FUNCTIONS && !instr__rt.stopped) {
+    if (id == 0 && !instr__rt.stopped &&
+        reserve((void **)&registry, &registry_cap, sizeof *registry, registered_count + 1,
+                INSTR_RT_MAX_FUNCTIONS) == 0) {
         uint32_t module = module_of(d);
         id = registered_count + 1;
         registry[id - 1].names = copy_names(d);
@@ -285,6 +341,8 @@ uint32_t instr__register(struct instr_fn_desc *d)
         registered_count = id;
         put_function(id);
         __atomic_store_n(&d->id, id, __ATOMIC_RELEASE);
+    } else if (id == 0 && !instr__rt.stopped) {
+        instr__count_dropped(); /* no room: this event is not recorded */
     }
     pthread_mutex_unlock(&instr__rt.meta_lock);
     errno = saved;
@@ -317,7 +375,7 @@ static uint64_t module_offset(uint32_t module, const void *addr)
 static struct site_key *site_slot(uintptr_t site, uint32_t caller, uintptr_t target)
 {
     uint64_t h = (site ^ target * 0x9e3779b97f4a7c15ull ^ caller) * 0xff51afd7ed558ccdull;
-    for (size_t i = (size_t)(h >> 20) % SITE_MAP_SIZE;; i = (i + 1) % SITE_MAP_SIZE) {
+    for (size_t i = (size_t)(h >> 20) % site_map_size;; i = (i + 1) % site_map_size) {
         struct site_key *k = &site_map[i];
         if (!k->id || (k->site == site && k->target == target && k->caller == caller))
             return k;
@@ -338,17 +396,20 @@ uint32_t instr__register_site(struct instr_site_desc *s, void *target, void *ret
     uint32_t id = 0;
     pthread_mutex_lock(&instr__rt.meta_lock);
     struct site_key *k = NULL;
-    if (!sites || instr__rt.stopped)
+    if (instr__rt.stopped)
         goto out;
     if (target) {
-        k = site_slot((uintptr_t)s, caller, (uintptr_t)target);
-        if ((id = k->id))
+        if (site_map && (id = site_slot((uintptr_t)s, caller, (uintptr_t)target)->id))
             goto cache;
     } else if ((id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE))) {
         goto out;
     }
-    if (site_count == MAX_SITES)
+    if (site_room()) {
+        instr__count_dropped(); /* no room: this call is not recorded */
         goto out;
+    }
+    if (target)
+        k = site_slot((uintptr_t)s, caller, (uintptr_t)target);
     struct site *st = &sites[site_count];
     memset(st, 0, sizeof *st);
     st->caller = caller;
@@ -387,6 +448,7 @@ uint32_t instr__register_site(struct instr_site_desc *s, void *target, void *ret
     k->target = (uintptr_t)target;
     k->caller = caller;
     k->id = id;
+    site_map_used++;
 cache:
     if (id <= 0xffff && ((uintptr_t)target & ~INSTR__TARGET_MASK) == 0)
         __atomic_store_n(&s->target, (uint64_t)id << INSTR__TARGET_BITS | (uintptr_t)target,
@@ -416,18 +478,9 @@ void instr__meta_thread(uint32_t index, uint32_t tid, const char *name)
     errno = saved;
 }
 
-/* At exit: the final names of all live threads (a later record wins). */
-void instr__meta_threads_all(void)
+void instr__meta_thread_locked(uint32_t index, uint32_t tid, const char *name)
 {
-    int saved = errno;
-    char name[64];
-    pthread_mutex_lock(&instr__rt.meta_lock);
-    for (struct instr__thread *t = instr__rt.threads; t; t = t->next) {
-        instr__thread_name(t->tid, name, sizeof name);
-        put_thread(t->index, t->tid, name);
-    }
-    pthread_mutex_unlock(&instr__rt.meta_lock);
-    errno = saved;
+    put_thread(index, tid, name);
 }
 
 /* Fork child (meta lock held, fresh dump): the ids stay, the records are
@@ -444,7 +497,6 @@ void instr__meta_reemit(void)
         put_function(i);
     for (uint32_t i = 1; i <= site_count; i++)
         put_site(i);
-    instr__meta_labels_reemit();
 }
 
 /* A LABEL record (meta lock held): the text of a mark or counter label. */

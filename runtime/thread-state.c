@@ -1,9 +1,13 @@
 /* thread-state.c - per-thread state: creation, chunk switches, thread end.
  *
- * A thread's state and its shadow stack live in one anonymous mapping
- * (mmap, not malloc: the first hook of a thread may run in a signal handler
- * that interrupted malloc).  The shadow stack is reserved with MAP_NORESERVE
- * so deep recursion costs only the pages it touches.
+ * A thread's state and the first frames of its shadow stack live in one
+ * anonymous mapping (mmap, not malloc: the first hook of a thread may run in
+ * a signal handler that interrupted malloc) of about 80 KiB.  Deeper
+ * recursion moves the stack to a mapping twice as large, and again, up to
+ * 1 Mi frames: address space is taken as it is used, so a program under a
+ * low RLIMIT_AS keeps what it would have uninstrumented.  A thread whose
+ * state cannot be mapped at all records nothing, and says so: it is counted
+ * in the header (unrecorded_threads) and each of its events as dropped.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,8 +24,18 @@
 
 __thread struct instr__thread *instr__tls __attribute__((tls_model("initial-exec")));
 
+/* The static states' shadow stack: only the sentinel, which the slow paths
+ * read (foreign-task.c) before they look at the guard. */
+static struct instr__frame static_sentinel[1] = {{NULL, UINTPTR_MAX}};
+
 /* busy == 1: every hook that finds this state returns at once.  Never written. */
-struct instr__thread instr__idle_thread = {.busy = 1};
+struct instr__thread instr__idle_thread = {
+    .busy = INSTR__BUSY_RUNTIME, .base = static_sentinel + 1, .top = static_sentinel + 1,
+    .end = static_sentinel + 1};
+/* busy == INSTR__BUSY_LOST: hooks count their event as dropped.  Never written. */
+struct instr__thread instr__lost_thread = {
+    .busy = INSTR__BUSY_LOST, .base = static_sentinel + 1, .top = static_sentinel + 1,
+    .end = static_sentinel + 1};
 
 uint32_t instr__gettid(void)
 {
@@ -145,6 +159,45 @@ static void list_remove(struct instr__thread *t)
         }
 }
 
+/* The state's mapping (header and first stack) and every grown stack. */
+void instr__thread_unmap(struct instr__thread *t)
+{
+    for (uint32_t i = 0; i < t->nstacks; i++)
+        munmap(t->stacks[i].map, t->stacks[i].size);
+    munmap(t, t->map_size);
+}
+
+/* No memory for a thread's state: it records nothing, and the dump says so. */
+static void thread_lost(void)
+{
+    instr__tls = &instr__lost_thread;
+    if (instr__rt.header)
+        __atomic_fetch_add(&instr__rt.header->unrecorded_threads, 1, __ATOMIC_RELAXED);
+    instr__count_dropped(); /* the hook that found no state */
+}
+
+int instr__stack_grow(struct instr__thread *t)
+{
+    size_t frames = (size_t)(t->end - t->base) + 1; /* the sentinel and the capacity */
+    if (t->nstacks == INSTR_RT_STACK_GROWS || !instr__may_syscall())
+        return -1;
+    size_t size = 2 * frames * sizeof(struct instr__frame);
+    void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (m == MAP_FAILED)
+        return -1;
+    struct instr__frame *base = (struct instr__frame *)m + 1;
+    size_t live = (size_t)(t->top - t->base);
+    memcpy(base - 1, t->base - 1, (live + 1) * sizeof *base); /* sentinel and live frames */
+    t->stacks[t->nstacks].map = m;
+    t->stacks[t->nstacks].size = size;
+    t->nstacks++;
+    t->end = base + 2 * frames - 1;
+    t->top = base + live;
+    t->base = base;
+    return 0;
+}
+
 struct instr__thread *instr__thread_create(void)
 {
     int saved = errno;
@@ -154,11 +207,13 @@ struct instr__thread *instr__thread_create(void)
     if (!instr__rt.header || instr__rt.stopped)
         goto out;
     size_t head = (sizeof(struct instr__thread) + 4095) & ~(size_t)4095;
-    size_t size = head + (size_t)INSTR_RT_STACK_FRAMES * sizeof(struct instr__frame);
+    size_t size = head + (size_t)INSTR_RT_STACK_FIRST * sizeof(struct instr__frame);
     void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
-    if (m == MAP_FAILED)
+    if (m == MAP_FAILED) {
+        thread_lost();
         goto out;
+    }
     struct instr__thread *t = m;
     t->map_size = size;
     /* A sentinel below the base: no frame is older, none matches. */
@@ -166,7 +221,7 @@ struct instr__thread *instr__thread_create(void)
     t->base[-1].desc = NULL;
     t->base[-1].cfa = UINTPTR_MAX;
     t->top = t->base;
-    t->end = t->base + INSTR_RT_STACK_FRAMES - 1;
+    t->end = t->base + INSTR_RT_STACK_FIRST - 1;
     t->tid = instr__gettid();
 
     pthread_mutex_lock(&instr__rt.meta_lock);
@@ -221,7 +276,7 @@ void instr__thread_end(void *arg)
     instr__meta_thread(t->index, t->tid, name);
     instr__detector_thread_end(t);
     instr__tls = &instr__idle_thread;
-    munmap(t, t->map_size);
+    instr__thread_unmap(t);
     errno = saved;
 }
 
@@ -235,7 +290,7 @@ void instr__thread_drop_others(struct instr__thread *keep)
         if (t == keep)
             continue;
         instr__chunk_unmap(&t->win); /* the parent's: unmapped, not written */
-        munmap(t, t->map_size);
+        instr__thread_unmap(t);
     }
     instr__rt.threads = keep;
     if (keep)
@@ -273,4 +328,18 @@ int instr__thread_restart(struct instr__thread *t)
     }
     instr__detector_rearm(t);
     return 0;
+}
+
+/* At exit: the final names of all live threads (a later record wins). */
+void instr__thread_names_all(void)
+{
+    int saved = errno;
+    char name[64];
+    pthread_mutex_lock(&instr__rt.meta_lock);
+    for (struct instr__thread *t = instr__rt.threads; t; t = t->next) {
+        instr__thread_name(t->tid, name, sizeof name);
+        instr__meta_thread_locked(t->index, t->tid, name);
+    }
+    pthread_mutex_unlock(&instr__rt.meta_lock);
+    errno = saved;
 }

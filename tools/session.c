@@ -57,6 +57,11 @@ static int add_dump_warnings(struct instr_session *s, const struct instr_dump *d
                                  "then recording resumed",
                               d->path, p->threads[t].index, p->threads[t].dropped)))
             return rc;
+    if (d->hdr.unrecorded_threads &&
+        (rc = add_warning(s, "%s: %u thread(s) recorded nothing (no address space for their state: "
+                             "RLIMIT_AS); their events are counted as dropped",
+                          d->path, d->hdr.unrecorded_threads)))
+        return rc;
     if (d->hdr.dropped_events > p->repairs.dropped &&
         (rc = add_warning(s, "%s: %" PRIu64 " events dropped after recording stopped (disk full, "
                              "file size limit or no descriptors): values undercount",

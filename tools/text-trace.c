@@ -166,6 +166,8 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
         fprintf(out, "%ssampled", sep);
     if (h->end_signal || h->end_signal_tid)
         fprintf(out, " end_signal=%u signal_tid=%u", h->end_signal, h->end_signal_tid);
+    if (h->unrecorded_threads)
+        fprintf(out, " unrecorded_threads=%u", h->unrecorded_threads);
     fprintf(out, " dropped=%" PRIu64 " unmatched=%" PRIu64 " exit_status=%d chunk_size=%u detail=", h->dropped_events,
             h->unmatched_exits, h->exit_status, h->chunk_size);
     put_value(out, h->detector_detail);
@@ -381,7 +383,7 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
     static const char *const keys[] = {"pid", "ppid", "exe", "start_tsc", "start_ns", "real_ns", "end_tsc",
                                        "end_ns", "last_tsc", "last_ns", "detector", "sees", "flags", "dropped",
                                        "unmatched", "exit_status", "chunk_size", "detail", "end_signal",
-                                       "signal_tid", "detectors", NULL};
+                                       "signal_tid", "detectors", "unrecorded_threads", NULL};
     int rc;
     uint64_t cs = 0, es = 0;
     uint64_t last_tsc = UINT64_MAX, last_ns = UINT64_MAX;
@@ -417,6 +419,12 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
         return perr(ps, "end_signal or signal_tid out of range");
     h->end_signal = (uint32_t)sig;
     h->end_signal_tid = (uint32_t)sig_tid;
+    uint64_t unrecorded = 0;
+    if ((rc = header_u64(ps, ln, "unrecorded_threads", &unrecorded)))
+        return rc;
+    if (unrecorded > UINT32_MAX)
+        return perr(ps, "unrecorded_threads out of range");
+    h->unrecorded_threads = (uint32_t)unrecorded;
     if ((v = kv(ln, 1, "exe")))
         snprintf(h->exe_path, sizeof h->exe_path, "%s", v);
     if ((v = kv(ln, 1, "detail")))
