@@ -66,6 +66,8 @@ struct instr_values {
     uint64_t offcpu_t;  /* of which off the CPU, exact (cpuclock backend; else 0) */
     uint64_t ext_ei;    /* external time: see below */
     uint64_t ext_ai;    /* the same, Application */
+    uint64_t ci;        /* CPU inclusive: elapsed inclusive less the exact off-CPU time of each interval */
+    uint64_t ce;        /* CPU exclusive (cpu.c: known when the cpuclock backend ran) */
 };
 
 /* External time of a function F: the intervals whose stack has, somewhere
@@ -135,6 +137,7 @@ struct instr_profile {
     struct instr_values total; /* process: ei = non-empty intervals, ai = those not flagged */
     struct instr_repairs repairs;
     uint64_t events;
+    uint64_t offcpu_unknown; /* flagged intervals charged to a frame without off-CPU ticks (counted on the CPU) */
     size_t max_nodes; /* largest call tree of a thread */
     struct instr_sitemap sites;  /* names of the dump's call sites */
     struct instr_pnode *nodes;   /* every thread's call tree */
