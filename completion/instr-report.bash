@@ -6,10 +6,10 @@
 
 # Every option; those taking a value end with '=' in _instr_report_valued.
 _instr_report_options="--view --depth --threshold --sort --units --format --limit
-    --flagged --not-application --export --weight --time-range --min-duration
+    --flagged --not-application --os-events --export --weight --time-range --min-duration
     --split-size --diff -o --output -h --help --version"
 _instr_report_valued=" --view --depth --threshold --sort --units --format --limit
-    --not-application --export --weight --time-range --min-duration --split-size -o --output "
+    --not-application --os-events --export --weight --time-range --min-duration --split-size -o --output "
 
 # The values an option takes, or nothing for free-form values.
 _instr_report_values()
@@ -22,6 +22,7 @@ _instr_report_values()
     --export) echo "visualiser chrome callgrind folded" ;;
     --weight) echo "elapsed application" ;;
     --not-application) echo "@locks @io @alloc @sleep" ;;
+    --os-events) echo "sched syscall fault signal irq unknown all none" ;;
     esac
 }
 

@@ -36,6 +36,16 @@ VALUE(ce, v.ce, cpu_ns[1])
 NUMBER(flagged_n, "%" PRIu64, v.flagged_n)
 VALUE(flagged_t, v.flagged_t, flagged_ns)
 VALUE(offcpu, v.offcpu_t, offcpu_ns)
+/* Flagged intervals of one kind (os-events.h index k) and their time. */
+#define KIND(k, fn_n, fn_t)                                                                                     \
+    NUMBER(fn_n, "%" PRIu64, v.kind_n[k])                                                                       \
+    VALUE(fn_t, v.kind_t[k], kind_ns[k])
+KIND(0, sched_n, sched_t)
+KIND(1, syscall_n, syscall_t)
+KIND(2, fault_n, fault_t)
+KIND(3, signal_n, signal_t)
+KIND(4, irq_n, irq_t)
+KIND(5, unknown_n, unknown_t)
 NUMBER(line, "%" PRIu64, line)
 NUMBER(pid, "%" PRIu64, pid)
 NUMBER(thread, "%u", index)
@@ -117,6 +127,19 @@ const struct instr_column instr_columns[] = {
     {"Flagged", "flagged_intervals", ALL, ALL, FLAGGED, 100, flagged_n},
     {"Flagged Time", "flagged_%s", ALL, ALL, FLAGGED, 110, flagged_t},
     {"Off-CPU", NULL, ALL, 0, FLAGGED | INSTR_COL_OFFCPU, 0, offcpu},
+    /* Per kind: every flagged interval of that kind, whatever --os-events counts. */
+    {"Sched", "flagged_sched_intervals", ALL, ALL, FLAGGED, 250, sched_n},
+    {"Sched Time", "flagged_sched_%s", ALL, ALL, FLAGGED, 251, sched_t},
+    {"Syscall", "flagged_syscall_intervals", ALL, ALL, FLAGGED, 252, syscall_n},
+    {"Syscall Time", "flagged_syscall_%s", ALL, ALL, FLAGGED, 253, syscall_t},
+    {"Fault", "flagged_fault_intervals", ALL, ALL, FLAGGED, 254, fault_n},
+    {"Fault Time", "flagged_fault_%s", ALL, ALL, FLAGGED, 255, fault_t},
+    {"Signal", "flagged_signal_intervals", ALL, ALL, FLAGGED, 256, signal_n},
+    {"Signal Time", "flagged_signal_%s", ALL, ALL, FLAGGED, 257, signal_t},
+    {NULL, "flagged_irq_intervals", 0, ALL, 0, 258, irq_n},
+    {NULL, "flagged_irq_%s", 0, ALL, 0, 259, irq_t},
+    {NULL, "flagged_unknown_intervals", 0, ALL, 0, 260, unknown_n},
+    {NULL, "flagged_unknown_%s", 0, ALL, 0, 261, unknown_t},
     /* The name last in text: C++ names can be long, the columns stay readable. */
     {"Module", "module", F, F, LEFT, 140, fmodule},
     {"File:Line", NULL, F, 0, LEFT, 0, file_line},

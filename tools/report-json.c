@@ -64,6 +64,16 @@ static void row_values(struct instr_json *j, const struct instr_session *s, cons
     instr_json_key_u64(j, "off_cpu_ticks", r->v.offcpu_t);
     instr_json_key_ns(j, "off_cpu_ns", r->offcpu_ns);
     cpu_values(j, s, r);
+    /* Per kind: every flagged interval of that kind (with this on top). */
+    instr_json_open(j, "flagged_by_kind", '{', INSTR_JSON_INLINE);
+    for (int k = 0; k < INSTR_OS_NKINDS; k++) {
+        instr_json_open(j, instr_os_kinds[k].name, '{', INSTR_JSON_INLINE);
+        instr_json_key_u64(j, "intervals", r->v.kind_n[k]);
+        instr_json_key_u64(j, "ticks", r->v.kind_t[k]);
+        instr_json_key_ns(j, "ns", r->kind_ns[k]);
+        instr_json_close(j);
+    }
+    instr_json_close(j);
 }
 
 static void program(struct instr_json *j, const struct instr_session *s, size_t i)
@@ -116,6 +126,9 @@ static void session(struct instr_json *j, const struct instr_session *s)
         instr_json_key_str(j, "not_application", s->exclude->text);
     else
         instr_json_key_null(j, "not_application");
+    char kinds[96];
+    instr_json_key_str(j, "os_events", instr_os_events_text(s->exclude ? s->exclude->os_ignored : 0, kinds,
+                                                            sizeof kinds));
     if (s->ndumps)
         instr_detector_text(&s->dumps[0], sees, sizeof sees, unseen, sizeof unseen);
     else

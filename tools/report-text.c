@@ -237,6 +237,12 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
     instr_fmt_value(b, sizeof b, s->total.ai, s->total_ns[1], u);
     if (s->exclude && s->exclude->text)
         fprintf(out, "Not Application: %s (intervals with a matching function on the stack)\n", s->exclude->text);
+    if (s->exclude && s->exclude->os_ignored) {
+        char in[96], out_[96];
+        fprintf(out, "OS events:  only %s take intervals out of Application time (--os-events); not %s\n",
+                instr_os_events_text(s->exclude->os_ignored, in, sizeof in),
+                instr_os_events_text(INSTR_OS_ALL_KINDS & ~s->exclude->os_ignored, out_, sizeof out_));
+    }
     if (s->offcpu_exact)
         fprintf(out, "Off-CPU:    exact, from the thread's CPU clock read at each flagged hook "
                      "(--flagged shows it per function)\n");

@@ -37,6 +37,7 @@ struct instr_row {
     double offcpu_ns;   /* exact off-CPU time in flagged intervals (cpuclock backend) */
     double pct[6];                 /* ei%, ee%, ai%, ae%, then ci%, ce% (of Session CPU Inclusive) */
     double cpu_ns[2];              /* v.ci, v.ce in ns */
+    double kind_ns[INSTR_OS_NKINDS]; /* v.kind_t in ns */
     uint32_t key;                  /* functions: the row's index before sorting (instr_session.func_rows) */
     int pseudo;                    /* functions: a pseudo-frame (an uninstrumented callee of a call site) */
     double ext_ns[2];              /* functions: external time (v.ext_ei, v.ext_ai) in ns */

@@ -101,6 +101,11 @@ static void row_add(struct instr_row *r, const struct instr_dump *d, const struc
     r->v.ext_ai += v->ext_ai;
     r->v.ci += v->ci;
     r->v.ce += v->ce;
+    for (int k = 0; k < INSTR_OS_NKINDS; k++) {
+        r->v.kind_n[k] += v->kind_n[k];
+        r->v.kind_t[k] += v->kind_t[k];
+        r->kind_ns[k] += instr_ticks_ns(d, v->kind_t[k]);
+    }
     r->cpu_ns[0] += instr_ticks_ns(d, v->ci);
     r->cpu_ns[1] += instr_ticks_ns(d, v->ce);
     r->ext_ns[0] += instr_ticks_ns(d, v->ext_ei);
@@ -255,6 +260,10 @@ static int add_process(struct instr_session *s, size_t i, const struct instr_exc
         pv.flagged_n += p->threads[t].v.flagged_n;
         pv.flagged_t += p->threads[t].v.flagged_t;
         pv.offcpu_t += p->threads[t].v.offcpu_t;
+        for (int k = 0; k < INSTR_OS_NKINDS; k++) {
+            pv.kind_n[k] += p->threads[t].v.kind_n[k];
+            pv.kind_t[k] += p->threads[t].v.kind_t[k];
+        }
     }
     row_add(pr, d, &pv);
     return 0;
