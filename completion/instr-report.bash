@@ -6,23 +6,24 @@
 
 # Every option; those taking a value end with '=' in _instr_report_valued.
 _instr_report_options="--view --depth --threshold --sort --units --format --limit
-    --flagged --not-application --export --weight --folded-root --time-range --min-duration
+    --flagged --not-application --os-events --export --weight --folded-root --time-range --min-duration
     --split-size --diff -o --output -h --help --version"
 _instr_report_valued=" --view --depth --threshold --sort --units --format --limit
-    --not-application --export --weight --folded-root --time-range --min-duration --split-size -o --output "
+    --not-application --os-events --export --weight --folded-root --time-range --min-duration --split-size -o --output "
 
 # The values an option takes, or nothing for free-form values.
 _instr_report_values()
 {
     case $1 in
     --view) echo "functions threads modules processes calltree callers callees" ;;
-    --sort) echo "name calls ei ee ai ae ei% ee% ai% ae% flagged module file pid tid" ;;
+    --sort) echo "name calls ei ee ai ae ei% ee% ai% ae% ci ce flagged module file pid tid" ;;
     --units) echo "ticks ns us ms" ;;
     --format) echo "text csv json" ;;
     --export) echo "visualiser chrome callgrind folded" ;;
     --weight) echo "elapsed application" ;;
     --folded-root) echo "none process thread" ;;
     --not-application) echo "@locks @io @alloc @sleep" ;;
+    --os-events) echo "sched syscall fault signal irq unknown all none" ;;
     esac
 }
 

@@ -31,9 +31,21 @@ VALUE(ei, v.ei, ns[0])
 VALUE(ee, v.ee, ns[1])
 VALUE(ai, v.ai, ns[2])
 VALUE(ae, v.ae, ns[3])
+VALUE(ci, v.ci, cpu_ns[0])
+VALUE(ce, v.ce, cpu_ns[1])
 NUMBER(flagged_n, "%" PRIu64, v.flagged_n)
 VALUE(flagged_t, v.flagged_t, flagged_ns)
 VALUE(offcpu, v.offcpu_t, offcpu_ns)
+/* Flagged intervals of one kind (os-events.h index k) and their time. */
+#define KIND(k, fn_n, fn_t)                                                                                     \
+    NUMBER(fn_n, "%" PRIu64, v.kind_n[k])                                                                       \
+    VALUE(fn_t, v.kind_t[k], kind_ns[k])
+KIND(0, sched_n, sched_t)
+KIND(1, syscall_n, syscall_t)
+KIND(2, fault_n, fault_t)
+KIND(3, signal_n, signal_t)
+KIND(4, irq_n, irq_t)
+KIND(5, unknown_n, unknown_t)
 NUMBER(line, "%" PRIu64, line)
 NUMBER(pid, "%" PRIu64, pid)
 NUMBER(thread, "%u", index)
@@ -51,6 +63,8 @@ GETTER(ei_pct) { return pct(b, n, c, 0); }
 GETTER(ee_pct) { return pct(b, n, c, 1); }
 GETTER(ai_pct) { return pct(b, n, c, 2); }
 GETTER(ae_pct) { return pct(b, n, c, 3); }
+GETTER(ci_pct) { return pct(b, n, c, 4); }
+GETTER(ce_pct) { return pct(b, n, c, 5); }
 
 /* Time in uninstrumented callees; none for a pseudo-frame (it is one). */
 static const char *external(char *b, size_t n, const struct instr_cell *c)
@@ -84,6 +98,7 @@ static const char *file_line(char *b, size_t n, const struct instr_cell *c)
 #define APP INSTR_COL_APP
 #define LEFT INSTR_COL_LEFT
 #define FLAGGED INSTR_COL_FLAGGED
+#define CPU INSTR_COL_CPU
 
 /* In text order.  Functions and modules show the four values; threads and
  * processes (where inclusive = exclusive) two. */
@@ -96,16 +111,35 @@ const struct instr_column instr_columns[] = {
     {"App Incl", "application_inclusive_%s", F | M, ALL, APP, 40, ai},
     {"Application", NULL, T | P, 0, APP, 0, ai},
     {"App Excl", "application_exclusive_%s", F | M, ALL, APP, 50, ae},
+    {"CPU Incl", "cpu_inclusive_%s", F | M, ALL, CPU, 210, ci},
+    {"CPU", NULL, T | P, 0, CPU, 0, ci},
+    {"CPU Excl", "cpu_exclusive_%s", F | M, ALL, CPU, 220, ce},
     {"EI%", "elapsed_inclusive_pct", F | M, ALL, 0, 60, ei_pct},
     {"E%", NULL, T | P, 0, 0, 0, ei_pct},
     {"EE%", "elapsed_exclusive_pct", F | M, ALL, 0, 70, ee_pct},
     {"AI%", "application_inclusive_pct", F | M, ALL, APP, 80, ai_pct},
     {"A%", NULL, T | P, 0, APP, 0, ai_pct},
     {"AE%", "application_exclusive_pct", F | M, ALL, APP, 90, ae_pct},
+    {"CI%", "cpu_inclusive_pct", F | M, ALL, CPU, 230, ci_pct},
+    {"C%", NULL, T | P, 0, CPU, 0, ci_pct},
+    {"CE%", "cpu_exclusive_pct", F | M, ALL, CPU, 240, ce_pct},
     {"External", "external_elapsed_%s", F, F, 0, 200, external},
     {"Flagged", "flagged_intervals", ALL, ALL, FLAGGED, 100, flagged_n},
     {"Flagged Time", "flagged_%s", ALL, ALL, FLAGGED, 110, flagged_t},
     {"Off-CPU", NULL, ALL, 0, FLAGGED | INSTR_COL_OFFCPU, 0, offcpu},
+    /* Per kind: every flagged interval of that kind, whatever --os-events counts. */
+    {"Sched", "flagged_sched_intervals", ALL, ALL, FLAGGED, 250, sched_n},
+    {"Sched Time", "flagged_sched_%s", ALL, ALL, FLAGGED, 251, sched_t},
+    {"Syscall", "flagged_syscall_intervals", ALL, ALL, FLAGGED, 252, syscall_n},
+    {"Syscall Time", "flagged_syscall_%s", ALL, ALL, FLAGGED, 253, syscall_t},
+    {"Fault", "flagged_fault_intervals", ALL, ALL, FLAGGED, 254, fault_n},
+    {"Fault Time", "flagged_fault_%s", ALL, ALL, FLAGGED, 255, fault_t},
+    {"Signal", "flagged_signal_intervals", ALL, ALL, FLAGGED, 256, signal_n},
+    {"Signal Time", "flagged_signal_%s", ALL, ALL, FLAGGED, 257, signal_t},
+    {NULL, "flagged_irq_intervals", 0, ALL, 0, 258, irq_n},
+    {NULL, "flagged_irq_%s", 0, ALL, 0, 259, irq_t},
+    {NULL, "flagged_unknown_intervals", 0, ALL, 0, 260, unknown_n},
+    {NULL, "flagged_unknown_%s", 0, ALL, 0, 261, unknown_t},
     /* The name last in text: C++ names can be long, the columns stay readable. */
     {"Module", "module", F, F, LEFT, 140, fmodule},
     {"File:Line", NULL, F, 0, LEFT, 0, file_line},
@@ -131,13 +165,15 @@ int instr_column_shown(const struct instr_column *c, enum instr_view v, int csv,
         return 0;
     if ((c->flags & INSTR_COL_FLAGGED) && !o->flagged)
         return 0;
+    if ((c->flags & INSTR_COL_CPU) && !s->cpu_known)
+        return 0;
     return !(c->flags & INSTR_COL_OFFCPU) || s->offcpu_exact;
 }
 
 const char *instr_column_cell(const struct instr_column *c, char *buf, size_t len, const struct instr_session *s,
                               const struct instr_row *r, enum instr_units u, int csv)
 {
-    if ((c->flags & INSTR_COL_APP) && s->no_app)
+    if (((c->flags & INSTR_COL_APP) && s->no_app) || ((c->flags & INSTR_COL_CPU) && !s->cpu_known))
         return csv ? "" : "n/a";
     const struct instr_cell cell = {r, u, csv};
     return c->get(buf, len, &cell);

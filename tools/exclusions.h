@@ -15,6 +15,8 @@ struct instr_exclusions {
     char **patterns; /* globs, categories expanded */
     size_t n;
     char *text;      /* what the user gave, comma-separated, for the report header */
+    unsigned os_ignored; /* --os-events: INSTR_OS_* kinds that leave an interval in Application time
+                            (os-events.h); 0: every kind takes it out */
 };
 
 /* Adds one argument: comma-separated globs and @categories.  0, or -1 for

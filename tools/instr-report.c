@@ -14,6 +14,7 @@
 
 #include "dump-reader.h"
 #include "exclusions.h"
+#include "os-events.h"
 #include "formats.h"
 #include "import-visualiser.h"
 #include "progress.h"
@@ -64,6 +65,10 @@ static void usage(FILE *f)
           "                   intervals with a matching function on the stack are not\n"
           "                   Application time (globs on mangled and demangled names;\n"
           "                   categories @locks @io @alloc @sleep); repeatable\n"
+          "  --os-events=KIND[,KIND...]\n"
+          "                   the kinds of OS activity that take an interval out of\n"
+          "                   Application time: sched, syscall, fault, signal, irq,\n"
+          "                   unknown, all (default), none\n"
           "  --export FORMAT  ",
           f);
     help_list(f, INSTR_FORMAT_EXPORT);
@@ -197,6 +202,7 @@ static int pick(const char *arg, const char *const *names, int n)
 enum opt {
     OPT_VIEW = 256, OPT_DEPTH, OPT_THRESHOLD, OPT_SORT, OPT_UNITS, OPT_FORMAT, OPT_LIMIT, OPT_FLAGGED,
     OPT_NOT_APP, OPT_EXPORT, OPT_WEIGHT, OPT_FOLDED_ROOT, OPT_TIME_RANGE, OPT_MIN_DURATION, OPT_SPLIT_SIZE, OPT_DIFF, OPT_VERSION,
+    OPT_OS_EVENTS,
 };
 #define GIVEN(o) (1u << ((o) - OPT_VIEW))
 
@@ -210,6 +216,7 @@ static const struct option long_opts[] = {
     {"limit", required_argument, NULL, OPT_LIMIT},
     {"flagged", no_argument, NULL, OPT_FLAGGED},
     {"not-application", required_argument, NULL, OPT_NOT_APP},
+    {"os-events", required_argument, NULL, OPT_OS_EVENTS},
     {"export", required_argument, NULL, OPT_EXPORT},
     {"weight", required_argument, NULL, OPT_WEIGHT},
     {"folded-root", required_argument, NULL, OPT_FOLDED_ROOT},
@@ -329,6 +336,14 @@ static int set_option(struct cli *c, int opt, const char *v, int argc, char **ar
         char xerr[200];
         if (instr_exclusions_add(&c->excl, v, xerr, sizeof xerr) < 0) {
             fprintf(stderr, PROG ": --not-application: %s\n", xerr);
+            return -1;
+        }
+        return 0;
+    }
+    case OPT_OS_EVENTS: {
+        char xerr[200];
+        if (instr_os_events_parse(v, &c->excl.os_ignored, xerr, sizeof xerr) < 0) {
+            fprintf(stderr, PROG ": --os-events: %s\n", xerr);
             return -1;
         }
         return 0;
@@ -557,7 +572,7 @@ static int run_diff(const struct cli *c, const struct instr_dump *dumps)
 {
     char err[600];
     struct instr_session s[2];
-    const struct instr_exclusions *x = c->excl.n ? &c->excl : NULL;
+    const struct instr_exclusions *x = c->excl.n || c->excl.os_ignored ? &c->excl : NULL;
     if (instr_session_build_excluding(&s[0], &dumps[0], 1, x, err, sizeof err) < 0) {
         fprintf(stderr, PROG ": %s\n", err);
         return EXIT_INPUT;
@@ -613,7 +628,7 @@ static int build_session(const struct cli *c, struct instr_dump *dumps, size_t n
         dumps[i].progress = instr_progress_add;
         dumps[i].progress_ctx = &bar;
     }
-    const struct instr_exclusions *x = c->excl.n ? &c->excl : NULL;
+    const struct instr_exclusions *x = c->excl.n || c->excl.os_ignored ? &c->excl : NULL;
     int built;
     if (c->export && c->format->walk) {
         struct parts parts;

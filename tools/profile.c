@@ -91,6 +91,8 @@ struct node {
     uint32_t first_child, next_sibling; /* filled after the walk */
     uint64_t ei, ee, ai, ae;            /* ticks: the four values */
     uint64_t calls, flagged_n, flagged_t, offcpu_t;
+    uint64_t ci, ce;                    /* ticks: CPU inclusive, exclusive (charge_cpu) */
+    uint64_t kind_n[INSTR_OS_NKINDS], kind_t[INSTR_OS_NKINDS]; /* flagged, per kind (charge_kinds) */
     uint8_t excluded; /* --not-application: this frame or an ancestor matches */
 };
 
@@ -104,6 +106,7 @@ struct walker {
     size_t capfncount;
     uint32_t *extcount;  /* DFS counter: pseudo-frames called by an open frame of a function */
     const struct instr_exclusions *x; /* --not-application, or NULL */
+    unsigned os_ignored;              /* --os-events: kinds that leave an interval in Application time */
     const struct instr_timeline *tl;  /* the observer of frames opening and closing, or NULL */
 
     /* The thread being walked: its stack of open frames. */
@@ -246,6 +249,21 @@ static void add_values(struct instr_values *a, const struct instr_values *b)
     a->offcpu_t += b->offcpu_t;
     a->ext_ei += b->ext_ei;
     a->ext_ai += b->ext_ai;
+    a->ci += b->ci;
+    a->ce += b->ce;
+    for (int k = 0; k < INSTR_OS_NKINDS; k++) {
+        a->kind_n[k] += b->kind_n[k];
+        a->kind_t[k] += b->kind_t[k];
+    }
+}
+
+/* The per-kind flagged values of node n into v (exclusive, like flagged_n). */
+static void add_kinds(struct instr_values *v, const struct node *n)
+{
+    for (int k = 0; k < INSTR_OS_NKINDS; k++) {
+        v->kind_n[k] += n->kind_n[k];
+        v->kind_t[k] += n->kind_t[k];
+    }
 }
 
 /* The function whose external time a node adds to: for a pseudo-frame
@@ -293,18 +311,21 @@ static int fold_tree(struct walker *w, struct instr_pthread *th)
     /* Children have larger indices than their parents: one reverse pass
      * sums inclusive values and links children lists. */
     for (size_t i = 0; i < n; i++)
-        nodes[i].ei = nodes[i].ai = 0, nodes[i].first_child = nodes[i].next_sibling = 0;
+        nodes[i].ei = nodes[i].ai = nodes[i].ci = 0, nodes[i].first_child = nodes[i].next_sibling = 0;
     for (size_t i = n; i-- > 1;) {
         struct node *c = &nodes[i], *par = &nodes[c->parent];
         c->ei += c->ee;
         c->ai += c->ae;
+        c->ci += c->ce;
         par->ei += c->ei;
         par->ai += c->ai;
+        par->ci += c->ci;
         c->next_sibling = par->first_child;
         par->first_child = (uint32_t)i;
     }
     th->v.ei = th->v.ee = nodes[0].ei;
     th->v.ai = th->v.ae = nodes[0].ai;
+    th->v.ci = th->v.ce = nodes[0].ci;
     add_values(&p->total, &th->v);
 
     if (p->nfuncs > w->capfncount) {
@@ -357,17 +378,24 @@ static int fold_tree(struct walker *w, struct instr_pthread *th)
         if (w->fncount[nd->fn]++ == 0) {
             f->v.ei += nd->ei;
             f->v.ai += nd->ai;
+            f->v.ci += nd->ci;
         }
         if (w->modcount[f->module]++ == 0) {
             m->v.ei += nd->ei;
             m->v.ai += nd->ai;
+            m->v.ci += nd->ci;
         }
         f->v.ee += nd->ee;
         f->v.ae += nd->ae;
+        f->v.ce += nd->ce;
+        m->v.ce += nd->ce;
         f->v.calls += nd->calls;
         f->v.flagged_n += nd->flagged_n;
         f->v.flagged_t += nd->flagged_t;
         f->v.offcpu_t += nd->offcpu_t;
+        add_kinds(&f->v, nd);
+        add_kinds(&m->v, nd);
+        add_kinds(&th->v, nd);
         m->v.ee += nd->ee;
         m->v.ae += nd->ae;
         m->v.calls += nd->calls;
@@ -445,8 +473,34 @@ static inline int observe_close(struct walker *w, uint32_t n, uint64_t t, int in
     return 0;
 }
 
+/* CPU time of the interval: all of it but its exact off-CPU ticks (the
+ * cpuclock backend writes them after a flagged event's bits; an interval
+ * nobody flagged was on the CPU throughout).  Whether the values are known
+ * at all is the session's business (every dump ran cpuclock); a flagged
+ * interval without off-CPU ticks is counted on the CPU, and counted. */
+static inline void charge_cpu(struct walker *w, struct node *n, const struct instr_event *ev, uint64_t d,
+                              uint64_t off)
+{
+    n->ce += d - off;
+    if (INSTR_PROFILE_UNLIKELY(ev->os) && !(ev->bits & INSTR_OS_OFFCPU_FOLLOWS))
+        w->p->offcpu_unknown++;
+}
+
+/* Each kind of a flagged interval gets it (--flagged, per kind), whether
+ * or not --os-events counts that kind. */
+static void charge_kinds(struct node *n, unsigned bits, uint64_t d)
+{
+    for (int k = 0; k < INSTR_OS_NKINDS; k++)
+        if (bits & instr_os_kinds[k].bit) {
+            n->kind_n[k]++;
+            n->kind_t[k] += d;
+        }
+}
+
 /* Charges the interval of d ticks that ev ends to the frame on top (the
- * pending call site's time is held in w->pend). */
+ * pending call site's time is held in w->pend).  It is Application time
+ * unless the OS acted in it (in a kind --os-events counts) or the frame is
+ * excluded (--not-application). */
 static inline void charge(struct walker *w, const struct instr_event *ev, uint64_t d)
 {
     if (!w->depth)
@@ -454,13 +508,17 @@ static inline void charge(struct walker *w, const struct instr_event *ev, uint64
     uint32_t top = w->stack[w->depth];
     struct node *n = top == PENDING_NODE ? &w->pend : &w->nodes[top];
     n->ee += d;
-    if (!ev->os && !n->excluded) {
+    uint64_t off = ev->offcpu < d ? ev->offcpu : d; /* never more than the interval */
+    if (INSTR_PROFILE_UNLIKELY(ev->os))
+        charge_kinds(n, ev->bits, d);
+    if ((!ev->os || !instr_os_counts(ev->bits, w->os_ignored)) && !n->excluded) {
         n->ae += d;
     } else {
         n->flagged_n++;
         n->flagged_t += d;
-        n->offcpu_t += ev->offcpu;
+        n->offcpu_t += off;
     }
+    charge_cpu(w, n, ev, d, off);
 }
 
 /* Opens a frame for key above the top; count: a call (ENTER, not REENTER). */
@@ -541,6 +599,11 @@ static int resolve_pending(struct walker *w, const struct instr_event *ev)
     n->flagged_n += w->pend.flagged_n;
     n->flagged_t += w->pend.flagged_t;
     n->offcpu_t += w->pend.offcpu_t;
+    n->ce += w->pend.ce;
+    for (int k = 0; k < INSTR_OS_NKINDS; k++) {
+        n->kind_n[k] += w->pend.kind_n[k];
+        n->kind_t[k] += w->pend.kind_t[k];
+    }
     n->calls += (uint64_t)!w->pend_reenter;
     w->stack[w->depth] = c;
     w->state[w->depth] = merged ? ST_MERGED : ST_FRAME;
@@ -638,6 +701,7 @@ static int close_thread(struct walker *w, struct instr_pthread *th, uint64_t pre
         struct node *n = &w->nodes[w->stack[w->depth]];
         n->ee += h->end_tsc - prev;
         n->ae += n->excluded ? 0 : h->end_tsc - prev;
+        n->ce += h->end_tsc - prev; /* nothing says the thread left the CPU */
         th->end_tick = close_at = h->end_tsc;
     }
     return pop_all(w, close_at);
@@ -739,7 +803,7 @@ int instr_profile_build_timeline(struct instr_profile *p, const struct instr_dum
 {
     memset(p, 0, sizeof *p);
     p->dump = d;
-    struct walker w = {.p = p, .x = x, .tl = tl};
+    struct walker w = {.p = p, .x = x, .tl = tl, .os_ignored = x ? x->os_ignored : 0};
     int rc = INSTR_ENOMEM;
     p->nmodules = d->nmodules + 1;
     if (!(p->modules = calloc(p->nmodules, sizeof *p->modules)) ||

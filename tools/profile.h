@@ -53,6 +53,7 @@
 #include "callsites.h"
 #include "dump-reader.h"
 #include "exclusions.h"
+#include "os-events.h"
 
 /* The four values plus calls and flagged intervals, all in ticks. */
 struct instr_values {
@@ -66,6 +67,10 @@ struct instr_values {
     uint64_t offcpu_t;  /* of which off the CPU, exact (cpuclock backend; else 0) */
     uint64_t ext_ei;    /* external time: see below */
     uint64_t ext_ai;    /* the same, Application */
+    uint64_t kind_n[INSTR_OS_NKINDS]; /* flagged intervals with this frame on top, per kind (os-events.h) */
+    uint64_t kind_t[INSTR_OS_NKINDS]; /* their ticks (an interval of several kinds counts in each) */
+    uint64_t ci;        /* CPU inclusive: elapsed inclusive less the exact off-CPU time of each interval */
+    uint64_t ce;        /* CPU exclusive (cpu.c: known when the cpuclock backend ran) */
 };
 
 /* External time of a function F: the intervals whose stack has, somewhere
@@ -135,6 +140,7 @@ struct instr_profile {
     struct instr_values total; /* process: ei = non-empty intervals, ai = those not flagged */
     struct instr_repairs repairs;
     uint64_t events;
+    uint64_t offcpu_unknown; /* flagged intervals charged to a frame without off-CPU ticks (counted on the CPU) */
     size_t max_nodes; /* largest call tree of a thread */
     struct instr_sitemap sites;  /* names of the dump's call sites */
     struct instr_pnode *nodes;   /* every thread's call tree */

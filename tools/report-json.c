@@ -33,16 +33,47 @@ static void values4(struct instr_json *j, int no_app, const struct instr_values 
     }
 }
 
-/* A row's values: the four, then the flagged intervals and the exact
- * off-CPU time within them (0 unless the cpuclock backend ran). */
-static void row_values(struct instr_json *j, int no_app, const struct instr_row *r)
+/* CPU Inclusive and Exclusive: ticks, ns, percent of Session CPU
+ * Inclusive; null unless every dump ran the cpuclock backend. */
+static void cpu_values(struct instr_json *j, const struct instr_session *s, const struct instr_row *r)
 {
-    values4(j, no_app, &r->v, r->ns, r->pct);
+    static const char *const names[2] = {"cpu_inclusive", "cpu_exclusive"};
+    const uint64_t t[2] = {r->v.ci, r->v.ce};
+    char key[64];
+    for (int i = 0; i < 2; i++) {
+        snprintf(key, sizeof key, "%s_ticks", names[i]);
+        if (s->cpu_known)
+            instr_json_key_u64(j, key, t[i]);
+        else
+            instr_json_key_null(j, key);
+        snprintf(key, sizeof key, "%s_ns", names[i]);
+        instr_json_key_ns(j, key, s->cpu_known ? r->cpu_ns[i] : NAN);
+        snprintf(key, sizeof key, "%s_pct", names[i]);
+        instr_json_key_num(j, key, "%.4f", s->cpu_known ? r->pct[4 + i] : NAN);
+    }
+}
+
+/* A row's values: the four, then the flagged intervals and the exact
+ * off-CPU time within them (0 unless the cpuclock backend ran), then CPU. */
+static void row_values(struct instr_json *j, const struct instr_session *s, const struct instr_row *r)
+{
+    values4(j, s->no_app, &r->v, r->ns, r->pct);
     instr_json_key_u64(j, "flagged_intervals", r->v.flagged_n);
     instr_json_key_u64(j, "flagged_ticks", r->v.flagged_t);
     instr_json_key_ns(j, "flagged_ns", r->flagged_ns);
     instr_json_key_u64(j, "off_cpu_ticks", r->v.offcpu_t);
     instr_json_key_ns(j, "off_cpu_ns", r->offcpu_ns);
+    cpu_values(j, s, r);
+    /* Per kind: every flagged interval of that kind (with this on top). */
+    instr_json_open(j, "flagged_by_kind", '{', INSTR_JSON_INLINE);
+    for (int k = 0; k < INSTR_OS_NKINDS; k++) {
+        instr_json_open(j, instr_os_kinds[k].name, '{', INSTR_JSON_INLINE);
+        instr_json_key_u64(j, "intervals", r->v.kind_n[k]);
+        instr_json_key_u64(j, "ticks", r->v.kind_t[k]);
+        instr_json_key_ns(j, "ns", r->kind_ns[k]);
+        instr_json_close(j);
+    }
+    instr_json_close(j);
 }
 
 static void program(struct instr_json *j, const struct instr_session *s, size_t i)
@@ -95,6 +126,9 @@ static void session(struct instr_json *j, const struct instr_session *s)
         instr_json_key_str(j, "not_application", s->exclude->text);
     else
         instr_json_key_null(j, "not_application");
+    char kinds[96];
+    instr_json_key_str(j, "os_events", instr_os_events_text(s->exclude ? s->exclude->os_ignored : 0, kinds,
+                                                            sizeof kinds));
     if (s->ndumps)
         instr_detector_text(&s->dumps[0], sees, sizeof sees, unseen, sizeof unseen);
     else
@@ -127,8 +161,15 @@ static void session(struct instr_json *j, const struct instr_session *s)
         instr_json_key_u64(j, "application_inclusive_ticks", s->total.ai);
     instr_json_key_ns(j, "elapsed_inclusive_ns", s->have_rate ? s->total_ns[0] : NAN);
     instr_json_key_ns(j, "application_inclusive_ns", s->have_rate && !s->no_app ? s->total_ns[1] : NAN);
+    if (s->cpu_known)
+        instr_json_key_u64(j, "cpu_inclusive_ticks", s->total.ci);
+    else
+        instr_json_key_null(j, "cpu_inclusive_ticks");
+    instr_json_key_ns(j, "cpu_inclusive_ns", s->have_rate && s->cpu_known ? s->total_cpu_ns : NAN);
     instr_json_close(j);
     instr_json_key_bool(j, "off_cpu_exact", s->offcpu_exact);
+    instr_json_key_bool(j, "cpu_available", s->cpu_known);
+    instr_json_key_u64(j, "off_cpu_unknown_intervals", s->offcpu_unknown);
     instr_json_key_bool(j, "application_available", !s->no_app);
     instr_json_close(j);
 }
@@ -177,14 +218,14 @@ static void process_head(struct instr_json *j, const struct instr_row *p)
     instr_json_key_str(j, "program", p->name);
 }
 
-static void row_array(struct instr_json *j, int no_app, const char *key, const struct instr_row *r, size_t n,
-                      row_members head, row_members tail)
+static void row_array(struct instr_json *j, const struct instr_session *s, const char *key,
+                      const struct instr_row *r, size_t n, row_members head, row_members tail)
 {
     instr_json_open(j, key, '[', INSTR_JSON_LINES);
     for (size_t i = 0; i < n; i++) {
         instr_json_open(j, NULL, '{', INSTR_JSON_LINES);
         head(j, &r[i]);
-        row_values(j, no_app, &r[i]);
+        row_values(j, s, &r[i]);
         if (tail)
             tail(j, &r[i]);
         instr_json_close(j);
@@ -194,10 +235,10 @@ static void row_array(struct instr_json *j, int no_app, const char *key, const s
 
 static void rows(struct instr_json *j, const struct instr_session *s)
 {
-    row_array(j, s->no_app, "functions", s->functions, s->nfunctions, function_head, function_tail);
-    row_array(j, s->no_app, "threads", s->threads, s->nthreads, thread_head, NULL);
-    row_array(j, s->no_app, "modules", s->modules, s->nmodules, module_head, NULL);
-    row_array(j, s->no_app, "processes", s->processes, s->nprocesses, process_head, NULL);
+    row_array(j, s, "functions", s->functions, s->nfunctions, function_head, function_tail);
+    row_array(j, s, "threads", s->threads, s->nthreads, thread_head, NULL);
+    row_array(j, s, "modules", s->modules, s->nmodules, module_head, NULL);
+    row_array(j, s, "processes", s->processes, s->nprocesses, process_head, NULL);
 }
 
 /* ---- the tree views ------------------------------------------------------------ */

@@ -10,7 +10,7 @@
 #include "columns.h"
 #include "report.h"
 
-#define MAX_COLS 16
+#define MAX_COLS 32
 
 struct table {
     const char *title[MAX_COLS];
@@ -220,6 +220,16 @@ static int grouped(FILE *out, const struct instr_session *s, header_text f)
     return rc;
 }
 
+/* What the CPU values are (shown when every dump ran cpuclock). */
+static void print_cpu_lines(FILE *out, const struct instr_session *s)
+{
+    fprintf(out, "CPU:        Elapsed less each interval's exact off-CPU time (cpuclock); includes the kernel's "
+                 "work for the thread (system calls, faults) and the hooks' cost\n");
+    if (s->offcpu_unknown)
+        fprintf(out, "CPU:        %" PRIu64 " flagged interval(s) without an off-CPU time (the clock could not be "
+                     "read), counted as on the CPU\n", s->offcpu_unknown);
+}
+
 static int print_header(FILE *out, const struct instr_session *s, enum instr_units u)
 {
     char a[64], b[64];
@@ -285,6 +295,12 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
     instr_fmt_value(b, sizeof b, s->total.ai, s->total_ns[1], u);
     if (s->exclude && s->exclude->text)
         fprintf(out, "Not Application: %s (intervals with a matching function on the stack)\n", s->exclude->text);
+    if (s->exclude && s->exclude->os_ignored) {
+        char in[96], out_[96];
+        fprintf(out, "OS events:  only %s take intervals out of Application time (--os-events); not %s\n",
+                instr_os_events_text(s->exclude->os_ignored, in, sizeof in),
+                instr_os_events_text(INSTR_OS_ALL_KINDS & ~s->exclude->os_ignored, out_, sizeof out_));
+    }
     if (s->offcpu_exact)
         fprintf(out, "Off-CPU:    exact, from the thread's CPU clock read at each flagged hook "
                      "(--flagged shows it per function)\n");
@@ -292,6 +308,15 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
         fprintf(out, "Application: %s\n", instr_no_app_reason);
         snprintf(b, sizeof b, "n/a");
     }
+    if (s->cpu_known) {
+        char c[64];
+        print_cpu_lines(out, s);
+        instr_fmt_value(c, sizeof c, s->total.ci, s->total_cpu_ns, u);
+        fprintf(out, "Totals:     Elapsed %s, Application %s, CPU %s (%s)\n\n", a, b, c, instr_units_name(u));
+        return 0;
+    }
+    if (s->offcpu_exact)
+        fprintf(out, "CPU:        unknown (a process ran without the cpuclock backend)\n");
     fprintf(out, "Totals:     Elapsed %s, Application %s (%s)\n\n", a, b, instr_units_name(u));
     return 0;
 }

@@ -35,7 +35,9 @@ struct instr_row {
     double ns[4];                  /* ei, ee, ai, ae in ns (NAN without a tick rate) */
     double flagged_ns;
     double offcpu_ns;   /* exact off-CPU time in flagged intervals (cpuclock backend) */
-    double pct[4];                 /* ei%, ee%, ai%, ae% */
+    double pct[6];                 /* ei%, ee%, ai%, ae%, then ci%, ce% (of Session CPU Inclusive) */
+    double cpu_ns[2];              /* v.ci, v.ce in ns */
+    double kind_ns[INSTR_OS_NKINDS]; /* v.kind_t in ns */
     uint32_t key;                  /* functions: the row's index before sorting (instr_session.func_rows) */
     int pseudo;                    /* functions: a pseudo-frame (an uninstrumented callee of a call site) */
     double ext_ns[2];              /* functions: external time (v.ext_ei, v.ext_ai) in ns */
@@ -49,6 +51,9 @@ struct instr_session {
     size_t nfunctions, nthreads, nmodules, nprocesses;
     struct instr_values total; /* ei = Session EI, ai = Session AI (ticks) */
     int offcpu_exact;          /* some dump measured off-CPU time (cpuclock backend) */
+    int cpu_known;             /* every dump did: CPU values are known (else n/a, empty, null) */
+    uint64_t offcpu_unknown;   /* flagged intervals without off-CPU ticks, counted on the CPU */
+    double total_cpu_ns;       /* total.ci (Session CPU Inclusive) in ns */
     double total_ns[2];        /* the same in ns */
     struct instr_repairs repairs;
     uint64_t dropped;          /* events lost: the header count (DROPPED events say where) */

@@ -80,6 +80,15 @@ static void row_add(struct instr_row *r, const struct instr_dump *d, const struc
     r->offcpu_ns += instr_ticks_ns(d, v->offcpu_t);
     r->v.ext_ei += v->ext_ei;
     r->v.ext_ai += v->ext_ai;
+    r->v.ci += v->ci;
+    r->v.ce += v->ce;
+    for (int k = 0; k < INSTR_OS_NKINDS; k++) {
+        r->v.kind_n[k] += v->kind_n[k];
+        r->v.kind_t[k] += v->kind_t[k];
+        r->kind_ns[k] += instr_ticks_ns(d, v->kind_t[k]);
+    }
+    r->cpu_ns[0] += instr_ticks_ns(d, v->ci);
+    r->cpu_ns[1] += instr_ticks_ns(d, v->ce);
     r->ext_ns[0] += instr_ticks_ns(d, v->ext_ei);
     r->ext_ns[1] += instr_ticks_ns(d, v->ext_ai);
 }
@@ -156,9 +165,11 @@ static int merge(struct instr_session *s, struct fref *refs, size_t n, struct in
 
 static void percents(struct instr_session *s, struct instr_row *rows, size_t n)
 {
-    double e = (double)s->total.ei, a = (double)s->total.ai;
+    double e = (double)s->total.ei, a = (double)s->total.ai, c = (double)s->total.ci;
     for (size_t i = 0; i < n; i++) {
         struct instr_row *r = &rows[i];
+        r->pct[4] = c > 0 ? 100.0 * (double)r->v.ci / c : 0;
+        r->pct[5] = c > 0 ? 100.0 * (double)r->v.ce / c : 0;
         r->pct[0] = e > 0 ? 100.0 * (double)r->v.ei / e : 0;
         r->pct[1] = e > 0 ? 100.0 * (double)r->v.ee / e : 0;
         r->pct[2] = a > 0 ? 100.0 * (double)r->v.ai / a : 0;
@@ -192,6 +203,9 @@ static int add_process(struct instr_session *s, size_t i, const struct instr_exc
         s->no_app = 1;
     if (d->hdr.detector_set & (1u << INSTR_DETECTOR_CPUCLOCK))
         s->offcpu_exact = 1;
+    else
+        s->cpu_known = 0; /* one process without it: the session's CPU time is not known */
+    s->offcpu_unknown += p->offcpu_unknown;
     if ((rc = add_dump_warnings(s, d, p)) < 0)
         return rc;
     const struct instr_repairs *r = &p->repairs;
@@ -211,6 +225,8 @@ static int add_process(struct instr_session *s, size_t i, const struct instr_exc
     s->total.ai += p->total.ai;
     s->total_ns[0] += instr_ticks_ns(d, p->total.ei);
     s->total_ns[1] += instr_ticks_ns(d, p->total.ai);
+    s->total.ci += p->total.ci;
+    s->total_cpu_ns += instr_ticks_ns(d, p->total.ci);
 
     struct instr_row *pr = &s->processes[s->nprocesses++];
     if (!(pr->name = strdup(d->hdr.exe_path)))
@@ -219,11 +235,16 @@ static int add_process(struct instr_session *s, size_t i, const struct instr_exc
     struct instr_values pv = p->total;
     pv.ee = pv.ei;
     pv.ae = pv.ai;
+    pv.ce = pv.ci;
     for (size_t t = 0; t < p->nthreads; t++) {
         pv.calls += p->threads[t].v.calls;
         pv.flagged_n += p->threads[t].v.flagged_n;
         pv.flagged_t += p->threads[t].v.flagged_t;
         pv.offcpu_t += p->threads[t].v.offcpu_t;
+        for (int k = 0; k < INSTR_OS_NKINDS; k++) {
+            pv.kind_n[k] += p->threads[t].v.kind_n[k];
+            pv.kind_t[k] += p->threads[t].v.kind_t[k];
+        }
     }
     row_add(pr, d, &pv);
     return 0;
@@ -362,6 +383,7 @@ int instr_session_build_observed(struct instr_session *s, const struct instr_dum
     s->exclude = x;
     s->dumps = dumps;
     s->have_rate = 1;
+    s->cpu_known = n > 0; /* until a dump without cpuclock */
     int rc = INSTR_ENOMEM;
     if (!(s->profiles = calloc(n, sizeof *s->profiles)) || !(s->processes = calloc(n, sizeof *s->processes)))
         goto fail;
