@@ -269,16 +269,93 @@ def check_chromium(args):
     screenshot(args, bpath, os.path.join(args.work, "big-zoom.png"), {"focus": ["frame", 30000, 3000]})
 
 
+def png_pixels(path):
+    """(width, height, rows of (r, g, b)) of an 8-bit RGB/RGBA PNG."""
+    import struct, zlib
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, w = 8, b"", 0
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            assert depth == 8 and ctype in (2, 6) and not interlace, "8-bit RGB(A), not interlaced"
+            bpp = 3 if ctype == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw, stride, rows, prev = zlib.decompress(idat), w * bpp, [], bytearray(w * bpp)
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(w)])
+        prev = line
+    return w, h, rows
+
+
+def check_firefox(args):
+    """The page from file:// in headless Firefox: no script errors on its
+    stderr, and the screenshot shows the timeline: main's bar across the
+    whole run (one colour over 40% of the width) and a bar colour per
+    function.  (Firefox has no --dump-dom: the page's numbers are read back
+    in Chromium; this checks the page works in the other engine.)"""
+    exe = shutil.which("firefox-esr") or shutil.which("firefox")
+    if not exe:
+        print("skipped: Firefox is not installed (Debian package `firefox-esr`)")
+        return SKIP
+    path = export(args, golden(args), os.path.join(args.work, "small.html"))
+    shot = os.path.join(args.work, "firefox.png")
+    home = tempfile.mkdtemp(prefix="instr-firefox-")
+    if os.path.exists(shot):
+        os.remove(shot)
+    try:
+        p = subprocess.run([exe, "--headless", "--no-remote", "--window-size", "1400,900", "--screenshot", shot,
+                            "file://" + os.path.abspath(path)], capture_output=True, text=True, timeout=600,
+                           env=dict(os.environ, HOME=home, MOZ_HEADLESS="1"))
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    errs = [l for l in p.stderr.splitlines() if "JavaScript error" in l or "TypeError" in l or "ReferenceError" in l]
+    check(not errs, f"firefox: no script errors {errs[:3]}")
+    check(os.path.exists(shot) and os.path.getsize(shot) > 10000, f"firefox: screenshot {shot}")
+    if not os.path.exists(shot):
+        return 0
+    w, h, rows = png_pixels(shot)
+    saturated = lambda c: max(c) - min(c) > 40
+    longest, colours = 0, set()
+    for row in rows:
+        run, last = 0, None
+        for c in row:
+            run = run + 1 if c == last and saturated(c) else 1
+            last = c
+            longest = max(longest, run if saturated(c) else 0)
+        colours |= {c for c in row if saturated(c) and row.count(c) > 20}
+    check(longest > 0.4 * w, f"firefox: main's bar spans the run ({longest} px of {w})")
+    check(len(colours) >= 6, f"firefox: bars in {len(colours)} colours (6 functions)")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("check", choices=["data", "chromium"])
+    ap.add_argument("check", choices=["data", "chromium", "firefox"])
     ap.add_argument("--bin", required=True)
     ap.add_argument("--src", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--exe", required=True)
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
-    rc = {"data": check_data, "chromium": check_chromium}[args.check](args)
+    rc = {"data": check_data, "chromium": check_chromium, "firefox": check_firefox}[args.check](args)
     if rc == SKIP:
         return SKIP
     if failures:
