@@ -419,32 +419,38 @@ static const char *label_text(const struct cexp *c, uint64_t label)
     return l ? l->text : "[label]";
 }
 
+/* The head of a mark or counter event at tick, up to its name; 0 if it
+ * is out of the --time-range (nothing written). */
+static int instant_head(struct cexp *c, uint32_t thread, uint64_t label, uint64_t tick, const char *ph, double *t)
+{
+    *t = us(c, tick);
+    see_thread(c, thread);
+    if (!in_range(c, *t, *t))
+        return 0;
+    begin_event(c);
+    put(c, "{\"ph\": %s, \"name\": ", ph);
+    str(c, label_text(c, label));
+    put(c, ", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64 ", \"ts\": %.3f", c->p->dump->hdr.pid, tid_of(c, thread), *t);
+    return 1;
+}
+
 static int on_mark(void *ctx, uint32_t thread, uint64_t label, uint64_t tick)
 {
     struct cexp *c = ctx;
-    double t = us(c, tick);
-    see_thread(c, thread);
-    if (!in_range(c, t, t))
+    double t;
+    if (!instant_head(c, thread, label, tick, "\"i\", \"s\": \"t\"", &t))
         return 0;
-    begin_event(c);
-    put(c, "{\"ph\": \"i\", \"s\": \"t\", \"name\": ");
-    str(c, label_text(c, label));
-    put(c, ", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64 ", \"ts\": %.3f}", c->p->dump->hdr.pid, tid_of(c, thread), t);
+    put(c, "}");
     return maybe_split(c, t);
 }
 
 static int on_counter(void *ctx, uint32_t thread, uint64_t label, int64_t value, uint64_t tick)
 {
     struct cexp *c = ctx;
-    double t = us(c, tick);
-    see_thread(c, thread);
-    if (!in_range(c, t, t))
+    double t;
+    if (!instant_head(c, thread, label, tick, "\"C\"", &t))
         return 0;
-    begin_event(c);
-    put(c, "{\"ph\": \"C\", \"name\": ");
-    str(c, label_text(c, label));
-    put(c, ", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64 ", \"ts\": %.3f, \"args\": {\"value\": %" PRId64 "}}",
-        c->p->dump->hdr.pid, tid_of(c, thread), t, value);
+    put(c, ", \"args\": {\"value\": %" PRId64 "}}", value);
     return maybe_split(c, t);
 }
 
@@ -481,19 +487,11 @@ static int finish(struct cexp *c, FILE *out, int rc)
     return rc;
 }
 
-static int have_rate(const struct instr_dump *dumps, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (dumps[i].tick_hz <= 0)
-            return 0;
-    return 1;
-}
-
 int instr_export_chrome_walk(FILE *out, struct instr_session *s, const struct instr_dump *dumps, size_t n,
                              const struct instr_exclusions *x, const struct instr_report_opts *o, int *wrc,
                              char *err, size_t errlen)
 {
-    if (!have_rate(dumps, n)) {
+    if (!instr_dumps_have_rate(dumps, n)) {
         *wrc = INSTR_EARG; /* timestamps need a tick rate */
         return instr_session_build_excluding(s, dumps, n, x, err, errlen);
     }

@@ -310,21 +310,13 @@ static int finish(struct vexp *v, int rc)
     return rc;
 }
 
-static int have_rate(const struct instr_dump *dumps, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (dumps[i].tick_hz <= 0)
-            return 0;
-    return 1;
-}
-
 int instr_export_visualiser_walk(FILE *out, struct instr_session *s, const struct instr_dump *dumps, size_t n,
                                  const struct instr_exclusions *x, const struct instr_report_opts *o, int *wrc,
                                  char *err, size_t errlen)
 {
     (void)o;
     *wrc = 0;
-    if (!have_rate(dumps, n)) {
+    if (!instr_dumps_have_rate(dumps, n)) {
         *wrc = INSTR_EARG; /* times need a tick rate */
         return instr_session_build_excluding(s, dumps, n, x, err, errlen);
     }

@@ -161,6 +161,8 @@ const char *instr_units_name(enum instr_units u);
 /* A value in the chosen unit: ticks as an integer, ns rounded, us/ms with 3 decimals. */
 void instr_fmt_value(char *buf, size_t len, uint64_t ticks, double ns, enum instr_units u);
 const char *instr_basename(const char *path);
+/* Whether every dump of dumps[0..n) has a tick rate (timelines need one). */
+int instr_dumps_have_rate(const struct instr_dump *dumps, size_t n);
 /* Whether d's process exited through exit() with hdr.exit_status (not
  * for inputs converted from formats that do not record it). */
 int instr_dump_exited(const struct instr_dump *d);

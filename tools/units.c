@@ -116,3 +116,11 @@ int instr_dump_same_process(const struct instr_dump *a, const struct instr_dump 
            a->hdr.start_mono_ns == b->hdr.start_mono_ns && a->hdr.start_real_ns == b->hdr.start_real_ns &&
            !strcmp(a->hdr.exe_path, b->hdr.exe_path);
 }
+
+int instr_dumps_have_rate(const struct instr_dump *dumps, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (dumps[i].tick_hz <= 0)
+            return 0;
+    return 1;
+}
