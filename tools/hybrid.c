@@ -79,6 +79,8 @@ static int start_thread(struct place *pl, uint32_t thread)
             return INSTR_ENOMEM;
         next_sample(pl);
     }
+    if (pl->thread != UINT32_MAX)
+        pl->h->bad_chunks += pl->it->nbad;
     pl->thread = thread;
     if (thread == UINT32_MAX)
         return 0;
@@ -181,8 +183,10 @@ int instr_hybrid_write(FILE *out, const struct instr_hybrid *h, int format, size
         return INSTR_ENOMEM;
     size_t n = 0;
     double N = (double)h->placed;
-    for (size_t f = 0; f < p->nfuncs && f < h->nfn; f++) {
-        if (!p->funcs[f].v.ee && !h->fn[f].samples)
+    const struct instr_hybrid_fn none = {0, 0};
+    for (size_t f = 0; f < p->nfuncs; f++) {
+        const struct instr_hybrid_fn *hf = f < h->nfn ? &h->fn[f] : &none;
+        if (!p->funcs[f].v.ee && !hf->samples)
             continue;
         struct hrow *r = &rows[n++];
         r->f = (uint32_t)f;
@@ -190,14 +194,14 @@ int instr_hybrid_write(FILE *out, const struct instr_hybrid *h, int format, size
         double pe = ee_total ? (double)v->ee / (double)ee_total : 0;
         double pc = cpu_total ? (double)(v->ee - (v->offcpu_t < v->ee ? v->offcpu_t : v->ee)) / (double)cpu_total : 0;
         double pi = has_cpu ? pc : pe;
-        double ps = N > 0 ? (double)h->fn[f].samples / N : 0;
+        double ps = N > 0 ? (double)hf->samples / N : 0;
         r->ee_pct = 100 * pe;
         r->cpu_pct = 100 * pc;
         r->s_pct = 100 * ps;
         /* Binomial sampling error of the share, 2 sigma; at least one sample's worth. */
         r->err = N > 0 ? 100 * fmax(2 * sqrt(pi * (1 - pi) / N), 1 / N) : 0;
         r->flag = N > 0 && fabs(r->s_pct - r->ee_pct) > r->err;
-        r->rt_pct = h->fn[f].samples ? 100.0 * (double)h->fn[f].runtime / (double)h->fn[f].samples : 0;
+        r->rt_pct = hf->samples ? 100.0 * (double)hf->runtime / (double)hf->samples : 0;
     }
     qsort(rows, n, sizeof *rows, by_ee);
     const char *ref = has_cpu ? "on-CPU Elapsed Exclusive % (cpuclock detector)" : "Elapsed Exclusive %";
@@ -245,7 +249,7 @@ int instr_hybrid_write(FILE *out, const struct instr_hybrid *h, int format, size
             free(rows);
             return INSTR_ENOMEM;
         }
-        uint64_t smp = h->fn[r->f].samples;
+        uint64_t smp = r->f < h->nfn ? h->fn[r->f].samples : 0;
         if (format == 2) {
             instr_json_open(&j, NULL, '{', INSTR_JSON_INLINE);
             instr_json_key_str(&j, "name", name);

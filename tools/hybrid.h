@@ -34,6 +34,7 @@ struct instr_hybrid {
     uint64_t gap_samples;     /* in the runtime's own work, or outside the thread's events */
     uint64_t runtime_samples; /* PC inside instr's runtime */
     uint64_t lost;            /* the kernel could not record them */
+    uint64_t bad_chunks;      /* sample chunks that ended on invalid bytes (the rest of each skipped) */
     uint64_t thread_ticks;    /* threads' first to last event, summed */
     double tick_rate;         /* ticks per ns */
     struct instr_hybrid_fn *fn; /* per p.funcs index */

@@ -25,8 +25,10 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
     for (int i = 0; i < 8; i++)
         if (!strcmp(view, views[i]))
             v = i;
-    if (v < 0)
+    if (v < 0) {
+        fprintf(stderr, "instr-report: --view %s is not a view of sampling dumps\n", view);
         return EXIT_USAGE;
+    }
     o.view = v < 4 ? (enum instr_sview)v : INSTR_SVIEW_FUNCTIONS;
     for (size_t i = 0; i < nd; i++)
         if (!instr_dump_is_sampled(&dumps[i])) {

@@ -15,6 +15,7 @@ Exit 0 pass, 1 fail, 77 skip.
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -99,6 +100,25 @@ def scenario_shares(work):
         check(s["in_runtime_pct"] >= 5, "tiny: samples in the hooks (%s)" % s)
         check("tiny" in f and f["tiny"]["in_runtime_pct"] >= 50 and f["heavy"]["in_runtime_pct"] <= 5,
               "tiny's samples are mostly in the hooks, heavy's not: %s" % f)
+    # a damaged sample chunk: one warning line, exit 3, the rest reported
+    bad = os.path.join(work, "bad.instr")
+    shutil.copy(dump, bad)
+    with open(bad, "r+b") as f:
+        data = bytearray(f.read())
+        hsize, csize = struct.unpack_from("<II", data, 12)
+        off = hsize
+        while off + 64 <= len(data):
+            magic, kind = struct.unpack_from("<IH", data, off)
+            if magic == 0x4b484349 and kind == 3:
+                data[off + 64] = 0xEE  # no such record kind
+                break
+            off += csize
+        f.seek(0)
+        f.write(data)
+    r = run([REPORT, "--view", "samples", bad])
+    lines = r.stderr.strip().splitlines()
+    check(r.returncode == 3 and len(lines) == 1 and "sample chunk ended on invalid bytes" in lines[0]
+          and "heavy" in r.stdout, "damaged sample chunk: warning and exit 3 (%d: %s)" % (r.returncode, r.stderr))
     # an instrumented dump recorded without samples says so
     plain, _ = record(work, "plain", None, rounds="5")
     r = run([REPORT, "--view", "samples", plain])
