@@ -129,7 +129,12 @@ enum instr_event_kind {
  * previous record of the chunk (the first counts from the chunk's base_tsc).
  * A STACK's frames are leaf first: the first is the sampled PC, the others
  * return addresses; the first is a plain varint, each next one the zigzag
- * varint of its difference from the frame before it. */
+ * varint of its difference from the frame before it.
+ *
+ * In an instrumented dump (INSTR_SAMPLE=HZ, runtime/sampler.c), a thread's
+ * SAMPLES chunks hold STACK records of one frame (the PC) and LOST records,
+ * and their ticks (base_tsc and the deltas) are CLOCK_MONOTONIC ns: the
+ * tools convert them to ticks with the header's calibration pairs. */
 #define INSTR_SAMPLE_KINDS(X)                                                                      \
     X(STACK, 1, "stack") /* varint delta, varint weight (periods it stands for, >= 1), varint       \
                             INSTR_STACK_* flags, varint frame count, frames */                       \
@@ -146,6 +151,7 @@ enum instr_sample_kind {
                                       small, a frame without unwind information) */
 #define INSTR_STACK_FP 0x2u        /* the frames are the kernel's frame-pointer chain (CFI unwinding
                                       failed at the first frame) */
+#define INSTR_STACK_RUNTIME 0x4u   /* hybrid: the PC is inside instr's runtime (its hooks) */
 
 /* Extended events (rare: repairs, thread life, user marks).  The fourth
  * column is the payload after the subtype byte (INSTR_PAYLOAD_*, below):

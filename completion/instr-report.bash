@@ -15,7 +15,7 @@ _instr_report_valued=" --view --depth --threshold --sort --units --format --limi
 _instr_report_values()
 {
     case $1 in
-    --view) echo "functions threads modules processes calltree callers callees" ;;
+    --view) echo "functions threads modules processes calltree callers callees lines samples" ;;
     --sort) echo "name calls ei ee ai ae ei% ee% ai% ae% ci ce flagged module file pid tid" ;;
     --units) echo "ticks ns us ms" ;;
     --format) echo "text csv json" ;;

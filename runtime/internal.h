@@ -147,6 +147,7 @@ struct instr__thread {
     struct instr__deferred def[INSTR_RT_DEFERRED]; /* hooks run while busy (record.h) */
 
     struct instr__det_thread det; /* the detector backends' state (detector.h) */
+    struct instr__sampler *sampler; /* INSTR_SAMPLE (sampler.c), or NULL */
 };
 
 /* The one TLS slot (we are dlopen'd: keep static TLS tiny). */
@@ -276,6 +277,12 @@ void instr__fatal_signals_init(void);
 
 /* log.c: the runtime's few words to the user, one line each. */
 void instr__say(const char *a, const char *b, const char *c, const char *d);
+
+/* sampler.c: INSTR_SAMPLE=HZ, one perf ring per thread drained on slow paths */
+struct instr__sampler;
+void instr__sampler_thread(struct instr__thread *t);
+void instr__sampler_drain(struct instr__thread *t);
+void instr__sampler_thread_end(struct instr__thread *t);
 
 /* Internal helpers. */
 uint32_t instr__gettid(void);

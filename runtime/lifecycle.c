@@ -46,6 +46,8 @@ static void at_exit(int status, void *arg)
     instr__header_end(h);
     h->exit_status = status;
     __atomic_fetch_or(&h->flags, INSTR_DUMP_COMPLETE, __ATOMIC_RELEASE);
+    if (calls && t && t != &instr__idle_thread)
+        instr__sampler_drain(t);
     if (calls)
         instr__dump_trim();
     if (t && t != &instr__idle_thread) {

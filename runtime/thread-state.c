@@ -143,6 +143,7 @@ static void chunk_next(struct instr__thread *t)
         return;
     }
     close_chunk(t);
+    instr__sampler_drain(t);
     /* The switch made syscalls: they are the runtime's, not the program's,
      * and its time is nobody's. */
     if (start_chunk(t) == 0)
@@ -234,6 +235,7 @@ struct instr__thread *instr__thread_create(void)
     pthread_mutex_unlock(&instr__rt.meta_lock);
 
     instr__detector_thread(t);
+    instr__sampler_thread(t);
     t->last_tsc = instr__tsc();
     start_chunk(t);
     instr__thread_name(t->tid, name, sizeof name);
@@ -268,6 +270,7 @@ void instr__thread_end(void *arg)
         errno = saved;
         return;
     }
+    instr__sampler_thread_end(t);
     instr__chunk_unmap(&t->win);
     instr__thread_name(t->tid, name, sizeof name);
     pthread_mutex_lock(&instr__rt.meta_lock);

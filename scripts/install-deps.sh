@@ -12,6 +12,8 @@ PACKAGES="$PACKAGES valgrind"
 PACKAGES="$PACKAGES pkg-config man-db bash-completion dpkg-dev file"
 # zlib: --export pprof writes gzip; golang-go: `go tool pprof` reads it (tests/exchange).
 PACKAGES="$PACKAGES zlib1g-dev golang-go"
+# libdw: --view lines of sampling dumps reads DWARF line tables.
+PACKAGES="$PACKAGES libdw-dev"
 # chromium: the --export html page is loaded headless (tests/exchange).
 PACKAGES="$PACKAGES chromium"
 # gcc-11 lets the tests prove the plugin builds and runs with a second GCC.

@@ -19,6 +19,7 @@
 #include "import-visualiser.h"
 #include "progress.h"
 #include "report.h"
+#include "hybrid-cli.h"
 #include "sample-cli.h"
 #include "sample-report.h"
 
@@ -49,7 +50,9 @@ static void usage(FILE *f)
             "Without DUMP: the newest *.instr file of the current directory.\n"
             "\n"
             "  --view VIEW      functions (default), threads, modules, processes, calltree,\n"
-            "                   callers FUNC, callees FUNC (FUNC: a function's name)\n"
+            "                   callers FUNC, callees FUNC (FUNC: a function's name),\n"
+            "                   lines (sampling dumps: samples per source line),\n"
+            "                   samples (INSTR_SAMPLE runs: samples on the instrumented stack)\n"
             "  --depth N        calltree: show N levels (default all)\n"
             "  --threshold PCT  calltree: hide paths below PCT %% of Elapsed Inclusive\n"
             "  --sort COLUMN    %s\n"
@@ -280,12 +283,12 @@ static int parse_range(const char *v, double *from_us, double *to_us)
 static int set_option(struct cli *c, int opt, const char *v, int argc, char **argv)
 {
     static const char *const views[] = {"functions", "threads", "modules", "processes",
-                                        "calltree",  "callers", "callees"};
+                                        "calltree",  "callers", "callees", "lines", "samples"};
     static const char *const units[] = {"ticks", "ns", "us", "ms"};
     int k;
     switch (opt) {
     case OPT_VIEW:
-        if ((k = pick(v, views, 7)) < 0)
+        if ((k = pick(v, views, 9)) < 0)
             break;
         c->o.view = (enum instr_view)k;
         if (c->o.view == INSTR_VIEW_CALLERS || c->o.view == INSTR_VIEW_CALLEES) {
@@ -492,7 +495,8 @@ static void warn_unused(const struct cli *c)
         {OPT_THRESHOLD, !c->diff && (c->export || c->o.view != INSTR_VIEW_CALLTREE),
          "without --view calltree or --diff"},
         {OPT_VIEW, c->diff || c->export, c->diff ? "with --diff" : "with --export"},
-        {OPT_LIMIT, !table || json, "here (it limits the rows of a text or CSV table view)"},
+        {OPT_LIMIT, (!table || json) && !(c->o.view >= INSTR_VIEW_LINES && !c->diff && !c->export),
+         "here (it limits the rows of a text or CSV table view, or the functions of --view lines)"},
         {OPT_FLAGGED, !table || json, "here (it adds columns to a text or CSV table view)"},
         {OPT_FORMAT, c->export, "with --export"},
         {OPT_WEIGHT, !(uses & INSTR_USES_WEIGHT), "without --export folded"},
@@ -714,7 +718,7 @@ static int emit(const struct cli *c, const struct instr_session *s, int warned, 
 static int sampled_inputs(const struct cli *c, struct instr_dump *dumps, size_t nd, int warned, int *status)
 {
     static const char *const views[] = {"functions", "threads", "modules", "processes",
-                                        "calltree", "callers", "callees"};
+                                        "calltree", "callers", "callees", "lines", "samples"};
     size_t i = 0;
     while (i < nd && !instr_dump_is_sampled(&dumps[i]))
         i++;
@@ -754,6 +758,14 @@ int main(int argc, char **argv)
         nd = drop_duplicates(dumps, nd, c.paths);
     if (status == EXIT_OK && sampled_inputs(&c, dumps, nd, warned, &status)) {
         /* reported */
+    } else if (status == EXIT_OK && c.o.view == INSTR_VIEW_SAMPLES && !c.diff && !c.export) {
+        int fmt = !strcmp(c.format->name, "csv") ? 1 : !strcmp(c.format->name, "json") ? 2 : 0;
+        status = instr_hybrid_cli(dumps, nd, fmt, c.o.limit, c.outpath);
+        if (status == EXIT_OK && warned)
+            status = EXIT_WARNED;
+    } else if (status == EXIT_OK && c.o.view == INSTR_VIEW_LINES) {
+        fprintf(stderr, PROG ": --view lines is a view of sampling dumps (instr-sample), not of instrumented ones\n");
+        status = EXIT_USAGE;
     } else if (status == EXIT_OK && c.diff) {
         status = run_diff(&c, dumps);
         if (status == EXIT_OK && warned)

@@ -108,6 +108,7 @@ struct walker {
     const struct instr_exclusions *x; /* --not-application, or NULL */
     unsigned os_ignored;              /* --os-events: kinds that leave an interval in Application time */
     const struct instr_timeline *tl;  /* the observer of frames opening and closing, or NULL */
+    const struct instr_interval_observer *iv; /* the observer of intervals (hybrid.c), or NULL */
 
     /* The thread being walked: its stack of open frames. */
     uint32_t thread;     /* its index in p->threads */
@@ -497,6 +498,15 @@ static void charge_kinds(struct node *n, unsigned bits, uint64_t d)
         }
 }
 
+/* The observer: the interval (from, to] with the current top function. */
+static int observe_interval(struct walker *w, uint64_t from, uint64_t to)
+{
+    uint32_t d = w->depth;
+    if (d && w->stack[d] == PENDING_NODE)
+        d--;
+    return w->iv->interval(w->iv->ctx, w->thread, from, to, d ? w->nodes[w->stack[d]].fn : UINT32_MAX);
+}
+
 /* Charges the interval of d ticks that ev ends to the frame on top (the
  * pending call site's time is held in w->pend).  It is Application time
  * unless the OS acted in it (in a kind --os-events counts) or the frame is
@@ -750,6 +760,8 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
             uint64_t d = tick - prev;
             prev = tick;
             events++;
+            if (INSTR_PROFILE_UNLIKELY(w->iv != NULL) && (rc = observe_interval(w, tick - d, tick)) < 0)
+                return rc;
             charge(w, &ev, d);
             /* kind alone first: testing kind and ext together made GCC load
              * them as one 16-bit word just after the decoder stored them as
@@ -797,13 +809,28 @@ int instr_profile_build_excluding(struct instr_profile *p, const struct instr_du
     return instr_profile_build_timeline(p, d, x, NULL, err, errlen);
 }
 
+static int build(struct instr_profile *p, const struct instr_dump *d, const struct instr_exclusions *x,
+                 const struct instr_timeline *tl, const struct instr_interval_observer *iv, char *err, size_t errlen);
+
 int instr_profile_build_timeline(struct instr_profile *p, const struct instr_dump *d,
                                  const struct instr_exclusions *x, const struct instr_timeline *tl, char *err,
                                  size_t errlen)
 {
+    return build(p, d, x, tl, NULL, err, errlen);
+}
+
+int instr_profile_build_intervals(struct instr_profile *p, const struct instr_dump *d,
+                                  const struct instr_interval_observer *iv, char *err, size_t errlen)
+{
+    return build(p, d, NULL, NULL, iv, err, errlen);
+}
+
+static int build(struct instr_profile *p, const struct instr_dump *d, const struct instr_exclusions *x,
+                 const struct instr_timeline *tl, const struct instr_interval_observer *iv, char *err, size_t errlen)
+{
     memset(p, 0, sizeof *p);
     p->dump = d;
-    struct walker w = {.p = p, .x = x, .tl = tl, .os_ignored = x ? x->os_ignored : 0};
+    struct walker w = {.p = p, .x = x, .tl = tl, .iv = iv, .os_ignored = x ? x->os_ignored : 0};
     int rc = INSTR_ENOMEM;
     p->nmodules = d->nmodules + 1;
     if (!(p->modules = calloc(p->nmodules, sizeof *p->modules)) ||

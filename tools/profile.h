@@ -179,6 +179,18 @@ int instr_profile_build_excluding(struct instr_profile *p, const struct instr_du
                                   const struct instr_exclusions *x, char *err, size_t errlen);
 void instr_profile_free(struct instr_profile *p);
 
+/* An observer of every interval (from, to] of each thread, in dump ticks
+ * (no cut), with the function on top of its stack (index into p->funcs; a
+ * call site still undecided counts as its caller), UINT32_MAX if the stack
+ * is empty; threads in order, intervals in time order (hybrid.c places
+ * samples with it).  Returns 0, or a negative code that stops the walk. */
+struct instr_interval_observer {
+    void *ctx;
+    int (*interval)(void *ctx, uint32_t thread, uint64_t from, uint64_t to, uint32_t top);
+};
+int instr_profile_build_intervals(struct instr_profile *p, const struct instr_dump *d,
+                                  const struct instr_interval_observer *iv, char *err, size_t errlen);
+
 /* The name a report shows for p->funcs[func]: the plugin's demangled name,
  * else the symbol (a pseudo-frame's callee) demangled here; "[site N]" or
  * "[function N]" for frames without metadata.  malloc'd; NULL: no memory. */

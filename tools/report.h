@@ -18,7 +18,9 @@
 
 enum instr_units { INSTR_UNITS_TICKS, INSTR_UNITS_NS, INSTR_UNITS_US, INSTR_UNITS_MS };
 enum instr_view { INSTR_VIEW_FUNCTIONS, INSTR_VIEW_THREADS, INSTR_VIEW_MODULES, INSTR_VIEW_PROCESSES,
-                  INSTR_VIEW_CALLTREE, INSTR_VIEW_CALLERS, INSTR_VIEW_CALLEES };
+                  INSTR_VIEW_CALLTREE, INSTR_VIEW_CALLERS, INSTR_VIEW_CALLEES,
+                  INSTR_VIEW_LINES /* sampling dumps only */,
+                  INSTR_VIEW_SAMPLES /* instrumented dumps with INSTR_SAMPLE samples (hybrid.c) */ };
 
 struct instr_row {
     char *name;          /* demangled function, thread name, module path, program */

@@ -19,14 +19,16 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
         return EXIT_USAGE;
     }
     static const char *const views[] = {"functions", "modules", "threads", "processes", "calltree", "callers",
-                                        "callees"};
+                                        "callees", "lines"};
     struct instr_sreport_opts o = {.format = format, .limit = limit, .threshold = threshold};
     int v = -1;
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < 8; i++)
         if (!strcmp(view, views[i]))
             v = i;
-    if (v < 0)
+    if (v < 0) {
+        fprintf(stderr, "instr-report: --view %s is not a view of sampling dumps\n", view);
         return EXIT_USAGE;
+    }
     o.view = v < 4 ? (enum instr_sview)v : INSTR_SVIEW_FUNCTIONS;
     for (size_t i = 0; i < nd; i++)
         if (!instr_dump_is_sampled(&dumps[i])) {
@@ -41,6 +43,8 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
         return EXIT_INPUT;
     }
     int status = EXIT_OK;
+    if (v == 7 && (!sort || !strcmp(sort, "ei")))
+        sort = "exclusive"; /* default: the functions the samples landed in */
     int sorted = instr_sprofile_sort(&p, sort);
     if (sorted == INSTR_ENOMEM) {
         fprintf(stderr, "instr-report: out of memory\n");
@@ -60,6 +64,7 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
     }
     int rc = export ? (strcmp(export, "folded") ? instr_sreport_callgrind(out, &p) : instr_sreport_folded(out, &p))
              : v == 4 ? instr_sreport_calltree(out, &p, &o, depth)
+             : v == 7 ? instr_sreport_lines(out, &p, dumps, nd, &o)
              : v >= 5 ? instr_sreport_relations(out, &p, &o, func, v == 5)
                       : instr_sreport_write(out, &p, &o);
     if (rc == INSTR_EARG) {

@@ -122,6 +122,12 @@ int instr_sreport_callgrind(FILE *out, const struct instr_sprofile *p);
 int instr_sreport_diff(FILE *out, const struct instr_sprofile *a, const struct instr_sprofile *b, int format,
                        const char *sort, double threshold);
 
+/* --view lines (sample-lines.c): samples per source line (DWARF line
+ * tables, libdw) of the first o->limit functions of p (10 if 0) as sorted;
+ * text, CSV or JSON per o->format.  p must be built from dumps. */
+int instr_sreport_lines(FILE *out, const struct instr_sprofile *p, const struct instr_dump *dumps, size_t nd,
+                        const struct instr_sreport_opts *o);
+
 /* 1 if d is a sampling dump. */
 int instr_dump_is_sampled(const struct instr_dump *d);
 

@@ -1,0 +1,227 @@
+/* sampler.c - INSTR_SAMPLE=HZ: samples of (time, PC) beside the events
+ * (the hybrid of issue 9; the report places them on the shadow stack).
+ *
+ * Per thread, one perf event: PERF_COUNT_SW_CPU_CLOCK every 1/HZ s of the
+ * thread's CPU time, user space only, PERF_SAMPLE_IP | PERF_SAMPLE_TIME with
+ * the time on CLOCK_MONOTONIC (use_clockid), written by the kernel into a
+ * ring mapped here.  No signal is ever delivered (no fasync, no F_SETSIG,
+ * no wakeup): the program sees nothing, and the detectors see no signal,
+ * so no interval is flagged by sampling.  The fd is closed once the ring is
+ * mapped (the mapping holds the event).
+ *
+ * The ring is drained only on the runtime's slow paths, whose time is
+ * already nobody's: a chunk switch (inside the EXT RUNTIME interval it
+ * writes), the thread's end, the process's exit.  Each sample becomes a
+ * STACK record (one frame, the PC; INSTR_STACK_RUNTIME when the PC is in
+ * this library) in the thread's own SAMPLES chunks (dump-format.h), its
+ * tick the CLOCK_MONOTONIC ns of the sample: the tools convert them to
+ * ticks with the header's calibration pairs.  Samples the kernel could not
+ * write (ring full: a thread that ran long without a slow path) become a
+ * LOST record.
+ *
+ * A fork child's inherited ring is the parent's event: the child drops it
+ * (its threads are not sampled).  Where perf events are not allowed, one
+ * line says so and the program is recorded without samples.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <link.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define PAGE 4096u
+#define RING_PAGES 16u /* 64 KiB: 2,700 samples, 2.7 s of CPU at 1 kHz between drains */
+
+struct instr__sampler {
+    struct perf_event_mmap_page *ring;
+    pid_t pid;                        /* the process the event belongs to */
+    struct instr__window win;         /* the thread's SAMPLES chunks */
+    struct instr_chunk_header *chunk; /* current one, or NULL */
+    uint8_t *pos, *end;
+    uint32_t seq;
+    uint64_t last;                    /* ns of the previous record in the chunk */
+};
+
+static int rate_hz = -1;              /* INSTR_SAMPLE, -1 = not read yet, 0 = off */
+static uintptr_t rt_start, rt_end;    /* this library's executable segment */
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    uintptr_t me = (uintptr_t)arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uintptr_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
+        if (me >= s && me < e) {
+            rt_start = s;
+            rt_end = e;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int rate(void)
+{
+    if (rate_hz >= 0)
+        return rate_hz;
+    const char *e = getenv("INSTR_SAMPLE");
+    char *end;
+    long v = e && *e ? strtol(e, &end, 10) : 0;
+    if (e && *e && (*end || v < 0 || v > 100000)) {
+        instr__say("INSTR_SAMPLE=", e, ": not a rate in Hz (1..100000)", "; recording without samples");
+        v = 0;
+    }
+    if (v > 0)
+        dl_iterate_phdr(find_self, (void *)(uintptr_t)&rate);
+    rate_hz = (int)v;
+    return rate_hz;
+}
+
+void instr__sampler_thread(struct instr__thread *t)
+{
+    static int warned;
+    int hz = rate();
+    if (hz <= 0 || !instr__may_syscall())
+        return;
+    int saved = errno;
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_CPU_CLOCK;
+    a.sample_period = 1000000000u / (unsigned)hz;
+    a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TIME;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    a.use_clockid = 1;
+    a.clockid = CLOCK_MONOTONIC;
+    int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0) {
+        if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+            instr__say("INSTR_SAMPLE: perf events are not allowed here (perf_event_open: ", strerror(errno),
+                       "; sysctl kernel.perf_event_paranoid=2 allows them)", "; recording without samples");
+        errno = saved;
+        return;
+    }
+    size_t head = (sizeof(struct instr__sampler) + PAGE - 1) & ~(size_t)(PAGE - 1);
+    void *ring = mmap(NULL, (1 + RING_PAGES) * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    close(fd);
+    struct instr__sampler *s =
+        ring == MAP_FAILED ? MAP_FAILED : mmap(NULL, head, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (s == MAP_FAILED) {
+        if (ring != MAP_FAILED)
+            munmap(ring, (1 + RING_PAGES) * PAGE);
+        errno = saved;
+        return;
+    }
+    s->ring = ring;
+    s->pid = getpid();
+    t->sampler = s;
+    errno = saved;
+}
+
+/* Room for one record in the current chunk (a new one if needed); 0 = no
+ * chunk (not recording). */
+static int room(struct instr__thread *t, struct instr__sampler *s, uint64_t ns)
+{
+    if (s->chunk && s->pos + 64 <= s->end)
+        return 1;
+    if (s->chunk)
+        __atomic_store_n(&s->chunk->used_bytes, (uint32_t)(s->pos - (uint8_t *)s->chunk - INSTR_CHUNK_HEADER_SIZE),
+                         __ATOMIC_RELEASE);
+    s->chunk = instr__chunk_map(&s->win, INSTR_CHUNK_SAMPLES, t->index, t->tid, s->seq, ns);
+    if (!s->chunk)
+        return 0;
+    s->seq++;
+    s->pos = (uint8_t *)s->chunk + INSTR_CHUNK_HEADER_SIZE;
+    s->end = (uint8_t *)s->chunk + INSTR_RT_CHUNK_SIZE;
+    s->last = ns;
+    return 1;
+}
+
+/* One record: kind, payload length, then varint delta, weight and the rest. */
+static void put_record(struct instr__sampler *s, unsigned kind, uint64_t ns, uint64_t a, uint64_t b, uint64_t pc)
+{
+    uint8_t body[48], *q = body;
+    uint64_t delta = ns >= s->last ? ns - s->last : 0;
+    s->last = ns > s->last ? ns : s->last;
+    q = instr_put_varint(q, delta);
+    q = instr_put_varint(q, a);
+    if (kind == INSTR_SAMPLE_STACK) {
+        q = instr_put_varint(q, b);
+        q = instr_put_varint(q, 1);
+        q = instr_put_varint(q, pc);
+    }
+    *s->pos++ = (uint8_t)kind;
+    s->pos = instr_put_varint(s->pos, (uint64_t)(q - body));
+    memcpy(s->pos, body, (size_t)(q - body));
+    s->pos += q - body;
+}
+
+void instr__sampler_drain(struct instr__thread *t)
+{
+    struct instr__sampler *s = t->sampler;
+    if (!s)
+        return;
+    if (s->pid != getpid()) { /* a fork child: the parent's event */
+        t->sampler = NULL;
+        munmap(s->ring, (1 + RING_PAGES) * PAGE);
+        instr__chunk_unmap(&s->win);
+        munmap(s, (sizeof *s + PAGE - 1) & ~(size_t)(PAGE - 1));
+        return;
+    }
+    struct perf_event_mmap_page *m = s->ring;
+    const uint8_t *data = (const uint8_t *)m + PAGE;
+    const uint64_t size = (uint64_t)RING_PAGES * PAGE;
+    uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE), tail = m->data_tail;
+    while (tail + sizeof(struct perf_event_header) <= head) {
+        struct perf_event_header h;
+        uint64_t rec[4] = {0};
+        for (size_t i = 0; i < sizeof h; i++)
+            ((uint8_t *)&h)[i] = data[(tail + i) % size];
+        if (h.size < sizeof h || tail + h.size > head)
+            break;
+        size_t n = h.size - sizeof h < sizeof rec ? h.size - sizeof h : sizeof rec;
+        for (size_t i = 0; i < n; i++)
+            ((uint8_t *)rec)[i] = data[(tail + sizeof h + i) % size];
+        tail += h.size;
+        if (h.type == PERF_RECORD_SAMPLE) { /* ip, time */
+            if (!room(t, s, rec[1]))
+                break;
+            put_record(s, INSTR_SAMPLE_STACK, rec[1], 1,
+                       rec[0] >= rt_start && rec[0] < rt_end ? INSTR_STACK_RUNTIME : 0, rec[0]);
+        } else if (h.type == PERF_RECORD_LOST && rec[1]) { /* id, lost */
+            if (!room(t, s, s->last))
+                break;
+            put_record(s, INSTR_SAMPLE_LOST, s->last, rec[1], 0, 0);
+        }
+    }
+    __atomic_store_n(&m->data_tail, head, __ATOMIC_RELEASE);
+    if (s->chunk)
+        __atomic_store_n(&s->chunk->used_bytes, (uint32_t)(s->pos - (uint8_t *)s->chunk - INSTR_CHUNK_HEADER_SIZE),
+                         __ATOMIC_RELEASE);
+}
+
+void instr__sampler_thread_end(struct instr__thread *t)
+{
+    struct instr__sampler *s = t->sampler;
+    if (!s)
+        return;
+    instr__sampler_drain(t);
+    if (!(s = t->sampler))
+        return;
+    t->sampler = NULL;
+    munmap(s->ring, (1 + RING_PAGES) * PAGE);
+    instr__chunk_unmap(&s->win);
+    munmap(s, (sizeof *s + PAGE - 1) & ~(size_t)(PAGE - 1));
+}

@@ -1,0 +1,54 @@
+/* hybrid-cli.c - instr-report --view samples on instrumented dumps recorded
+ * with INSTR_SAMPLE (prints; see hybrid.h). */
+#include "hybrid-cli.h"
+
+#include <stdio.h>
+
+#include "hybrid.h"
+
+enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_INPUT = 2, EXIT_WARNED = 3 };
+
+int instr_hybrid_cli(const struct instr_dump *dumps, size_t nd, int format, size_t limit, const char *outpath)
+{
+    FILE *out = outpath ? fopen(outpath, "w") : stdout;
+    if (!out) {
+        perror(outpath);
+        return EXIT_USAGE;
+    }
+    int status = EXIT_OK, warned = 0;
+    for (size_t i = 0; i < nd && status == EXIT_OK; i++) {
+        if (!instr_hybrid_has_samples(&dumps[i])) {
+            fprintf(stderr, "instr-report: %s holds no samples (record with INSTR_SAMPLE=HZ)\n", dumps[i].path);
+            status = EXIT_USAGE;
+            break;
+        }
+        char err[600];
+        struct instr_hybrid h;
+        if (instr_hybrid_build(&h, &dumps[i], err, sizeof err) < 0) {
+            fprintf(stderr, "instr-report: %s\n", err);
+            status = EXIT_INPUT;
+            break;
+        }
+        if (nd > 1 && format == 0)
+            fprintf(out, "%s%s\n", i ? "\n" : "", dumps[i].path);
+        int rc = instr_hybrid_write(out, &h, format, limit);
+        if (h.bad_chunks) {
+            fprintf(stderr, "instr-report: warning: %s: %llu sample chunk%s ended on invalid bytes; the rest of %s skipped\n",
+                    dumps[i].path, (unsigned long long)h.bad_chunks, h.bad_chunks > 1 ? "s" : "",
+                    h.bad_chunks > 1 ? "them" : "it");
+            warned = 1;
+        }
+        instr_hybrid_free(&h);
+        if (rc < 0) {
+            fprintf(stderr, "instr-report: %s\n", instr_tool_strerror(rc));
+            status = EXIT_INPUT;
+        }
+    }
+    if ((fflush(out) != 0 || ferror(out)) && status == EXIT_OK) {
+        fprintf(stderr, "instr-report: write error\n");
+        status = EXIT_INPUT;
+    }
+    if (out != stdout)
+        fclose(out);
+    return status == EXIT_OK && warned ? EXIT_WARNED : status;
+}

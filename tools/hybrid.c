@@ -1,0 +1,290 @@
+/* hybrid.c - samples of an instrumented run (INSTR_SAMPLE=HZ) placed on the
+ * exact shadow stack (see hybrid.h). */
+#include "hybrid.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+#include "sample-reader.h"
+
+struct place {
+    struct instr_hybrid *h;
+    const struct instr_dump *d;
+    double rate; /* ticks per ns */
+    uint32_t thread; /* the thread the iterator is on, UINT32_MAX = none */
+    struct instr_sample_iter *it;
+    struct instr_sample s;
+    int have; /* s holds the next sample, not yet placed */
+};
+
+/* ns (CLOCK_MONOTONIC) of a hybrid sample -> dump ticks. */
+static uint64_t to_tick(const struct place *pl, uint64_t ns)
+{
+    const struct instr_dump_header *h = &pl->d->hdr;
+    double dt = ((double)ns - (double)h->start_mono_ns) * pl->rate;
+    return dt <= -(double)h->start_tsc ? 0 : (uint64_t)((double)h->start_tsc + dt);
+}
+
+static int next_sample(struct place *pl)
+{
+    while (instr_sample_iter_next(pl->it, &pl->s) > 0) {
+        if (pl->s.kind == INSTR_SAMPLE_LOST) {
+            pl->h->lost += pl->s.weight;
+            continue;
+        }
+        if (pl->s.kind != INSTR_SAMPLE_STACK || !pl->s.nframes)
+            continue;
+        pl->s.tick = to_tick(pl, pl->s.tick);
+        return pl->have = 1;
+    }
+    return pl->have = 0;
+}
+
+static int count(struct instr_hybrid *h, const struct instr_sample *s, uint32_t top, int gap)
+{
+    if (!gap && top != UINT32_MAX && top >= h->nfn) {
+        size_t nc = h->nfn ? h->nfn * 2 : 256;
+        while (nc <= top)
+            nc *= 2;
+        struct instr_hybrid_fn *a = realloc(h->fn, nc * sizeof *a);
+        if (!a)
+            return INSTR_ENOMEM;
+        memset(a + h->nfn, 0, (nc - h->nfn) * sizeof *a);
+        h->fn = a;
+        h->nfn = nc;
+    }
+    int rt = (s->flags & INSTR_STACK_RUNTIME) != 0;
+    h->samples += s->weight;
+    h->runtime_samples += rt ? s->weight : 0;
+    if (gap) {
+        h->gap_samples += s->weight;
+    } else if (top == UINT32_MAX) {
+        h->empty_samples += s->weight;
+    } else {
+        h->placed += s->weight;
+        h->fn[top].samples += s->weight;
+        h->fn[top].runtime += rt ? s->weight : 0;
+    }
+    return 0;
+}
+
+static int start_thread(struct place *pl, uint32_t thread)
+{
+    /* The rest of the previous thread: after its last event. */
+    while (pl->have) {
+        if (count(pl->h, &pl->s, UINT32_MAX, 1) < 0)
+            return INSTR_ENOMEM;
+        next_sample(pl);
+    }
+    if (pl->thread != UINT32_MAX)
+        pl->h->bad_chunks += pl->it->nbad;
+    pl->thread = thread;
+    if (thread == UINT32_MAX)
+        return 0;
+    instr_sample_iter_init(pl->it, &pl->d->threads[thread]);
+    next_sample(pl);
+    return 0;
+}
+
+static int on_interval(void *ctx, uint32_t thread, uint64_t from, uint64_t to, uint32_t top)
+{
+    struct place *pl = ctx;
+    if (thread != pl->thread && start_thread(pl, thread) < 0)
+        return INSTR_ENOMEM;
+    while (pl->have && pl->s.tick <= to) {
+        /* Before this interval and after the previous one: the runtime's own
+         * work (EXT RUNTIME), or before the thread's first event. */
+        if (count(pl->h, &pl->s, top, pl->s.tick <= from) < 0)
+            return INSTR_ENOMEM;
+        next_sample(pl);
+    }
+    return 0;
+}
+
+int instr_hybrid_build(struct instr_hybrid *h, const struct instr_dump *d, char *err, size_t errlen)
+{
+    memset(h, 0, sizeof *h);
+    struct place pl = {.h = h, .d = d, .thread = UINT32_MAX};
+    const struct instr_dump_header *hd = &d->hdr;
+    uint64_t et = hd->end_tsc ? hd->end_tsc : hd->last_tsc, en = hd->end_tsc ? hd->end_mono_ns : hd->last_mono_ns;
+    pl.rate = en > hd->start_mono_ns && et > hd->start_tsc ? (double)(et - hd->start_tsc) / (double)(en - hd->start_mono_ns)
+                                                           : 1.0;
+    if (!(pl.it = malloc(sizeof *pl.it))) {
+        snprintf(err, errlen, "%s", instr_tool_strerror(INSTR_ENOMEM));
+        return INSTR_ENOMEM;
+    }
+    struct instr_interval_observer iv = {.ctx = &pl, .interval = on_interval};
+    int rc = instr_profile_build_intervals(&h->p, d, &iv, err, errlen);
+    if (rc == 0)
+        rc = start_thread(&pl, UINT32_MAX); /* the last thread's rest */
+    for (size_t i = 0; i < d->nthreads; i++)
+        for (size_t c = 0; c < d->threads[i].nschunks; c++)
+            instr_dump_chunk_done(d, &d->threads[i].schunks[c]);
+    free(pl.it);
+    if (rc < 0) {
+        if (rc == INSTR_ENOMEM)
+            snprintf(err, errlen, "%s", instr_tool_strerror(rc));
+        instr_hybrid_free(h);
+        return rc;
+    }
+    for (size_t i = 0; i < h->p.nthreads; i++)
+        if (h->p.threads[i].end_tick > h->p.threads[i].first_tick)
+            h->thread_ticks += h->p.threads[i].end_tick - h->p.threads[i].first_tick;
+    h->tick_rate = pl.rate;
+    return 0;
+}
+
+void instr_hybrid_free(struct instr_hybrid *h)
+{
+    free(h->fn);
+    instr_profile_free(&h->p);
+    memset(h, 0, sizeof *h);
+}
+
+int instr_hybrid_has_samples(const struct instr_dump *d)
+{
+    for (size_t i = 0; i < d->nthreads; i++)
+        if (d->threads[i].nschunks)
+            return 1;
+    return 0;
+}
+
+struct hrow {
+    uint32_t f;
+    double ee_pct, cpu_pct, s_pct, err, rt_pct;
+    int flag;
+};
+
+static int by_ee(const void *a, const void *b)
+{
+    const struct hrow *x = a, *y = b;
+    if (x->ee_pct != y->ee_pct)
+        return x->ee_pct > y->ee_pct ? -1 : 1;
+    return x->s_pct > y->s_pct ? -1 : x->s_pct < y->s_pct;
+}
+
+int instr_hybrid_write(FILE *out, const struct instr_hybrid *h, int format, size_t limit)
+{
+    const struct instr_profile *p = &h->p;
+    /* Samples count CPU time: with exact off-CPU ticks (the cpuclock
+     * detector) the reference is each function's on-CPU Elapsed Exclusive,
+     * else Elapsed Exclusive itself. */
+    const int has_cpu = (p->dump->hdr.detector_set >> INSTR_DETECTOR_CPUCLOCK) & 1u;
+    uint64_t ee_total = 0, cpu_total = 0;
+    for (size_t f = 0; f < p->nfuncs; f++) {
+        ee_total += p->funcs[f].v.ee;
+        cpu_total += p->funcs[f].v.ee - (p->funcs[f].v.offcpu_t < p->funcs[f].v.ee ? p->funcs[f].v.offcpu_t : p->funcs[f].v.ee);
+    }
+    struct hrow *rows = calloc(p->nfuncs ? p->nfuncs : 1, sizeof *rows);
+    if (!rows)
+        return INSTR_ENOMEM;
+    size_t n = 0;
+    double N = (double)h->placed;
+    const struct instr_hybrid_fn none = {0, 0};
+    for (size_t f = 0; f < p->nfuncs; f++) {
+        const struct instr_hybrid_fn *hf = f < h->nfn ? &h->fn[f] : &none;
+        if (!p->funcs[f].v.ee && !hf->samples)
+            continue;
+        struct hrow *r = &rows[n++];
+        r->f = (uint32_t)f;
+        const struct instr_values *v = &p->funcs[f].v;
+        double pe = ee_total ? (double)v->ee / (double)ee_total : 0;
+        double pc = cpu_total ? (double)(v->ee - (v->offcpu_t < v->ee ? v->offcpu_t : v->ee)) / (double)cpu_total : 0;
+        double pi = has_cpu ? pc : pe;
+        double ps = N > 0 ? (double)hf->samples / N : 0;
+        r->ee_pct = 100 * pe;
+        r->cpu_pct = 100 * pc;
+        r->s_pct = 100 * ps;
+        /* Binomial sampling error of the share, 2 sigma; at least one sample's worth. */
+        r->err = N > 0 ? 100 * fmax(2 * sqrt(pi * (1 - pi) / N), 1 / N) : 0;
+        r->flag = N > 0 && fabs(r->s_pct - r->ee_pct) > r->err;
+        r->rt_pct = hf->samples ? 100.0 * (double)hf->runtime / (double)hf->samples : 0;
+    }
+    qsort(rows, n, sizeof *rows, by_ee);
+    const char *ref = has_cpu ? "on-CPU Elapsed Exclusive % (cpuclock detector)" : "Elapsed Exclusive %";
+    if (limit && n > limit)
+        n = limit;
+    double secs = h->tick_rate > 0 ? (double)(has_cpu ? cpu_total : h->thread_ticks) / h->tick_rate / 1e9 : 0;
+    double achieved = secs > 0 ? (double)h->samples / secs : 0;
+    double rt_share = h->samples ? 100.0 * (double)h->runtime_samples / (double)h->samples : 0;
+    struct instr_json j;
+    if (format == 2) {
+        instr_json_init(&j, out);
+        instr_json_open(&j, NULL, '{', INSTR_JSON_LINES);
+        instr_json_open(&j, "session", '{', INSTR_JSON_INLINE);
+        instr_json_key_u64(&j, "samples", h->samples);
+        instr_json_key_u64(&j, "placed", h->placed);
+        instr_json_key_u64(&j, "empty_stack", h->empty_samples);
+        instr_json_key_u64(&j, "runtime_gaps", h->gap_samples);
+        instr_json_key_u64(&j, "lost", h->lost);
+        instr_json_key_u64(&j, "in_runtime", h->runtime_samples);
+        instr_json_key_num(&j, "in_runtime_pct", "%.4f", rt_share);
+        instr_json_key_num(&j, "rate_achieved_hz", "%.1f", achieved);
+        instr_json_key_str(&j, "compared_with", has_cpu ? "on_cpu_exclusive_pct" : "elapsed_exclusive_pct");
+        instr_json_close(&j);
+        instr_json_open(&j, "functions", '[', INSTR_JSON_LINES);
+    } else if (format == 1) {
+        fputs("function,elapsed_exclusive_pct,on_cpu_exclusive_pct,exclusive_samples,exclusive_samples_pct,sampling_error_pct,disagree,"
+              "in_runtime_pct\n",
+              out);
+    } else {
+        fprintf(out,
+                "Samples on the instrumented stack: %" PRIu64 " samples (%" PRIu64 " placed on a frame, %" PRIu64
+                " on an empty stack, %" PRIu64 " in the runtime's own work, %" PRIu64 " lost)\n",
+                h->samples, h->placed, h->empty_samples, h->gap_samples, h->lost);
+        fprintf(out, "Rate achieved: %.0f Hz of %s time;  PC inside instr's runtime: %.2f %% of samples "
+                     "(measured probe overhead)\n",
+                achieved, has_cpu ? "on-CPU" : "thread", rt_share);
+        fprintf(out, "Compared with: %s; flagged where they differ by more than the sampling error (+/-)\n\n", ref);
+        fprintf(out, "%-32s %9s %10s %10s %10s %8s %10s\n", "Function", "EE %", "On-CPU EE %", "Excl Smp",
+                "Excl Smp %", "+/- %", "In hooks %");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct hrow *r = &rows[i];
+        char *name = instr_profile_func_name(p, r->f);
+        if (!name) {
+            free(rows);
+            return INSTR_ENOMEM;
+        }
+        uint64_t smp = r->f < h->nfn ? h->fn[r->f].samples : 0;
+        if (format == 2) {
+            instr_json_open(&j, NULL, '{', INSTR_JSON_INLINE);
+            instr_json_key_str(&j, "name", name);
+            instr_json_key_num(&j, "elapsed_exclusive_pct", "%.4f", r->ee_pct);
+            if (has_cpu)
+                instr_json_key_num(&j, "on_cpu_exclusive_pct", "%.4f", r->cpu_pct);
+            else
+                instr_json_key_null(&j, "on_cpu_exclusive_pct");
+            instr_json_key_u64(&j, "exclusive_samples", smp);
+            instr_json_key_num(&j, "exclusive_samples_pct", "%.4f", r->s_pct);
+            instr_json_key_num(&j, "sampling_error_pct", "%.4f", r->err);
+            instr_json_key_bool(&j, "disagree", r->flag);
+            instr_json_key_num(&j, "in_runtime_pct", "%.4f", r->rt_pct);
+            instr_json_close(&j);
+        } else if (format == 1) {
+            instr_csv_field(out, name);
+            fprintf(out, ",%.4f,", r->ee_pct);
+            if (has_cpu)
+                fprintf(out, "%.4f", r->cpu_pct);
+            fprintf(out, ",%" PRIu64 ",%.4f,%.4f,%d,%.4f\n", smp, r->s_pct, r->err, r->flag,
+                    r->rt_pct);
+        } else {
+            char cpu[32] = "-";
+            if (has_cpu)
+                snprintf(cpu, sizeof cpu, "%.2f%%", r->cpu_pct);
+            fprintf(out, "%-32s %8.2f%% %11s %10" PRIu64 " %9.2f%% %7.2f%% %9.2f%%%s\n", name, r->ee_pct, cpu, smp, r->s_pct,
+                    r->err, r->rt_pct, r->flag ? "  << disagree" : "");
+        }
+        free(name);
+    }
+    if (format == 2) {
+        instr_json_close(&j);
+        instr_json_close(&j);
+        fputc('\n', out);
+    }
+    free(rows);
+    return 0;
+}
