@@ -29,8 +29,9 @@
  * loading it would run code from a path the user may control (the runtime
  * next to a plugin in a user-writable build tree) with the raised
  * privileges.  So the constructor loads nothing, unless the plugin was
- * built with INSTR_RECORD_SETUID (the runtime then records such programs;
- * whoever builds it so must install the runtime where only root can write). */
+ * built with INSTR_RECORD_SETUID (the runtime then records such programs):
+ * then it loads the runtime only if the file and every directory above it
+ * are owned by root and writable by nobody else (bind_ctor). */
 #include "binding-asm.h"
 
 #include "hook-abi.h"
@@ -76,6 +77,102 @@ static std::string trampoline(const char *sym, unsigned slot)
            std::to_string(8 * slot) + "(%rip)\n\t.size\t" + sym + ", .-" + sym + "\n";
 }
 
+/* The constructor.  It is entered with %rsp 8 below a 16-byte boundary
+ * (the return address); the frame keeps the calls aligned.  Any failure
+ * means no binding: the runtime reports its own problems, and a missing
+ * runtime is a normal way to run an instrumented program. */
+static std::string bind_ctor(const char *dlopen_flags)
+{
+    std::string s = "\t.type\t__instr_bind_ctor, @function\n"
+                    "__instr_bind_ctor:\n"
+                    "\tendbr64\n";
+#ifndef INSTR_RECORD_SETUID
+    s += "\tsubq\t$8, %rsp\n"
+         "\tmovl\t$" + std::to_string(AT_SECURE) + ", %edi\n"
+         "\tcall\tgetauxval@PLT\n"
+         "\ttestq\t%rax, %rax\n"
+         "\tjne\t.Linstr_bind_done\n"
+         "\tleaq\t.Linstr_runtime_path(%rip), %rdi\n";
+#else
+    /* Built to record secure-execution programs: in one, the runtime is
+     * loaded only from a path where only root can write.  The path is
+     * resolved (realpath: symbolic links followed), then the file and
+     * every directory above it must be owned by root and not writable by
+     * group or others (stat by system call: its layout is the kernel's,
+     * whatever the C library's version); the resolved path is loaded.
+     *
+     *   frame: 0(%rsp) resolved path [4096], 4096(%rsp) the path cut at
+     *   its last '/' step by step [4096], 8192(%rsp) struct stat [144]
+     *   (x86-64: st_mode at 24, st_uid at 28);
+     *   %rbx: the path given to dlopen. */
+    s += "\tpushq\t%rbx\n"
+         "\tsubq\t$8336, %rsp\n"
+         "\tleaq\t.Linstr_runtime_path(%rip), %rbx\n"
+         "\tmovl\t$" + std::to_string(AT_SECURE) + ", %edi\n"
+         "\tcall\tgetauxval@PLT\n"
+         "\ttestq\t%rax, %rax\n"
+         "\tje\t.Linstr_bind_load\n"
+         "\tmovq\t%rbx, %rdi\n"
+         "\tmovq\t%rsp, %rsi\n"
+         "\tcall\trealpath@PLT\n"
+         "\ttestq\t%rax, %rax\n"
+         "\tje\t.Linstr_bind_done\n"
+         "\tmovq\t%rsp, %rbx\n"
+         "\tleaq\t4096(%rsp), %rdi\n"
+         "\tmovq\t%rsp, %rsi\n"
+         "\tcall\tstrcpy@PLT\n"
+         ".Linstr_bind_check:\n"
+         "\tmovl\t$4, %eax\n" /* SYS_stat */
+         "\tleaq\t4096(%rsp), %rdi\n"
+         "\tleaq\t8192(%rsp), %rsi\n"
+         "\tsyscall\n"
+         "\ttestq\t%rax, %rax\n"
+         "\tjne\t.Linstr_bind_done\n"
+         "\tcmpl\t$0, 8220(%rsp)\n"  /* st_uid: root */
+         "\tjne\t.Linstr_bind_done\n"
+         "\ttestl\t$0x12, 8216(%rsp)\n" /* st_mode: S_IWGRP | S_IWOTH */
+         "\tjne\t.Linstr_bind_done\n"
+         "\tleaq\t4096(%rsp), %rdi\n"
+         "\tmovl\t$47, %esi\n" /* '/' */
+         "\tcall\tstrrchr@PLT\n"
+         "\tleaq\t4096(%rsp), %rdx\n"
+         "\tcmpq\t%rdx, %rax\n"
+         "\tjne\t.Linstr_bind_up\n"
+         "\tcmpb\t$0, 4097(%rsp)\n" /* "/" itself checked: done */
+         "\tje\t.Linstr_bind_load\n"
+         "\tmovb\t$0, 4097(%rsp)\n" /* "/x": check "/" next */
+         "\tjmp\t.Linstr_bind_check\n"
+         ".Linstr_bind_up:\n"
+         "\tmovb\t$0, (%rax)\n"
+         "\tjmp\t.Linstr_bind_check\n"
+         ".Linstr_bind_load:\n"
+         "\tmovq\t%rbx, %rdi\n";
+#endif
+    s += "\tmovl\t" + std::string(dlopen_flags) + ", %esi\n"
+         "\tcall\tdlopen@PLT\n"
+         "\ttestq\t%rax, %rax\n"
+         "\tje\t.Linstr_bind_done\n"
+         "\tmovq\t%rax, %rdi\n"
+         "\tleaq\t.Linstr_bind_symbol(%rip), %rsi\n"
+         "\tcall\tdlsym@PLT\n"
+         "\ttestq\t%rax, %rax\n"
+         "\tje\t.Linstr_bind_done\n"
+         "\tleaq\t" INSTR_HOOK_TABLE "(%rip), %rdi\n"
+         "\tmovl\t$" + std::to_string(INSTR_SLOT_COUNT) + ", %esi\n"
+         "\tmovl\t$" + std::to_string(INSTR_HOOK_ABI_VERSION) + ", %edx\n"
+         "\tcall\t*%rax\n"
+         ".Linstr_bind_done:\n";
+#ifndef INSTR_RECORD_SETUID
+    s += "\taddq\t$8, %rsp\n";
+#else
+    s += "\taddq\t$8336, %rsp\n"
+         "\tpopq\t%rbx\n";
+#endif
+    s += "\tret\n"
+         "\t.size\t__instr_bind_ctor, .-__instr_bind_ctor\n";
+    return s;
+}
+
 std::string instr_binding_asm(const std::string &runtime_path)
 {
     char init_array[64];
@@ -97,38 +194,7 @@ std::string instr_binding_asm(const std::string &runtime_path)
     s += hidden_weak(INSTR_HOOK_NOP, "@function");
     s += INSTR_HOOK_NOP ":\n\tendbr64\n\tret\n\t.size\t" INSTR_HOOK_NOP ", .-" INSTR_HOOK_NOP "\n";
 
-    /* The constructor is entered with %rsp 8 below a 16-byte boundary (the
-     * return address); taking 8 more realigns it for the calls.  Any failure means no binding: the
-     * runtime reports its own problems, and a missing runtime is a normal
-     * way to run an instrumented program. */
-    s += "\t.type\t__instr_bind_ctor, @function\n"
-         "__instr_bind_ctor:\n"
-         "\tendbr64\n"
-         "\tsubq\t$8, %rsp\n"
-#ifndef INSTR_RECORD_SETUID
-         "\tmovl\t$" + std::to_string(AT_SECURE) + ", %edi\n"
-         "\tcall\tgetauxval@PLT\n"
-         "\ttestq\t%rax, %rax\n"
-         "\tjne\t.Linstr_bind_done\n"
-#endif
-         "\tleaq\t.Linstr_runtime_path(%rip), %rdi\n"
-         "\tmovl\t" + std::string(flags) + ", %esi\n"
-         "\tcall\tdlopen@PLT\n"
-         "\ttestq\t%rax, %rax\n"
-         "\tje\t.Linstr_bind_done\n"
-         "\tmovq\t%rax, %rdi\n"
-         "\tleaq\t.Linstr_bind_symbol(%rip), %rsi\n"
-         "\tcall\tdlsym@PLT\n"
-         "\ttestq\t%rax, %rax\n"
-         "\tje\t.Linstr_bind_done\n"
-         "\tleaq\t" INSTR_HOOK_TABLE "(%rip), %rdi\n"
-         "\tmovl\t$" + std::to_string(INSTR_SLOT_COUNT) + ", %esi\n"
-         "\tmovl\t$" + std::to_string(INSTR_HOOK_ABI_VERSION) + ", %edx\n"
-         "\tcall\t*%rax\n"
-         ".Linstr_bind_done:\n"
-         "\taddq\t$8, %rsp\n"
-         "\tret\n"
-         "\t.size\t__instr_bind_ctor, .-__instr_bind_ctor\n";
+    s += bind_ctor(flags);
 
     s += "\t.section .rodata." GROUP ",\"aG\",@progbits," GROUP ",comdat\n";
     s += ".Linstr_runtime_path:\n\t.string\t" + asm_string(runtime_path) + "\n";
