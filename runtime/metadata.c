@@ -432,6 +432,7 @@ void instr__meta_reemit(void)
     for (uint32_t i = 1; i <= site_count; i++)
         put_site(i);
     instr__meta_labels_reemit();
+    instr__calibrate_reemit();
 }
 
 /* A LABEL record (meta lock held): the text of a mark or counter label. */
@@ -442,4 +443,14 @@ void instr__meta_label(uint32_t id, const char *text)
         {F_STRING, 0, text},
     };
     meta_put(INSTR_META_LABEL, f, 2);
+}
+
+/* A HOOK_COST record (meta lock held): kind, before, after, spread, rounds
+ * (dump-format.h; calibrate.c measures them). */
+void instr__meta_hook_cost(const uint64_t v[5])
+{
+    struct field f[5];
+    for (int i = 0; i < 5; i++)
+        f[i] = (struct field){F_VARINT, v[i], NULL};
+    meta_put(INSTR_META_HOOK_COST, f, 5);
 }
