@@ -16,6 +16,7 @@ enum {
     INSTR_COL_LEFT = 1u << 1,    /* text: left-aligned */
     INSTR_COL_FLAGGED = 1u << 2, /* text: only with --flagged */
     INSTR_COL_OFFCPU = 1u << 3,  /* text: only when off-CPU time was measured (cpuclock) */
+    INSTR_COL_PROBE = 1u << 4,   /* text and CSV: only when the hooks' cost is known (compensate.h) */
 };
 
 /* What a getter reads. */

@@ -61,6 +61,8 @@ static void usage(FILE *f)
           "                   intervals with a matching function on the stack are not\n"
           "                   Application time (globs on mangled and demangled names;\n"
           "                   categories @locks @io @alloc @sleep); repeatable\n"
+          "  --raw            keep the hooks' own cost in the values (default: subtract the\n"
+          "                   cost the runtime measured at start; --compensate)\n"
           "  --export FORMAT  ",
           f);
     help_list(f, INSTR_FORMAT_EXPORT);
@@ -192,6 +194,7 @@ static int pick(const char *arg, const char *const *names, int n)
 enum opt {
     OPT_VIEW = 256, OPT_DEPTH, OPT_THRESHOLD, OPT_SORT, OPT_UNITS, OPT_FORMAT, OPT_LIMIT, OPT_FLAGGED,
     OPT_NOT_APP, OPT_EXPORT, OPT_WEIGHT, OPT_TIME_RANGE, OPT_MIN_DURATION, OPT_SPLIT_SIZE, OPT_DIFF, OPT_VERSION,
+    OPT_RAW, OPT_COMPENSATE,
 };
 #define GIVEN(o) (1u << ((o) - OPT_VIEW))
 
@@ -211,6 +214,8 @@ static const struct option long_opts[] = {
     {"min-duration", required_argument, NULL, OPT_MIN_DURATION},
     {"split-size", required_argument, NULL, OPT_SPLIT_SIZE},
     {"diff", no_argument, NULL, OPT_DIFF},
+    {"raw", no_argument, NULL, OPT_RAW},
+    {"compensate", no_argument, NULL, OPT_COMPENSATE},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -226,6 +231,7 @@ struct cli {
     const char *sort;                  /* --sort, default ei */
     const char *outpath;               /* -o; NULL: standard output */
     struct instr_exclusions excl;      /* --not-application */
+    int raw;                           /* --raw: the hook costs stay in the values (compensate.h) */
     unsigned given;                    /* GIVEN(OPT_*) of the options given */
     char **paths;                      /* the inputs */
     size_t npaths;
@@ -318,6 +324,10 @@ static int set_option(struct cli *c, int opt, const char *v, int argc, char **ar
         return 0;
     case OPT_DIFF:
         c->diff = 1;
+        return 0;
+    case OPT_RAW:
+    case OPT_COMPENSATE:
+        c->raw = opt == OPT_RAW; /* the last one given wins */
         return 0;
     case OPT_NOT_APP: {
         char xerr[200];
@@ -658,6 +668,8 @@ int main(int argc, char **argv)
     }
     if (status == EXIT_OK && !c.diff)
         nd = drop_duplicates(dumps, nd, c.paths);
+    for (size_t i = 0; i < nd; i++)
+        dumps[i].raw = c.raw;
     if (status == EXIT_OK && sampled_inputs(&c, dumps, nd, warned, &status)) {
         /* reported */
     } else if (status == EXIT_OK && c.diff) {

@@ -91,6 +91,7 @@ struct node {
     uint32_t first_child, next_sibling; /* filled after the walk */
     uint64_t ei, ee, ai, ae;            /* ticks: the four values */
     uint64_t calls, flagged_n, flagged_t, offcpu_t;
+    uint64_t po, po_i;                  /* probe overhead: in this node's intervals, inclusive */
     uint8_t excluded; /* --not-application: this frame or an ancestor matches */
 };
 
@@ -105,6 +106,7 @@ struct walker {
     uint32_t *extcount;  /* DFS counter: pseudo-frames called by an open frame of a function */
     const struct instr_exclusions *x; /* --not-application, or NULL */
     const struct instr_timeline *tl;  /* the observer of frames opening and closing, or NULL */
+    struct instr_compensator comp;    /* the hook costs (compensate.h) */
 
     /* The thread being walked: its stack of open frames. */
     uint32_t thread;     /* its index in p->threads */
@@ -246,6 +248,7 @@ static void add_values(struct instr_values *a, const struct instr_values *b)
     a->offcpu_t += b->offcpu_t;
     a->ext_ei += b->ext_ei;
     a->ext_ai += b->ext_ai;
+    a->po += b->po;
 }
 
 /* The function whose external time a node adds to: for a pseudo-frame
@@ -293,18 +296,21 @@ static int fold_tree(struct walker *w, struct instr_pthread *th)
     /* Children have larger indices than their parents: one reverse pass
      * sums inclusive values and links children lists. */
     for (size_t i = 0; i < n; i++)
-        nodes[i].ei = nodes[i].ai = 0, nodes[i].first_child = nodes[i].next_sibling = 0;
+        nodes[i].ei = nodes[i].ai = nodes[i].po_i = 0, nodes[i].first_child = nodes[i].next_sibling = 0;
     for (size_t i = n; i-- > 1;) {
         struct node *c = &nodes[i], *par = &nodes[c->parent];
         c->ei += c->ee;
         c->ai += c->ae;
+        c->po_i += c->po;
         par->ei += c->ei;
         par->ai += c->ai;
+        par->po_i += c->po_i;
         c->next_sibling = par->first_child;
         par->first_child = (uint32_t)i;
     }
     th->v.ei = th->v.ee = nodes[0].ei;
     th->v.ai = th->v.ae = nodes[0].ai;
+    th->v.po = nodes[0].po_i;
     add_values(&p->total, &th->v);
 
     if (p->nfuncs > w->capfncount) {
@@ -357,10 +363,12 @@ static int fold_tree(struct walker *w, struct instr_pthread *th)
         if (w->fncount[nd->fn]++ == 0) {
             f->v.ei += nd->ei;
             f->v.ai += nd->ai;
+            f->v.po += nd->po_i;
         }
         if (w->modcount[f->module]++ == 0) {
             m->v.ei += nd->ei;
             m->v.ai += nd->ai;
+            m->v.po += nd->po_i;
         }
         f->v.ee += nd->ee;
         f->v.ae += nd->ae;
@@ -446,20 +454,25 @@ static inline int observe_close(struct walker *w, uint32_t n, uint64_t t, int in
 }
 
 /* Charges the interval of d ticks that ev ends to the frame on top (the
- * pending call site's time is held in w->pend). */
+ * pending call site's time is held in w->pend), less the hooks' cost
+ * (compensate.h), which the timeline cuts too. */
 static inline void charge(struct walker *w, const struct instr_event *ev, uint64_t d)
 {
+    uint64_t po, c = instr_compensate(&w->comp, &w->p->comp, ev, d, w->depth != 0, &po);
+    w->cut += d - c;
+    d = c;
     if (!w->depth)
         return;
     uint32_t top = w->stack[w->depth];
     struct node *n = top == PENDING_NODE ? &w->pend : &w->nodes[top];
     n->ee += d;
+    n->po += po;
     if (!ev->os && !n->excluded) {
         n->ae += d;
     } else {
         n->flagged_n++;
         n->flagged_t += d;
-        n->offcpu_t += ev->offcpu;
+        n->offcpu_t += ev->offcpu < d ? ev->offcpu : d; /* the hooks' cost came off the on-CPU part */
     }
 }
 
@@ -541,6 +554,7 @@ static int resolve_pending(struct walker *w, const struct instr_event *ev)
     n->flagged_n += w->pend.flagged_n;
     n->flagged_t += w->pend.flagged_t;
     n->offcpu_t += w->pend.offcpu_t;
+    n->po += w->pend.po;
     n->calls += (uint64_t)!w->pend_reenter;
     w->stack[w->depth] = c;
     w->state[w->depth] = merged ? ST_MERGED : ST_FRAME;
@@ -657,6 +671,7 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
     w->depth = 0;
     w->pending = 0;
     w->cut = 0;
+    instr_compensator_thread(&w->comp);
     w->thread = (uint32_t)(th - p->threads);
     int rc;
     uint64_t prev = ti->nchunks ? ti->chunks[0].base_tsc : 0, events = 0;
@@ -748,6 +763,7 @@ int instr_profile_build_timeline(struct instr_profile *p, const struct instr_dum
         goto out;
     for (size_t i = 0; i < d->nmodules; i++)
         p->modules[i].path = d->modules[i].path;
+    instr_compensator_init(&w.comp, &p->comp, d);
     w.capnodes = 1024;
     w.capstack = 256;
     if (!(w.nodes = malloc(w.capnodes * sizeof *w.nodes)) || !(w.stack = malloc(w.capstack * sizeof *w.stack)) ||

@@ -51,6 +51,7 @@
 #include <stdint.h>
 
 #include "callsites.h"
+#include "compensate.h"
 #include "dump-reader.h"
 #include "exclusions.h"
 
@@ -66,6 +67,7 @@ struct instr_values {
     uint64_t offcpu_t;  /* of which off the CPU, exact (cpuclock backend; else 0) */
     uint64_t ext_ei;    /* external time: see below */
     uint64_t ext_ai;    /* the same, Application */
+    uint64_t po;        /* probe overhead: the hook costs inside ei, like ei (compensate.h) */
 };
 
 /* External time of a function F: the intervals whose stack has, somewhere
@@ -134,6 +136,7 @@ struct instr_profile {
     size_t nmodules;
     struct instr_values total; /* process: ei = non-empty intervals, ai = those not flagged */
     struct instr_repairs repairs;
+    struct instr_compensation comp; /* the hook costs subtracted (compensate.h) */
     uint64_t events;
     size_t max_nodes; /* largest call tree of a thread */
     struct instr_sitemap sites;  /* names of the dump's call sites */
@@ -151,9 +154,9 @@ int instr_profile_build(struct instr_profile *p, const struct instr_dump *d, cha
  * incomplete: closed at the thread's end (a repair).
  *
  * Ticks are timeline ticks: the dump's, less the runtime's own work so far
- * in that thread (EXT RUNTIME intervals, which no value is charged with),
- * so a call's end - start is exactly the Elapsed Inclusive the report
- * charges it (threads' timelines drift apart by their own runtime work,
+ * in that thread (EXT RUNTIME intervals, which no value is charged with)
+ * and less the hook costs compensation took out (compensate.h), so a
+ * call's end - start is exactly the Elapsed Inclusive the report charges it (threads' timelines drift apart by their own runtime work,
  * which profile.repairs.runtime_ticks totals).  Any callback may be NULL.
  * Callbacks return 0, or a negative code that stops the walk (returned by
  * the build). */

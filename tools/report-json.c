@@ -45,6 +45,37 @@ static void row_values(struct instr_json *j, int no_app, const struct instr_row 
     instr_json_key_ns(j, "off_cpu_ns", r->offcpu_ns);
 }
 
+/* Probe overhead: the hook costs inside the row's Elapsed Inclusive (only
+ * when the session knows them). */
+static void row_probe(struct instr_json *j, const struct instr_row *r)
+{
+    instr_json_key_u64(j, "probe_overhead_ticks", r->v.po);
+    instr_json_key_ns(j, "probe_overhead_ns", r->po_ns);
+}
+
+/* The dump's start-up calibration: each hook kind's cost, ticks (null:
+ * not measured). */
+static void hook_costs(struct instr_json *j, const struct instr_dump *d)
+{
+    static const unsigned kinds[] = {INSTR_EV_ENTER, INSTR_EV_EXIT, INSTR_EV_CALL, INSTR_EV_RETURN};
+    static const char *const names[] = {"enter", "exit", "call", "return"};
+    instr_json_open(j, "hook_cost", '{', INSTR_JSON_INLINE);
+    for (int k = 0; k < 4; k++) {
+        const struct instr_hook_cost *hc = &d->hook_cost[kinds[k]];
+        if (!hc->rounds) {
+            instr_json_key_null(j, names[k]);
+            continue;
+        }
+        instr_json_open(j, names[k], '{', INSTR_JSON_INLINE);
+        instr_json_key_num(j, "before_ticks", "%.3f", hc->before / 1e3);
+        instr_json_key_num(j, "after_ticks", "%.3f", hc->after / 1e3);
+        instr_json_key_num(j, "spread_ticks", "%.3f", hc->spread / 1e3);
+        instr_json_key_u64(j, "rounds", hc->rounds);
+        instr_json_close(j);
+    }
+    instr_json_close(j);
+}
+
 static void program(struct instr_json *j, const struct instr_session *s, size_t i)
 {
     const struct instr_dump *d = &s->dumps[i];
@@ -70,6 +101,8 @@ static void program(struct instr_json *j, const struct instr_session *s, size_t 
         instr_json_key_null(j, "exit_status");
     instr_json_key_u64(j, "end_signal", d->hdr.end_signal);
     instr_json_key_u64(j, "open_frames_at_end", s->profiles[i].repairs.incomplete);
+    if (s->comp.known)
+        hook_costs(j, d);
     instr_json_close(j);
 }
 
@@ -130,6 +163,15 @@ static void session(struct instr_json *j, const struct instr_session *s)
     instr_json_close(j);
     instr_json_key_bool(j, "off_cpu_exact", s->offcpu_exact);
     instr_json_key_bool(j, "application_available", !s->no_app);
+    if (s->comp.known) {
+        instr_json_open(j, "probe_overhead", '{', INSTR_JSON_INLINE);
+        instr_json_key_bool(j, "compensated", s->comp.applied);
+        instr_json_key_u64(j, "ticks", s->comp.ticks);
+        instr_json_key_ns(j, "ns", s->have_rate ? s->comp_ns : NAN);
+        instr_json_key_u64(j, "intervals", s->comp.intervals);
+        instr_json_key_u64(j, "clamped_intervals", s->comp.clamped);
+        instr_json_close(j);
+    }
     instr_json_close(j);
 }
 
@@ -177,14 +219,16 @@ static void process_head(struct instr_json *j, const struct instr_row *p)
     instr_json_key_str(j, "program", p->name);
 }
 
-static void row_array(struct instr_json *j, int no_app, const char *key, const struct instr_row *r, size_t n,
-                      row_members head, row_members tail)
+static void row_array(struct instr_json *j, const struct instr_session *s, const char *key, const struct instr_row *r,
+                      size_t n, row_members head, row_members tail)
 {
     instr_json_open(j, key, '[', INSTR_JSON_LINES);
     for (size_t i = 0; i < n; i++) {
         instr_json_open(j, NULL, '{', INSTR_JSON_LINES);
         head(j, &r[i]);
-        row_values(j, no_app, &r[i]);
+        row_values(j, s->no_app, &r[i]);
+        if (s->comp.known)
+            row_probe(j, &r[i]);
         if (tail)
             tail(j, &r[i]);
         instr_json_close(j);
@@ -194,10 +238,10 @@ static void row_array(struct instr_json *j, int no_app, const char *key, const s
 
 static void rows(struct instr_json *j, const struct instr_session *s)
 {
-    row_array(j, s->no_app, "functions", s->functions, s->nfunctions, function_head, function_tail);
-    row_array(j, s->no_app, "threads", s->threads, s->nthreads, thread_head, NULL);
-    row_array(j, s->no_app, "modules", s->modules, s->nmodules, module_head, NULL);
-    row_array(j, s->no_app, "processes", s->processes, s->nprocesses, process_head, NULL);
+    row_array(j, s, "functions", s->functions, s->nfunctions, function_head, function_tail);
+    row_array(j, s, "threads", s->threads, s->nthreads, thread_head, NULL);
+    row_array(j, s, "modules", s->modules, s->nmodules, module_head, NULL);
+    row_array(j, s, "processes", s->processes, s->nprocesses, process_head, NULL);
 }
 
 /* ---- the tree views ------------------------------------------------------------ */
