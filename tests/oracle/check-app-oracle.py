@@ -6,10 +6,10 @@ clock around each call of interest.  Each call's intervals in the dump
 (instr-dump text form: the events after its enter up to its exit) must be
 flagged exactly when the oracle saw a switch: Application when it did not,
 not Application when it did.  A noise thread's system calls on the other
-CPU must flag nothing.  Counts and ratios, never absolute times; tolerances
-for the few cases the oracle cannot place (a switch between the call's exit
-hook and the oracle's read, kernel work on the thread without a switch):
-at most 2% (and at least 1) each way."""
+CPU must flag nothing.  Counts and ratios, never absolute times.  What
+the oracle cannot place is allowed for: a switch the oracle counts in one
+call but the hooks see at the next (counted apart, see below), and kernel
+work on the thread without a switch (at most 2%, and at least 1, each way)."""
 import argparse, glob, json, os, subprocess, sys, tempfile
 
 failures = []
@@ -78,9 +78,23 @@ def main():
     kinds_ok = all((k == "s") == (n == "spin_work") for (_, k, *_), (n, _) in zip(calls, seen))
     check(kinds_ok, "recorded calls in the program's order")
 
+    # A switch between a call's exit hook and the oracle's read after it:
+    # the oracle counts it in that call, the hook after it (the next call's
+    # enter) sees it, and flags its own interval and the next one too (the
+    # detector cannot tell on which side of its tick it fell), so the flag
+    # lands on the next call.  Such a pair (a switch not flagged, then a
+    # flag without a switch) is one switch placed one call late: counted
+    # apart, not as a miss and a false flag.
+    flags = [f for _, f in seen]
+    shifted = set()
+    for i in range(len(calls) - 1):
+        if calls[i][2] > 0 and not flags[i] and calls[i + 1][2] == 0 and flags[i + 1]:
+            shifted.update((i, i + 1))
+    print(f"switches placed one call late (between a call's exit hook and the oracle's read): {len(shifted) // 2}")
+
     def tally(sel):
-        sw = [f for c, (_, f) in zip(calls, seen) if sel(c) and c[2] > 0]
-        clean = [f for c, (_, f) in zip(calls, seen) if sel(c) and c[2] == 0]
+        sw = [flags[i] for i, c in enumerate(calls) if sel(c) and c[2] > 0 and i not in shifted]
+        clean = [flags[i] for i, c in enumerate(calls) if sel(c) and c[2] == 0 and i not in shifted]
         return len(sw), sw.count(False), len(clean), clean.count(True)
 
     def allowed(n):
