@@ -48,6 +48,14 @@ def one_run(args, work):
     po = comp["session"].get("probe_overhead")
     check(po is not None and po["compensated"], "the dump has hook costs and compensation is on by default")
     check(raw["session"]["probe_overhead"]["compensated"] is False, "--raw: not compensated")
+    hc = comp["session"]["programs"][0].get("hook_cost") or {}
+    check(all(hc.get(k) and hc[k]["rounds"] > 0 for k in ("enter", "exit", "call", "return")),
+          "the dump has every hook kind's cost: " +
+          ", ".join(f"{k} {v['before_ticks']:.1f}+{v['after_ticks']:.1f}" for k, v in hc.items() if v))
+    # The calibration records nothing of its own: no function, no thread.
+    check(sorted(f["name"] for f in comp["functions"]) == ["caller", "leaf"],
+          "only the program's functions recorded (calibration invisible)")
+    check(len(comp["threads"]) == 1, "one thread recorded")
     fc = {f["name"]: f for f in comp["functions"]}
     fr = {f["name"]: f for f in raw["functions"]}
     check(fc["leaf"]["calls"] == int(out["calls"]), f"leaf called {out['calls']} times")
