@@ -238,7 +238,19 @@ enum instr_detector {
                                   of start, u64 ticks when mapped: an executable mapping (SAMPLED) */ \
     X(SAMPLING, 17, "sampling") /* varint rate asked (Hz of CPU time), varint period (ns), varint \
                                    stack bytes copied per sample, str unwinder (SAMPLED) */       \
-    X(CPU_TIME, 18, "cpu-time") /* varint thread index, varint CPU ns the thread ran while sampled */
+    X(CPU_TIME, 18, "cpu-time") /* varint thread index, varint CPU ns the thread ran while sampled */ \
+    X(HOOK_COST, 19, "hook-cost") /* see below: what one hook adds to the intervals around it */
+
+/* HOOK_COST record (the runtime's start-up calibration, runtime/calibrate.c;
+ * one record per hook kind): varint event kind the hook writes
+ * (INSTR_EV_ENTER, EXIT, CALL or RETURN), varint before, varint after,
+ * varint spread, varint rounds.  before: mticks (1/1000 tick) the hook adds
+ * to the interval its event ends (its work before it reads the TSC); after:
+ * mticks it adds to the interval that starts there (its work after the
+ * read); spread: mticks, the interquartile range of before + after over the
+ * rounds; rounds: hooks of that kind measured.  Measured in this process,
+ * with its detectors, when the runtime started.  A dump without these
+ * records (older runtimes, converted inputs) has no known hook cost. */
 
 /* CALLSITE record: varint site id (the CALL event's), varint caller function
  * id, varint line, varint INSTR_SITE_* flags (hook-abi.h), str callee, varint

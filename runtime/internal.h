@@ -272,6 +272,12 @@ int instr__tsc_invariant(void);
 /* lifecycle.c */
 int instr__lifecycle_init(void);
 
+/* calibrate.c: the hooks' cost in this process (HOOK_COST records), once
+ * at start; _reemit writes the records again (meta lock held: fork child). */
+void instr__calibrate(void);
+void instr__calibrate_reemit(void);
+void instr__meta_hook_cost(const uint64_t v[5]); /* metadata.c: one HOOK_COST record */
+
 /* fatal-signals.c */
 void instr__fatal_signals_init(void);
 

@@ -119,5 +119,6 @@ int instr__lifecycle_init(void)
     if (pthread_atfork(before_fork, parent_after_fork, child_after_fork))
         instr__say("cannot register fork handlers: forked children are not recorded", "", "", "");
     instr__fatal_signals_init();
+    instr__calibrate(); /* the hooks' cost with these detectors, before any hook records */
     return 0;
 }

@@ -497,6 +497,7 @@ void instr__meta_reemit(void)
         put_function(i);
     for (uint32_t i = 1; i <= site_count; i++)
         put_site(i);
+    instr__calibrate_reemit();
 }
 
 /* A LABEL record (meta lock held): the text of a mark or counter label. */
@@ -540,4 +541,14 @@ static void put_process(void)
         f[n++] = (struct field){F_STRING, 0, proc_cmdline + i};
     f[1] = (struct field){F_VARINT, (uint64_t)(n - 2), NULL};
     meta_put(INSTR_META_PROCESS, f, n);
+}
+
+/* A HOOK_COST record (meta lock held): kind, before, after, spread, rounds
+ * (dump-format.h; calibrate.c measures them). */
+void instr__meta_hook_cost(const uint64_t v[5])
+{
+    struct field f[5];
+    for (int i = 0; i < 5; i++)
+        f[i] = (struct field){F_VARINT, v[i], NULL};
+    meta_put(INSTR_META_HOOK_COST, f, 5);
 }

@@ -46,6 +46,7 @@ KIND(2, fault_n, fault_t)
 KIND(3, signal_n, signal_t)
 KIND(4, irq_n, irq_t)
 KIND(5, unknown_n, unknown_t)
+VALUE(probe, v.po, po_ns)
 NUMBER(line, "%" PRIu64, line)
 NUMBER(pid, "%" PRIu64, pid)
 NUMBER(thread, "%u", index)
@@ -124,6 +125,7 @@ const struct instr_column instr_columns[] = {
     {"C%", NULL, T | P, 0, CPU, 0, ci_pct},
     {"CE%", "cpu_exclusive_pct", F | M, ALL, CPU, 240, ce_pct},
     {"External", "external_elapsed_%s", F, F, 0, 200, external},
+    {"Probe Overhead", "probe_overhead_%s", ALL, ALL, INSTR_COL_PROBE, 210, probe},
     {"Flagged", "flagged_intervals", ALL, ALL, FLAGGED, 100, flagged_n},
     {"Flagged Time", "flagged_%s", ALL, ALL, FLAGGED, 110, flagged_t},
     {"Off-CPU", NULL, ALL, 0, FLAGGED | INSTR_COL_OFFCPU, 0, offcpu},
@@ -159,6 +161,8 @@ const size_t instr_ncolumns = sizeof instr_columns / sizeof instr_columns[0];
 int instr_column_shown(const struct instr_column *c, enum instr_view v, int csv, const struct instr_session *s,
                        const struct instr_report_opts *o)
 {
+    if ((c->flags & INSTR_COL_PROBE) && !s->comp.known)
+        return 0;
     if (csv)
         return c->csv && (c->csv_views & INSTR_VIEW_BIT(v));
     if (!c->title || !(c->text_views & INSTR_VIEW_BIT(v)))

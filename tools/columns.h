@@ -18,6 +18,7 @@ enum {
     INSTR_COL_OFFCPU = 1u << 3,  /* text: only when off-CPU time was measured (cpuclock) */
     INSTR_COL_CPU = 1u << 4,     /* a CPU value: text only when known (every dump ran cpuclock);
                                     empty in CSV when not */
+    INSTR_COL_PROBE = 1u << 5,   /* text and CSV: only when the hooks' cost is known (compensate.h) */
 };
 
 /* What a getter reads. */

@@ -335,6 +335,18 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
         d->sample_stack_bytes = stack;
         return 0;
     }
+    case INSTR_META_HOOK_COST: {
+        uint64_t kind;
+        struct instr_hook_cost hc;
+        if ((rc = get_var(c, &kind)) || (rc = get_var(c, &hc.before)) || (rc = get_var(c, &hc.after)) ||
+            (rc = get_var(c, &hc.spread)) || (rc = get_var(c, &hc.rounds)))
+            return rc;
+        if (kind >= sizeof d->hook_cost / sizeof d->hook_cost[0] || hc.before > UINT32_MAX ||
+            hc.after > UINT32_MAX)
+            return INSTR_ECORRUPT; /* not a hook's event, or a cost no hook has */
+        d->hook_cost[kind] = hc; /* a later record wins */
+        return 0;
+    }
     case INSTR_META_CPU_TIME: {
         uint64_t index, ns;
         if ((rc = get_var(c, &index)) || (rc = get_var(c, &ns)))

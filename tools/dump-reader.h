@@ -130,6 +130,13 @@ struct instr_dump {
     uint64_t sample_period_ns; /*   period, ns */
     uint64_t sample_stack_bytes; /* stack bytes copied per sample */
     char *sample_unwinder;     /*   unwinder description, or NULL */
+    /* HOOK_COST records, by the event kind the hook writes (INSTR_EV_*):
+     * mticks (1/1000 tick); rounds 0 = no record (no known cost). */
+    struct instr_hook_cost {
+        uint64_t before, after, spread, rounds;
+    } hook_cost[8];
+    int raw; /* set by the caller after open: report the raw values, without subtracting
+                the hook costs (instr-report --raw; compensate.h) */
     /* Reading progress (optional, set by the caller after open): called by
      * instr_dump_chunk_done with the bytes of each chunk finished. */
     void (*progress)(void *ctx, uint64_t bytes);

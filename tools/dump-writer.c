@@ -313,6 +313,18 @@ int instr_writer_sampling(struct instr_dump_writer *w, uint64_t rate_hz, uint64_
     return r.bad ? INSTR_EARG : meta_record(w, INSTR_META_SAMPLING, r.b, r.n);
 }
 
+int instr_writer_hook_cost(struct instr_dump_writer *w, unsigned kind, uint64_t before, uint64_t after,
+                           uint64_t spread, uint64_t rounds)
+{
+    struct rec r = {.n = 0};
+    rv(&r, kind);
+    rv(&r, before);
+    rv(&r, after);
+    rv(&r, spread);
+    rv(&r, rounds);
+    return meta_record(w, INSTR_META_HOOK_COST, r.b, r.n);
+}
+
 int instr_writer_cpu_time(struct instr_dump_writer *w, uint32_t index, uint64_t ns)
 {
     struct rec r = {.n = 0};

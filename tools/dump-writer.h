@@ -30,6 +30,10 @@ int instr_writer_process(struct instr_dump_writer *w, const char *cwd, size_t ar
 struct instr_callsite;
 int instr_writer_callsite(struct instr_dump_writer *w, const struct instr_callsite *cs);
 
+/* A HOOK_COST record: the cost of the hook writing `kind` events (mticks). */
+int instr_writer_hook_cost(struct instr_dump_writer *w, unsigned kind, uint64_t before, uint64_t after,
+                           uint64_t spread, uint64_t rounds);
+
 /* Appends one event at absolute tick `tick` (>= the thread's previous tick,
  * or the value of its last RESYNC).  kind is INSTR_EV_*, ext INSTR_EXT_* for
  * EXT; arg/value as in struct instr_event.  os_flag with transition bits. */

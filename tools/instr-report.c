@@ -72,6 +72,8 @@ static void usage(FILE *f)
           "                   the kinds of OS activity that take an interval out of\n"
           "                   Application time: sched, syscall, fault, signal, irq,\n"
           "                   unknown, all (default), none\n"
+          "  --raw            keep the hooks' own cost in the values (default: subtract the\n"
+          "                   cost the runtime measured at start; --compensate)\n"
           "  --export FORMAT  ",
           f);
     help_list(f, INSTR_FORMAT_EXPORT);
@@ -206,6 +208,7 @@ enum opt {
     OPT_VIEW = 256, OPT_DEPTH, OPT_THRESHOLD, OPT_SORT, OPT_UNITS, OPT_FORMAT, OPT_LIMIT, OPT_FLAGGED,
     OPT_NOT_APP, OPT_EXPORT, OPT_WEIGHT, OPT_FOLDED_ROOT, OPT_TIME_RANGE, OPT_MIN_DURATION, OPT_SPLIT_SIZE, OPT_DIFF, OPT_VERSION,
     OPT_OS_EVENTS,
+    OPT_RAW, OPT_COMPENSATE,
 };
 #define GIVEN(o) (1u << ((o) - OPT_VIEW))
 
@@ -227,6 +230,8 @@ static const struct option long_opts[] = {
     {"min-duration", required_argument, NULL, OPT_MIN_DURATION},
     {"split-size", required_argument, NULL, OPT_SPLIT_SIZE},
     {"diff", no_argument, NULL, OPT_DIFF},
+    {"raw", no_argument, NULL, OPT_RAW},
+    {"compensate", no_argument, NULL, OPT_COMPENSATE},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -242,6 +247,7 @@ struct cli {
     const char *sort;                  /* --sort, default ei */
     const char *outpath;               /* -o; NULL: standard output */
     struct instr_exclusions excl;      /* --not-application */
+    int raw;                           /* --raw: the hook costs stay in the values (compensate.h) */
     unsigned given;                    /* GIVEN(OPT_*) of the options given */
     char **paths;                      /* the inputs */
     size_t npaths;
@@ -334,6 +340,10 @@ static int set_option(struct cli *c, int opt, const char *v, int argc, char **ar
         return 0;
     case OPT_DIFF:
         c->diff = 1;
+        return 0;
+    case OPT_RAW:
+    case OPT_COMPENSATE:
+        c->raw = opt == OPT_RAW; /* the last one given wins */
         return 0;
     case OPT_NOT_APP: {
         char xerr[200];
@@ -756,6 +766,8 @@ int main(int argc, char **argv)
     }
     if (status == EXIT_OK && !c.diff)
         nd = drop_duplicates(dumps, nd, c.paths);
+    for (size_t i = 0; i < nd; i++)
+        dumps[i].raw = c.raw;
     if (status == EXIT_OK && sampled_inputs(&c, dumps, nd, warned, &status)) {
         /* reported */
     } else if (status == EXIT_OK && c.o.view == INSTR_VIEW_SAMPLES && !c.diff && !c.export) {

@@ -93,6 +93,7 @@ struct node {
     uint64_t calls, flagged_n, flagged_t, offcpu_t;
     uint64_t ci, ce;                    /* ticks: CPU inclusive, exclusive (charge_cpu) */
     uint64_t kind_n[INSTR_OS_NKINDS], kind_t[INSTR_OS_NKINDS]; /* flagged, per kind (charge_kinds) */
+    uint64_t po, po_i;                  /* probe overhead: in this node's intervals, inclusive */
     uint8_t excluded; /* --not-application: this frame or an ancestor matches */
 };
 
@@ -109,6 +110,7 @@ struct walker {
     unsigned os_ignored;              /* --os-events: kinds that leave an interval in Application time */
     const struct instr_timeline *tl;  /* the observer of frames opening and closing, or NULL */
     const struct instr_interval_observer *iv; /* the observer of intervals (hybrid.c), or NULL */
+    struct instr_compensator comp;    /* the hook costs (compensate.h) */
 
     /* The thread being walked: its stack of open frames. */
     uint32_t thread;     /* its index in p->threads */
@@ -252,6 +254,7 @@ static void add_values(struct instr_values *a, const struct instr_values *b)
     a->ext_ai += b->ext_ai;
     a->ci += b->ci;
     a->ce += b->ce;
+    a->po += b->po;
     for (int k = 0; k < INSTR_OS_NKINDS; k++) {
         a->kind_n[k] += b->kind_n[k];
         a->kind_t[k] += b->kind_t[k];
@@ -312,21 +315,24 @@ static int fold_tree(struct walker *w, struct instr_pthread *th)
     /* Children have larger indices than their parents: one reverse pass
      * sums inclusive values and links children lists. */
     for (size_t i = 0; i < n; i++)
-        nodes[i].ei = nodes[i].ai = nodes[i].ci = 0, nodes[i].first_child = nodes[i].next_sibling = 0;
+        nodes[i].ei = nodes[i].ai = nodes[i].ci = nodes[i].po_i = 0, nodes[i].first_child = nodes[i].next_sibling = 0;
     for (size_t i = n; i-- > 1;) {
         struct node *c = &nodes[i], *par = &nodes[c->parent];
         c->ei += c->ee;
         c->ai += c->ae;
         c->ci += c->ce;
+        c->po_i += c->po;
         par->ei += c->ei;
         par->ai += c->ai;
         par->ci += c->ci;
+        par->po_i += c->po_i;
         c->next_sibling = par->first_child;
         par->first_child = (uint32_t)i;
     }
     th->v.ei = th->v.ee = nodes[0].ei;
     th->v.ai = th->v.ae = nodes[0].ai;
     th->v.ci = th->v.ce = nodes[0].ci;
+    th->v.po = nodes[0].po_i;
     add_values(&p->total, &th->v);
 
     if (p->nfuncs > w->capfncount) {
@@ -380,11 +386,13 @@ static int fold_tree(struct walker *w, struct instr_pthread *th)
             f->v.ei += nd->ei;
             f->v.ai += nd->ai;
             f->v.ci += nd->ci;
+            f->v.po += nd->po_i;
         }
         if (w->modcount[f->module]++ == 0) {
             m->v.ei += nd->ei;
             m->v.ai += nd->ai;
             m->v.ci += nd->ci;
+            m->v.po += nd->po_i;
         }
         f->v.ee += nd->ee;
         f->v.ae += nd->ae;
@@ -508,17 +516,23 @@ static int observe_interval(struct walker *w, uint64_t from, uint64_t to)
 }
 
 /* Charges the interval of d ticks that ev ends to the frame on top (the
- * pending call site's time is held in w->pend).  It is Application time
+ * pending call site's time is held in w->pend), less the hooks' cost
+ * (compensate.h), which the timeline cuts too.  It is Application time
  * unless the OS acted in it (in a kind --os-events counts) or the frame is
  * excluded (--not-application). */
 static inline void charge(struct walker *w, const struct instr_event *ev, uint64_t d)
 {
+    uint64_t po, c = instr_compensate(&w->comp, &w->p->comp, ev, d, w->depth != 0, &po);
+    w->cut += d - c;
+    d = c;
     if (!w->depth)
         return;
     uint32_t top = w->stack[w->depth];
     struct node *n = top == PENDING_NODE ? &w->pend : &w->nodes[top];
     n->ee += d;
-    uint64_t off = ev->offcpu < d ? ev->offcpu : d; /* never more than the interval */
+    n->po += po;
+    /* never more than the interval; the hooks' cost came off the on-CPU part */
+    uint64_t off = ev->offcpu < d ? ev->offcpu : d;
     if (INSTR_PROFILE_UNLIKELY(ev->os))
         charge_kinds(n, ev->bits, d);
     if ((!ev->os || !instr_os_counts(ev->bits, w->os_ignored)) && !n->excluded) {
@@ -614,6 +628,7 @@ static int resolve_pending(struct walker *w, const struct instr_event *ev)
         n->kind_n[k] += w->pend.kind_n[k];
         n->kind_t[k] += w->pend.kind_t[k];
     }
+    n->po += w->pend.po;
     n->calls += (uint64_t)!w->pend_reenter;
     w->stack[w->depth] = c;
     w->state[w->depth] = merged ? ST_MERGED : ST_FRAME;
@@ -731,6 +746,7 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
     w->depth = 0;
     w->pending = 0;
     w->cut = 0;
+    instr_compensator_thread(&w->comp);
     w->thread = (uint32_t)(th - p->threads);
     int rc;
     uint64_t prev = ti->nchunks ? ti->chunks[0].base_tsc : 0, events = 0;
@@ -839,6 +855,7 @@ static int build(struct instr_profile *p, const struct instr_dump *d, const stru
         goto out;
     for (size_t i = 0; i < d->nmodules; i++)
         p->modules[i].path = d->modules[i].path;
+    instr_compensator_init(&w.comp, &p->comp, d);
     w.capnodes = 1024;
     w.capstack = 256;
     if (!(w.nodes = malloc(w.capnodes * sizeof *w.nodes)) || !(w.stack = malloc(w.capstack * sizeof *w.stack)) ||

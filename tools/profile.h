@@ -51,6 +51,7 @@
 #include <stdint.h>
 
 #include "callsites.h"
+#include "compensate.h"
 #include "dump-reader.h"
 #include "exclusions.h"
 #include "os-events.h"
@@ -71,6 +72,7 @@ struct instr_values {
     uint64_t kind_t[INSTR_OS_NKINDS]; /* their ticks (an interval of several kinds counts in each) */
     uint64_t ci;        /* CPU inclusive: elapsed inclusive less the exact off-CPU time of each interval */
     uint64_t ce;        /* CPU exclusive (cpu.c: known when the cpuclock backend ran) */
+    uint64_t po;        /* probe overhead: the hook costs inside ei, like ei (compensate.h) */
 };
 
 /* External time of a function F: the intervals whose stack has, somewhere
@@ -139,6 +141,7 @@ struct instr_profile {
     size_t nmodules;
     struct instr_values total; /* process: ei = non-empty intervals, ai = those not flagged */
     struct instr_repairs repairs;
+    struct instr_compensation comp; /* the hook costs subtracted (compensate.h) */
     uint64_t events;
     uint64_t offcpu_unknown; /* flagged intervals charged to a frame without off-CPU ticks (counted on the CPU) */
     size_t max_nodes; /* largest call tree of a thread */
@@ -157,9 +160,9 @@ int instr_profile_build(struct instr_profile *p, const struct instr_dump *d, cha
  * incomplete: closed at the thread's end (a repair).
  *
  * Ticks are timeline ticks: the dump's, less the runtime's own work so far
- * in that thread (EXT RUNTIME intervals, which no value is charged with),
- * so a call's end - start is exactly the Elapsed Inclusive the report
- * charges it (threads' timelines drift apart by their own runtime work,
+ * in that thread (EXT RUNTIME intervals, which no value is charged with)
+ * and less the hook costs compensation took out (compensate.h), so a
+ * call's end - start is exactly the Elapsed Inclusive the report charges it (threads' timelines drift apart by their own runtime work,
  * which profile.repairs.runtime_ticks totals).  Any callback may be NULL.
  * Callbacks return 0, or a negative code that stops the walk (returned by
  * the build). */

@@ -76,6 +76,37 @@ static void row_values(struct instr_json *j, const struct instr_session *s, cons
     instr_json_close(j);
 }
 
+/* Probe overhead: the hook costs inside the row's Elapsed Inclusive (only
+ * when the session knows them). */
+static void row_probe(struct instr_json *j, const struct instr_row *r)
+{
+    instr_json_key_u64(j, "probe_overhead_ticks", r->v.po);
+    instr_json_key_ns(j, "probe_overhead_ns", r->po_ns);
+}
+
+/* The dump's start-up calibration: each hook kind's cost, ticks (null:
+ * not measured). */
+static void hook_costs(struct instr_json *j, const struct instr_dump *d)
+{
+    static const unsigned kinds[] = {INSTR_EV_ENTER, INSTR_EV_EXIT, INSTR_EV_CALL, INSTR_EV_RETURN};
+    static const char *const names[] = {"enter", "exit", "call", "return"};
+    instr_json_open(j, "hook_cost", '{', INSTR_JSON_INLINE);
+    for (int k = 0; k < 4; k++) {
+        const struct instr_hook_cost *hc = &d->hook_cost[kinds[k]];
+        if (!hc->rounds) {
+            instr_json_key_null(j, names[k]);
+            continue;
+        }
+        instr_json_open(j, names[k], '{', INSTR_JSON_INLINE);
+        instr_json_key_num(j, "before_ticks", "%.3f", hc->before / 1e3);
+        instr_json_key_num(j, "after_ticks", "%.3f", hc->after / 1e3);
+        instr_json_key_num(j, "spread_ticks", "%.3f", hc->spread / 1e3);
+        instr_json_key_u64(j, "rounds", hc->rounds);
+        instr_json_close(j);
+    }
+    instr_json_close(j);
+}
+
 static void program(struct instr_json *j, const struct instr_session *s, size_t i)
 {
     const struct instr_dump *d = &s->dumps[i];
@@ -101,6 +132,8 @@ static void program(struct instr_json *j, const struct instr_session *s, size_t 
         instr_json_key_null(j, "exit_status");
     instr_json_key_u64(j, "end_signal", d->hdr.end_signal);
     instr_json_key_u64(j, "open_frames_at_end", s->profiles[i].repairs.incomplete);
+    if (s->comp.known)
+        hook_costs(j, d);
     instr_json_close(j);
 }
 
@@ -171,6 +204,15 @@ static void session(struct instr_json *j, const struct instr_session *s)
     instr_json_key_bool(j, "cpu_available", s->cpu_known);
     instr_json_key_u64(j, "off_cpu_unknown_intervals", s->offcpu_unknown);
     instr_json_key_bool(j, "application_available", !s->no_app);
+    if (s->comp.known) {
+        instr_json_open(j, "probe_overhead", '{', INSTR_JSON_INLINE);
+        instr_json_key_bool(j, "compensated", s->comp.applied);
+        instr_json_key_u64(j, "ticks", s->comp.ticks);
+        instr_json_key_ns(j, "ns", s->have_rate ? s->comp_ns : NAN);
+        instr_json_key_u64(j, "intervals", s->comp.intervals);
+        instr_json_key_u64(j, "clamped_intervals", s->comp.clamped);
+        instr_json_close(j);
+    }
     instr_json_close(j);
 }
 
@@ -226,6 +268,8 @@ static void row_array(struct instr_json *j, const struct instr_session *s, const
         instr_json_open(j, NULL, '{', INSTR_JSON_LINES);
         head(j, &r[i]);
         row_values(j, s, &r[i]);
+        if (s->comp.known)
+            row_probe(j, &r[i]);
         if (tail)
             tail(j, &r[i]);
         instr_json_close(j);

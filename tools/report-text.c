@@ -173,6 +173,29 @@ static char *detector_block(const struct instr_session *s, size_t i, size_t *fir
     return n < 0 ? NULL : b;
 }
 
+/* What one hook costs in process i (its start-up calibration), if known. */
+static char *hook_cost_line(const struct instr_session *s, size_t i, size_t *first)
+{
+    static const unsigned kinds[] = {INSTR_EV_ENTER, INSTR_EV_EXIT, INSTR_EV_CALL, INSTR_EV_RETURN};
+    static const char *const names[] = {"enter", "exit", "call", "return"};
+    const struct instr_dump *d = &s->dumps[i];
+    char buf[400] = "Hook cost:  ";
+    size_t n = strlen(buf);
+    int any = 0;
+    for (int k = 0; k < 4; k++) {
+        const struct instr_hook_cost *hc = &d->hook_cost[kinds[k]];
+        if (hc->rounds)
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s %.1f+%.1f", any++ ? ", " : "", names[k],
+                                  hc->before / 1e3, hc->after / 1e3);
+    }
+    if (!any)
+        snprintf(buf, sizeof buf, "Hook cost:  unknown (no start-up calibration in the dump)");
+    else
+        snprintf(buf + n, sizeof buf - n, " ticks (before+after its tick, measured at start)");
+    *first = strlen(buf);
+    return strdup(buf);
+}
+
 /* Each distinct text of f once, in the order of the first process having
  * it, followed by the processes sharing it: "(pid P)" for one, "(N
  * processes: pids P, Q...)" for more (the first 8 pids). */
@@ -288,6 +311,18 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
         instr_fmt_value(a, sizeof a, s->repairs.runtime_ticks, s->runtime_ns, u);
         fprintf(out, "Runtime:    %s %s in the runtime's own slow paths (first calls, new chunks), "
                      "charged to nobody\n", a, instr_units_name(u));
+    }
+    if (s->comp.known) {
+        if (grouped(out, s, hook_cost_line) < 0)
+            return INSTR_ENOMEM;
+        instr_fmt_value(a, sizeof a, s->comp.ticks, s->comp_ns, u);
+        if (s->comp.applied)
+            fprintf(out, "Probe overhead: %s %s of hook costs subtracted from the values (--raw: keep them); "
+                         "%" PRIu64 " of %" PRIu64 " intervals were shorter than their hooks' cost and count 0\n",
+                    a, instr_units_name(u), s->comp.clamped, s->comp.intervals);
+        else
+            fprintf(out, "Probe overhead: not subtracted (--raw): %s %s of the values are hook costs "
+                         "(Probe Overhead column)\n", a, instr_units_name(u));
     }
     for (size_t i = 0; i < s->nwarnings; i++)
         fprintf(out, "Warning:    %s\n", s->warnings[i]);

@@ -43,6 +43,7 @@ struct instr_row {
     uint32_t key;                  /* functions: the row's index before sorting (instr_session.func_rows) */
     int pseudo;                    /* functions: a pseudo-frame (an uninstrumented callee of a call site) */
     double ext_ns[2];              /* functions: external time (v.ext_ei, v.ext_ai) in ns */
+    double po_ns;                  /* probe overhead (v.po) in ns */
 };
 
 struct instr_session {
@@ -58,6 +59,8 @@ struct instr_session {
     double total_cpu_ns;       /* total.ci (Session CPU Inclusive) in ns */
     double total_ns[2];        /* the same in ns */
     struct instr_repairs repairs;
+    struct instr_compensation comp; /* summed over the dumps: known/applied if any dump's was */
+    double comp_ns;            /* comp.ticks in ns */
     uint64_t dropped;          /* events lost: the header count (DROPPED events say where) */
     double runtime_ns;         /* the runtime's own slow work, skipped (charged to nobody) */
     uint64_t header_unmatched; /* exits the runtime could not match */

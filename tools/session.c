@@ -91,6 +91,8 @@ static void row_add(struct instr_row *r, const struct instr_dump *d, const struc
     r->cpu_ns[1] += instr_ticks_ns(d, v->ce);
     r->ext_ns[0] += instr_ticks_ns(d, v->ext_ei);
     r->ext_ns[1] += instr_ticks_ns(d, v->ext_ai);
+    r->v.po += v->po;
+    r->po_ns += instr_ticks_ns(d, v->po);
 }
 
 /* Merging functions (and modules) across processes: collect, sort by
@@ -216,6 +218,12 @@ static int add_process(struct instr_session *s, size_t i, const struct instr_exc
     s->repairs.bad_chunks += r->bad_chunks;
     s->repairs.clock_back += r->clock_back;
     s->repairs.runtime_ticks += r->runtime_ticks;
+    s->comp.known |= p->comp.known;
+    s->comp.applied |= p->comp.applied;
+    s->comp.intervals += p->comp.intervals;
+    s->comp.clamped += p->comp.clamped;
+    s->comp.ticks += p->comp.ticks;
+    s->comp_ns += instr_ticks_ns(d, p->comp.ticks);
     s->runtime_ns += instr_ticks_ns(d, r->runtime_ticks);
     /* The header counts every dropped event; DROPPED events say where
      * the ones before a resumed recording were. */

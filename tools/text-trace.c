@@ -211,6 +211,12 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
         }
         fputc('\n', out);
     }
+    for (unsigned k = 0; k < sizeof d->hook_cost / sizeof d->hook_cost[0]; k++) {
+        const struct instr_hook_cost *hc = &d->hook_cost[k];
+        if (hc->rounds)
+            fprintf(out, "hook-cost %s before=%" PRIu64 " after=%" PRIu64 " spread=%" PRIu64 " rounds=%" PRIu64 "\n",
+                    event_name(k, 0) ? event_name(k, 0) : "?", hc->before, hc->after, hc->spread, hc->rounds);
+    }
     for (size_t i = 0; i < d->nthreads; i++) {
         const struct instr_thread_info *t = &d->threads[i];
         fprintf(out, "thread %u tid=%" PRIu64, t->index, t->tid);
@@ -637,6 +643,18 @@ static int parse_record(struct parser *ps, struct instr_dump_writer *w, struct l
             return perr(ps, "callsite: flags= is direct or indirect");
         cs.callee = (char *)(kv(ln, 2, "callee") ? kv(ln, 2, "callee") : "");
         rc = instr_writer_callsite(w, &cs);
+    } else if (!strcmp(t, "hook-cost")) {
+        static const char *const keys[] = {"before", "after", "spread", "rounds", NULL};
+        uint64_t v[4] = {0, 0, 0, 1};
+        unsigned kind, ext;
+        if (ln->n < 2 || !event_lookup(ln->tok[1], &kind, &ext) || kind == INSTR_EV_EXT)
+            return perr(ps, "hook-cost: expected enter, exit, call or return");
+        if ((rc = check_keys(ps, ln, 2, keys)))
+            return rc;
+        for (int k = 0; k < 4; k++)
+            if (kv(ln, 2, keys[k]) && (rc = need_u64(ps, kv(ln, 2, keys[k]), keys[k], &v[k])))
+                return rc;
+        rc = instr_writer_hook_cost(w, kind, v[0], v[1], v[2], v[3]);
     } else if ((rc = instr_sample_text_parse(w, ln->n, ln->tok, sbuf, sizeof sbuf)) != 0) {
         return rc < 0 ? perr(ps, "%s", sbuf) : 0; /* sampling lines (sample-text.c) */
     } else if (t[0] >= '0' && t[0] <= '9') {

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Probe-overhead compensation against the uninstrumented truth (overhead.c).
+
+Runs the program RUNS times.  Each run times the workload uninstrumented
+(plain_caller: thread CPU time, summed over its repetitions) and records the
+same workload instrumented (caller).  The report's Elapsed Inclusive of
+caller, compensated (the default) and --raw, is compared with it.  On a
+loaded machine the comparison uses on-CPU time: Elapsed Inclusive less the
+exact off-CPU time of caller and leaf (the cpuclock backend); without that
+backend, wall time.  Checked on every run: raw visibly above the truth,
+compensated below raw and never more than 5% below the truth, the Probe
+Overhead exactly raw - compensated.  The ratios are printed: how close
+compensation gets is reported, not asserted (see the README)."""
+import argparse, glob, json, os, subprocess, sys, tempfile
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+    print(("ok    " if cond else "FAIL  ") + what)
+
+
+def report(tool, dump, *extra):
+    proc = subprocess.run([tool, "--format", "json", "--units", "ns", "--flagged", *extra, dump],
+                          capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr)
+        raise SystemExit(f"instr-report exited {proc.returncode}")
+    return json.loads(proc.stdout)
+
+
+def one_run(args, work):
+    env = dict(os.environ, INSTR_OUTPUT=os.path.join(work, "%e.%p.instr"),
+               # no sud: the program's own clock reads must not trap into
+               # the plain runs' CPU time
+               INSTR_DETECTOR="rseq_cs+cpuclock")
+    proc = subprocess.run([args.exe], cwd=work, env=env, capture_output=True, text=True, timeout=120)
+    sys.stdout.write(proc.stdout)
+    check(proc.returncode == 0, "program exit status 0")
+    out = dict(kv.split("=") for kv in proc.stdout.split())
+    dumps = glob.glob(os.path.join(work, "*.instr"))
+    check(len(dumps) == 1, "one dump")
+    comp, raw = report(args.report, dumps[0]), report(args.report, dumps[0], "--raw")
+    for d in dumps:
+        os.unlink(d)
+    po = comp["session"].get("probe_overhead")
+    check(po is not None and po["compensated"], "the dump has hook costs and compensation is on by default")
+    check(raw["session"]["probe_overhead"]["compensated"] is False, "--raw: not compensated")
+    hc = comp["session"]["programs"][0].get("hook_cost") or {}
+    check(all(hc.get(k) and hc[k]["rounds"] > 0 for k in ("enter", "exit", "call", "return")),
+          "the dump has every hook kind's cost: " +
+          ", ".join(f"{k} {v['before_ticks']:.1f}+{v['after_ticks']:.1f}" for k, v in hc.items() if v))
+    # The calibration records nothing of its own: no function, no thread.
+    check(sorted(f["name"] for f in comp["functions"]) == ["caller", "leaf"],
+          "only the program's functions recorded (calibration invisible)")
+    check(len(comp["threads"]) == 1, "one thread recorded")
+    fc = {f["name"]: f for f in comp["functions"]}
+    fr = {f["name"]: f for f in raw["functions"]}
+    check(fc["leaf"]["calls"] == int(out["calls"]), f"leaf called {out['calls']} times")
+    check(fc["caller"]["calls"] == int(out["caller_calls"]), "caller called as often as the program says")
+    c, r = fc["caller"], fr["caller"]
+    check(r["elapsed_inclusive_ticks"] - c["elapsed_inclusive_ticks"] == c["probe_overhead_ticks"] ==
+          r["probe_overhead_ticks"],
+          "Probe Overhead of caller = raw EI - compensated EI, the same with --raw")
+    if comp["session"]["off_cpu_exact"]:
+        off = sum(f["off_cpu_ns"] for f in comp["functions"] if f["name"] in ("caller", "leaf"))
+        truth, unit = int(out["plain_cpu_ns"]), "on-CPU"
+    else:
+        off, truth, unit = 0, int(out["plain_wall_ns"]), "wall"
+    comp_v = c["elapsed_inclusive_ns"] - off
+    raw_v = r["elapsed_inclusive_ns"] - off
+    rc, rr = comp_v / truth, raw_v / truth
+    print(f"ratio to uninstrumented ({unit}): compensated {rc:.3f}, raw {rr:.3f}; "
+          f"clamped {po['clamped_intervals']} of {po['intervals']} intervals")
+    check(rr >= 1.05, f"raw caller EI visibly above the uninstrumented time ({rr:.3f})")
+    check(rc < rr, "compensated below raw")
+    check(rc >= 0.95, f"compensation never takes off more than the hooks cost (ratio {rc:.3f} >= 0.95)")
+    return rc, rr
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--exe", required=True)
+    ap.add_argument("--report", required=True)
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    ratios = []
+    with tempfile.TemporaryDirectory() as work:
+        for _ in range(args.runs):
+            ratios.append(one_run(args, work))
+    print("compensated/uninstrumented:", " ".join(f"{a:.3f}" for a, _ in ratios))
+    print("raw/uninstrumented:        ", " ".join(f"{b:.3f}" for _, b in ratios))
+    print(f"{len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Application time against an independent oracle (app-oracle.c).
+
+The program reads getrusage(RUSAGE_THREAD) switch counts and the thread CPU
+clock around each call of interest.  Each call's intervals in the dump
+(instr-dump text form: the events after its enter up to its exit) must be
+flagged exactly when the oracle saw a switch: Application when it did not,
+not Application when it did.  A noise thread's system calls on the other
+CPU must flag nothing.  Counts and ratios, never absolute times.  What
+the oracle cannot place is allowed for: a switch the oracle counts in one
+call but the hooks see at the next (counted apart, see below), and kernel
+work on the thread without a switch (at most 2%, and at least 1, each way)."""
+import argparse, glob, json, os, subprocess, sys, tempfile
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+    print(("ok    " if cond else "FAIL  ") + what)
+
+
+def call_flags(text, names):
+    """Per call of the named functions in thread 0, in order: (name, flagged)."""
+    ids, out, cur, depth = {}, [], None, 0
+    for line in text.splitlines():
+        tok = line.split()
+        if tok and tok[0] == "function":
+            name = [t[5:] for t in tok if t.startswith("name=")][0]
+            if name in names:
+                ids[tok[1]] = name
+            continue
+        if len(tok) < 3 or tok[0] != "0":
+            continue
+        ev, flagged = tok[2], any(t.startswith("os=") for t in tok)
+        if cur is None:
+            if ev == "enter" and tok[3] in ids:
+                cur, depth = [ids[tok[3]], False], 0
+            continue
+        cur[1] |= flagged
+        if ev in ("enter", "call"):
+            depth += 1
+        elif ev in ("exit", "return"):
+            if depth == 0:
+                out.append(tuple(cur))
+                cur = None
+            else:
+                depth -= 1
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--exe", required=True)
+    ap.add_argument("--report", required=True)
+    ap.add_argument("--dump-tool", required=True)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as work:
+        env = dict(os.environ, INSTR_OUTPUT=os.path.join(work, "%e.%p.instr"))
+        proc = subprocess.run([args.exe], cwd=work, env=env, capture_output=True, text=True, timeout=300)
+        check(proc.returncode == 0, "program exit status 0")
+        dumps = glob.glob(os.path.join(work, "*.instr"))
+        check(len(dumps) == 1, "one dump")
+        text = subprocess.run([args.dump_tool, dumps[0]], capture_output=True, text=True, check=True).stdout
+        rep = json.loads(subprocess.run([args.report, "--format", "json", "--units", "ns", dumps[0]],
+                                        capture_output=True, text=True, check=True).stdout)
+    det = rep["session"]["detector_set"]
+    if "rseq_cs" not in det:
+        print(f"skip: no rseq_cs detector here ({det}): switches are not observed")
+        return 77
+    oracle = [l.split() for l in proc.stdout.splitlines() if l.startswith("call ")]
+    calls = [(o[2], o[3], int(o[4]), int(o[5]), int(o[6])) for o in oracle]  # phase, kind, switches, cpu, wall
+    seen = call_flags(text, {"spin_work", "sleep_work"})
+    check(len(seen) == len(calls), f"one recorded call per oracle call ({len(seen)} vs {len(calls)})")
+    if len(seen) != len(calls):
+        return 1
+    kinds_ok = all((k == "s") == (n == "spin_work") for (_, k, *_), (n, _) in zip(calls, seen))
+    check(kinds_ok, "recorded calls in the program's order")
+
+    # A switch between a call's exit hook and the oracle's read after it:
+    # the oracle counts it in that call, the hook after it (the next call's
+    # enter) sees it, and flags its own interval and the next one too (the
+    # detector cannot tell on which side of its tick it fell), so the flag
+    # lands on the next call.  Such a pair (a switch not flagged, then a
+    # flag without a switch) is one switch placed one call late: counted
+    # apart, not as a miss and a false flag.
+    flags = [f for _, f in seen]
+    shifted = set()
+    for i in range(len(calls) - 1):
+        if calls[i][2] > 0 and not flags[i] and calls[i + 1][2] == 0 and flags[i + 1]:
+            shifted.update((i, i + 1))
+    print(f"switches placed one call late (between a call's exit hook and the oracle's read): {len(shifted) // 2}")
+
+    def tally(sel):
+        sw = [flags[i] for i, c in enumerate(calls) if sel(c) and c[2] > 0 and i not in shifted]
+        clean = [flags[i] for i, c in enumerate(calls) if sel(c) and c[2] == 0 and i not in shifted]
+        return len(sw), sw.count(False), len(clean), clean.count(True)
+
+    def allowed(n):
+        return max(1, n // 50)
+
+    for label, sel in (("phase A spins (noise thread on the other CPU)", lambda c: c[0] == "A" and c[1] == "s"),
+                       ("phase A sleeps", lambda c: c[1] == "z"),
+                       ("phase B spins (competitor on this CPU)", lambda c: c[0] == "B")):
+        nsw, missed, nclean, false = tally(sel)
+        print(f"{label}: {nsw} with a switch ({missed} not flagged), {nclean} without ({false} flagged)")
+        check(missed <= allowed(nsw), f"{label}: calls with a switch are not Application ({missed} missed)")
+        check(false <= allowed(nclean), f"{label}: calls without a switch are Application ({false} flagged)")
+    sleeps = [c for c in calls if c[1] == "z"]
+    check(all(c[2] > 0 for c in sleeps), "the oracle saw a switch in every sleep")
+    check(sum(c[3] for c in sleeps) < 0.5 * sum(c[4] for c in sleeps), "sleeps: thread CPU time far below wall time")
+    spins = [c for c in calls if c[1] == "s" and c[2] == 0]
+    check(sum(c[3] for c in spins) >= 0.8 * sum(c[4] for c in spins),
+          "spins without a switch: on the CPU for (nearly) all their wall time")
+    nA = sum(1 for c in calls if c[0] == "A" and c[1] == "s")
+    falseA = tally(lambda c: c[0] == "A" and c[1] == "s")[3]
+    check(falseA <= allowed(nA), f"the noise thread's system calls flag no spin ({falseA} of {nA})")
+    # The report agrees: spin_work's Application share is the oracle's clean
+    # share of its wall time (ratios, both sides).
+    f = {x["name"]: x for x in rep["functions"]}
+    s = f["spin_work"]
+    share_rep = s["application_inclusive_ns"] / s["elapsed_inclusive_ns"]
+    share_oracle = sum(c[4] for c in spins) / sum(c[4] for c in calls if c[1] == "s")
+    check(abs(share_rep - share_oracle) <= 0.05,
+          f"spin_work Application share {share_rep:.3f} matches the oracle's {share_oracle:.3f}")
+    z = f["sleep_work"]
+    check(z["application_inclusive_ns"] <= 0.05 * z["elapsed_inclusive_ns"], "sleep_work is (almost) no Application")
+    print(f"{len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

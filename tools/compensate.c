@@ -1,0 +1,20 @@
+/* compensate.c - the hook costs of a dump, ready for the walk (compensate.h). */
+#include "compensate.h"
+
+#include <string.h>
+
+void instr_compensator_init(struct instr_compensator *c, struct instr_compensation *out, const struct instr_dump *d)
+{
+    static const unsigned hooks[] = {INSTR_EV_ENTER, INSTR_EV_EXIT, INSTR_EV_CALL, INSTR_EV_RETURN};
+    memset(c, 0, sizeof *c);
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; i++) {
+        const struct instr_hook_cost *hc = &d->hook_cost[hooks[i]];
+        if (!hc->rounds)
+            continue;
+        c->before[hooks[i]] = (uint32_t)hc->before; /* the reader bounds them */
+        c->after[hooks[i]] = (uint32_t)hc->after;
+        out->known = 1;
+    }
+    c->subtract = out->applied = out->known && !d->raw;
+}

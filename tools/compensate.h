@@ -1,0 +1,107 @@
+/* compensate.h - probe-overhead compensation: the hooks' own cost taken
+ * out of the intervals they bound (instr-report; --raw keeps raw values).
+ *
+ * The runtime measured at start what one hook of each kind adds to the
+ * interval its event ends (before) and to the interval that starts there
+ * (after): the dump's HOOK_COST records (dump-format.h).  The interval
+ * between events a and b holds the cost after(a) + before(b):
+ *
+ *        call f       enter f              exit f      return
+ *   main ---|------------|--------------------|-----------|--- main
+ *           | after(call)| after(enter)       |after(exit)|
+ *           | +before(en-| + f's own time     |+before(re-|
+ *           |  ter)      | + before(exit)     | turn)     |
+ *
+ * so f's Elapsed Inclusive holds all four hooks' cost but before(call),
+ * and main's all four.  Compensation charges each interval its length
+ * less that cost.  Costs are in mticks; the remainder below one tick
+ * carries to the next interval of the thread, so what is subtracted adds
+ * up exactly.  An interval shorter than its hooks' cost is charged 0 and
+ * counted (clamped), never hidden.  The cost found in the intervals a
+ * frame is charged is its Probe Overhead, measured whether or not it is
+ * subtracted (inclusive like Elapsed: its own hooks' and its callees').
+ *
+ * The hook behind an event: ENTER, EXIT, CALL and RETURN their own; an
+ * UNWIND (a pop inside some hook) costs as an EXIT; RUNTIME (the runtime's
+ * own slow work, cut out of every value) is transparent; the other events
+ * (marks, counters, thread end, fork re-entries) have no measured cost.
+ * Zero-length intervals (the events of one hook) hold no cost.
+ */
+#ifndef INSTR_COMPENSATE_H
+#define INSTR_COMPENSATE_H
+
+#include <stdint.h>
+
+#include "dump-reader.h"
+
+#define INSTR_COMP_KINDS 8 /* cost slots: INSTR_EV_* of the hook kinds; 0 = no cost */
+#define INSTR_COMP_TRANSPARENT 7u
+
+/* One thread's walk. */
+struct instr_compensator {
+    uint32_t before[INSTR_COMP_KINDS], after[INSTR_COMP_KINDS]; /* mticks */
+    int subtract;   /* the costs come off the charged values (else only measured) */
+    unsigned prev;  /* cost slot of the event the current interval started at */
+    uint64_t carry; /* mticks below one tick, owed by the next interval */
+};
+
+/* What compensation found (and did) in a profile. */
+struct instr_compensation {
+    int known;          /* the dump has hook costs */
+    int applied;        /* ... and they were subtracted (not --raw) */
+    uint64_t intervals; /* charged intervals holding a hook cost */
+    uint64_t clamped;   /* of which shorter than that cost: charged 0 */
+    uint64_t ticks;     /* the hook cost found in charged intervals (subtracted when applied) */
+};
+
+/* The dump's costs; raw (d->raw) or without HOOK_COST records nothing is
+ * subtracted.  Sets out->known and out->applied. */
+void instr_compensator_init(struct instr_compensator *c, struct instr_compensation *out, const struct instr_dump *d);
+
+/* A thread starts: no interval open yet. */
+static inline void instr_compensator_thread(struct instr_compensator *c)
+{
+    c->prev = 0;
+    c->carry = 0;
+}
+
+static inline unsigned instr_comp_slot(const struct instr_event *ev)
+{
+    if (ev->kind != INSTR_EV_EXT)
+        return ev->kind;
+    if (ev->ext == INSTR_EXT_UNWIND)
+        return INSTR_EV_EXIT;
+    return ev->ext == INSTR_EXT_RUNTIME ? INSTR_COMP_TRANSPARENT : 0;
+}
+
+/* The interval of d ticks that ev ends: returns the ticks to charge and
+ * puts the hook cost inside it in *po.  charged: someone is charged with
+ * it (a non-empty stack): counted in out. */
+static inline uint64_t instr_compensate(struct instr_compensator *c, struct instr_compensation *out,
+                                        const struct instr_event *ev, uint64_t d, int charged, uint64_t *po)
+{
+    unsigned k = instr_comp_slot(ev), p = c->prev;
+    *po = 0;
+    if (k == INSTR_COMP_TRANSPARENT)
+        return d;
+    c->prev = k;
+    uint64_t mt = (uint64_t)c->after[p] + c->before[k];
+    if (!d || !mt)
+        return d;
+    mt += c->carry;
+    uint64_t cost = mt / 1000;
+    c->carry = mt % 1000;
+    if (cost > d) {
+        cost = d;
+        c->carry = 0;
+        out->clamped += (uint64_t)(charged != 0);
+    }
+    if (charged) {
+        out->intervals++;
+        out->ticks += cost;
+    }
+    *po = cost;
+    return c->subtract ? d - cost : d;
+}
+
+#endif
