@@ -19,6 +19,11 @@
 enum instr_units { INSTR_UNITS_TICKS, INSTR_UNITS_NS, INSTR_UNITS_US, INSTR_UNITS_MS };
 enum instr_view { INSTR_VIEW_FUNCTIONS, INSTR_VIEW_THREADS, INSTR_VIEW_MODULES, INSTR_VIEW_PROCESSES,
                   INSTR_VIEW_CALLTREE, INSTR_VIEW_CALLERS, INSTR_VIEW_CALLEES };
+#define INSTR_NUNITS (INSTR_UNITS_MS + 1)
+#define INSTR_NVIEWS (INSTR_VIEW_CALLEES + 1)
+/* Their names on the command line (--units, --view), by value (units.c). */
+extern const char *const instr_unit_names[INSTR_NUNITS];
+extern const char *const instr_view_names[INSTR_NVIEWS];
 
 struct instr_row {
     char *name;          /* demangled function, thread name, module path, program */
