@@ -23,11 +23,10 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
     static const enum instr_sview table[] = {INSTR_SVIEW_FUNCTIONS, INSTR_SVIEW_THREADS, INSTR_SVIEW_MODULES,
                                              INSTR_SVIEW_PROCESSES};
     struct instr_sreport_opts o = {.format = format, .limit = limit, .threshold = threshold};
-    int v = -1;
-    for (int i = 0; i < INSTR_NVIEWS; i++)
-        if (!strcmp(view, instr_view_names[i]))
-            v = i;
-    if (v < 0)
+    int v = 0;
+    while (v < INSTR_NVIEWS && strcmp(view, instr_view_names[v]))
+        v++;
+    if (v == INSTR_NVIEWS)
         return EXIT_USAGE;
     o.view = v < INSTR_VIEW_CALLTREE ? table[v] : INSTR_SVIEW_FUNCTIONS;
     for (size_t i = 0; i < nd; i++)
