@@ -288,13 +288,10 @@ static int parse_range(const char *v, double *from_us, double *to_us)
 /* One option's value into c.  Returns 0, or -1 after saying why. */
 static int set_option(struct cli *c, int opt, const char *v, int argc, char **argv)
 {
-    static const char *const views[] = {"functions", "threads", "modules", "processes",
-                                        "calltree",  "callers", "callees", "lines", "samples"};
-    static const char *const units[] = {"ticks", "ns", "us", "ms"};
     int k;
     switch (opt) {
     case OPT_VIEW:
-        if ((k = pick(v, views, 9)) < 0)
+        if ((k = pick(v, instr_view_names, INSTR_NVIEWS)) < 0)
             break;
         c->o.view = (enum instr_view)k;
         if (c->o.view == INSTR_VIEW_CALLERS || c->o.view == INSTR_VIEW_CALLEES) {
@@ -313,7 +310,7 @@ static int set_option(struct cli *c, int opt, const char *v, int argc, char **ar
     case OPT_LIMIT:
         return parse_size(v, &c->o.limit) < 0 ? -2 : 0;
     case OPT_UNITS:
-        if ((k = pick(v, units, 4)) < 0)
+        if ((k = pick(v, instr_unit_names, INSTR_NUNITS)) < 0)
             break;
         c->o.units = (enum instr_units)k;
         return 0;
@@ -727,8 +724,6 @@ static int emit(const struct cli *c, const struct instr_session *s, int warned, 
  * then set. */
 static int sampled_inputs(const struct cli *c, struct instr_dump *dumps, size_t nd, int warned, int *status)
 {
-    static const char *const views[] = {"functions", "threads", "modules", "processes",
-                                        "calltree", "callers", "callees", "lines", "samples"};
     size_t i = 0;
     while (i < nd && !instr_dump_is_sampled(&dumps[i]))
         i++;
@@ -738,7 +733,7 @@ static int sampled_inputs(const struct cli *c, struct instr_dump *dumps, size_t 
     if (c->diff) {
         *status = instr_sample_diff_cli(&dumps[0], &dumps[1], fmt, c->sort, c->o.threshold, c->outpath);
     } else {
-        *status = instr_sample_cli(dumps, nd, views[c->o.view], fmt, c->sort, c->o.limit, c->o.threshold, c->export ? c->format->name : NULL, c->outpath, c->o.func, c->o.depth);
+        *status = instr_sample_cli(dumps, nd, instr_view_names[c->o.view], fmt, c->sort, c->o.limit, c->o.threshold, c->export ? c->format->name : NULL, c->outpath, c->o.func, c->o.depth);
     }
     if (*status == EXIT_OK && warned)
         *status = EXIT_WARNED;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "report.h" /* instr_view_names */
 #include "sample-report.h"
 
 enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_INPUT = 2, EXIT_WARNED = 3 };
@@ -18,18 +19,18 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
                 export);
         return EXIT_USAGE;
     }
-    static const char *const views[] = {"functions", "modules", "threads", "processes", "calltree", "callers",
-                                        "callees", "lines"};
+    /* instr_view_names' order: the table views, then calltree, callers, callees */
+    static const enum instr_sview table[] = {INSTR_SVIEW_FUNCTIONS, INSTR_SVIEW_THREADS, INSTR_SVIEW_MODULES,
+                                             INSTR_SVIEW_PROCESSES};
     struct instr_sreport_opts o = {.format = format, .limit = limit, .threshold = threshold};
-    int v = -1;
-    for (int i = 0; i < 8; i++)
-        if (!strcmp(view, views[i]))
-            v = i;
-    if (v < 0) {
+    int v = 0;
+    while (v < INSTR_NVIEWS && strcmp(view, instr_view_names[v]))
+        v++;
+    if (v == INSTR_NVIEWS || v == INSTR_VIEW_SAMPLES) {
         fprintf(stderr, "instr-report: --view %s is not a view of sampling dumps\n", view);
         return EXIT_USAGE;
     }
-    o.view = v < 4 ? (enum instr_sview)v : INSTR_SVIEW_FUNCTIONS;
+    o.view = v < INSTR_VIEW_CALLTREE ? table[v] : INSTR_SVIEW_FUNCTIONS;
     for (size_t i = 0; i < nd; i++)
         if (!instr_dump_is_sampled(&dumps[i])) {
             fprintf(stderr, "instr-report: %s is an instrumented dump and %s a sampling dump: report them apart\n",
@@ -63,9 +64,9 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
         return EXIT_USAGE;
     }
     int rc = export ? (strcmp(export, "folded") ? instr_sreport_callgrind(out, &p) : instr_sreport_folded(out, &p))
-             : v == 4 ? instr_sreport_calltree(out, &p, &o, depth)
-             : v == 7 ? instr_sreport_lines(out, &p, dumps, nd, &o)
-             : v >= 5 ? instr_sreport_relations(out, &p, &o, func, v == 5)
+             : v == INSTR_VIEW_CALLTREE ? instr_sreport_calltree(out, &p, &o, depth)
+             : v == INSTR_VIEW_LINES    ? instr_sreport_lines(out, &p, dumps, nd, &o)
+             : v >= INSTR_VIEW_CALLERS  ? instr_sreport_relations(out, &p, &o, func, v == INSTR_VIEW_CALLERS)
                       : instr_sreport_write(out, &p, &o);
     if (rc == INSTR_EARG) {
         fprintf(stderr, "instr-report: no sampled function is named '%s'\n", func);

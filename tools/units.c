@@ -28,10 +28,13 @@ void instr_values_add4(struct instr_values *v, double ns[4], const struct instr_
     ns[3] += instr_ticks_ns(d, ae);
 }
 
+const char *const instr_unit_names[INSTR_NUNITS] = {"ticks", "ns", "us", "ms"};
+const char *const instr_view_names[INSTR_NVIEWS] = {"functions", "threads", "modules", "processes",
+                                                    "calltree",  "callers", "callees", "lines", "samples"};
+
 const char *instr_units_name(enum instr_units u)
 {
-    static const char *const names[] = {"ticks", "ns", "us", "ms"};
-    return names[u];
+    return instr_unit_names[u];
 }
 
 void instr_fmt_value(char *buf, size_t len, uint64_t ticks, double ns, enum instr_units u)

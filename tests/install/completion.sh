@@ -39,6 +39,13 @@ expect "calltree callers callees" instr-report a.instr --view call
 expect "ei ei%" instr-report --sort ei
 expect "@locks,@io" instr-report --not-application @locks,@i
 expect "" instr-report --depth ""
+# The format and export names are those of instr-report's format table
+# (tools/formats.c), which its "bad value" message lists.
+for opt in format export; do
+    names=$("$prefix/bin/instr-report" --$opt=nosuch 2>&1 | sed -n 's/.*(one of: \(.*\))$/\1/p' | sed 's/, / /g')
+    [ -n "$names" ] || { echo "instr-report --$opt=nosuch does not list the names"; status=1; }
+    expect "$names" instr-report --$opt ""
+done
 
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
