@@ -2,6 +2,7 @@
 #include "columns.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,6 +48,26 @@ KIND(3, signal_n, signal_t)
 KIND(4, irq_n, irq_t)
 KIND(5, unknown_n, unknown_t)
 VALUE(probe, v.po, po_ns)
+VALUE(wall, wall_t, wall_ns)
+
+/* Concurrency: Elapsed Inclusive / Wall Inclusive (threads at once). */
+static const char *concurrency(char *b, size_t n, const struct instr_cell *c)
+{
+    if (!c->r->wall_t)
+        return c->csv ? "" : "-";
+    snprintf(b, n, c->csv ? "%.4f" : "%.2f", (double)c->r->v.ei / (double)c->r->wall_t);
+    return b;
+}
+
+/* A thread's Elapsed Inclusive, percent of the run's duration. */
+static const char *run_pct(char *b, size_t n, const struct instr_cell *c)
+{
+    if (isnan(c->r->run_pct))
+        return c->csv ? "" : "n/a";
+    snprintf(b, n, c->csv ? "%.4f" : "%.2f", c->r->run_pct);
+    return b;
+}
+
 NUMBER(line, "%" PRIu64, line)
 NUMBER(pid, "%" PRIu64, pid)
 NUMBER(thread, "%u", index)
@@ -124,6 +145,9 @@ const struct instr_column instr_columns[] = {
     {"CI%", "cpu_inclusive_pct", F | M, ALL, CPU, 230, ci_pct},
     {"C%", NULL, T | P, 0, CPU, 0, ci_pct},
     {"CE%", "cpu_exclusive_pct", F | M, ALL, CPU, 240, ce_pct},
+    {"Wall Incl", "wall_inclusive_%s", F, F, INSTR_COL_WALL, 270, wall},
+    {"Conc", "concurrency", F, F, INSTR_COL_WALL, 271, concurrency},
+    {"Run%", "run_pct", T, T, 0, 272, run_pct},
     {"External", "external_elapsed_%s", F, F, 0, 200, external},
     {"Probe Overhead", "probe_overhead_%s", ALL, ALL, INSTR_COL_PROBE, 210, probe},
     {"Flagged", "flagged_intervals", ALL, ALL, FLAGGED, 100, flagged_n},
@@ -171,13 +195,16 @@ int instr_column_shown(const struct instr_column *c, enum instr_view v, int csv,
         return 0;
     if ((c->flags & INSTR_COL_CPU) && !s->cpu_known)
         return 0;
+    if ((c->flags & INSTR_COL_WALL) && !s->wall_on)
+        return 0;
     return !(c->flags & INSTR_COL_OFFCPU) || s->offcpu_exact;
 }
 
 const char *instr_column_cell(const struct instr_column *c, char *buf, size_t len, const struct instr_session *s,
                               const struct instr_row *r, enum instr_units u, int csv)
 {
-    if (((c->flags & INSTR_COL_APP) && s->no_app) || ((c->flags & INSTR_COL_CPU) && !s->cpu_known))
+    if (((c->flags & INSTR_COL_APP) && s->no_app) || ((c->flags & INSTR_COL_CPU) && !s->cpu_known) ||
+        ((c->flags & INSTR_COL_WALL) && !s->wall_known))
         return csv ? "" : "n/a";
     const struct instr_cell cell = {r, u, csv};
     return c->get(buf, len, &cell);

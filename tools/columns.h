@@ -16,6 +16,8 @@ enum {
     INSTR_COL_LEFT = 1u << 1,    /* text: left-aligned */
     INSTR_COL_FLAGGED = 1u << 2, /* text: only with --flagged */
     INSTR_COL_OFFCPU = 1u << 3,  /* text: only when off-CPU time was measured (cpuclock) */
+    INSTR_COL_WALL = 1u << 5,    /* Wall Inclusive: text only with several threads (else it is EI);
+                                    n/a or empty when unknown */
     INSTR_COL_CPU = 1u << 4,     /* a CPU value: text only when known (every dump ran cpuclock);
                                     empty in CSV when not */
     INSTR_COL_PROBE = 1u << 5,   /* text and CSV: only when the hooks' cost is known (compensate.h) */

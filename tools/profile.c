@@ -111,6 +111,10 @@ struct walker {
     const struct instr_timeline *tl;  /* the observer of frames opening and closing, or NULL */
     const struct instr_interval_observer *iv; /* the observer of intervals (hybrid.c), or NULL */
     struct instr_compensator comp;    /* the hook costs (compensate.h) */
+    struct instr_wall *wall;          /* Wall Inclusive segments (wall_* steps), or NULL */
+    uint64_t pend_raw;                /* the pending call site's dump tick */
+    uint64_t pend_gap[4][2];          /* EXT RUNTIME gaps while it pends (wall_pending_gap) */
+    int pend_ngaps;
 
     /* The thread being walked: its stack of open frames. */
     uint32_t thread;     /* its index in p->threads */
@@ -545,6 +549,51 @@ static inline void charge(struct walker *w, const struct instr_event *ev, uint64
     charge_cpu(w, n, ev, d, off);
 }
 
+/* ---- Wall Inclusive steps (wall.h): frames open and close in dump ticks,
+ * and the time the runtime took for itself is cut out of every open one. */
+
+static void wall_opened(struct walker *w, uint32_t fn, uint64_t tick)
+{
+    if (w->depth == 1)
+        instr_wall_root_open(w->wall, tick);
+    instr_wall_open(w->wall, fn, tick);
+}
+
+static void wall_closed(struct walker *w, uint32_t fn, uint64_t tick)
+{
+    instr_wall_close(w->wall, fn, tick);
+    if (w->depth == 1)
+        instr_wall_root_close(w->wall, tick);
+}
+
+/* A pending call site's frame opens when it is resolved, from its own
+ * tick, less the gaps met meanwhile. */
+static void wall_resolved(struct walker *w, uint32_t fn)
+{
+    instr_wall_open(w->wall, fn, w->pend_raw);
+    for (int g = 0; g < w->pend_ngaps; g++)
+        instr_wall_split(w->wall, fn, w->pend_gap[g][0], w->pend_gap[g][1]);
+}
+
+/* From tick to resume the thread's time is nobody's (EXT RUNTIME, or a
+ * clock that jumped): every open frame's segment ends and starts again. */
+static void wall_gap(struct walker *w, uint64_t tick, uint64_t resume)
+{
+    if (!w->depth)
+        return;
+    instr_wall_root_split(w->wall, tick, resume);
+    for (uint32_t i = 1; i <= w->depth; i++) {
+        if (w->stack[i] != PENDING_NODE) {
+            instr_wall_split(w->wall, w->nodes[w->stack[i]].fn, tick, resume);
+        } else if (w->pend_ngaps < 4) {
+            w->pend_gap[w->pend_ngaps][0] = tick;
+            w->pend_gap[w->pend_ngaps++][1] = resume;
+        } else {
+            w->pend_gap[3][1] = resume; /* more gaps than kept: the last one widens (rare) */
+        }
+    }
+}
+
 /* Opens a frame for key above the top; count: a call (ENTER, not REENTER). */
 static inline int push_frame(struct walker *w, uint64_t key, int count, uint64_t tick)
 {
@@ -556,6 +605,8 @@ static inline int push_frame(struct walker *w, uint64_t key, int count, uint64_t
     w->stack[++w->depth] = c;
     w->state[w->depth] = ST_FRAME;
     w->nodes[c].calls += (uint64_t)count;
+    if (INSTR_PROFILE_UNLIKELY(w->wall != NULL))
+        wall_opened(w, w->nodes[c].fn, tick);
     return observe_open(w, c, tick - w->cut);
 }
 
@@ -572,6 +623,10 @@ static inline int push_site(struct walker *w, uint64_t site, int reenter, uint64
     w->pend_site = site;
     w->pend_reenter = reenter;
     w->pend_tick = tick - w->cut;
+    w->pend_raw = tick;
+    w->pend_ngaps = 0;
+    if (INSTR_PROFILE_UNLIKELY(w->wall != NULL) && w->depth == 1)
+        instr_wall_root_open(w->wall, tick);
     return 0;
 }
 
@@ -579,6 +634,8 @@ static inline int push_site(struct walker *w, uint64_t site, int reenter, uint64
 static inline int pop_frame(struct walker *w, uint64_t tick, int incomplete)
 {
     int rc = observe_close(w, w->stack[w->depth], tick - w->cut, incomplete);
+    if (INSTR_PROFILE_UNLIKELY(w->wall != NULL))
+        wall_closed(w, w->nodes[w->stack[w->depth]].fn, tick);
     w->depth--;
     return rc;
 }
@@ -633,6 +690,8 @@ static int resolve_pending(struct walker *w, const struct instr_event *ev)
     w->stack[w->depth] = c;
     w->state[w->depth] = merged ? ST_MERGED : ST_FRAME;
     w->pending = 0;
+    if (INSTR_PROFILE_UNLIKELY(w->wall != NULL))
+        wall_resolved(w, n->fn);
     int rc = observe_open(w, c, w->pend_tick);
     return rc < 0 ? rc : merged;
 }
@@ -692,6 +751,8 @@ static inline int apply_event(struct walker *w, struct instr_pthread *th, const 
     case INSTR_EXT_REENTER_SITE:
         return push_site(w, ev->arg, 1, *tick);
     case INSTR_EXT_RESYNC:
+        if (w->wall)
+            wall_gap(w, *tick, ev->arg);
         *tick = *prev = ev->arg;
         return 0;
     case INSTR_EXT_DROPPED:
@@ -766,6 +827,8 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
         if (tick < prev) {
             /* A base earlier than the last event: count the first delta
              * only, never a negative interval. */
+            if (w->wall)
+                wall_gap(w, prev, tick);
             prev = tick;
             rep->clock_back++;
         }
@@ -786,6 +849,8 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
                 /* The runtime worked on itself from here: nobody is charged,
                  * the timeline cuts it, and a pending call site still looks
                  * at the next event. */
+                if (INSTR_PROFILE_UNLIKELY(w->wall != NULL))
+                    wall_gap(w, tick, tick + ev.arg);
                 tick += ev.arg;
                 prev = tick;
                 w->cut += ev.arg;
@@ -807,6 +872,8 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
     }
     if ((rc = close_thread(w, th, prev)) < 0)
         return rc;
+    if (w->wall)
+        instr_wall_thread_end(w->wall);
     th->events = events;
     p->events += events;
     if (w->nnodes > p->max_nodes)
@@ -825,28 +892,30 @@ int instr_profile_build_excluding(struct instr_profile *p, const struct instr_du
     return instr_profile_build_timeline(p, d, x, NULL, err, errlen);
 }
 
-static int build(struct instr_profile *p, const struct instr_dump *d, const struct instr_exclusions *x,
-                 const struct instr_timeline *tl, const struct instr_interval_observer *iv, char *err, size_t errlen);
-
 int instr_profile_build_timeline(struct instr_profile *p, const struct instr_dump *d,
                                  const struct instr_exclusions *x, const struct instr_timeline *tl, char *err,
                                  size_t errlen)
 {
-    return build(p, d, x, tl, NULL, err, errlen);
+    const struct instr_profile_opts o = {.x = x, .tl = tl};
+    return instr_profile_build_opts(p, d, &o, err, errlen);
 }
 
 int instr_profile_build_intervals(struct instr_profile *p, const struct instr_dump *d,
                                   const struct instr_interval_observer *iv, char *err, size_t errlen)
 {
-    return build(p, d, NULL, NULL, iv, err, errlen);
+    const struct instr_profile_opts o = {.iv = iv};
+    return instr_profile_build_opts(p, d, &o, err, errlen);
 }
 
-static int build(struct instr_profile *p, const struct instr_dump *d, const struct instr_exclusions *x,
-                 const struct instr_timeline *tl, const struct instr_interval_observer *iv, char *err, size_t errlen)
+int instr_profile_build_opts(struct instr_profile *p, const struct instr_dump *d, const struct instr_profile_opts *o,
+                             char *err, size_t errlen)
 {
+    const struct instr_exclusions *x = o->x;
     memset(p, 0, sizeof *p);
     p->dump = d;
-    struct walker w = {.p = p, .x = x, .tl = tl, .iv = iv, .os_ignored = x ? x->os_ignored : 0};
+    p->wall_on = o->wall;
+    struct walker w = {.p = p, .x = x, .tl = o->tl, .iv = o->iv, .os_ignored = x ? x->os_ignored : 0,
+                       .wall = o->wall ? &p->wall : NULL};
     int rc = INSTR_ENOMEM;
     p->nmodules = d->nmodules + 1;
     if (!(p->modules = calloc(p->nmodules, sizeof *p->modules)) ||
@@ -895,6 +964,7 @@ void instr_profile_free(struct instr_profile *p)
     free(p->modules);
     free(p->nodes);
     instr_sitemap_free(&p->sites, p->dump ? p->dump->nsites : 0);
+    instr_wall_free(&p->wall);
     memset(p, 0, sizeof *p);
 }
 

@@ -55,6 +55,7 @@
 #include "dump-reader.h"
 #include "exclusions.h"
 #include "os-events.h"
+#include "wall.h"
 
 /* The four values plus calls and flagged intervals, all in ticks. */
 struct instr_values {
@@ -148,6 +149,8 @@ struct instr_profile {
     struct instr_sitemap sites;  /* names of the dump's call sites */
     struct instr_pnode *nodes;   /* every thread's call tree */
     size_t nnodes;
+    int wall_on;                 /* Wall Inclusive recorded (instr_profile_opts.wall) */
+    struct instr_wall wall;      /* its unions per function (index into funcs) and of all stacks */
 };
 
 int instr_profile_build(struct instr_profile *p, const struct instr_dump *d, char *err, size_t errlen);
@@ -176,6 +179,16 @@ struct instr_timeline {
 int instr_profile_build_timeline(struct instr_profile *p, const struct instr_dump *d,
                                  const struct instr_exclusions *x, const struct instr_timeline *tl, char *err,
                                  size_t errlen);
+/* Everything a build can take. */
+struct instr_interval_observer;
+struct instr_profile_opts {
+    const struct instr_exclusions *x; /* --not-application, --os-events; or NULL */
+    const struct instr_timeline *tl;  /* or NULL */
+    const struct instr_interval_observer *iv; /* intervals to hybrid.c, or NULL */
+    int wall;                         /* record Wall Inclusive (wall.h): the session has several threads */
+};
+int instr_profile_build_opts(struct instr_profile *p, const struct instr_dump *d, const struct instr_profile_opts *o,
+                             char *err, size_t errlen);
 /* The same, with intervals under a frame matching x (and its callees) not
  * counted as Application time (instr-report --not-application). */
 int instr_profile_build_excluding(struct instr_profile *p, const struct instr_dump *d,

@@ -199,7 +199,14 @@ static void session(struct instr_json *j, const struct instr_session *s)
     else
         instr_json_key_null(j, "cpu_inclusive_ticks");
     instr_json_key_ns(j, "cpu_inclusive_ns", s->have_rate && s->cpu_known ? s->total_cpu_ns : NAN);
+    if (s->wall_known)
+        instr_json_key_u64(j, "wall_inclusive_ticks", s->total_wall_t);
+    else
+        instr_json_key_null(j, "wall_inclusive_ticks");
+    instr_json_key_ns(j, "wall_inclusive_ns", s->have_rate && s->wall_known ? s->total_wall_ns : NAN);
     instr_json_close(j);
+    instr_json_key_num(j, "concurrency", "%.4f",
+                       s->wall_known && s->total_wall_t ? (double)s->total.ei / (double)s->total_wall_t : NAN);
     instr_json_key_bool(j, "off_cpu_exact", s->offcpu_exact);
     instr_json_key_bool(j, "cpu_available", s->cpu_known);
     instr_json_key_u64(j, "off_cpu_unknown_intervals", s->offcpu_unknown);
@@ -230,6 +237,14 @@ static void function_head(struct instr_json *j, const struct instr_row *f)
 
 static void function_tail(struct instr_json *j, const struct instr_row *f)
 {
+    /* Wall Inclusive (null when unknown: wall_ns NAN is written null by
+     * instr_json_key_ns, ticks follow it) and concurrency. */
+    if (isnan(f->wall_ns) && f->wall_t == 0)
+        instr_json_key_null(j, "wall_inclusive_ticks");
+    else
+        instr_json_key_u64(j, "wall_inclusive_ticks", f->wall_t);
+    instr_json_key_ns(j, "wall_inclusive_ns", f->wall_ns);
+    instr_json_key_num(j, "concurrency", "%.4f", f->wall_t ? (double)f->v.ei / (double)f->wall_t : NAN);
     instr_json_key_bool(j, "pseudo", f->pseudo);
     instr_json_key_u64(j, "external_elapsed_ticks", f->v.ext_ei);
     instr_json_key_ns(j, "external_elapsed_ns", f->ext_ns[0]);
@@ -247,6 +262,7 @@ static void thread_head(struct instr_json *j, const struct instr_row *t)
     instr_json_key_u64(j, "end_tick", t->end_tick);
     instr_json_key_ns(j, "start_ns", t->start_ns);
     instr_json_key_ns(j, "end_ns", t->end_ns);
+    instr_json_key_num(j, "run_pct", "%.4f", t->run_pct);
 }
 
 static void module_head(struct instr_json *j, const struct instr_row *m)

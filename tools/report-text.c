@@ -336,6 +336,19 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
                 instr_os_events_text(s->exclude->os_ignored, in, sizeof in),
                 instr_os_events_text(INSTR_OS_ALL_KINDS & ~s->exclude->os_ignored, out_, sizeof out_));
     }
+    if (s->wall_on && s->wall_known) {
+        char w[64], d[64];
+        instr_fmt_value(w, sizeof w, s->total_wall_t, s->total_wall_ns, u);
+        if (s->have_rate)
+            snprintf(d, sizeof d, " of a %.3f ms run", s->duration_ns / 1e6);
+        else
+            d[0] = 0;
+        fprintf(out, "Wall:       %s %s with a frame open in some thread%s; concurrency %.2f (Elapsed / Wall "
+                     "Inclusive)\n", w, instr_units_name(u), d,
+                s->total_wall_t ? (double)s->total.ei / (double)s->total_wall_t : 0.0);
+    } else if (s->wall_on) {
+        fprintf(out, "Wall:       unknown (more than %u activations to unite, or no memory)\n", INSTR_WALL_MAX_SEGS);
+    }
     if (s->offcpu_exact)
         fprintf(out, "Off-CPU:    exact, from the thread's CPU clock read at each flagged hook "
                      "(--flagged shows it per function)\n");

@@ -45,6 +45,9 @@ struct instr_row {
     double pct[6];                 /* ei%, ee%, ai%, ae%, then ci%, ce% (of Session CPU Inclusive) */
     double cpu_ns[2];              /* v.ci, v.ce in ns */
     double kind_ns[INSTR_OS_NKINDS]; /* v.kind_t in ns */
+    uint64_t wall_t;               /* functions: Wall Inclusive, ticks (session-wall.c) */
+    double wall_ns;                /* ... in ns */
+    double run_pct;                /* threads: Elapsed Inclusive, percent of the run's duration */
     uint32_t key;                  /* functions: the row's index before sorting (instr_session.func_rows) */
     int pseudo;                    /* functions: a pseudo-frame (an uninstrumented callee of a call site) */
     double ext_ns[2];              /* functions: external time (v.ext_ei, v.ext_ai) in ns */
@@ -62,6 +65,10 @@ struct instr_session {
     int cpu_known;             /* every dump did: CPU values are known (else n/a, empty, null) */
     uint64_t offcpu_unknown;   /* flagged intervals without off-CPU ticks, counted on the CPU */
     double total_cpu_ns;       /* total.ci (Session CPU Inclusive) in ns */
+    int wall_on;               /* profiles record Wall Inclusive (several threads; else it is EI) */
+    int wall_known;            /* Wall Inclusive computed (else unknown: too many activations, no memory) */
+    uint64_t total_wall_t;     /* Session Wall Inclusive: time with some stack non-empty, ticks */
+    double total_wall_ns;
     double total_ns[2];        /* the same in ns */
     struct instr_repairs repairs;
     struct instr_compensation comp; /* summed over the dumps: known/applied if any dump's was */
@@ -82,6 +89,12 @@ struct instr_session {
     int no_app;                /* some input has no transition data (INSTR_DUMP_NO_TRANSITIONS):
                                   Application values are unavailable, printed n/a / null */
 };
+
+/* Wall Inclusive of the function rows and of the session, and each
+ * thread's share of the run (session-wall.c), once the rows exist. */
+int instr_session_wall(struct instr_session *s);
+/* Whether the profiles must record Wall Inclusive: several threads. */
+int instr_session_wants_wall(const struct instr_dump *dumps, size_t n);
 
 /* Builds profiles and rows for dumps[0..n).  The dumps must outlive s. */
 int instr_session_build(struct instr_session *s, const struct instr_dump *dumps, size_t n, char *err,

@@ -196,7 +196,9 @@ static int add_process(struct instr_session *s, size_t i, const struct instr_exc
         snprintf(err, errlen, "%s", instr_tool_strerror(rc));
         return rc;
     }
-    if ((rc = instr_profile_build_timeline(&s->profiles[i], d, x, obs ? &obs->tl : NULL, err, errlen)) < 0)
+    const struct instr_profile_opts po = {.x = x, .tl = obs ? &obs->tl : NULL,
+                                          .wall = s->wall_on};
+    if ((rc = instr_profile_build_opts(&s->profiles[i], d, &po, err, errlen)) < 0)
         return rc;
     s->ndumps++;
     const struct instr_profile *p = &s->profiles[i];
@@ -392,6 +394,7 @@ int instr_session_build_observed(struct instr_session *s, const struct instr_dum
     s->dumps = dumps;
     s->have_rate = 1;
     s->cpu_known = n > 0; /* until a dump without cpuclock */
+    s->wall_on = instr_session_wants_wall(dumps, n);
     int rc = INSTR_ENOMEM;
     if (!(s->profiles = calloc(n, sizeof *s->profiles)) || !(s->processes = calloc(n, sizeof *s->processes)))
         goto fail;
@@ -403,7 +406,7 @@ int instr_session_build_observed(struct instr_session *s, const struct instr_dum
         }
     }
     s->duration_ns = session_duration(dumps, n);
-    if ((rc = add_threads(s)) < 0 || (rc = add_functions_and_modules(s)) < 0)
+    if ((rc = add_threads(s)) < 0 || (rc = add_functions_and_modules(s)) < 0 || (rc = instr_session_wall(s)) < 0)
         goto fail;
     percents(s, s->functions, s->nfunctions);
     percents(s, s->threads, s->nthreads);

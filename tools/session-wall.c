@@ -1,0 +1,83 @@
+/* session-wall.c - Wall Inclusive of a session's functions and of the
+ * session, and each thread's share of the run (wall.h, report.h).
+ *
+ * The profiles hold, per process, the union over its threads of the time
+ * each function was on a stack; a function row may gather several
+ * processes (forked workers): their unions are united again here, in the
+ * machine's common TSC ticks.  With one thread in the whole session the
+ * profiles record nothing: Wall Inclusive is then Elapsed Inclusive. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "report.h"
+
+int instr_session_wants_wall(const struct instr_dump *dumps, size_t n)
+{
+    size_t threads = 0;
+    for (size_t i = 0; i < n; i++)
+        threads += dumps[i].nthreads;
+    return threads > 1;
+}
+
+/* ns per tick of a row, from its Elapsed values (several processes may
+ * have slightly different rates); NAN without a rate. */
+static double ns_per_tick(double ns, uint64_t ticks)
+{
+    return ticks ? ns / (double)ticks : NAN;
+}
+
+static void thread_shares(struct instr_session *s)
+{
+    for (size_t t = 0; t < s->nthreads; t++)
+        s->threads[t].run_pct = s->duration_ns > 0 ? 100.0 * s->threads[t].ns[0] / s->duration_ns : NAN;
+}
+
+int instr_session_wall(struct instr_session *s)
+{
+    thread_shares(s);
+    s->wall_known = 1;
+    if (!s->wall_on) {
+        for (size_t r = 0; r < s->nfunctions; r++) {
+            s->functions[r].wall_t = s->functions[r].v.ei;
+            s->functions[r].wall_ns = s->functions[r].ns[0];
+        }
+        s->total_wall_t = s->total.ei;
+        s->total_wall_ns = s->total_ns[0];
+        return 0;
+    }
+    for (size_t i = 0; i < s->ndumps; i++)
+        if (s->profiles[i].wall.overflow || s->profiles[i].wall.nomem)
+            s->wall_known = 0;
+    if (!s->wall_known) {
+        for (size_t r = 0; r < s->nfunctions; r++) {
+            s->functions[r].wall_t = 0;
+            s->functions[r].wall_ns = NAN;
+        }
+        return 0;
+    }
+    /* Rows are still in key order here (before any sort): row key = index. */
+    struct instr_wall_list *u = calloc(s->nfunctions + 1, sizeof *u);
+    if (!u)
+        return INSTR_ENOMEM;
+    int rc = 0;
+    struct instr_wall_list root = {0};
+    for (size_t i = 0; i < s->ndumps && !rc; i++) {
+        const struct instr_profile *p = &s->profiles[i];
+        for (size_t f = 0; f < p->nfuncs && f < p->wall.nfn && !rc; f++)
+            if (instr_wall_union(&u[s->func_rows[i][f]], &p->wall.fn[f]) < 0)
+                rc = INSTR_ENOMEM;
+        if (!rc && instr_wall_union(&root, &p->wall.root) < 0)
+            rc = INSTR_ENOMEM;
+    }
+    for (size_t r = 0; r < s->nfunctions; r++) {
+        struct instr_row *row = &s->functions[r];
+        row->wall_t = instr_wall_length(&u[r]);
+        row->wall_ns = row->wall_t ? (double)row->wall_t * ns_per_tick(row->ns[0], row->v.ei) : 0;
+        free(u[r].s);
+    }
+    free(u);
+    s->total_wall_t = instr_wall_length(&root);
+    s->total_wall_ns = s->total_wall_t ? (double)s->total_wall_t * ns_per_tick(s->total_ns[0], s->total.ei) : 0;
+    free(root.s);
+    return rc;
+}

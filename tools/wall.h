@@ -1,0 +1,73 @@
+/* wall.h - Wall Inclusive: for each function, the union over all threads
+ * of the time it was on some stack (so at most the run's duration), and
+ * the same for "any frame at all" (the session's Wall Inclusive).
+ *
+ * Elapsed Inclusive sums over threads: a function running in 8 threads at
+ * once for 1 s has EI 8 s.  Its Wall Inclusive is 1 s, and EI / Wall is
+ * its concurrency.  Within one thread the two are equal (the intervals of
+ * one thread do not overlap), so a session of one thread needs nothing
+ * here; with several threads the walk records, per thread and function,
+ * the segments of time during which the function had a frame open (from
+ * its outermost frame's open to its close, split where the runtime worked
+ * on itself: EXT RUNTIME time is nobody's), and unions them.  Ticks are
+ * the dump's TSC values, shared by every thread and process of a machine.
+ *
+ * Memory: one segment (16 bytes) per outermost activation of a function,
+ * less where activations touch; past INSTR_WALL_MAX_SEGS the recording
+ * stops and Wall Inclusive is reported unknown (never a guess).
+ */
+#ifndef INSTR_WALL_H
+#define INSTR_WALL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define INSTR_WALL_MAX_SEGS (1u << 24)
+
+struct instr_wall_seg {
+    uint64_t start, end; /* ticks, [start, end) */
+};
+
+/* Sorted, disjoint segments. */
+struct instr_wall_list {
+    struct instr_wall_seg *s;
+    size_t n, cap;
+};
+
+struct instr_wall {
+    struct instr_wall_list *fn; /* per profile function: its union over the threads walked so far */
+    struct instr_wall_list root; /* time with a non-empty stack, all threads */
+    size_t nfn;                 /* functions with room (fn, cur, depth, open_at) */
+    /* The thread being walked. */
+    struct instr_wall_list *cur; /* per function: this thread's segments, in time order */
+    struct instr_wall_list cur_root;
+    uint32_t *depth;             /* per function: its open frames */
+    uint64_t *open_at;           /* per function: the start of its open segment */
+    uint64_t root_open;
+    size_t segs;                 /* segments held, for the cap */
+    int overflow;                /* the cap was reached: Wall Inclusive unknown */
+    int nomem;                   /* an allocation failed: likewise */
+    int unsorted;                /* this thread's segments went back in time (a clock reset) */
+};
+
+/* A frame of function fn opens / closes at tick (only the outermost one
+ * of fn matters). */
+void instr_wall_open(struct instr_wall *w, uint32_t fn, uint64_t tick);
+void instr_wall_close(struct instr_wall *w, uint32_t fn, uint64_t tick);
+/* The stack became non-empty / empty at tick. */
+void instr_wall_root_open(struct instr_wall *w, uint64_t tick);
+void instr_wall_root_close(struct instr_wall *w, uint64_t tick);
+/* Time from tick to resume is nobody's (EXT RUNTIME): fn's open segment
+ * (if any, and not split already) ends at tick and goes on at resume. */
+void instr_wall_split(struct instr_wall *w, uint32_t fn, uint64_t tick, uint64_t resume);
+void instr_wall_root_split(struct instr_wall *w, uint64_t tick, uint64_t resume);
+/* The thread ended (every frame closed): its segments join the unions. */
+void instr_wall_thread_end(struct instr_wall *w);
+void instr_wall_free(struct instr_wall *w);
+
+/* a := a union b.  0, or -1 without memory (a unchanged). */
+int instr_wall_union(struct instr_wall_list *a, const struct instr_wall_list *b);
+/* The total length of a list's segments. */
+uint64_t instr_wall_length(const struct instr_wall_list *l);
+
+#endif
