@@ -71,6 +71,38 @@ __thread volatile uint8_t instr__sud_state[2] __attribute__((tls_model("initial-
 static __thread volatile uint8_t sud_armed __attribute__((tls_model("initial-exec"))); /* prctl is on */
 static __thread volatile int saw_sigaction __attribute__((tls_model("initial-exec")));
 
+/* While this thread runs on its alternate signal stack (a handler with
+ * SA_ONSTACK): the stack's [start, end), else {0, 0}.  The selector then
+ * rests at ALLOW: a program may give its handlers as little as 5 KiB of
+ * alternate stack, and a SIGSYS frame (3.4 KiB with AVX-512 state) on top
+ * of the handler's own does not fit, so a trap there (the handler's first
+ * syscall, or its rt_sigreturn) would kill the program with SIGSEGV.  The
+ * handler's intervals are then not watched by sud (the other backends
+ * still see them).  Found by the hooks' slow path, which a handler's first
+ * hook takes (its CFA is far from the interrupted frame's). */
+__thread uintptr_t instr__sud_alt[2] __attribute__((tls_model("initial-exec")));
+
+/* The runtime's own system calls that must never trap whatever the
+ * selector says: this stub is the region prctl always allows.  (A task
+ * sharing our TLS must not touch the selector, and a handler on a small
+ * alternate stack has no room for a SIGSYS frame.)  Raw: returns -errno. */
+__asm__(".text\n"
+        ".globl instr__own_syscall\n"
+        ".hidden instr__own_syscall\n"
+        ".type instr__own_syscall, @function\n"
+        "instr__own_syscall:\n"
+        "    mov %rdi, %rax\n"
+        "    mov %rsi, %rdi\n"
+        "    mov %rdx, %rsi\n"
+        "    mov %rcx, %rdx\n"
+        "    syscall\n"
+        "    ret\n"
+        ".size instr__own_syscall, .-instr__own_syscall\n"
+        ".globl instr__own_syscall_end\n"
+        ".hidden instr__own_syscall_end\n"
+        "instr__own_syscall_end:\n");
+extern const char instr__own_syscall_end[] __attribute__((visibility("hidden")));
+
 static struct sigaction chained; /* the program's SIGSYS disposition */
 static uint64_t conflicts;        /* foreign SIGSYS handlers replaced by ours */
 static uint64_t last_scan_ns;
@@ -242,7 +274,9 @@ static void arm_thread(struct instr__thread *t)
     volatile uint8_t *sel = instr__sud_state;
     sel[0] = INSTR__SUD_ALLOW;
     sel[1] = 0;
-    if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, 0, 0, sel) == 0) {
+    unsigned long own = (unsigned long)(uintptr_t)instr__own_syscall;
+    if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, own,
+              (unsigned long)(uintptr_t)instr__own_syscall_end - own, sel) == 0) {
         sud_armed = 1;
         t->det.on |= INSTR__DET_ON_SUD;
     }
@@ -294,6 +328,10 @@ void instr__sud_resume(struct instr__thread *t)
  * the re-arm: our own syscalls here run at ALLOW. */
 unsigned instr__sud_fired(struct instr__thread *t)
 {
+    if (INSTR_UNLIKELY(instr__sud_alt[1]) && instr__sud_rest() == INSTR__SUD_ALLOW) {
+        instr__sud_state[1] = 0;
+        return 0; /* on the alternate signal stack: not watched */
+    }
     unsigned bits = instr__sud_state[1] ? instr__sud_state[1] : INSTR_OS_SYSCALL;
     instr__sud_state[1] = 0;
     if (!(t->det.on & INSTR__DET_ON_SUD))
@@ -321,6 +359,29 @@ unsigned instr__sud_fired(struct instr__thread *t)
     }
     errno = saved;
     return bits;
+}
+
+/* A hook far from the top frame, of this thread: on the alternate signal
+ * stack?  Then the selector rests at ALLOW until the thread leaves it. */
+void instr__sud_altstack(struct instr__thread *t)
+{
+    stack_t ss;
+    if (!(t->det.on & INSTR__DET_ON_SUD) || instr__sud_alt[1] ||
+        instr__own_syscall(SYS_sigaltstack, 0, (long)(uintptr_t)&ss, 0) != 0 ||
+        !(ss.ss_flags & SS_ONSTACK))
+        return;
+    instr__sud_alt[0] = (uintptr_t)ss.ss_sp;
+    instr__sud_alt[1] = (uintptr_t)ss.ss_sp + ss.ss_size;
+    instr__sud_state[0] = INSTR__SUD_ALLOW;
+}
+
+__attribute__((noinline)) uint8_t instr__sud_rest_alt(void)
+{
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    if (sp - instr__sud_alt[0] < instr__sud_alt[1] - instr__sud_alt[0])
+        return INSTR__SUD_ALLOW;
+    instr__sud_alt[0] = instr__sud_alt[1] = 0; /* left it */
+    return INSTR__SUD_BLOCK;
 }
 
 uint64_t instr__sud_conflicts(void)

@@ -85,6 +85,21 @@ void instr__rseq_restore(void); /* async-signal-safe: our pointer back if the ke
 extern int instr__rseq_on;
 
 unsigned instr__sud_fired(struct instr__thread *t);
+void instr__sud_altstack(struct instr__thread *t);
+extern __thread uintptr_t instr__sud_alt[2] __attribute__((tls_model("initial-exec")));
+uint8_t instr__sud_rest_alt(void);
+
+/* A system call that never traps with sud (detector-sud.c); raw: -errno. */
+long instr__own_syscall(long nr, long a, long b, long c) __attribute__((visibility("hidden")));
+
+/* The selector's resting value: BLOCK, but ALLOW while the thread runs on
+ * its alternate signal stack (detector-sud.c). */
+static inline uint8_t instr__sud_rest(void)
+{
+    if (INSTR_LIKELY(!instr__sud_alt[1]))
+        return INSTR__SUD_BLOCK;
+    return instr__sud_rest_alt();
+}
 void instr__sud_resume(struct instr__thread *t);
 uint64_t instr__sud_conflicts(void);
 
@@ -114,7 +129,7 @@ static inline void instr__detector_rearm(struct instr__thread *t)
 {
     *t->det_word = t->det_armed;
     t->det.pf_armed = *t->det.pf_word;
-    instr__sud_state[0] = INSTR__SUD_BLOCK;
+    instr__sud_state[0] = instr__sud_rest();
     if (INSTR_UNLIKELY(instr__rdpmc_on) && t->det.pmc_page)
         t->det.pmc_armed = instr__rdpmc_read(t->det.pmc_page);
 }
@@ -138,7 +153,7 @@ static inline void instr__signals_restore(const sigset_t *old)
         return;
     instr__sud_state[0] = INSTR__SUD_ALLOW;
     pthread_sigmask(SIG_SETMASK, old, NULL);
-    instr__sud_state[0] = INSTR__SUD_BLOCK;
+    instr__sud_state[0] = instr__sud_rest();
 }
 
 /* After a system call of the runtime's own that must not hide the OS's
@@ -146,7 +161,7 @@ static inline void instr__signals_restore(const sigset_t *old)
  * instructions forgotten; rseq_cs and the perf ring stay as they are. */
 static inline void instr__detector_rearm_own_syscall(struct instr__thread *t)
 {
-    instr__sud_state[0] = INSTR__SUD_BLOCK;
+    instr__sud_state[0] = instr__sud_rest();
     if (INSTR_UNLIKELY(instr__rdpmc_on) && t->det.pmc_page)
         t->det.pmc_armed = instr__rdpmc_read(t->det.pmc_page);
 }

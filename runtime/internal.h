@@ -147,6 +147,7 @@ struct instr__thread {
     struct instr__deferred def[INSTR_RT_DEFERRED]; /* hooks run while busy (record.h) */
 
     struct instr__det_thread det; /* the detector backends' state (detector.h) */
+    struct instr__stacks *suspended; /* suspended shadow stacks (stack-switch.c), or NULL */
 };
 
 /* The one TLS slot (we are dlopen'd: keep static TLS tiny). */
