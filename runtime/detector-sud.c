@@ -217,24 +217,22 @@ static int under_valgrind(void)
 
 static int sud_init(char *why, size_t n)
 {
-    int saved = errno;
-    int rc = -1;
     if (under_valgrind()) {
         snprintf(why, n, "sud off: running under valgrind");
-        goto out;
+        return -1;
     }
     if (under_seccomp()) {
         snprintf(why, n, "sud off: the process runs under seccomp");
-        goto out;
+        return -1;
     }
     if (sigsys_blocked()) {
         snprintf(why, n, "sud off: SIGSYS is blocked at start");
-        goto out;
+        return -1;
     }
     struct sigaction prev;
     if (install(&prev)) {
         snprintf(why, n, "sud off: cannot install the SIGSYS handler");
-        goto out;
+        return -1;
     }
     if (prev.sa_sigaction != on_sigsys)
         chained = prev;
@@ -248,7 +246,7 @@ static int sud_init(char *why, size_t n)
         snprintf(why, n, "sud off: prctl refused (%s)", strerror(errno));
         sel[0] = INSTR__SUD_BLOCK;
         sigaction(SIGSYS, &prev, NULL);
-        goto out;
+        return -1;
     }
     sud_armed = 1;
     sel[0] = INSTR__SUD_BLOCK;
@@ -261,12 +259,9 @@ static int sud_init(char *why, size_t n)
     if (!ok) {
         snprintf(why, n, "sud off: self-test failed (a getppid did not trap once)");
         sigaction(SIGSYS, &prev, NULL);
-        goto out;
+        return -1;
     }
-    rc = 0;
-out:
-    errno = saved;
-    return rc;
+    return 0;
 }
 
 static void arm_thread(struct instr__thread *t)
@@ -285,13 +280,11 @@ static void arm_thread(struct instr__thread *t)
 
 static void sud_thread(struct instr__thread *t)
 {
-    int saved = errno;
     unblock_in_handlers();
     if (sigsys_blocked())
         t->det.on |= INSTR__DET_ON_SUD_PAUSED;
     else
         arm_thread(t);
-    errno = saved;
 }
 
 static void disarm(struct instr__thread *t)
@@ -306,11 +299,9 @@ static void disarm(struct instr__thread *t)
 
 static void sud_thread_end(struct instr__thread *t)
 {
-    int saved = errno;
     if (t->det.on & INSTR__DET_ON_SUD)
         disarm(t);
     t->det.on &= ~INSTR__DET_ON_SUD_PAUSED;
-    errno = saved;
 }
 
 /* A paused thread (SIGSYS blocked): arm again once it is let through. */

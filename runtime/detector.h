@@ -73,8 +73,13 @@ struct instr__detector_ops {
     int (*init)(char *why, size_t n);               /* probe and self-test: 0, or -1 and why */
     void (*thread)(struct instr__thread *t);        /* arm on a new thread */
     void (*thread_end)(struct instr__thread *t);    /* disarm (NULL: nothing to undo) */
-    void (*fork_child)(struct instr__thread *t);    /* in a fork child (NULL: inherited as is) */
+    void (*fork_child)(struct instr__thread *t);    /* in a fork child (NULL: see restart) */
+    uint8_t on;            /* INSTR__DET_ON_* bit it sets in t->det.on when armed */
+    uint8_t restart;       /* fork child, no fork_child: end the parent's (if armed), start anew;
+                              0: inherited as is */
 };
+/* detector.c calls every operation with the program's errno kept: the
+ * backends need not save it. */
 
 extern const struct instr__detector_ops instr__det_rseq, instr__det_sud, instr__det_perf,
     instr__det_rdpmc, instr__det_cpuclock;
@@ -104,6 +109,12 @@ void instr__sud_resume(struct instr__thread *t);
 uint64_t instr__sud_conflicts(void);
 
 unsigned instr__perf_kinds(struct instr__thread *t, uint64_t from, uint64_t to);
+
+/* perf_event_open of an event of this thread, any CPU, close-on-exec; a
+ * holds the event's own fields (the rest zero), this fills in the size,
+ * type, config and exclude_hv.  The fd, or -1 (errno). */
+struct perf_event_attr;
+int instr__perf_open(struct perf_event_attr *a, uint32_t type, uint64_t config);
 
 uint64_t instr__rdpmc_read(const volatile struct perf_event_mmap_page *pc);
 extern int instr__rdpmc_on;

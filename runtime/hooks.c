@@ -285,6 +285,24 @@ fast_pop_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits
     return instr__put_head(t, p, now, bits, arg ? INSTR_EV_EXIT : INSTR_EV_RETURN);
 }
 
+static void hook_slow(unsigned kind, const void *desc, uintptr_t cfa, void *target, void *ra);
+
+/* Every fast path's start: the thread's state, or NULL when the hook went
+ * elsewhere (no state yet: the slow path creates it; guard held: nesting).
+ * Always inlined with a constant kind, so each branch is one direct call. */
+static inline __attribute__((always_inline)) struct instr__thread *
+hook_state(unsigned kind, const void *desc, uintptr_t cfa, void *target, void *ra)
+{
+    struct instr__thread *t = instr__tls;
+    if (INSTR_UNLIKELY(!t))
+        hook_slow(kind, desc, cfa, target, ra);
+    else if (INSTR_UNLIKELY(t->busy))
+        hook_busy(t, kind, desc, cfa, target, ra);
+    else
+        return t;
+    return NULL;
+}
+
 /* The fast paths handle the common case only: state exists, function
  * registered, nothing pending, room on the shadow stack, and (enter) no dead
  * frame to close or (exit) the top frame is the one exiting.  Anything else
@@ -292,12 +310,10 @@ fast_pop_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits
  * its base (cfa UINTPTR_MAX, desc NULL), so top[-1] is always readable. */
 void instr__hook_enter(struct instr_fn_desc *d, void *cfa_p)
 {
-    struct instr__thread *t = instr__tls;
     uintptr_t cfa = (uintptr_t)cfa_p;
+    struct instr__thread *t = hook_state(HOOK_ENTER, d, cfa, NULL, NULL);
     if (INSTR_UNLIKELY(!t))
-        return enter_slow(d, cfa_p);
-    if (INSTR_UNLIKELY(t->busy))
-        return hook_busy(t, HOOK_ENTER, d, cfa, NULL, NULL);
+        return;
     struct instr__frame *top = t->top;
     uint32_t id = d->id;
     /* One unsigned compare: a dead frame on top (its CFA below ours wraps
@@ -311,12 +327,10 @@ void instr__hook_enter(struct instr_fn_desc *d, void *cfa_p)
 
 void instr__hook_exit(struct instr_fn_desc *d, void *cfa_p)
 {
-    struct instr__thread *t = instr__tls;
     uintptr_t cfa = (uintptr_t)cfa_p;
+    struct instr__thread *t = hook_state(HOOK_EXIT, d, cfa, NULL, NULL);
     if (INSTR_UNLIKELY(!t))
-        return pop_slow(d, cfa_p);
-    if (INSTR_UNLIKELY(t->busy))
-        return hook_busy(t, HOOK_EXIT, d, cfa, NULL, NULL);
+        return;
     struct instr__frame *top = t->top;
     if (INSTR_UNLIKELY(top[-1].desc != d || top[-1].cfa != cfa || t->overflow || t->go_slow))
         return pop_slow(d, cfa_p);
@@ -546,12 +560,10 @@ __attribute__((noinline)) uint8_t *instr__deferred_flush(struct instr__thread *t
  * the detector check, a push and a varint. */
 void instr__hook_call(struct instr_site_desc *s, void *cfa_p, void *target)
 {
-    struct instr__thread *t = instr__tls;
     uintptr_t cfa = (uintptr_t)cfa_p;
+    struct instr__thread *t = hook_state(HOOK_CALL, s, cfa, target, __builtin_return_address(0));
     if (INSTR_UNLIKELY(!t))
-        return call_slow(s, cfa_p, target, __builtin_return_address(0));
-    if (INSTR_UNLIKELY(t->busy))
-        return hook_busy(t, HOOK_CALL, s, cfa, target, __builtin_return_address(0));
+        return;
     struct instr__frame *top = t->top;
     uint32_t id = site_id(s, target);
     if (INSTR_UNLIKELY(id == 0 || top >= t->end || top[-1].cfa - (cfa + INSTR__IS_SITE(top[-1].desc)) >= INSTR_RT_STACK_SPAN ||
@@ -565,12 +577,10 @@ void instr__hook_call(struct instr_site_desc *s, void *cfa_p, void *target)
 void instr__hook_return(struct instr_site_desc *s, void *cfa_p)
 {
     (void)s; /* the top call-site frame with this CFA is the one returning */
-    struct instr__thread *t = instr__tls;
     uintptr_t cfa = (uintptr_t)cfa_p;
+    struct instr__thread *t = hook_state(HOOK_RETURN, NULL, cfa, NULL, NULL);
     if (INSTR_UNLIKELY(!t))
-        return pop_slow(NULL, cfa_p);
-    if (INSTR_UNLIKELY(t->busy))
-        return hook_busy(t, HOOK_RETURN, NULL, cfa, NULL, NULL);
+        return;
     struct instr__frame *top = t->top;
     if (INSTR_UNLIKELY(!INSTR__IS_SITE(top[-1].desc) || top[-1].cfa != cfa || t->overflow ||
                        t->go_slow))
