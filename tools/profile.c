@@ -642,7 +642,7 @@ static inline int end_frame(struct walker *w, int ends_merged_half, uint64_t tic
     return pop_frame(w, tick, 0); /* ENDED_POPPED, or an observer's error */
 }
 
-static int switch_stack(struct walker *w, uint64_t id);
+static int switch_stack(struct walker *w, uint64_t id, uint64_t tick);
 static int close_saved_stacks(struct walker *w, uint64_t tick);
 
 /* Applies ev, at tick, to the stack.  *tick and *prev move on a RESYNC. */
@@ -686,7 +686,7 @@ static inline int apply_event(struct walker *w, struct instr_pthread *th, const 
         *tick = *prev = ev->arg;
         return 0;
     case INSTR_EXT_STACK_SWITCH:
-        return switch_stack(w, ev->arg);
+        return switch_stack(w, ev->arg, *tick);
     case INSTR_EXT_DROPPED:
         rep->dropped += ev->arg;
         th->dropped += ev->arg;
@@ -904,8 +904,24 @@ char *instr_profile_func_name(const struct instr_profile *p, uint32_t func)
  * w->saved (ids are the runtime's, never reused in a thread) and are
  * charged nothing while suspended.  The event comes after any pending call
  * site was resolved (it is the "next event" that makes it a pseudo-frame). */
-static int switch_stack(struct walker *w, uint64_t id)
+/* The timeline observer sees frames open and close innermost first: the
+ * running stack's frames close at a switch, the resumed stack's open again
+ * (a suspended call is several segments on the timeline). */
+static int observe_stack(struct walker *w, uint64_t tick, int open)
 {
+    int rc = 0;
+    if (INSTR_PROFILE_UNLIKELY(w->tl != NULL))
+        for (uint32_t i = 1; i <= w->depth && rc == 0; i++)
+            rc = open ? observe_open(w, w->stack[i], tick - w->cut)
+                      : observe_close(w, w->stack[w->depth + 1 - i], tick - w->cut, 0);
+    return rc;
+}
+
+static int switch_stack(struct walker *w, uint64_t id, uint64_t tick)
+{
+    int rc = observe_stack(w, tick, 0);
+    if (rc < 0)
+        return rc;
     size_t i, fresh = w->nsaved;
     for (i = 0; i < w->nsaved && w->saved[i].id != id; i++)
         if (!w->saved[i].depth && fresh == w->nsaved)
@@ -943,7 +959,7 @@ static int switch_stack(struct walker *w, uint64_t id)
     w->depth = e->depth;
     *e = (struct saved_stack){.id = w->running, .stack = st, .state = ss, .depth = d, .cap = cap};
     w->running = id;
-    return 0;
+    return observe_stack(w, tick, 1);
 }
 
 /* The thread ended with stacks suspended: their frames close at tick, as
@@ -952,7 +968,7 @@ static int close_saved_stacks(struct walker *w, uint64_t tick)
 {
     int rc = 0;
     for (size_t i = 0; i < w->nsaved && rc == 0; i++)
-        if (w->saved[i].depth && (rc = switch_stack(w, w->saved[i].id)) == 0)
+        if (w->saved[i].depth && (rc = switch_stack(w, w->saved[i].id, tick)) == 0)
             rc = pop_all(w, tick);
     return rc;
 }
