@@ -167,7 +167,9 @@ enum instr_sample_kind {
     X(DROPPED, 7, "dropped", VARINT)     /* events lost just before this point */                \
     X(REENTER_SITE, 8, "reenter-site", VARINT) /* call-site id: push without counting (fork) */ \
     X(RUNTIME, 9, "runtime", VARINT)     /* ticks the runtime spent on itself here (first call of \
-                                            a function, chunk switch): skipped, charged to nobody */
+                                            a function, chunk switch): skipped, charged to nobody */ \
+    X(STACK_SWITCH, 10, "stack-switch", VARINT) /* stack number: the thread runs on another stack \
+                                            (coroutines) from here; each stack has its own frames */
 
 /* EXT payload shapes: arg is the first field, value the second. */
 #define INSTR_PAYLOAD_NONE 0u          /* nothing */

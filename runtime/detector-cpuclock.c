@@ -37,32 +37,26 @@ static int thread_cpu_ns(uint64_t *ns)
 
 static int cpuclock_init(char *why, size_t n)
 {
-    int saved = errno, rc = -1;
     uint64_t c0, c1, w0 = instr__mono_ns(), w1;
     struct timespec ts = {0, 2000000};
     /* Self-test: a 2 ms sleep is off the CPU, and the clock must say so. */
     if (thread_cpu_ns(&c0)) {
         snprintf(why, n, "cpuclock off: no thread CPU clock");
-        goto out;
+        return -1;
     }
     nanosleep(&ts, NULL);
     w1 = instr__mono_ns();
     if (thread_cpu_ns(&c1) || c1 - c0 > (w1 - w0) / 2) {
         snprintf(why, n, "cpuclock off: self-test failed (a sleep counted as CPU time)");
-        goto out;
+        return -1;
     }
-    rc = 0;
-out:
-    errno = saved;
-    return rc;
+    return 0;
 }
 
 static void cpuclock_thread(struct instr__thread *t)
 {
-    int saved = errno;
     t->det.offcpu_on = thread_cpu_ns(&t->det.cpu_last) == 0;
     t->det.clean_ticks = 0;
-    errno = saved;
 }
 
 /* Ticks per ns from the run's start to now (the header's start pair). */

@@ -31,17 +31,13 @@
 
 static int open_event(void)
 {
-    struct perf_event_attr a;
-    memset(&a, 0, sizeof a);
-    a.size = sizeof a;
-    a.type = PERF_TYPE_SOFTWARE;
-    a.config = PERF_COUNT_SW_PAGE_FAULTS;
-    a.sample_period = 1;
-    a.sample_type = PERF_SAMPLE_ADDR; /* to tell our own faults from the program's */
-    a.exclude_kernel = 1;
-    a.exclude_hv = 1;
-    a.context_switch = 1;
-    return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    struct perf_event_attr a = {
+        .sample_period = 1,
+        .sample_type = PERF_SAMPLE_ADDR, /* to tell our own faults from the program's */
+        .exclude_kernel = 1,
+        .context_switch = 1,
+    };
+    return instr__perf_open(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS);
 }
 
 static void *map_ring(int fd)
@@ -57,17 +53,16 @@ static volatile uint64_t *head_of(void *m)
 
 static int perf_init(char *why, size_t n)
 {
-    int saved = errno, rc = -1;
     int fd = open_event();
     if (fd < 0) {
         snprintf(why, n, "perf off: perf_event_open refused (%s)", strerror(errno));
-        goto out;
+        return -1;
     }
     void *m = map_ring(fd);
     if (!m) {
         snprintf(why, n, "perf off: cannot map the ring (%s)", strerror(errno));
         close(fd);
-        goto out;
+        return -1;
     }
     /* Self-test: touching a fresh page must put a sample in the ring. */
     uint64_t h0 = *head_of(m);
@@ -81,23 +76,18 @@ static int perf_init(char *why, size_t n)
     close(fd);
     if (h1 == h0) {
         snprintf(why, n, "perf off: self-test failed (a page fault left no sample)");
-        goto out;
+        return -1;
     }
-    rc = 0;
-out:
-    errno = saved;
-    return rc;
+    return 0;
 }
 
 static void perf_thread(struct instr__thread *t)
 {
-    int saved = errno;
     int fd = open_event();
     void *m = fd >= 0 ? map_ring(fd) : NULL;
     if (!m) {
         if (fd >= 0)
             close(fd);
-        errno = saved;
         return; /* this thread goes without (fd or mlock limits) */
     }
     close(fd); /* the mapping keeps the event alive: hold no fd of the program's */
@@ -105,19 +95,16 @@ static void perf_thread(struct instr__thread *t)
     t->det.pf_word = head_of(m);
     t->det.pf_armed = *t->det.pf_word;
     t->det.on |= INSTR__DET_ON_PERF;
-    errno = saved;
 }
 
 static void perf_thread_end(struct instr__thread *t)
 {
-    int saved = errno;
     t->det.pf_word = &t->det.self;
     t->det.pf_armed = t->det.self;
     if (t->det.pf_map)
         munmap(t->det.pf_map, (1 + DATA_PAGES) * PAGE);
     t->det.pf_map = NULL;
     t->det.on &= ~INSTR__DET_ON_PERF;
-    errno = saved;
 }
 
 /* The runtime's own first touches (a fresh page of the events chunk or of
@@ -165,14 +152,6 @@ unsigned instr__perf_kinds(struct instr__thread *t, uint64_t from, uint64_t to)
     return bits;
 }
 
-/* The perf event belongs to the parent's thread: a new one for the child. */
-static void perf_fork_child(struct instr__thread *t)
-{
-    if (t->det.on & INSTR__DET_ON_PERF)
-        perf_thread_end(t);
-    perf_thread(t);
-}
-
 const struct instr__detector_ops instr__det_perf = {
     .name = "perf",
     .id = INSTR_DETECTOR_PERF,
@@ -181,5 +160,6 @@ const struct instr__detector_ops instr__det_perf = {
     .init = perf_init,
     .thread = perf_thread,
     .thread_end = perf_thread_end,
-    .fork_child = perf_fork_child,
+    .on = INSTR__DET_ON_PERF,
+    .restart = 1, /* the perf event belongs to the parent's thread */
 };

@@ -33,14 +33,8 @@ int instr__rdpmc_on;
 
 static int open_counter(void)
 {
-    struct perf_event_attr a;
-    memset(&a, 0, sizeof a);
-    a.size = sizeof a;
-    a.type = PERF_TYPE_HARDWARE;
-    a.config = PERF_COUNT_HW_INSTRUCTIONS;
-    a.exclude_user = 1; /* kernel work only */
-    a.exclude_hv = 1;
-    return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    struct perf_event_attr a = {.exclude_user = 1}; /* kernel work only */
+    return instr__perf_open(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
 }
 
 /* The counter's page, or NULL.  The mapping keeps the event alive, so the
@@ -93,15 +87,14 @@ uint64_t instr__rdpmc_read(const volatile struct perf_event_mmap_page *pc)
 
 static int rdpmc_init(char *why, size_t n)
 {
-    int saved = errno, rc = -1;
     if (access("/sys/bus/event_source/devices/cpu/rdpmc", R_OK) != 0 &&
         access("/sys/bus/event_source/devices/cpu_core/rdpmc", R_OK) != 0) {
         snprintf(why, n, "rdpmc off: no PMU");
-        goto out;
+        return -1;
     }
     struct perf_event_mmap_page *pc = map_counter(why, n);
     if (!pc)
-        goto out;
+        return -1;
     /* Self-test: a system call must move the kernel-instruction count. */
     uint64_t c0 = instr__rdpmc_read(pc);
     (void)syscall(SYS_getppid);
@@ -109,13 +102,10 @@ static int rdpmc_init(char *why, size_t n)
     munmap(pc, (size_t)sysconf(_SC_PAGESIZE));
     if (c1 == c0) {
         snprintf(why, n, "rdpmc off: self-test failed (a syscall did not count)");
-        goto out;
+        return -1;
     }
     instr__rdpmc_on = 1;
-    rc = 0;
-out:
-    errno = saved;
-    return rc;
+    return 0;
 }
 
 static void rdpmc_thread(struct instr__thread *t)
@@ -136,14 +126,6 @@ static void rdpmc_thread_end(struct instr__thread *t)
     t->det.on &= ~INSTR__DET_ON_RDPMC;
 }
 
-/* The counter belongs to the parent's thread: a new one for the child. */
-static void rdpmc_fork_child(struct instr__thread *t)
-{
-    if (t->det.on & INSTR__DET_ON_RDPMC)
-        rdpmc_thread_end(t);
-    rdpmc_thread(t);
-}
-
 const struct instr__detector_ops instr__det_rdpmc = {
     .name = "rdpmc",
     .id = INSTR_DETECTOR_RDPMC,
@@ -154,5 +136,6 @@ const struct instr__detector_ops instr__det_rdpmc = {
     .init = rdpmc_init,
     .thread = rdpmc_thread,
     .thread_end = rdpmc_thread_end,
-    .fork_child = rdpmc_fork_child,
+    .on = INSTR__DET_ON_RDPMC,
+    .restart = 1, /* the counter belongs to the parent's thread */
 };

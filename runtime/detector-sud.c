@@ -71,6 +71,38 @@ __thread volatile uint8_t instr__sud_state[2] __attribute__((tls_model("initial-
 static __thread volatile uint8_t sud_armed __attribute__((tls_model("initial-exec"))); /* prctl is on */
 static __thread volatile int saw_sigaction __attribute__((tls_model("initial-exec")));
 
+/* While this thread runs on its alternate signal stack (a handler with
+ * SA_ONSTACK): the stack's [start, end), else {0, 0}.  The selector then
+ * rests at ALLOW: a program may give its handlers as little as 5 KiB of
+ * alternate stack, and a SIGSYS frame (3.4 KiB with AVX-512 state) on top
+ * of the handler's own does not fit, so a trap there (the handler's first
+ * syscall, or its rt_sigreturn) would kill the program with SIGSEGV.  The
+ * handler's intervals are then not watched by sud (the other backends
+ * still see them).  Found by the hooks' slow path, which a handler's first
+ * hook takes (its CFA is far from the interrupted frame's). */
+__thread uintptr_t instr__sud_alt[2] __attribute__((tls_model("initial-exec")));
+
+/* The runtime's own system calls that must never trap whatever the
+ * selector says: this stub is the region prctl always allows.  (A task
+ * sharing our TLS must not touch the selector, and a handler on a small
+ * alternate stack has no room for a SIGSYS frame.)  Raw: returns -errno. */
+__asm__(".text\n"
+        ".globl instr__own_syscall\n"
+        ".hidden instr__own_syscall\n"
+        ".type instr__own_syscall, @function\n"
+        "instr__own_syscall:\n"
+        "    mov %rdi, %rax\n"
+        "    mov %rsi, %rdi\n"
+        "    mov %rdx, %rsi\n"
+        "    mov %rcx, %rdx\n"
+        "    syscall\n"
+        "    ret\n"
+        ".size instr__own_syscall, .-instr__own_syscall\n"
+        ".globl instr__own_syscall_end\n"
+        ".hidden instr__own_syscall_end\n"
+        "instr__own_syscall_end:\n");
+extern const char instr__own_syscall_end[] __attribute__((visibility("hidden")));
+
 static struct sigaction chained; /* the program's SIGSYS disposition */
 static uint64_t conflicts;        /* foreign SIGSYS handlers replaced by ours */
 static uint64_t last_scan_ns;
@@ -185,24 +217,22 @@ static int under_valgrind(void)
 
 static int sud_init(char *why, size_t n)
 {
-    int saved = errno;
-    int rc = -1;
     if (under_valgrind()) {
         snprintf(why, n, "sud off: running under valgrind");
-        goto out;
+        return -1;
     }
     if (under_seccomp()) {
         snprintf(why, n, "sud off: the process runs under seccomp");
-        goto out;
+        return -1;
     }
     if (sigsys_blocked()) {
         snprintf(why, n, "sud off: SIGSYS is blocked at start");
-        goto out;
+        return -1;
     }
     struct sigaction prev;
     if (install(&prev)) {
         snprintf(why, n, "sud off: cannot install the SIGSYS handler");
-        goto out;
+        return -1;
     }
     if (prev.sa_sigaction != on_sigsys)
         chained = prev;
@@ -216,7 +246,7 @@ static int sud_init(char *why, size_t n)
         snprintf(why, n, "sud off: prctl refused (%s)", strerror(errno));
         sel[0] = INSTR__SUD_BLOCK;
         sigaction(SIGSYS, &prev, NULL);
-        goto out;
+        return -1;
     }
     sud_armed = 1;
     sel[0] = INSTR__SUD_BLOCK;
@@ -229,12 +259,9 @@ static int sud_init(char *why, size_t n)
     if (!ok) {
         snprintf(why, n, "sud off: self-test failed (a getppid did not trap once)");
         sigaction(SIGSYS, &prev, NULL);
-        goto out;
+        return -1;
     }
-    rc = 0;
-out:
-    errno = saved;
-    return rc;
+    return 0;
 }
 
 static void arm_thread(struct instr__thread *t)
@@ -242,7 +269,9 @@ static void arm_thread(struct instr__thread *t)
     volatile uint8_t *sel = instr__sud_state;
     sel[0] = INSTR__SUD_ALLOW;
     sel[1] = 0;
-    if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, 0, 0, sel) == 0) {
+    unsigned long own = (unsigned long)(uintptr_t)instr__own_syscall;
+    if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, own,
+              (unsigned long)(uintptr_t)instr__own_syscall_end - own, sel) == 0) {
         sud_armed = 1;
         t->det.on |= INSTR__DET_ON_SUD;
     }
@@ -251,13 +280,11 @@ static void arm_thread(struct instr__thread *t)
 
 static void sud_thread(struct instr__thread *t)
 {
-    int saved = errno;
     unblock_in_handlers();
     if (sigsys_blocked())
         t->det.on |= INSTR__DET_ON_SUD_PAUSED;
     else
         arm_thread(t);
-    errno = saved;
 }
 
 static void disarm(struct instr__thread *t)
@@ -272,11 +299,9 @@ static void disarm(struct instr__thread *t)
 
 static void sud_thread_end(struct instr__thread *t)
 {
-    int saved = errno;
     if (t->det.on & INSTR__DET_ON_SUD)
         disarm(t);
     t->det.on &= ~INSTR__DET_ON_SUD_PAUSED;
-    errno = saved;
 }
 
 /* A paused thread (SIGSYS blocked): arm again once it is let through. */
@@ -294,6 +319,10 @@ void instr__sud_resume(struct instr__thread *t)
  * the re-arm: our own syscalls here run at ALLOW. */
 unsigned instr__sud_fired(struct instr__thread *t)
 {
+    if (INSTR_UNLIKELY(instr__sud_alt[1]) && instr__sud_rest() == INSTR__SUD_ALLOW) {
+        instr__sud_state[1] = 0;
+        return 0; /* on the alternate signal stack: not watched */
+    }
     unsigned bits = instr__sud_state[1] ? instr__sud_state[1] : INSTR_OS_SYSCALL;
     instr__sud_state[1] = 0;
     if (!(t->det.on & INSTR__DET_ON_SUD))
@@ -321,6 +350,29 @@ unsigned instr__sud_fired(struct instr__thread *t)
     }
     errno = saved;
     return bits;
+}
+
+/* A hook far from the top frame, of this thread: on the alternate signal
+ * stack?  Then the selector rests at ALLOW until the thread leaves it. */
+void instr__sud_altstack(struct instr__thread *t)
+{
+    stack_t ss;
+    if (!(t->det.on & INSTR__DET_ON_SUD) || instr__sud_alt[1] ||
+        instr__own_syscall(SYS_sigaltstack, 0, (long)(uintptr_t)&ss, 0) != 0 ||
+        !(ss.ss_flags & SS_ONSTACK))
+        return;
+    instr__sud_alt[0] = (uintptr_t)ss.ss_sp;
+    instr__sud_alt[1] = (uintptr_t)ss.ss_sp + ss.ss_size;
+    instr__sud_state[0] = INSTR__SUD_ALLOW;
+}
+
+__attribute__((noinline)) uint8_t instr__sud_rest_alt(void)
+{
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    if (sp - instr__sud_alt[0] < instr__sud_alt[1] - instr__sud_alt[0])
+        return INSTR__SUD_ALLOW;
+    instr__sud_alt[0] = instr__sud_alt[1] = 0; /* left it */
+    return INSTR__SUD_BLOCK;
 }
 
 uint64_t instr__sud_conflicts(void)

@@ -8,9 +8,13 @@
  * that cannot run is named (log.c, INSTR_LOG) with its reason.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <linux/perf_event.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 #include <string.h>
 
 #include "detector.h"
@@ -60,9 +64,20 @@ static void child_after_fork(void)
     struct instr__thread *t = instr__tls;
     if (!t || t == &instr__idle_thread)
         return;
-    for (size_t i = 0; i < NBACKENDS; i++)
-        if ((instr__detector.set & (1u << backends[i]->id)) && backends[i]->fork_child)
-            backends[i]->fork_child(t);
+    int saved = errno;
+    for (size_t i = 0; i < NBACKENDS; i++) {
+        const struct instr__detector_ops *b = backends[i];
+        if (!(instr__detector.set & (1u << b->id)))
+            continue;
+        if (b->fork_child) {
+            b->fork_child(t);
+        } else if (b->restart) { /* the parent's thread's: a new one for the child */
+            if ((t->det.on & b->on) && b->thread_end)
+                b->thread_end(t);
+            b->thread(t);
+        }
+    }
+    errno = saved;
 }
 
 void instr__detector_init(void)
@@ -94,7 +109,9 @@ void instr__detector_init(void)
         const struct instr__detector_ops *b = backends[i];
         if (!all && !wanted(want, b->name))
             continue;
-        if (b->init(why, sizeof why) == 0) {
+        int saved = errno, rc = b->init(why, sizeof why);
+        errno = saved;
+        if (rc == 0) {
             info->set |= 1u << b->id;
             info->sees |= b->sees;
             if (!info->kind && b->is_kind)
@@ -112,18 +129,22 @@ void instr__detector_init(void)
 
 void instr__detector_thread(struct instr__thread *t)
 {
+    int saved = errno;
     instr__detector_none_thread(t);
     for (size_t i = 0; i < NBACKENDS; i++)
         if (instr__detector.set & (1u << backends[i]->id))
             backends[i]->thread(t);
+    errno = saved;
 }
 
 void instr__detector_thread_end(struct instr__thread *t)
 {
+    int saved = errno;
     for (size_t i = NBACKENDS; i-- > 0;)
         if ((instr__detector.set & (1u << backends[i]->id)) && backends[i]->thread_end)
             backends[i]->thread_end(t);
     instr__detector_none_thread(t);
+    errno = saved;
 }
 
 /* Something changed: say what, then re-arm.  v and p are the values the
@@ -175,4 +196,13 @@ __attribute__((noinline)) unsigned instr__rdpmc_fired(struct instr__thread *t, u
         return seen;
     t->pending_bits |= INSTR_OS_IRQ; /* either side of the tick: see above */
     return INSTR_OS_IRQ;
+}
+
+int instr__perf_open(struct perf_event_attr *a, uint32_t type, uint64_t config)
+{
+    a->size = sizeof *a;
+    a->type = type;
+    a->config = config;
+    a->exclude_hv = 1;
+    return (int)syscall(SYS_perf_event_open, a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }

@@ -73,8 +73,13 @@ struct instr__detector_ops {
     int (*init)(char *why, size_t n);               /* probe and self-test: 0, or -1 and why */
     void (*thread)(struct instr__thread *t);        /* arm on a new thread */
     void (*thread_end)(struct instr__thread *t);    /* disarm (NULL: nothing to undo) */
-    void (*fork_child)(struct instr__thread *t);    /* in a fork child (NULL: inherited as is) */
+    void (*fork_child)(struct instr__thread *t);    /* in a fork child (NULL: see restart) */
+    uint8_t on;            /* INSTR__DET_ON_* bit it sets in t->det.on when armed */
+    uint8_t restart;       /* fork child, no fork_child: end the parent's (if armed), start anew;
+                              0: inherited as is */
 };
+/* detector.c calls every operation with the program's errno kept: the
+ * backends need not save it. */
 
 extern const struct instr__detector_ops instr__det_rseq, instr__det_sud, instr__det_perf,
     instr__det_rdpmc, instr__det_cpuclock;
@@ -85,10 +90,31 @@ void instr__rseq_restore(void); /* async-signal-safe: our pointer back if the ke
 extern int instr__rseq_on;
 
 unsigned instr__sud_fired(struct instr__thread *t);
+void instr__sud_altstack(struct instr__thread *t);
+extern __thread uintptr_t instr__sud_alt[2] __attribute__((tls_model("initial-exec")));
+uint8_t instr__sud_rest_alt(void);
+
+/* A system call that never traps with sud (detector-sud.c); raw: -errno. */
+long instr__own_syscall(long nr, long a, long b, long c) __attribute__((visibility("hidden")));
+
+/* The selector's resting value: BLOCK, but ALLOW while the thread runs on
+ * its alternate signal stack (detector-sud.c). */
+static inline uint8_t instr__sud_rest(void)
+{
+    if (INSTR_LIKELY(!instr__sud_alt[1]))
+        return INSTR__SUD_BLOCK;
+    return instr__sud_rest_alt();
+}
 void instr__sud_resume(struct instr__thread *t);
 uint64_t instr__sud_conflicts(void);
 
 unsigned instr__perf_kinds(struct instr__thread *t, uint64_t from, uint64_t to);
+
+/* perf_event_open of an event of this thread, any CPU, close-on-exec; a
+ * holds the event's own fields (the rest zero), this fills in the size,
+ * type, config and exclude_hv.  The fd, or -1 (errno). */
+struct perf_event_attr;
+int instr__perf_open(struct perf_event_attr *a, uint32_t type, uint64_t config);
 
 uint64_t instr__rdpmc_read(const volatile struct perf_event_mmap_page *pc);
 extern int instr__rdpmc_on;
@@ -114,7 +140,7 @@ static inline void instr__detector_rearm(struct instr__thread *t)
 {
     *t->det_word = t->det_armed;
     t->det.pf_armed = *t->det.pf_word;
-    instr__sud_state[0] = INSTR__SUD_BLOCK;
+    instr__sud_state[0] = instr__sud_rest();
     if (INSTR_UNLIKELY(instr__rdpmc_on) && t->det.pmc_page)
         t->det.pmc_armed = instr__rdpmc_read(t->det.pmc_page);
 }
@@ -138,7 +164,7 @@ static inline void instr__signals_restore(const sigset_t *old)
         return;
     instr__sud_state[0] = INSTR__SUD_ALLOW;
     pthread_sigmask(SIG_SETMASK, old, NULL);
-    instr__sud_state[0] = INSTR__SUD_BLOCK;
+    instr__sud_state[0] = instr__sud_rest();
 }
 
 /* After a system call of the runtime's own that must not hide the OS's
@@ -146,7 +172,7 @@ static inline void instr__signals_restore(const sigset_t *old)
  * instructions forgotten; rseq_cs and the perf ring stay as they are. */
 static inline void instr__detector_rearm_own_syscall(struct instr__thread *t)
 {
-    instr__sud_state[0] = INSTR__SUD_BLOCK;
+    instr__sud_state[0] = instr__sud_rest();
     if (INSTR_UNLIKELY(instr__rdpmc_on) && t->det.pmc_page)
         t->det.pmc_armed = instr__rdpmc_read(t->det.pmc_page);
 }

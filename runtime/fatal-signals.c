@@ -25,6 +25,16 @@
  *  - a program that chains to the previous handler reaches ours, which does
  *    what the default would have done;
  *  - exec resets handled signals to the default, as without us.
+ *  - a program that asks about its dispositions must see what it would see
+ *    without us (SIG_DFL: a runtime or crash reporter decides on it whether
+ *    to install or chain its own).  A query cannot be intercepted, but it
+ *    is a call to sigaction() or signal(): the first time an instrumented
+ *    function calls one of them (its call site registering, before the
+ *    call runs), our handlers are put back to SIG_DFL for good
+ *    (instr__fatal_signals_hide).  Such a program handles its own signals;
+ *    if it then dies of one we did not see, its dump has no end and the
+ *    report says the process did not finish.  Calls from uninstrumented
+ *    code, or with callsites=none, are not seen.
  * SIGINT, SIGHUP and SIGQUIT are not handled: shells and interpreters test
  * "is it still SIG_DFL?" before installing theirs.  SIGKILL and SIGSTOP
  * cannot be caught: a killed process's dump has no end (the report says
@@ -40,6 +50,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fatal-signals.h"
 #include "internal.h"
 
 static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM};
@@ -80,4 +91,32 @@ void instr__fatal_signals_init(void)
         sigemptyset(&sa.sa_mask);
         sigaction(fatal[i], &sa, NULL);
     }
+}
+
+/* The program is about to ask about, or set, a disposition: ours become
+ * SIG_DFL again (the ones still ours), as they would be without us. */
+void instr__fatal_signals_hide(void)
+{
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+        struct sigaction cur, dfl;
+        if (sigaction(fatal[i], NULL, &cur) || !(cur.sa_flags & SA_SIGINFO) ||
+            cur.sa_sigaction != on_fatal)
+            continue;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        sigaction(fatal[i], &dfl, NULL);
+    }
+}
+
+/* Whether a call to the function named `callee` (mangled) asks about or
+ * changes signal dispositions. */
+int instr__fatal_signals_api(const char *callee)
+{
+    static const char *const api[] = {"sigaction", "signal", "sysv_signal", "bsd_signal",
+                                      "__sysv_signal", "sigset", "__sigaction"};
+    for (size_t i = 0; callee && i < sizeof api / sizeof api[0]; i++)
+        if (strcmp(callee, api[i]) == 0)
+            return 1;
+    return 0;
 }

@@ -15,23 +15,19 @@
  * calls land in the parent's stream, as before.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 
 #include "detector.h"
 #include "internal.h"
 
 int instr__foreign_task(const struct instr__thread *t)
 {
-    int saved = errno;
     /* The sud selector is left alone: it is shared with the other task,
      * whose own put-back of a stale value could leave the owner trapping
      * its syscalls with every signal blocked (a kill by SIGSYS).  The
      * other task never traps (the kernel clears syscall user dispatch in a
      * clone); the owner, asking this on another stack (a handler on its
-     * alternate stack), may: its gettid then counts as the OS's work. */
-    uint32_t tid = (uint32_t)syscall(SYS_gettid);
-    errno = saved;
-    return tid != t->tid;
+     * alternate stack, with maybe no room for a SIGSYS frame), does not
+     * either: instr__own_syscall is the region sud always allows. */
+    return (uint32_t)instr__own_syscall(SYS_gettid, 0, 0, 0) != t->tid;
 }

@@ -50,6 +50,8 @@
 #include <signal.h>
 
 #include "record.h"
+#include "stack-switch.h"
+#include "fatal-signals.h"
 
 static inline uint8_t *room(struct instr__thread *t, uint8_t *p)
 {
@@ -74,7 +76,12 @@ static void hook_busy(struct instr__thread *t, unsigned kind, const void *desc, 
  * before the guard is looked at. */
 static inline int foreign(struct instr__thread *t, uintptr_t cfa)
 {
-    return t->top[-1].cfa - cfa >= INSTR_RT_STACK_SPAN && instr__foreign_task(t);
+    if (t->top[-1].cfa - cfa < INSTR_RT_STACK_SPAN || instr__stack_known(t, cfa))
+        return 0;
+    if (instr__foreign_task(t))
+        return 1;
+    instr__sud_altstack(t); /* ours: a handler on the alternate signal stack? */
+    return 0;
 }
 
 /* What a hook hands its writer: the descriptor (function, or call site),
@@ -85,6 +92,7 @@ struct hook_arg {
     void *target;
     void *ra;
     uint32_t id; /* fast paths: the id they already read */
+    int replayed; /* a deferred event (a handler's): it nests, never switches stacks */
 };
 
 static uint8_t *unwind(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits,
@@ -94,6 +102,15 @@ static uint8_t *unwind(struct instr__thread *t, uint8_t *p, uint64_t now, unsign
     p = instr__put_head(t, p, now, bits, INSTR_EV_EXT);
     p = instr_put_ext(p, INSTR_EXT_UNWIND, reason, 0);
     return room(t, p);
+}
+
+/* A hook at cfa far from the top frame: another stack (stack-switch.c)? */
+static inline uint8_t *switch_stack(struct instr__thread *t, uint8_t *p, const struct hook_arg *a,
+                                    int entry, uint64_t now, unsigned *bits)
+{
+    if (INSTR_LIKELY(t->top[-1].cfa - a->cfa < INSTR_RT_STACK_SPAN) || a->replayed)
+        return p;
+    return room(t, instr__stack_switch(t, p, a->cfa, entry, now, bits));
 }
 
 /* Frames below this CFA cannot be live ancestors of a frame entered with
@@ -160,6 +177,7 @@ static uint8_t *enter_write(struct instr__thread *t, uint8_t *p, uint64_t now, u
             return p; /* not recorded */
         registered = 1;
     }
+    p = switch_stack(t, p, a, 1, now, bits);
     if (INSTR_LIKELY(!t->overflow) && t->top > t->base && t->top[-1].cfa < dead_below(d, a->cfa))
         p = close_dead(t, p, dead_below(d, a->cfa), now, bits);
     return slow_push(t, p, d, a->cfa, now, bits, INSTR_EV_ENTER, id, registered);
@@ -223,7 +241,7 @@ static uint8_t *pop_write(struct instr__thread *t, uint8_t *p, uint64_t now, uns
     else if (t->overflow)
         t->overflow--;
     else
-        return exit_repair(t, p, d, a->cfa, now, bits);
+        return exit_repair(t, switch_stack(t, p, a, 0, now, bits), d, a->cfa, now, bits);
     return instr__put_head(t, p, now, bits, d ? INSTR_EV_EXIT : INSTR_EV_RETURN);
 }
 
@@ -267,6 +285,24 @@ fast_pop_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits
     return instr__put_head(t, p, now, bits, arg ? INSTR_EV_EXIT : INSTR_EV_RETURN);
 }
 
+static void hook_slow(unsigned kind, const void *desc, uintptr_t cfa, void *target, void *ra);
+
+/* Every fast path's start: the thread's state, or NULL when the hook went
+ * elsewhere (no state yet: the slow path creates it; guard held: nesting).
+ * Always inlined with a constant kind, so each branch is one direct call. */
+static inline __attribute__((always_inline)) struct instr__thread *
+hook_state(unsigned kind, const void *desc, uintptr_t cfa, void *target, void *ra)
+{
+    struct instr__thread *t = instr__tls;
+    if (INSTR_UNLIKELY(!t))
+        hook_slow(kind, desc, cfa, target, ra);
+    else if (INSTR_UNLIKELY(t->busy))
+        hook_busy(t, kind, desc, cfa, target, ra);
+    else
+        return t;
+    return NULL;
+}
+
 /* The fast paths handle the common case only: state exists, function
  * registered, nothing pending, room on the shadow stack, and (enter) no dead
  * frame to close or (exit) the top frame is the one exiting.  Anything else
@@ -274,12 +310,10 @@ fast_pop_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits
  * its base (cfa UINTPTR_MAX, desc NULL), so top[-1] is always readable. */
 void instr__hook_enter(struct instr_fn_desc *d, void *cfa_p)
 {
-    struct instr__thread *t = instr__tls;
     uintptr_t cfa = (uintptr_t)cfa_p;
+    struct instr__thread *t = hook_state(HOOK_ENTER, d, cfa, NULL, NULL);
     if (INSTR_UNLIKELY(!t))
-        return enter_slow(d, cfa_p);
-    if (INSTR_UNLIKELY(t->busy))
-        return hook_busy(t, HOOK_ENTER, d, cfa, NULL, NULL);
+        return;
     struct instr__frame *top = t->top;
     uint32_t id = d->id;
     /* One unsigned compare: a dead frame on top (its CFA below ours wraps
@@ -293,12 +327,10 @@ void instr__hook_enter(struct instr_fn_desc *d, void *cfa_p)
 
 void instr__hook_exit(struct instr_fn_desc *d, void *cfa_p)
 {
-    struct instr__thread *t = instr__tls;
     uintptr_t cfa = (uintptr_t)cfa_p;
+    struct instr__thread *t = hook_state(HOOK_EXIT, d, cfa, NULL, NULL);
     if (INSTR_UNLIKELY(!t))
-        return pop_slow(d, cfa_p);
-    if (INSTR_UNLIKELY(t->busy))
-        return hook_busy(t, HOOK_EXIT, d, cfa, NULL, NULL);
+        return;
     struct instr__frame *top = t->top;
     if (INSTR_UNLIKELY(top[-1].desc != d || top[-1].cfa != cfa || t->overflow || t->go_slow))
         return pop_slow(d, cfa_p);
@@ -365,6 +397,8 @@ static uint8_t *call_write(struct instr__thread *t, uint8_t *p, uint64_t now, un
         sigset_t old;
         instr__signals_block(&old);
         id = instr__register_site(s, a->target, a->ra);
+        if (instr__fatal_signals_api(s->callee))
+            instr__fatal_signals_hide(); /* before the program's first look */
         instr__signals_restore(&old);
         instr__detector_rearm(t); /* registration may have made syscalls */
         if (id == 0)
@@ -372,6 +406,7 @@ static uint8_t *call_write(struct instr__thread *t, uint8_t *p, uint64_t now, un
         registered = 1;
     }
     uintptr_t cfa = a->cfa;
+    p = switch_stack(t, p, a, 1, now, bits);
     struct instr__frame *top = t->top;
     if (INSTR_LIKELY(!t->overflow)) {
         /* Frames below the caller's CFA are not live: it is calling.  Nor
@@ -417,20 +452,6 @@ static void hook_slow(unsigned kind, const void *desc, uintptr_t cfa, void *targ
     }
 }
 
-/* Whether this thread runs on its alternate signal stack (a system call:
- * only asked when the CFAs cannot tell). */
-static int on_alt_stack(void)
-{
-    int saved = errno;
-    stack_t ss;
-    uint8_t sel = instr__sud_state[0];
-    instr__sud_state[0] = INSTR__SUD_ALLOW; /* ours: must not trap */
-    int r = sigaltstack(NULL, &ss);
-    instr__sud_state[0] = sel;
-    errno = saved;
-    return r == 0 && (ss.ss_flags & SS_ONSTACK);
-}
-
 /* A hook found the guard held: it runs inside the holder (a signal handler
  * that interrupted a hook), or the holder is gone (a handler that
  * interrupted a hook left it with siglongjmp).
@@ -452,9 +473,15 @@ static __attribute__((noinline)) void hook_busy(struct instr__thread *t, unsigne
     uintptr_t owner = t->busy;
     if (owner == INSTR__BUSY_LOST)
         return instr__count_dropped();
-    if (!INSTR__BUSY_IS_HOOK(owner) || foreign(t, cfa))
+    if (foreign(t, cfa))
         return;
-    if (cfa >= owner && instr__may_syscall() && !on_alt_stack()) {
+    /* A signal handler, whose CFA may lie near the top frame all the same
+     * (the holder is replaying an earlier handler's frames): on the
+     * alternate stack, its syscalls must not trap (detector-sud.c). */
+    instr__sud_altstack(t);
+    if (!INSTR__BUSY_IS_HOOK(owner))
+        return;
+    if (cfa >= owner && instr__may_syscall() && !instr__on_alt_stack()) {
         t->busy = 0;
         return hook_slow(kind, desc, cfa, target, ra);
     }
@@ -476,7 +503,8 @@ static __attribute__((noinline)) void hook_busy(struct instr__thread *t, unsigne
 static uint8_t *replay(struct instr__thread *t, uint8_t *p, const struct instr__deferred *e,
                        unsigned *bits)
 {
-    struct hook_arg a = {.desc = e->desc, .cfa = e->cfa, .target = e->target, .ra = e->ra};
+    struct hook_arg a = {.desc = e->desc, .cfa = e->cfa, .target = e->target, .ra = e->ra,
+                         .replayed = 1};
     switch (e->kind) {
     case HOOK_ENTER:
         return enter_write(t, p, e->tsc, bits, &a);
@@ -532,12 +560,10 @@ __attribute__((noinline)) uint8_t *instr__deferred_flush(struct instr__thread *t
  * the detector check, a push and a varint. */
 void instr__hook_call(struct instr_site_desc *s, void *cfa_p, void *target)
 {
-    struct instr__thread *t = instr__tls;
     uintptr_t cfa = (uintptr_t)cfa_p;
+    struct instr__thread *t = hook_state(HOOK_CALL, s, cfa, target, __builtin_return_address(0));
     if (INSTR_UNLIKELY(!t))
-        return call_slow(s, cfa_p, target, __builtin_return_address(0));
-    if (INSTR_UNLIKELY(t->busy))
-        return hook_busy(t, HOOK_CALL, s, cfa, target, __builtin_return_address(0));
+        return;
     struct instr__frame *top = t->top;
     uint32_t id = site_id(s, target);
     if (INSTR_UNLIKELY(id == 0 || top >= t->end || top[-1].cfa - (cfa + INSTR__IS_SITE(top[-1].desc)) >= INSTR_RT_STACK_SPAN ||
@@ -551,12 +577,10 @@ void instr__hook_call(struct instr_site_desc *s, void *cfa_p, void *target)
 void instr__hook_return(struct instr_site_desc *s, void *cfa_p)
 {
     (void)s; /* the top call-site frame with this CFA is the one returning */
-    struct instr__thread *t = instr__tls;
     uintptr_t cfa = (uintptr_t)cfa_p;
+    struct instr__thread *t = hook_state(HOOK_RETURN, NULL, cfa, NULL, NULL);
     if (INSTR_UNLIKELY(!t))
-        return pop_slow(NULL, cfa_p);
-    if (INSTR_UNLIKELY(t->busy))
-        return hook_busy(t, HOOK_RETURN, NULL, cfa, NULL, NULL);
+        return;
     struct instr__frame *top = t->top;
     if (INSTR_UNLIKELY(!INSTR__IS_SITE(top[-1].desc) || top[-1].cfa != cfa || t->overflow ||
                        t->go_slow))

@@ -148,6 +148,7 @@ struct instr__thread {
 
     struct instr__det_thread det; /* the detector backends' state (detector.h) */
     struct instr__sampler *sampler; /* INSTR_SAMPLE (sampler.c), or NULL */
+    struct instr__stacks *suspended; /* suspended shadow stacks (stack-switch.c), or NULL */
 };
 
 /* The one TLS slot (we are dlopen'd: keep static TLS tiny). */

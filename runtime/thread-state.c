@@ -21,6 +21,7 @@
 
 #include "detector.h"
 #include "internal.h"
+#include "stack-switch.h"
 
 __thread struct instr__thread *instr__tls __attribute__((tls_model("initial-exec")));
 
@@ -278,6 +279,7 @@ void instr__thread_end(void *arg)
     pthread_mutex_unlock(&instr__rt.meta_lock);
     instr__meta_thread(t->index, t->tid, name);
     instr__detector_thread_end(t);
+    instr__stacks_free(t);
     instr__tls = &instr__idle_thread;
     instr__thread_unmap(t);
     errno = saved;

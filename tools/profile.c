@@ -129,6 +129,19 @@ struct walker {
     uint64_t pend_site;  /* its site id */
     uint64_t pend_tick;  /* its timeline tick (cut applied) */
     struct node pend;    /* the time it has had so far (ee, ae, flagged) */
+    /* The thread's other stacks (EXT STACK_SWITCH: coroutines), suspended. */
+    struct saved_stack *saved;
+    size_t nsaved, capsaved;
+    uint64_t running;    /* id of the running stack */
+};
+
+/* A suspended stack: the walker's stack, state, depth and capstack. */
+struct saved_stack {
+    uint64_t id;
+    uint32_t *stack;
+    uint8_t *state;
+    uint32_t depth;
+    size_t cap;
 };
 
 /* A frame is excluded when its name (function or pseudo-frame) matches. */
@@ -713,6 +726,9 @@ static inline int end_frame(struct walker *w, int ends_merged_half, uint64_t tic
     return pop_frame(w, tick, 0); /* ENDED_POPPED, or an observer's error */
 }
 
+static int switch_stack(struct walker *w, uint64_t id, uint64_t tick);
+static int close_saved_stacks(struct walker *w, uint64_t tick);
+
 /* Applies ev, at tick, to the stack.  *tick and *prev move on a RESYNC. */
 static inline int apply_event(struct walker *w, struct instr_pthread *th, const struct instr_event *ev,
                               uint64_t *tick, uint64_t *prev)
@@ -755,6 +771,8 @@ static inline int apply_event(struct walker *w, struct instr_pthread *th, const 
             wall_gap(w, *tick, ev->arg);
         *tick = *prev = ev->arg;
         return 0;
+    case INSTR_EXT_STACK_SWITCH:
+        return switch_stack(w, ev->arg, *tick);
     case INSTR_EXT_DROPPED:
         rep->dropped += ev->arg;
         th->dropped += ev->arg;
@@ -780,7 +798,7 @@ static int close_thread(struct walker *w, struct instr_pthread *th, uint64_t pre
     if (w->pending && (rc = resolve_pending(w, NULL)) < 0)
         return rc;
     if (!w->depth)
-        return 0;
+        return close_saved_stacks(w, prev);
     const struct instr_dump_header *h = &w->p->dump->hdr;
     uint64_t close_at = prev;
     if ((h->flags & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED)) && h->end_tsc > prev) {
@@ -790,7 +808,9 @@ static int close_thread(struct walker *w, struct instr_pthread *th, uint64_t pre
         n->ce += h->end_tsc - prev; /* nothing says the thread left the CPU */
         th->end_tick = close_at = h->end_tsc;
     }
-    return pop_all(w, close_at);
+    if ((rc = pop_all(w, close_at)) < 0)
+        return rc;
+    return close_saved_stacks(w, close_at);
 }
 
 /* Walks one thread: decode each event, charge the interval it ends, then
@@ -808,6 +828,8 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
     w->pending = 0;
     w->cut = 0;
     instr_compensator_thread(&w->comp);
+    w->nsaved = 0;
+    w->running = 0;
     w->thread = (uint32_t)(th - p->threads);
     int rc;
     uint64_t prev = ti->nchunks ? ti->chunks[0].base_tsc : 0, events = 0;
@@ -948,6 +970,11 @@ out:
     free(w.modcount);
     free(w.extcount);
     free(w.state);
+    for (size_t i = 0; i < w.capsaved; i++) {
+        free(w.saved[i].stack);
+        free(w.saved[i].state);
+    }
+    free(w.saved);
     free(w.fnmap.e);
     free(w.childmap.e);
     if (rc < 0) {
@@ -981,4 +1008,81 @@ char *instr_profile_func_name(const struct instr_profile *p, uint32_t func)
     else
         snprintf(buf, sizeof buf, "[function %" PRIu64 "]", f->key);
     return strdup(buf);
+}
+
+/* ---- stacks (EXT STACK_SWITCH) ----------------------------------------------
+ *
+ * A thread that switches stacks itself (coroutines) has one stack of open
+ * frames per stack it runs on; the runtime says which one runs from each
+ * EXT STACK_SWITCH on.  The running stack is w->stack; the others wait in
+ * w->saved (ids are the runtime's, never reused in a thread) and are
+ * charged nothing while suspended.  The event comes after any pending call
+ * site was resolved (it is the "next event" that makes it a pseudo-frame). */
+/* The timeline observer sees frames open and close innermost first: the
+ * running stack's frames close at a switch, the resumed stack's open again
+ * (a suspended call is several segments on the timeline). */
+static int observe_stack(struct walker *w, uint64_t tick, int open)
+{
+    int rc = 0;
+    if (INSTR_PROFILE_UNLIKELY(w->tl != NULL))
+        for (uint32_t i = 1; i <= w->depth && rc == 0; i++)
+            rc = open ? observe_open(w, w->stack[i], tick - w->cut)
+                      : observe_close(w, w->stack[w->depth + 1 - i], tick - w->cut, 0);
+    return rc;
+}
+
+static int switch_stack(struct walker *w, uint64_t id, uint64_t tick)
+{
+    int rc = observe_stack(w, tick, 0);
+    if (rc < 0)
+        return rc;
+    size_t i, fresh = w->nsaved;
+    for (i = 0; i < w->nsaved && w->saved[i].id != id; i++)
+        if (!w->saved[i].depth && fresh == w->nsaved)
+            fresh = i; /* an empty stack is not kept: its entry serves again */
+    if (i == w->nsaved) { /* a new stack: an empty entry */
+        if ((i = fresh) == w->nsaved) {
+            if (w->nsaved == w->capsaved) {
+                size_t nc = w->capsaved ? w->capsaved * 2 : 4;
+                struct saved_stack *s = realloc(w->saved, nc * sizeof *s);
+                if (!s)
+                    return INSTR_ENOMEM;
+                memset(s + w->capsaved, 0, (nc - w->capsaved) * sizeof *s);
+                w->saved = s;
+                w->capsaved = nc;
+            }
+            w->nsaved++;
+        }
+        struct saved_stack *e = &w->saved[i];
+        if (!e->cap) {
+            if (!(e->stack = malloc(256 * sizeof *e->stack)) || !(e->state = malloc(256)))
+                return INSTR_ENOMEM;
+            e->cap = 256;
+        }
+        e->stack[0] = 0;
+        e->depth = 0;
+    }
+    /* Swap the running stack and the entry: no copy. */
+    struct saved_stack *e = &w->saved[i];
+    uint32_t *st = w->stack, d = w->depth;
+    uint8_t *ss = w->state;
+    size_t cap = w->capstack;
+    w->stack = e->stack;
+    w->state = e->state;
+    w->capstack = e->cap;
+    w->depth = e->depth;
+    *e = (struct saved_stack){.id = w->running, .stack = st, .state = ss, .depth = d, .cap = cap};
+    w->running = id;
+    return observe_stack(w, tick, 1);
+}
+
+/* The thread ended with stacks suspended: their frames close at tick, as
+ * the running stack's do (incomplete). */
+static int close_saved_stacks(struct walker *w, uint64_t tick)
+{
+    int rc = 0;
+    for (size_t i = 0; i < w->nsaved && rc == 0; i++)
+        if (w->saved[i].depth && (rc = switch_stack(w, w->saved[i].id, tick)) == 0)
+            rc = pop_all(w, tick);
+    return rc;
 }
