@@ -483,6 +483,57 @@ void instr__meta_thread_locked(uint32_t index, uint32_t tid, const char *name)
     put_thread(index, tid, name);
 }
 
+/* threshold=N (hook-abi.h): per module, what its units left out, for the
+ * fork child's dump (one record per module, the file name dropped). */
+struct unit_sum {
+    uint32_t threshold, left_out, instrumented, units;
+};
+static struct unit_sum unit_sums[INSTR_RT_MAX_MODULES];
+
+static void put_unit(uint32_t module, uint32_t threshold, uint32_t left_out, uint32_t instrumented,
+                     const char *file)
+{
+    struct field f[] = {
+        {F_VARINT, module, NULL},
+        {F_VARINT, threshold, NULL},
+        {F_VARINT, left_out, NULL},
+        {F_VARINT, instrumented, NULL},
+        {F_STRING, 0, file},
+    };
+    meta_put(INSTR_META_UNIT, f, 5);
+}
+
+static void put_units(void)
+{
+    for (uint32_t i = 0; i < module_count; i++)
+        if (unit_sums[i].units)
+            put_unit(i + 1, unit_sums[i].threshold, unit_sums[i].left_out, unit_sums[i].instrumented, "");
+}
+
+/* The unit hook (INSTR_SLOT_UNIT): a unit's constructor reports what its
+ * threshold left out.  Runs once per unit, at start-up. */
+void instr__meta_unit(const struct instr_unit_desc *u)
+{
+    if (!u || u->abi != INSTR_HOOK_ABI_VERSION)
+        return;
+    int saved = errno;
+    pthread_mutex_lock(&instr__rt.meta_lock);
+    if (!instr__rt.stopped) {
+        uint32_t module = module_of(u);
+        if (module) {
+            struct unit_sum *m = &unit_sums[module - 1];
+            if (u->threshold > m->threshold)
+                m->threshold = u->threshold;
+            m->left_out += u->left_out;
+            m->instrumented += u->instrumented;
+            m->units++;
+        }
+        put_unit(module, u->threshold, u->left_out, u->instrumented, u->file);
+    }
+    pthread_mutex_unlock(&instr__rt.meta_lock);
+    errno = saved;
+}
+
 /* Fork child (meta lock held, fresh dump): the ids stay, the records are
  * written again.  The parent's metadata chunk is only unmapped. */
 void instr__meta_reemit(void)
@@ -497,6 +548,7 @@ void instr__meta_reemit(void)
         put_function(i);
     for (uint32_t i = 1; i <= site_count; i++)
         put_site(i);
+    put_units();
 }
 
 /* A LABEL record (meta lock held): the text of a mark or counter label. */
