@@ -484,9 +484,11 @@ void instr__meta_thread_locked(uint32_t index, uint32_t tid, const char *name)
 }
 
 /* threshold=N (hook-abi.h): per module, what its units left out, for the
- * fork child's dump (one record per module, the file name dropped). */
+ * fork child's dump: the sums at the smallest threshold, and a record of
+ * nothing at the largest when they differ (the reader keeps sums and
+ * extremes), the file names dropped. */
 struct unit_sum {
-    uint32_t threshold, left_out, instrumented, units;
+    uint32_t min, max, left_out, instrumented, units;
 };
 static struct unit_sum unit_sums[INSTR_RT_MAX_MODULES];
 
@@ -506,8 +508,11 @@ static void put_unit(uint32_t module, uint32_t threshold, uint32_t left_out, uin
 static void put_units(void)
 {
     for (uint32_t i = 0; i < module_count; i++)
-        if (unit_sums[i].units)
-            put_unit(i + 1, unit_sums[i].threshold, unit_sums[i].left_out, unit_sums[i].instrumented, "");
+        if (unit_sums[i].units) {
+            put_unit(i + 1, unit_sums[i].min, unit_sums[i].left_out, unit_sums[i].instrumented, "");
+            if (unit_sums[i].max != unit_sums[i].min)
+                put_unit(i + 1, unit_sums[i].max, 0, 0, "");
+        }
 }
 
 /* The unit hook (INSTR_SLOT_UNIT): a unit's constructor reports what its
@@ -522,8 +527,10 @@ void instr__meta_unit(const struct instr_unit_desc *u)
         uint32_t module = module_of(u);
         if (module) {
             struct unit_sum *m = &unit_sums[module - 1];
-            if (u->threshold > m->threshold)
-                m->threshold = u->threshold;
+            if (!m->units || u->threshold < m->min)
+                m->min = u->threshold;
+            if (u->threshold > m->max)
+                m->max = u->threshold;
             m->left_out += u->left_out;
             m->instrumented += u->instrumented;
             m->units++;

@@ -230,14 +230,29 @@ static void print_cpu_lines(FILE *out, const struct instr_session *s)
                      "read), counted as on the CPU\n", s->offcpu_unknown);
 }
 
+/* Whether an earlier dump of s is the same program with the same UNIT
+ * sums (a fork child, whose records are per module; the same program run
+ * again): counted once. */
+static int same_units_before(const struct instr_session *s, size_t i)
+{
+    const struct instr_dump *d = &s->dumps[i];
+    for (size_t j = 0; j < i; j++) {
+        const struct instr_dump *e = &s->dumps[j];
+        if (!strcmp(e->hdr.exe_path, d->hdr.exe_path) && e->threshold_units && e->threshold_left_out == d->threshold_left_out && e->threshold_min == d->threshold_min &&
+            e->threshold_max == d->threshold_max)
+            return 1;
+    }
+    return 0;
+}
+
 /* "Left out:" (plugin threshold=N): how many functions the compiler left
- * out and why, summed over the session's dumps. */
+ * out and why, summed over the session's programs. */
 static void threshold_line(FILE *out, const struct instr_session *s)
 {
     uint64_t units = 0, left = 0, min = 0, max = 0;
     for (size_t i = 0; i < s->ndumps; i++) {
         const struct instr_dump *d = &s->dumps[i];
-        if (!d->threshold_units)
+        if (!d->threshold_units || same_units_before(s, i))
             continue;
         if (!units || d->threshold_min < min)
             min = d->threshold_min;
