@@ -236,6 +236,10 @@ enum instr_detector {
     X(CALLSITE, 5, "callsite") /* see below: what a CALL event's id names */             \
     X(PROCESS, 6, "process")   /* str working directory at start, varint argc, argc x str: the \
                                   command line (/proc/self/cmdline; absent in older dumps) */  \
+    X(UNIT, 7, "unit")         /* varint module id (0 = unknown), varint threshold (statements), \
+                                  varint functions left out, varint functions instrumented, str \
+                                  source file ("" = a module's sum): one unit built with the \
+                                  plugin's threshold=N (hook-abi.h); the reader sums them */ \
     X(MAP, 16, "map")          /* varint module id, u64 start, u64 end (exclusive), u64 file offset \
                                   of start, u64 ticks when mapped: an executable mapping (SAMPLED) */ \
     X(SAMPLING, 17, "sampling") /* varint rate asked (Hz of CPU time), varint period (ns), varint \

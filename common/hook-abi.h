@@ -98,6 +98,7 @@ enum instr_hook_slot {
     INSTR_SLOT_RETURN = 4,  /* void ret(struct instr_site_desc *, void *cfa): after it returned */
     INSTR_SLOT_EVENT = 5,   /* void event(const char *label): instr_event() (include/instr/instr.h) */
     INSTR_SLOT_COUNTER = 6, /* void counter(const char *label, int32_t value): instr_counter() */
+    INSTR_SLOT_UNIT = 7,    /* void unit(const struct instr_unit_desc *): a unit's threshold record */
     INSTR_SLOT_COUNT = 8
 };
 
@@ -125,6 +126,22 @@ struct instr_site_desc {
     uint64_t reserved3;
 };
 
+/* Unit descriptor (threshold=N, ABI 2, slot INSTR_SLOT_UNIT).  Each
+ * translation unit compiled with threshold=N > 0 carries one, read-only,
+ * and a constructor of priority INSTR_UNIT_PRIORITY (after the binding's)
+ * that passes it to the unit hook; an unbound table makes that a no-op.
+ * The runtime turns it into a UNIT metadata record (dump-format.h), so the
+ * report can say how many functions were left out and why. */
+#define INSTR_UNIT_PRIORITY (INSTR_BIND_PRIORITY + 1)
+struct instr_unit_desc {
+    uint8_t abi;          /* INSTR_HOOK_ABI_VERSION */
+    uint8_t reserved[3];  /* 0 */
+    uint32_t threshold;   /* the unit's threshold=N, statements */
+    uint32_t left_out;    /* functions it left out */
+    uint32_t instrumented; /* functions it instrumented */
+    char file[];          /* the unit's main source file, NUL-terminated */
+};
+
 typedef void (*instr_hook_fn)(struct instr_fn_desc *fn, void *cfa);
 
 /* The runtime's binding entry point: fills table[0..slots) with its hooks.
@@ -133,8 +150,10 @@ typedef int (*instr_bind_fn)(instr_hook_fn *table, unsigned slots, unsigned abi)
 
 #ifdef __cplusplus
 static_assert(sizeof(struct instr_site_desc) == 48, "site descriptor layout");
+static_assert(sizeof(struct instr_unit_desc) == 16, "unit descriptor layout");
 #else
 _Static_assert(sizeof(struct instr_site_desc) == 48, "site descriptor layout");
+_Static_assert(sizeof(struct instr_unit_desc) == 16, "unit descriptor layout");
 #endif
 
 #endif

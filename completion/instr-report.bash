@@ -7,9 +7,9 @@
 # Every option; those taking a value end with '=' in _instr_report_valued.
 _instr_report_options="--view --depth --threshold --sort --units --format --limit
     --flagged --not-application --os-events --export --weight --folded-root --time-range --min-duration
-    --split-size --diff --raw --compensate -o --output -h --help --version"
+    --split-size --diff --raw --compensate --suggest-exclude -o --output -h --help --version"
 _instr_report_valued=" --view --depth --threshold --sort --units --format --limit
-    --not-application --os-events --export --weight --folded-root --time-range --min-duration --split-size -o --output "
+    --not-application --os-events --export --weight --folded-root --time-range --min-duration --split-size --suggest-exclude -o --output "
 
 # The values an option takes, or nothing for free-form values.
 _instr_report_values()

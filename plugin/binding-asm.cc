@@ -173,6 +173,31 @@ static std::string bind_ctor(const char *dlopen_flags)
     return s;
 }
 
+/* The unit's threshold record and the constructor that hands it to the
+ * runtime (hook-abi.h, INSTR_SLOT_UNIT).  Local to the unit, not COMDAT:
+ * every unit has its own.  The constructor jumps straight through the hook
+ * table with the descriptor as the only argument, so the stack it runs on
+ * is the one its caller aligned. */
+std::string instr_unit_asm(unsigned threshold, unsigned left_out, unsigned instrumented,
+                           const std::string &file)
+{
+    char init_array[64];
+    snprintf(init_array, sizeof init_array, ".init_array.%05u", INSTR_UNIT_PRIORITY);
+    std::string s = "\t/* instr: threshold record of this unit, see hook-abi.h */\n";
+    s += "\t.pushsection .text\n";
+    s += ".Linstr_unit_ctor:\n\tendbr64\n\tleaq\t.Linstr_unit(%rip), %rdi\n"
+         "\tjmp\t*" INSTR_HOOK_TABLE "+" + std::to_string(8 * INSTR_SLOT_UNIT) + "(%rip)\n";
+    s += "\t.section .rodata\n\t.p2align 3\n.Linstr_unit:\n";
+    s += "\t.byte\t" + std::to_string(INSTR_HOOK_ABI_VERSION) + ", 0, 0, 0\n";
+    s += "\t.long\t" + std::to_string(threshold) + ", " + std::to_string(left_out) + ", " +
+         std::to_string(instrumented) + "\n";
+    s += "\t.string\t" + asm_string(file) + "\n";
+    s += std::string("\t.section ") + init_array + ",\"aw\",@init_array\n";
+    s += "\t.p2align 3\n\t.quad\t.Linstr_unit_ctor\n";
+    s += "\t.popsection\n";
+    return s;
+}
+
 std::string instr_binding_asm(const std::string &runtime_path)
 {
     char init_array[64];

@@ -8,4 +8,9 @@
  * one COMDAT group) that an instrumented object carries; see hook-abi.h. */
 std::string instr_binding_asm(const std::string &runtime_path);
 
+/* The unit's threshold record (struct instr_unit_desc) and its constructor;
+ * emitted after instr_binding_asm, which defines the hook table. */
+std::string instr_unit_asm(unsigned threshold, unsigned left_out, unsigned instrumented,
+                           const std::string &file);
+
 #endif

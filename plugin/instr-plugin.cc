@@ -21,6 +21,8 @@ static struct plugin_info instr_plugin_info = {
     "  -fplugin-arg-instr-exclude-file=GLOB[,GLOB...]  not functions from these files\n"
     "  -fplugin-arg-instr-inline=after|before          hooks after (default) or before inlining\n"
     "  -fplugin-arg-instr-callsites=all|external|none  call-site hooks around which calls (default all)\n"
+    "  -fplugin-arg-instr-threshold=N                  leave out functions under N statements\n"
+    "                                                  with no loop and no call (default 0: none)\n"
     "  -fplugin-arg-instr-runtime=PATH                 runtime to load at start-up\n"
     "  -fplugin-arg-instr-verbose                      note each instrumented function\n",
 };
@@ -31,9 +33,15 @@ static struct plugin_info instr_plugin_info = {
  * output by then. */
 static void emit_binding(void *, void *)
 {
-    if (instr_instrumented_count() == 0 || seen_error())
+    if ((instr_instrumented_count() == 0 && instr_left_out_count() == 0) || seen_error())
         return;
     fputs(instr_binding_asm(instr_opts.runtime).c_str(), asm_out_file);
+    if (instr_opts.threshold)
+        fputs(instr_unit_asm(instr_opts.threshold, instr_left_out_count(),
+                             instr_instrumented_count(),
+                             main_input_filename ? main_input_filename : "")
+                  .c_str(),
+              asm_out_file);
 }
 
 /* A plugin runs inside the compiler's process and shares its internal

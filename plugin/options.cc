@@ -8,7 +8,7 @@
 instr_options instr_opts;
 
 static const char valid_keys[] =
-    "include, exclude, exclude-file, inline, callsites, runtime, verbose";
+    "include, exclude, exclude-file, inline, callsites, threshold, runtime, verbose";
 
 /* The argument as the user spelled it, for messages. */
 static std::string arg_spelling(const char *plugin, const plugin_argument &arg)
@@ -28,13 +28,43 @@ static bool need_value(const char *plugin, const plugin_argument &arg)
     return false;
 }
 
-/* "a,b,c" -> {a, b, c}; an empty glob is more likely a typo than a wish to
- * match nothing, so it is refused. */
+/* "@FILE": the globs of a file, one per line; blank lines and lines
+ * starting with '#' are ignored, spaces around a glob too (the format
+ * instr-report --suggest-exclude writes). */
+static bool read_glob_file(const char *plugin, const plugin_argument &arg,
+                           std::vector<std::string> *out)
+{
+    FILE *f = fopen(arg.value + 1, "r");
+    if (!f) {
+        error("%s: cannot read the file of %qs: %s", plugin,
+              arg_spelling(plugin, arg).c_str(), xstrerror(errno));
+        return false;
+    }
+    char line[4096];
+    while (fgets(line, sizeof line, f)) {
+        std::string g(line);
+        size_t b = g.find_first_not_of(" \t\r\n");
+        size_t e = g.find_last_not_of(" \t\r\n");
+        if (b == std::string::npos || g[b] == '#')
+            continue;
+        out->push_back(g.substr(b, e - b + 1));
+    }
+    bool ok = !ferror(f);
+    fclose(f);
+    if (!ok)
+        error("%s: cannot read the file of %qs", plugin, arg_spelling(plugin, arg).c_str());
+    return ok;
+}
+
+/* "a,b,c" -> {a, b, c}; "@FILE" -> the globs in FILE.  An empty glob is
+ * more likely a typo than a wish to match nothing, so it is refused. */
 static bool split_globs(const char *plugin, const plugin_argument &arg,
                         std::vector<std::string> *out)
 {
     if (!need_value(plugin, arg))
         return false;
+    if (arg.value[0] == '@')
+        return read_glob_file(plugin, arg, out);
     std::string all(arg.value);
     size_t start = 0;
     for (;;) {
@@ -123,6 +153,20 @@ bool instr_parse_options(const struct plugin_name_args *info)
                       arg_spelling(plugin, arg).c_str());
                 ok = false;
             }
+        } else if (!strcmp(key, "threshold")) {
+            /* Decimal digits only: "-1", "5x" or "" are typos, not wishes. */
+            const char *v = arg.value;
+            bool digits = v && *v && strspn(v, "0123456789") == strlen(v) && strlen(v) <= 9;
+            if (!need_value(plugin, arg)) {
+                ok = false;
+            } else if (!digits) {
+                error("%s: bad value in %qs; expected a number of GIMPLE statements "
+                      "(0 or more, 0 = every function)", plugin,
+                      arg_spelling(plugin, arg).c_str());
+                ok = false;
+            } else {
+                instr_opts.threshold = (unsigned)atoi(v);
+            }
         } else if (!strcmp(key, "runtime")) {
             if (need_value(plugin, arg))
                 instr_opts.runtime = absolute_path(arg.value);
@@ -170,4 +214,9 @@ bool instr_options_select(tree fndecl)
     if (file && any_match(instr_opts.exclude_file, file))
         return false;
     return true;
+}
+
+bool instr_options_excluded_callee(tree fndecl)
+{
+    return name_matches(instr_opts.exclude, fndecl);
 }

@@ -17,6 +17,9 @@ struct instr_options {
     /* callsites=: which call statements get the call-site hooks. */
     enum callsites_mode { CALLSITES_ALL, CALLSITES_EXTERNAL, CALLSITES_NONE };
     callsites_mode callsites = CALLSITES_ALL;
+    /* threshold=N: functions under N GIMPLE statements with no loop and no
+     * call are left out (threshold.cc); 0: every function instrumented. */
+    unsigned threshold = 0;
     bool verbose = false;
     std::string runtime; /* absolute path of the runtime to dlopen() */
     std::string plugin_name; /* "instr", from the plugin file name */
@@ -30,5 +33,9 @@ bool instr_parse_options(const struct plugin_name_args *info);
 
 /* Whether the include/exclude/exclude-file globs select this function. */
 bool instr_options_select(tree fndecl);
+
+/* Whether an exclude= glob names this function (a callee: its call sites
+ * get no hooks either, wherever it is defined). */
+bool instr_options_excluded_callee(tree fndecl);
 
 #endif

@@ -19,6 +19,7 @@
 #include "fn-descriptor.h"
 #include "hook-abi.h"
 #include "options.h"
+#include "threshold.h"
 
 static GTY(()) tree hook_enter;
 static GTY(()) tree hook_exit;
@@ -36,11 +37,20 @@ const struct ggc_root_tab instr_pass_gc_roots[] = {
 };
 
 static unsigned instrumented_count;
+static unsigned left_out_count;
 
 unsigned instr_instrumented_count(void)
 {
     return instrumented_count;
 }
+
+unsigned instr_left_out_count(void)
+{
+    return left_out_count;
+}
+
+/* skip_reason's answer for threshold=N, compared by address. */
+static const char threshold_reason[] = "under threshold= (no loop, no call)";
 
 /* extern void HOOK (void *desc, void *cfa): hidden because every module has
  * its own trampolines (binding-asm.cc), so calls go straight to them with no
@@ -102,6 +112,8 @@ static const char *skip_reason(tree fndecl)
         return "artificial";
     if (!instr_options_select(fndecl))
         return "not selected by include/exclude/exclude-file";
+    if (instr_threshold_leaves_out(fndecl))
+        return threshold_reason;
     return NULL;
 }
 
@@ -224,6 +236,15 @@ static const char *site_skip_reason(gcall *call, tree *callee_name, tree *target
             return "instr API call";
         if (lookup_attribute("no_instrument_function", DECL_ATTRIBUTES(fndecl)))
             return "callee is no_instrument_function";
+        /* Left out on purpose: its time goes to the caller, so the call
+         * gets no pseudo-frame either (that would cost the same hooks). */
+        if (instr_options_excluded_callee(fndecl))
+            return "callee excluded (exclude=)";
+        {
+            cgraph_node *cn = cgraph_node::get(fndecl);
+            if (cn && cn->definition && instr_threshold_leaves_out(fndecl))
+                return "callee left out (threshold=)";
+        }
         if (instr_opts.callsites == instr_options::CALLSITES_EXTERNAL) {
             cgraph_node *cn = cgraph_node::get(fndecl);
             if (cn && cn->definition && !skip_reason(fndecl))
@@ -413,6 +434,18 @@ public:
     {
 
         const char *why = skip_reason(fun->decl);
+        if (why == threshold_reason) {
+            left_out_count++;
+            if (dump_file)
+                fprintf(dump_file, "instr: skipped: under threshold=%u (%u statements, no loop, no call)\n\n",
+                        instr_opts.threshold, instr_threshold_statements(fun->decl));
+            if (instr_opts.verbose)
+                inform(DECL_SOURCE_LOCATION(fun->decl), "%s: left out %qs: %u statements, under threshold=%u",
+                       instr_opts.plugin_name.c_str(),
+                       IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(fun->decl)),
+                       instr_threshold_statements(fun->decl), instr_opts.threshold);
+            return 0;
+        }
         if (why) {
             if (dump_file)
                 fprintf(dump_file, "instr: skipped: %s\n\n", why);

@@ -12,6 +12,9 @@ opt_pass *instr_make_instrument_pass(gcc::context *ctxt);
 /* Functions instrumented so far in this translation unit. */
 unsigned instr_instrumented_count(void);
 
+/* Functions left out by threshold=N so far in this translation unit. */
+unsigned instr_left_out_count(void);
+
 /* The hook declarations live across passes, so the garbage collector must
  * see them (PLUGIN_REGISTER_GGC_ROOTS). */
 extern const struct ggc_root_tab instr_pass_gc_roots[];

@@ -119,5 +119,7 @@ __attribute__((visibility("default"))) int instr__bind(instr_hook_fn *table, uns
         table[INSTR_SLOT_EVENT] = (instr_hook_fn)(void (*)(void))instr__api_event;
         table[INSTR_SLOT_COUNTER] = (instr_hook_fn)(void (*)(void))instr__api_counter;
     }
+    if (on && slots > INSTR_SLOT_UNIT)
+        table[INSTR_SLOT_UNIT] = (instr_hook_fn)(void (*)(void))instr__meta_unit;
     return 0;
 }

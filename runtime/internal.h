@@ -221,6 +221,7 @@ void instr__meta_thread(uint32_t index, uint32_t tid, const char *name);
 void instr__meta_thread_locked(uint32_t index, uint32_t tid, const char *name); /* lock held */
 void instr__meta_reemit(void);                                   /* lock held */
 void instr__meta_label(uint32_t id, const char *text);           /* lock held */
+void instr__meta_unit(const struct instr_unit_desc *u);        /* the unit hook (threshold=) */
 int instr__meta_init(void);
 
 /* labels.c: label text -> id for instr_event / instr_counter */

@@ -483,6 +483,64 @@ void instr__meta_thread_locked(uint32_t index, uint32_t tid, const char *name)
     put_thread(index, tid, name);
 }
 
+/* threshold=N (hook-abi.h): per module, what its units left out, for the
+ * fork child's dump: the sums at the smallest threshold, and a record of
+ * nothing at the largest when they differ (the reader keeps sums and
+ * extremes), the file names dropped. */
+struct unit_sum {
+    uint32_t min, max, left_out, instrumented, units;
+};
+static struct unit_sum unit_sums[INSTR_RT_MAX_MODULES];
+
+static void put_unit(uint32_t module, uint32_t threshold, uint32_t left_out, uint32_t instrumented,
+                     const char *file)
+{
+    struct field f[] = {
+        {F_VARINT, module, NULL},
+        {F_VARINT, threshold, NULL},
+        {F_VARINT, left_out, NULL},
+        {F_VARINT, instrumented, NULL},
+        {F_STRING, 0, file},
+    };
+    meta_put(INSTR_META_UNIT, f, 5);
+}
+
+static void put_units(void)
+{
+    for (uint32_t i = 0; i < module_count; i++)
+        if (unit_sums[i].units) {
+            put_unit(i + 1, unit_sums[i].min, unit_sums[i].left_out, unit_sums[i].instrumented, "");
+            if (unit_sums[i].max != unit_sums[i].min)
+                put_unit(i + 1, unit_sums[i].max, 0, 0, "");
+        }
+}
+
+/* The unit hook (INSTR_SLOT_UNIT): a unit's constructor reports what its
+ * threshold left out.  Runs once per unit, at start-up. */
+void instr__meta_unit(const struct instr_unit_desc *u)
+{
+    if (!u || u->abi != INSTR_HOOK_ABI_VERSION)
+        return;
+    int saved = errno;
+    pthread_mutex_lock(&instr__rt.meta_lock);
+    if (!instr__rt.stopped) {
+        uint32_t module = module_of(u);
+        if (module) {
+            struct unit_sum *m = &unit_sums[module - 1];
+            if (!m->units || u->threshold < m->min)
+                m->min = u->threshold;
+            if (u->threshold > m->max)
+                m->max = u->threshold;
+            m->left_out += u->left_out;
+            m->instrumented += u->instrumented;
+            m->units++;
+        }
+        put_unit(module, u->threshold, u->left_out, u->instrumented, u->file);
+    }
+    pthread_mutex_unlock(&instr__rt.meta_lock);
+    errno = saved;
+}
+
 /* Fork child (meta lock held, fresh dump): the ids stay, the records are
  * written again.  The parent's metadata chunk is only unmapped. */
 void instr__meta_reemit(void)
@@ -498,6 +556,7 @@ void instr__meta_reemit(void)
     for (uint32_t i = 1; i <= site_count; i++)
         put_site(i);
     instr__calibrate_reemit();
+    put_units();
 }
 
 /* A LABEL record (meta lock held): the text of a mark or counter label. */

@@ -347,6 +347,22 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
         d->hook_cost[kind] = hc; /* a later record wins */
         return 0;
     }
+    case INSTR_META_UNIT: {
+        uint64_t module, threshold, left, instrumented;
+        char *file;
+        if ((rc = get_var(c, &module)) || (rc = get_var(c, &threshold)) || (rc = get_var(c, &left)) ||
+            (rc = get_var(c, &instrumented)) || (rc = get_str(c, &file)))
+            return rc;
+        free(file);
+        if (!d->threshold_units || threshold < d->threshold_min)
+            d->threshold_min = threshold;
+        if (threshold > d->threshold_max)
+            d->threshold_max = threshold;
+        d->threshold_units++;
+        d->threshold_left_out += left;
+        d->threshold_instrumented += instrumented;
+        return 0;
+    }
     case INSTR_META_CPU_TIME: {
         uint64_t index, ns;
         if ((rc = get_var(c, &index)) || (rc = get_var(c, &ns)))

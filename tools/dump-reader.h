@@ -137,6 +137,11 @@ struct instr_dump {
     } hook_cost[8];
     int raw; /* set by the caller after open: report the raw values, without subtracting
                 the hook costs (instr-report --raw; compensate.h) */
+    /* UNIT records (plugin threshold=N), summed: */
+    uint64_t threshold_units;    /* records read (0: no unit used threshold=) */
+    uint64_t threshold_left_out; /* functions left out */
+    uint64_t threshold_instrumented; /* functions those units instrumented */
+    uint64_t threshold_min, threshold_max; /* smallest and largest threshold= seen */
     /* Reading progress (optional, set by the caller after open): called by
      * instr_dump_chunk_done with the bytes of each chunk finished. */
     void (*progress)(void *ctx, uint64_t bytes);

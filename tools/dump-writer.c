@@ -218,6 +218,18 @@ int instr_writer_label(struct instr_dump_writer *w, uint64_t id, const char *tex
     return r.bad ? INSTR_EARG : meta_record(w, INSTR_META_LABEL, r.b, r.n);
 }
 
+int instr_writer_unit(struct instr_dump_writer *w, uint64_t module, uint64_t threshold, uint64_t left_out,
+                      uint64_t instrumented, const char *file)
+{
+    struct rec r = {.n = 0};
+    rv(&r, module);
+    rv(&r, threshold);
+    rv(&r, left_out);
+    rv(&r, instrumented);
+    rs(&r, file);
+    return r.bad ? INSTR_EARG : meta_record(w, INSTR_META_UNIT, r.b, r.n);
+}
+
 int instr_writer_callsite(struct instr_dump_writer *w, const struct instr_callsite *cs)
 {
     struct rec r = {.n = 0};

@@ -27,6 +27,10 @@ int instr_writer_thread(struct instr_dump_writer *w, uint32_t index, uint64_t ti
 int instr_writer_label(struct instr_dump_writer *w, uint64_t id, const char *text);
 /* PROCESS record: working directory and command line. */
 int instr_writer_process(struct instr_dump_writer *w, const char *cwd, size_t argc, const char *const *argv);
+/* A UNIT record (plugin threshold=N): module id, threshold, functions left
+ * out and instrumented, source file. */
+int instr_writer_unit(struct instr_dump_writer *w, uint64_t module, uint64_t threshold, uint64_t left_out,
+                      uint64_t instrumented, const char *file);
 struct instr_callsite;
 int instr_writer_callsite(struct instr_dump_writer *w, const struct instr_callsite *cs);
 

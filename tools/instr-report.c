@@ -22,6 +22,7 @@
 #include "hybrid-cli.h"
 #include "sample-cli.h"
 #include "sample-report.h"
+#include "suggest-exclude.h"
 
 #ifndef INSTR_VERSION
 #define INSTR_VERSION "unknown"
@@ -89,6 +90,9 @@ static void usage(FILE *f)
           "  --diff A B       per-function change from A to B, sorted by the absolute\n"
           "                   change of --sort (ei, ee, ai, ae, calls); --threshold PCT\n"
           "                   hides changes below PCT % of A's total\n"
+          "  --suggest-exclude PCT  instead of a report, an exclude list of the tiny leaf\n"
+          "                   functions whose hooks cost more than PCT % of the run, for\n"
+          "                   the plugin's exclude=@FILE\n"
           "  -o, --output FILE  write to FILE instead of standard output ('-': standard output)\n"
           "  -h, --help       this text\n"
           "  --version        the version\n"
@@ -209,6 +213,7 @@ enum opt {
     OPT_NOT_APP, OPT_EXPORT, OPT_WEIGHT, OPT_FOLDED_ROOT, OPT_TIME_RANGE, OPT_MIN_DURATION, OPT_SPLIT_SIZE, OPT_DIFF, OPT_VERSION,
     OPT_OS_EVENTS,
     OPT_RAW, OPT_COMPENSATE,
+    OPT_SUGGEST_EXCLUDE,
 };
 #define GIVEN(o) (1u << ((o) - OPT_VIEW))
 
@@ -235,6 +240,7 @@ static const struct option long_opts[] = {
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
+    {"suggest-exclude", required_argument, NULL, OPT_SUGGEST_EXCLUDE},
     {NULL, 0, NULL, 0},
 };
 
@@ -249,6 +255,7 @@ struct cli {
     struct instr_exclusions excl;      /* --not-application */
     int raw;                           /* --raw: the hook costs stay in the values (compensate.h) */
     unsigned given;                    /* GIVEN(OPT_*) of the options given */
+    double suggest_pct;                /* --suggest-exclude=PCT (with GIVEN(OPT_SUGGEST_EXCLUDE)) */
     char **paths;                      /* the inputs */
     size_t npaths;
 };
@@ -387,6 +394,8 @@ static int set_option(struct cli *c, int opt, const char *v, int argc, char **ar
     case 'o':
         c->outpath = strcmp(v, "-") ? v : NULL;
         return 0;
+    case OPT_SUGGEST_EXCLUDE:
+        return parse_double(v, &c->suggest_pct, 0) < 0 ? -2 : 0;
     }
     return -2;
 }
@@ -546,7 +555,8 @@ static size_t drop_duplicates(struct instr_dump *dumps, size_t n, char **paths)
 /* After a text report on a terminal: where to look next. */
 static void hint(const struct cli *c)
 {
-    if (c->export || c->diff || strcmp(c->format->name, "text") || c->outpath || !isatty(STDOUT_FILENO))
+    if (c->export || c->diff || strcmp(c->format->name, "text") || c->outpath || !isatty(STDOUT_FILENO) ||
+        (c->given & GIVEN(OPT_SUGGEST_EXCLUDE)))
         return;
     if (c->o.view == INSTR_VIEW_CALLTREE || c->o.view == INSTR_VIEW_CALLERS || c->o.view == INSTR_VIEW_CALLEES)
         printf("\nNext: --view callers FUNC or --view callees FUNC for one function; "
@@ -700,7 +710,9 @@ static int emit(const struct cli *c, const struct instr_session *s, int warned, 
     FILE *out = walked ? walked : open_output(c->outpath);
     if (!out)
         return EXIT_USAGE;
-    int rc = walked ? wrc : c->format->write(out, s, &o);
+    int rc = walked                                 ? wrc
+             : c->given & GIVEN(OPT_SUGGEST_EXCLUDE) ? instr_suggest_exclude(out, s, c->suggest_pct)
+                                                     : c->format->write(out, s, &o);
     if (rc == INSTR_EARG && c->export) {
         fprintf(stderr, PROG ": --export %s: %s\n", c->format->name,
                 o.weight_app && s->no_app ? "no Application values in this input (--weight application)"

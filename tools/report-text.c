@@ -253,6 +253,49 @@ static void print_cpu_lines(FILE *out, const struct instr_session *s)
                      "read), counted as on the CPU\n", s->offcpu_unknown);
 }
 
+/* Whether an earlier dump of s is the same program with the same UNIT
+ * sums (a fork child, whose records are per module; the same program run
+ * again): counted once. */
+static int same_units_before(const struct instr_session *s, size_t i)
+{
+    const struct instr_dump *d = &s->dumps[i];
+    for (size_t j = 0; j < i; j++) {
+        const struct instr_dump *e = &s->dumps[j];
+        if (!strcmp(e->hdr.exe_path, d->hdr.exe_path) && e->threshold_units && e->threshold_left_out == d->threshold_left_out && e->threshold_min == d->threshold_min &&
+            e->threshold_max == d->threshold_max)
+            return 1;
+    }
+    return 0;
+}
+
+/* "Left out:" (plugin threshold=N): how many functions the compiler left
+ * out and why, summed over the session's programs. */
+static void threshold_line(FILE *out, const struct instr_session *s)
+{
+    uint64_t units = 0, left = 0, min = 0, max = 0;
+    for (size_t i = 0; i < s->ndumps; i++) {
+        const struct instr_dump *d = &s->dumps[i];
+        if (!d->threshold_units || same_units_before(s, i))
+            continue;
+        if (!units || d->threshold_min < min)
+            min = d->threshold_min;
+        if (d->threshold_max > max)
+            max = d->threshold_max;
+        units += d->threshold_units;
+        left += d->threshold_left_out;
+    }
+    if (!units)
+        return;
+    char t[64];
+    if (min == max)
+        snprintf(t, sizeof t, "%" PRIu64, max);
+    else
+        snprintf(t, sizeof t, "%" PRIu64 "-%" PRIu64, min, max);
+    fprintf(out, "Left out:   %" PRIu64 " function%s under threshold=%s (fewer GIMPLE statements, no loop, "
+                 "no call); their time is their callers'\n",
+            left, left == 1 ? "" : "s", t);
+}
+
 static int print_header(FILE *out, const struct instr_session *s, enum instr_units u)
 {
     char a[64], b[64];
@@ -307,6 +350,7 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
             s->header_unmatched, r->incomplete);
     if (s->dropped)
         fprintf(out, "Dropped:    %" PRIu64 " events\n", s->dropped);
+    threshold_line(out, s);
     if (s->repairs.runtime_ticks) {
         instr_fmt_value(a, sizeof a, s->repairs.runtime_ticks, s->runtime_ns, u);
         fprintf(out, "Runtime:    %s %s in the runtime's own slow paths (first calls, new chunks), "

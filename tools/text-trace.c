@@ -194,6 +194,14 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
         put_value(out, d->labels[i].text);
         fputc('\n', out);
     }
+    /* The reader keeps the UNIT records' sums and extremes: one line
+     * carries them at the smallest threshold, a second the largest. */
+    if (d->threshold_units) {
+        fprintf(out, "unit threshold=%" PRIu64 " left-out=%" PRIu64 " instrumented=%" PRIu64 "\n", d->threshold_min,
+                d->threshold_left_out, d->threshold_instrumented);
+        if (d->threshold_max != d->threshold_min)
+            fprintf(out, "unit threshold=%" PRIu64 " left-out=0 instrumented=0\n", d->threshold_max);
+    }
     for (size_t i = 0; i < d->nsites; i++) {
         const struct instr_callsite *cs = &d->sites[i];
         fprintf(out, "callsite %" PRIu64 " caller=%" PRIu64 " line=%" PRIu64 " flags=%s callee=", cs->id,
@@ -604,6 +612,15 @@ static int parse_record(struct parser *ps, struct instr_dump_writer *w, struct l
         if (id > (1u << 20))
             return perr(ps, "thread index too large");
         rc = instr_writer_thread(w, (uint32_t)id, a, kv(ln, 2, "name") ? kv(ln, 2, "name") : "");
+    } else if (!strcmp(t, "unit")) {
+        static const char *const keys[] = {"threshold", "left-out", "instrumented", NULL};
+        uint64_t th = 0, left = 0, ins = 0;
+        if ((rc = check_keys(ps, ln, 1, keys)) ||
+            (kv(ln, 1, "threshold") && (rc = need_u64(ps, kv(ln, 1, "threshold"), "threshold", &th))) ||
+            (kv(ln, 1, "left-out") && (rc = need_u64(ps, kv(ln, 1, "left-out"), "left-out", &left))) ||
+            (kv(ln, 1, "instrumented") && (rc = need_u64(ps, kv(ln, 1, "instrumented"), "instrumented", &ins))))
+            return rc;
+        rc = instr_writer_unit(w, 0, th, left, ins, "");
     } else if (!strcmp(t, "label")) {
         if (ln->n != 3)
             return perr(ps, "label: expected ID TEXT");

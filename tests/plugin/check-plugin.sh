@@ -178,6 +178,28 @@ builtins)
     *" -O0 "*) grep -q "^calls cmp_const: strcmp$" calls.txt || fail "cmp_const should call strcmp at -O0" ;;
     esac
     ;;
+threshold)
+    # threshold=5 leaves out tiny (no loop, no call, under 5 statements)
+    # and the call-site hooks around calls to it; threshold=0 leaves out
+    # nothing.  The unit then carries its threshold record (hook-abi.h).
+    compile threshold.c "$@" "$arg-threshold=5"
+    summary
+    expect tiny 'skipped:under .*enter=0 exit=0'
+    expect looping 'instrumented'
+    expect calling 'instrumented'
+    expect big 'instrumented'
+    grep -q 'call site skipped (callee left out' ./*.instr || fail "call to tiny still hooked"
+    grep -q 'skipped: under threshold=5 ([0-4] statements' ./*.instr || fail "statement count not in the dump"
+    "$cc" -fplugin="$plugin" "$norun" "$@" "$arg-threshold=5" -S "$srcdir/threshold.c" -o x.s || fail "-S"
+    grep -q '^\.Linstr_unit:' x.s || fail "no unit record"
+    grep -A2 '^\.Linstr_unit:' x.s | grep -q '\.long.5, 1, 3' || fail "unit record: $(grep -A2 '^.Linstr_unit:' x.s)"
+    compile threshold.c "$@" "$arg-threshold=0"
+    summary
+    expect tiny 'instrumented'
+    grep -q 'callee left out' ./*.instr && fail "threshold=0 left a call out"
+    "$cc" -fplugin="$plugin" "$norun" "$@" -S "$srcdir/threshold.c" -o y.s || fail "-S"
+    grep -q 'Linstr_unit' y.s && fail "unit record without threshold="
+    ;;
 bad-arg)
     # bad-arg <argument> <expected text>: the compile fails, naming it.
     bad=$1 want=$2
