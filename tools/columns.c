@@ -149,7 +149,7 @@ const struct instr_column instr_columns[] = {
     {"Conc", "concurrency", F, F, INSTR_COL_WALL, 271, concurrency},
     {"Run%", "run_pct", T, T, 0, 272, run_pct},
     {"External", "external_elapsed_%s", F, F, 0, 200, external},
-    {"Probe Overhead", "probe_overhead_%s", ALL, ALL, INSTR_COL_PROBE, 210, probe},
+    {"Probe Overhead", "probe_overhead_%s", ALL, ALL, INSTR_COL_PROBE, 280, probe},
     {"Flagged", "flagged_intervals", ALL, ALL, FLAGGED, 100, flagged_n},
     {"Flagged Time", "flagged_%s", ALL, ALL, FLAGGED, 110, flagged_t},
     {"Off-CPU", NULL, ALL, 0, FLAGGED | INSTR_COL_OFFCPU, 0, offcpu},

@@ -20,7 +20,7 @@ enum {
                                     n/a or empty when unknown */
     INSTR_COL_CPU = 1u << 4,     /* a CPU value: text only when known (every dump ran cpuclock);
                                     empty in CSV when not */
-    INSTR_COL_PROBE = 1u << 5,   /* text and CSV: only when the hooks' cost is known (compensate.h) */
+    INSTR_COL_PROBE = 1u << 6,   /* text and CSV: only when the hooks' cost is known (compensate.h) */
 };
 
 /* What a getter reads. */
