@@ -32,6 +32,17 @@ static void thread_shares(struct instr_session *s)
         s->threads[t].run_pct = s->duration_ns > 0 ? 100.0 * s->threads[t].ns[0] / s->duration_ns : NAN;
 }
 
+/* Wall segments are cut from the dump's raw ticks, while the values have
+ * the hooks' cost taken out (compensate.h): Wall takes the same fraction
+ * off, so that a function of one thread has Wall Inclusive == Elapsed
+ * Inclusive and the concurrency is the raw one. */
+static uint64_t compensated_wall(const struct instr_session *s, uint64_t wall, const struct instr_values *v)
+{
+    if (!s->comp.applied || !v->po || !wall)
+        return wall;
+    return (uint64_t)((double)wall * (double)v->ei / (double)(v->ei + v->po) + 0.5);
+}
+
 int instr_session_wall(struct instr_session *s)
 {
     thread_shares(s);
@@ -71,12 +82,12 @@ int instr_session_wall(struct instr_session *s)
     }
     for (size_t r = 0; r < s->nfunctions; r++) {
         struct instr_row *row = &s->functions[r];
-        row->wall_t = instr_wall_length(&u[r]);
+        row->wall_t = compensated_wall(s, instr_wall_length(&u[r]), &row->v);
         row->wall_ns = row->wall_t ? (double)row->wall_t * ns_per_tick(row->ns[0], row->v.ei) : 0;
         free(u[r].s);
     }
     free(u);
-    s->total_wall_t = instr_wall_length(&root);
+    s->total_wall_t = compensated_wall(s, instr_wall_length(&root), &s->total);
     s->total_wall_ns = s->total_wall_t ? (double)s->total_wall_t * ns_per_tick(s->total_ns[0], s->total.ei) : 0;
     free(root.s);
     return rc;

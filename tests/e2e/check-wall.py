@@ -41,6 +41,12 @@ def main():
     check(3.5 <= ratio <= 4.001, f"crunch: Elapsed Inclusive {ei/1e6:.2f} ms about 4 x Wall Inclusive "
                                 f"{wall/1e6:.2f} ms (ratio {ratio:.3f}; concurrency {f['concurrency']})")
     check(abs(f["concurrency"] - ratio) < 0.001, "JSON concurrency is EI / Wall Inclusive")
+    # main runs in one thread: its Wall Inclusive is its Elapsed Inclusive,
+    # hook costs subtracted from both (compensation on by default).
+    m = [x for x in rep["functions"] if x["name"] == "main"][0]
+    check(abs(m["wall_inclusive_ticks"] - m["elapsed_inclusive_ticks"]) <= 1,
+          f"main (one thread): Wall Inclusive {m['wall_inclusive_ticks']} ticks = Elapsed Inclusive "
+          f"{m['elapsed_inclusive_ticks']}")
     check(wall <= s["duration_ns"], f"Wall Inclusive {wall/1e6:.2f} ms <= run duration {s['duration_ns']/1e6:.2f} ms")
     check(ei > s["duration_ns"], f"while the summed Elapsed Inclusive {ei/1e6:.2f} ms exceeds it")
     tw = s["totals"]["wall_inclusive_ns"]
