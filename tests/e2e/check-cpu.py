@@ -6,28 +6,16 @@ functions are preempted for about half their time.  Their CPU Inclusive
 must be within 2% of what the program measured (their Elapsed Inclusive is
 far above it), and a sleeping function's CPU time far below its Elapsed.
 Exit 77 (skipped) when the cpuclock backend could not run here."""
-import argparse, glob, json, os, subprocess, sys, tempfile
+import json, subprocess, sys, tempfile
 
-failures = []
+from e2e_check import check, failures, parse_args, run_recorded
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-    print(("ok    " if cond else "FAIL  ") + what)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--exe", required=True)
-    ap.add_argument("--report", required=True)
-    args = ap.parse_args()
+    args = parse_args()
     with tempfile.TemporaryDirectory() as work:
-        env = dict(os.environ, INSTR_OUTPUT=os.path.join(work, "%e.%p.instr"))
-        proc = subprocess.run([args.exe], cwd=work, env=env, capture_output=True, text=True, timeout=120)
-        sys.stdout.write(proc.stdout)
-        check(proc.returncode == 0, "program exit status 0")
-        dumps = glob.glob(os.path.join(work, "*.instr"))
+        proc, dumps = run_recorded(args.exe, work)
         if len(dumps) != 1:
             print(f"FAIL  one dump ({len(dumps)})")
             return 1

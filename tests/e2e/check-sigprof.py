@@ -9,15 +9,10 @@ the same intervals are also preempted (kind sched) and stay out either way,
 so the bound on what comes back is the signal time not shared with another
 kind.  Exit 77 (skipped) when the detector cannot tell a signal (no perf
 ring and no sud here) or no signal came."""
-import argparse, glob, json, os, subprocess, sys, tempfile
+import json, subprocess, sys, tempfile
 
-failures = []
+from e2e_check import check, failures, parse_args, run_recorded
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-    print(("ok    " if cond else "FAIL  ") + what)
 
 
 def report(tool, dump, *extra):
@@ -31,16 +26,10 @@ def leaf(rep):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--exe", required=True)
-    ap.add_argument("--report", required=True)
-    args = ap.parse_args()
+    args = parse_args()
     with tempfile.TemporaryDirectory() as work:
-        env = dict(os.environ, INSTR_OUTPUT=os.path.join(work, "%e.%p.instr"))
-        proc = subprocess.run([args.exe], cwd=work, env=env, capture_output=True, text=True, timeout=120)
-        sys.stdout.write(proc.stdout)
-        check(proc.returncode == 0, "program exit status 0")
-        dump = glob.glob(os.path.join(work, "*.instr"))[0]
+        proc, dumps = run_recorded(args.exe, work)
+        dump = dumps[0]
         default = report(args.report, dump)
         nosig = report(args.report, dump, "--os-events=sched,syscall,fault")
     sees = default["session"]["programs"][0]["detector_sees"]

@@ -7,28 +7,17 @@ they are created, which may take some milliseconds under load), its Wall
 Inclusive at
 most the run's duration, and the JSON and the threads view must carry
 it."""
-import argparse, glob, json, os, subprocess, sys, tempfile
+import json, subprocess, sys, tempfile
 
-failures = []
+from e2e_check import check, failures, parse_args, run_recorded
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-    print(("ok    " if cond else "FAIL  ") + what)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--exe", required=True)
-    ap.add_argument("--report", required=True)
-    args = ap.parse_args()
+    args = parse_args()
     with tempfile.TemporaryDirectory() as work:
-        env = dict(os.environ, INSTR_OUTPUT=os.path.join(work, "%e.%p.instr"))
-        proc = subprocess.run([args.exe], cwd=work, env=env, capture_output=True, text=True, timeout=120)
-        sys.stdout.write(proc.stdout)
-        check(proc.returncode == 0, "program exit status 0")
-        dump = glob.glob(os.path.join(work, "*.instr"))[0]
+        proc, dumps = run_recorded(args.exe, work)
+        dump = dumps[0]
         rep = json.loads(subprocess.run([args.report, "--format", "json", dump], capture_output=True,
                                         text=True).stdout)
         text = subprocess.run([args.report, dump], capture_output=True, text=True).stdout

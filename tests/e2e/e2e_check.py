@@ -1,0 +1,29 @@
+"""Shared by the e2e checkers (check-cpu.py, check-sigprof.py,
+check-wall.py): the ok/FAIL lines, their arguments, and one run of the
+instrumented program recording into a scratch directory."""
+import argparse, glob, os, subprocess, sys
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+    print(("ok    " if cond else "FAIL  ") + what)
+
+
+def parse_args():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--exe", required=True)
+    ap.add_argument("--report", required=True)
+    return ap.parse_args()
+
+
+def run_recorded(exe, work):
+    """Runs exe in work with its dumps there; checks it exits 0; returns
+    the finished process and the dumps' paths."""
+    env = dict(os.environ, INSTR_OUTPUT=os.path.join(work, "%e.%p.instr"))
+    proc = subprocess.run([exe], cwd=work, env=env, capture_output=True, text=True, timeout=120)
+    sys.stdout.write(proc.stdout)
+    check(proc.returncode == 0, "program exit status 0")
+    return proc, glob.glob(os.path.join(work, "*.instr"))
