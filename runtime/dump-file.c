@@ -65,6 +65,7 @@
 
 #include "detector.h"
 #include "internal.h"
+#include "output-name.h"
 
 static dev_t dump_dev;
 static ino_t dump_ino;
@@ -80,39 +81,10 @@ static const char *basename_of(const char *p)
     return s ? s + 1 : p;
 }
 
-/* %p pid, %e executable basename, %% a percent sign. */
+/* The dump name from INSTR_OUTPUT's pattern (output-name.h). */
 int instr__expand_output(const char *tmpl, char *out, size_t size)
 {
-    size_t n = 0;
-    char num[24];
-    for (const char *s = tmpl; *s; s++) {
-        const char *ins = NULL;
-        char one[2] = {*s, 0};
-        if (*s == '%' && s[1]) {
-            s++;
-            if (*s == 'p') {
-                snprintf(num, sizeof num, "%d", (int)getpid());
-                ins = num;
-            } else if (*s == 'e') {
-                ins = basename_of(instr__rt.exe_path);
-            } else if (*s == '%') {
-                ins = "%";
-            } else {
-                one[0] = '%'; /* unknown: keep it literally */
-                s--;
-                ins = one;
-            }
-        } else {
-            ins = one;
-        }
-        size_t l = strlen(ins);
-        if (n + l + 1 > size)
-            return -1;
-        memcpy(out + n, ins, l);
-        n += l;
-    }
-    out[n] = 0;
-    return 0;
+    return instr_output_expand(tmpl, (long)getpid(), basename_of(instr__rt.exe_path), out, size);
 }
 
 #define NUMBERED_TRIES 16 /* NAME.1 .. NAME.16, then random names */

@@ -38,6 +38,7 @@
 
 #include "dump-reader.h"
 #include "dump-writer.h"
+#include "output-name.h"
 #include "sample-perf.h"
 #include "sample-unwind.h"
 
@@ -136,32 +137,10 @@ static const char *base_name(const char *p)
     return s ? s + 1 : p;
 }
 
-/* INSTR_OUTPUT / -o: %p pid, %e executable name, %% a percent sign. */
+/* INSTR_OUTPUT / -o (output-name.h). */
 static int expand(const char *tmpl, const struct proc *p, char *out, size_t size)
 {
-    size_t n = 0;
-    for (const char *s = tmpl; *s; s++) {
-        char buf[32];
-        const char *ins;
-        if (*s == '%' && s[1] == 'p') {
-            snprintf(buf, sizeof buf, "%u", p->pid);
-            ins = buf, s++;
-        } else if (*s == '%' && s[1] == 'e') {
-            ins = base_name(p->exe), s++;
-        } else if (*s == '%' && s[1] == '%') {
-            ins = "%", s++;
-        } else {
-            buf[0] = *s, buf[1] = 0;
-            ins = buf;
-        }
-        size_t l = strlen(ins);
-        if (n + l + 1 > size)
-            return -1;
-        memcpy(out + n, ins, l);
-        n += l;
-    }
-    out[n] = 0;
-    return 0;
+    return instr_output_expand(tmpl, (long)p->pid, base_name(p->exe), out, size);
 }
 
 /* Never overwrite: NAME, then NAME.1.instr, NAME.2.instr... (as the runtime). */
