@@ -156,14 +156,29 @@ def case_nested_handlers(a, work):
     raising SIGUSR2) with sud, perf and cpuclock: the report reads the dump
     without 'clock went back' (exit 0), every inner call counted."""
     for det in ("sud+perf+cpuclock", "auto"):
-        for f in dumps(work):
-            os.unlink(f)
-        p = run(a, a.exe, "nested-handlers", work, {**(a.env or {}), "INSTR_DETECTOR": det})
-        check(p.returncode == 0, f"{det}: program ran (exit {p.returncode})")
-        n = value(p.stdout, "inner_work")
-        rep = report(a, work)
-        if rep:
-            check(calls(rep, "inner_work") == n, f"{det}: inner_work calls: report {calls(rep, 'inner_work')}, program {n}")
+        handlers_counted(a, work, "nested-handlers", det)
+
+
+def case_chained_handlers(a, work):
+    """Handlers delivered one after another, each as the previous returns,
+    while the hook they interrupted waits (what a loaded machine does to a
+    fast timer: 14 chained handlers, 308 waiting events, lost 52 in CI):
+    bursts of 60 handlers of 10 hooks, every call still counted."""
+    for det in ("sud+perf+cpuclock", "auto"):
+        handlers_counted(a, work, "chained-handlers", det)
+
+
+def handlers_counted(a, work, case, det):
+    """Runs the case with detector det: the report exits 0 (nothing
+    dropped, no clock going back) and counts every inner_work call."""
+    for f in dumps(work):
+        os.unlink(f)
+    p = run(a, a.exe, case, work, {**(a.env or {}), "INSTR_DETECTOR": det})
+    check(p.returncode == 0, f"{det}: program ran (exit {p.returncode})")
+    n = value(p.stdout, "inner_work")
+    rep = report(a, work)
+    if rep:
+        check(calls(rep, "inner_work") == n, f"{det}: inner_work calls: report {calls(rep, 'inner_work')}, program {n}")
 
 
 def main():

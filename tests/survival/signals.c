@@ -229,6 +229,56 @@ static int case_nested_handlers(void)
     return 0;
 }
 
+/* ---- chained-handlers: handlers delivered one after another ----------- */
+
+/* Each handler of a burst runs until the timer's next signal is pending,
+ * so it is delivered as this one returns, before the interrupted code runs
+ * again: the chain a loaded machine makes by descheduling handlers.  When
+ * the first of a burst interrupted a hook, every handler's hooks wait for
+ * that hook: 60 handlers of 10 events each. */
+#define CHAIN_BURST 60u
+static volatile unsigned long chained;
+
+/* Waits (at most 10 ms) until SIGALRM is pending; not instrumented, so the
+ * handler's hooks are its own two calls only. */
+__attribute__((no_instrument_function)) NOINLINE static void wait_next_alarm(void)
+{
+    sigset_t pending;
+    double t0 = mono_s();
+    do
+        sigpending(&pending);
+    while (!sigismember(&pending, SIGALRM) && mono_s() - t0 < 0.01);
+}
+
+NOINLINE void on_alarm_chain(int sig)
+{
+    (void)sig;
+    inner_work();
+    inner_work();
+    if (chained++ % (2 * CHAIN_BURST) < CHAIN_BURST)
+        wait_next_alarm(); /* between bursts the loop runs */
+}
+
+static int case_chained_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_flags = SA_RESTART;
+    sa.sa_handler = on_alarm_chain;
+    sigaction(SIGALRM, &sa, NULL);
+    timer_us(200);
+    double t0 = mono_s();
+    while (mono_s() - t0 < 1.0)
+        for (unsigned j = 0; j < 1000; j++)
+            step(j);
+    signal(SIGALRM, SIG_IGN);
+    timer_us(0);
+    printf("# inner_work %lu\n", inner_calls);
+    printf("# handlers %lu\n", chained);
+    printf("ok\n");
+    return 0;
+}
+
 static const struct {
     const char *name;
     int (*run)(void);
@@ -239,6 +289,7 @@ static const struct {
     {"siglongjmp-async", case_siglongjmp_async},
     {"cpu-busy", case_cpu_busy},
     {"nested-handlers", case_nested_handlers},
+    {"chained-handlers", case_chained_handlers},
 };
 
 int main(int argc, char **argv)
