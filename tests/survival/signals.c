@@ -45,6 +45,28 @@ static void timer_us(long us)
     setitimer(ITIMER_REAL, &it, NULL);
 }
 
+static void on_signal(int sig, void (*handler)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sa.sa_flags = SA_RESTART;
+    sigaction(sig, &sa, NULL);
+}
+
+/* One second of step() calls while SIGALRM runs handler every us. */
+static void steps_under_timer(void (*handler)(int), long us)
+{
+    on_signal(SIGALRM, handler);
+    timer_us(us);
+    double t0 = mono_s();
+    while (mono_s() - t0 < 1.0)
+        for (unsigned j = 0; j < 1000; j++)
+            step(j);
+    signal(SIGALRM, SIG_IGN);
+    timer_us(0);
+}
+
 /* ---- quiet / data: the runtime's lines and the program's stderr -------- */
 
 static int case_quiet(void)
@@ -83,18 +105,7 @@ NOINLINE void on_alarm(int sig)
 
 static int case_handler_calls(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_alarm;
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGALRM, &sa, NULL);
-    timer_us(100);
-    double t0 = mono_s();
-    for (unsigned long i = 0; mono_s() - t0 < 1.0; i++)
-        for (unsigned j = 0; j < 1000; j++)
-            step(j);
-    timer_us(0);
-    signal(SIGALRM, SIG_IGN);
+    steps_under_timer(on_alarm, 100);
     printf("# in_handler %lu\n", in_handler_calls);
     printf("ok %d\n", in_handler_calls > 100);
     return 0;
@@ -208,22 +219,9 @@ NOINLINE void on_alarm_nest(int sig)
 
 static int case_nested_handlers(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_flags = SA_RESTART;
-    sa.sa_handler = on_usr2;
-    sigaction(SIGUSR2, &sa, NULL);
-    sa.sa_handler = on_usr1;
-    sigaction(SIGUSR1, &sa, NULL);
-    sa.sa_handler = on_alarm_nest;
-    sigaction(SIGALRM, &sa, NULL);
-    timer_us(200);
-    double t0 = mono_s();
-    while (mono_s() - t0 < 1.0)
-        for (unsigned j = 0; j < 1000; j++)
-            step(j);
-    signal(SIGALRM, SIG_IGN);
-    timer_us(0);
+    on_signal(SIGUSR2, on_usr2);
+    on_signal(SIGUSR1, on_usr1);
+    steps_under_timer(on_alarm_nest, 200);
     printf("# inner_work %lu\n", inner_calls);
     printf("ok\n");
     return 0;
@@ -261,18 +259,7 @@ NOINLINE void on_alarm_chain(int sig)
 
 static int case_chained_handlers(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_flags = SA_RESTART;
-    sa.sa_handler = on_alarm_chain;
-    sigaction(SIGALRM, &sa, NULL);
-    timer_us(200);
-    double t0 = mono_s();
-    while (mono_s() - t0 < 1.0)
-        for (unsigned j = 0; j < 1000; j++)
-            step(j);
-    signal(SIGALRM, SIG_IGN);
-    timer_us(0);
+    steps_under_timer(on_alarm_chain, 200);
     printf("# inner_work %lu\n", inner_calls);
     printf("# handlers %lu\n", chained);
     printf("ok\n");
