@@ -5,7 +5,7 @@ uninstrumented, its threads must record, and what the runtime could not
 record must be counted and said, never dropped silently.  Each case also
 runs as an unprivileged user (the limits are the same for everyone, but
 the runtime's fallbacks differ).  Exit 77 = skipped."""
-import argparse, glob, importlib.util, os, resource, shutil, subprocess, sys, tempfile
+import glob, importlib.util, os, resource, shutil, subprocess, sys, tempfile
 
 _spec = importlib.util.spec_from_file_location(
     "survival_check", os.path.join(os.path.dirname(os.path.abspath(__file__)), "check.py"))
@@ -117,18 +117,7 @@ CASES = {"malloc": case_malloc, "threads": case_threads, "tight": case_tight, "v
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=sorted(CASES))
-    for opt in ("--exe", "--oracle", "--report"):
-        ap.add_argument(opt, required=True)
-    a = ap.parse_args()
-    with tempfile.TemporaryDirectory() as work:
-        os.chmod(work, 0o755)
-        rc = CASES[a.case](a, work)
-        if rc == SKIP:
-            return SKIP
-    print(f"{len(sc.e2e.failures)} failed")
-    return 1 if sc.e2e.failures else 0
+    return sc.cases_main(CASES, ("--oracle", dict(required=True)))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 recorder.c built with the plugin and without (the oracle); like check.py,
 the program must behave as uninstrumented, and the dump must hold every
 event or say what it lost.  Exit 77 = skipped (needs root, mount...)."""
-import argparse, glob, importlib.util, os, resource, shutil, subprocess, sys, tempfile
+import glob, importlib.util, os, resource, shutil, subprocess, sys, tempfile
 
 _spec = importlib.util.spec_from_file_location(
     "survival_check", os.path.join(os.path.dirname(os.path.abspath(__file__)), "check.py"))
@@ -137,19 +137,7 @@ CASES = {"chroot": case_chroot, "fork-exec-space": case_fork_exec_space, "preemp
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--exe", required=True)
-    ap.add_argument("--oracle", required=True)
-    ap.add_argument("--report", required=True)
-    a = ap.parse_args()
-    with tempfile.TemporaryDirectory() as work:
-        os.chmod(work, 0o755)
-        rc = CASES[a.case](a, work)
-        if rc == SKIP:
-            return SKIP
-    print(f"{len(sc.e2e.failures)} failed")
-    return 1 if sc.e2e.failures else 0
+    return sc.cases_main(CASES, ("--oracle", dict(required=True)))
 
 
 if __name__ == "__main__":

@@ -3,16 +3,13 @@
 10b, 15, 16): run one case of signals.c instrumented (and, where behaviour
 is compared, its plain twin) and check what the program did and what the
 report says against what the program counted itself.  Exit 77 = skipped."""
-import argparse, glob, json, os, re, shutil, subprocess, sys, tempfile
+import argparse, glob, importlib.util, json, os, re, shutil, subprocess, sys, tempfile
 
-SKIP = 77
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-    print(("ok    " if cond else "FAIL  ") + what)
+_spec = importlib.util.spec_from_file_location(
+    "survival_check", os.path.join(os.path.dirname(os.path.abspath(__file__)), "check.py"))
+sc = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(sc)
+check, SKIP = sc.check, sc.SKIP
 
 
 def run(a, exe, case, work, env=None, stderr=subprocess.PIPE, wrap=()):
@@ -181,26 +178,20 @@ def handlers_counted(a, work, case, det):
         check(calls(rep, "inner_work") == n, f"{det}: inner_work calls: report {calls(rep, 'inner_work')}, program {n}")
 
 
+CASES = {name[5:].replace("_", "-"): f for name, f in globals().items() if name.startswith("case_")}
+
+
+class EnvItem(argparse.Action):
+    """--env NAME=VALUE, repeated: a dict for the instrumented runs."""
+
+    def __call__(self, parser, ns, value, option=None):
+        name, _, v = value.partition("=")
+        setattr(ns, self.dest, {**(getattr(ns, self.dest) or {}), name: v})
+
+
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case")
-    ap.add_argument("--exe", required=True)
-    ap.add_argument("--oracle")
-    ap.add_argument("--report", required=True)
-    ap.add_argument("--env", action="append", default=[], help="NAME=VALUE for the instrumented run")
-    a = ap.parse_args()
-    a.env = dict(e.split("=", 1) for e in a.env)
-    f = globals().get("case_" + a.case.replace("-", "_"))
-    if not f:
-        raise SystemExit(f"unknown case {a.case}")
-    with tempfile.TemporaryDirectory() as work:
-        rc = f(a, work)
-    if rc == SKIP:
-        return SKIP
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    return 0
+    return sc.cases_main(CASES, ("--oracle", {}),
+                         ("--env", dict(action=EnvItem, default={}, help="NAME=VALUE for the instrumented run")))
 
 
 if __name__ == "__main__":

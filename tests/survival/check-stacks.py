@@ -4,16 +4,13 @@ item 7: ucontext coroutines; item 10b: small alternate signal stacks and
 the program's view of its fatal-signal dispositions).  Runs one case
 instrumented and checks what the program did and what the report says
 against what the program counted itself.  Exit 77 = skipped."""
-import argparse, glob, json, os, re, subprocess, sys, tempfile
+import glob, importlib.util, json, os, re, subprocess, sys, tempfile
 
-SKIP = 77
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-    print(("ok    " if cond else "FAIL  ") + what)
+_spec = importlib.util.spec_from_file_location(
+    "survival_check", os.path.join(os.path.dirname(os.path.abspath(__file__)), "check.py"))
+sc = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(sc)
+check, SKIP = sc.check, sc.SKIP
 
 
 def run(exe, args, work, env=None):
@@ -182,20 +179,7 @@ CASES = {"coroutines": case_coroutines, "altstack": case_altstack, "dispositions
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--exe", required=True)
-    ap.add_argument("--report", required=True)
-    ap.add_argument("--plain", help="the uninstrumented twin (dispositions)")
-    a = ap.parse_args()
-    with tempfile.TemporaryDirectory() as work:
-        rc = CASES[a.case](a, work)
-        if rc == SKIP:
-            return SKIP
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    return 0
+    return sc.cases_main(CASES, ("--plain", dict(help="the uninstrumented twin (dispositions)")))
 
 
 if __name__ == "__main__":

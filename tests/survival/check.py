@@ -20,6 +20,26 @@ SKIP = 77
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
 
+def cases_main(cases, *options):
+    """The case checkers' main.  argv: CASE --exe EXE --report REPORT and
+    the checker's own options, (flag, argparse keywords) pairs.  Runs
+    cases[CASE](args, work) in a fresh directory others may enter (the
+    unprivileged runs); exit 0, 1 when a check failed, or SKIP."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(cases))
+    ap.add_argument("--exe", required=True)
+    ap.add_argument("--report", required=True)
+    for flag, kw in options:
+        ap.add_argument(flag, **kw)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as work:
+        os.chmod(work, 0o755)
+        if cases[a.case](a, work) == SKIP:
+            return SKIP
+    print(f"{len(e2e.failures)} check(s) failed")
+    return 1 if e2e.failures else 0
+
+
 class Run:
     def __init__(self, rc, out, err):
         self.rc, self.out, self.err = rc, out, err
