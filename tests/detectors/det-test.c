@@ -268,8 +268,9 @@ static int child_offcpu(void)
         if ((n - 2) % 2 == 0) { /* a sleep's exit */
             sleeps++;
             CHECK(e->bits != 0);
-            CHECK(e->offcpu >= e->delta / 2 && e->offcpu <= e->delta);
-            exact += e->offcpu >= e->delta * 8 / 10 && e->offcpu <= e->delta;
+            CHECK(e->offcpu <= e->delta);
+            /* Most of each sleep, but not every time: see the count below. */
+            exact += e->offcpu >= e->delta * 8 / 10;
         } else {
             /* The interval's on-CPU time within 10% + 30 us of what the
              * thread measured around it (which adds two hooks). */
@@ -291,7 +292,8 @@ static int child_offcpu(void)
             d.offcpu_events);
     CHECK(sleeps == 40);
     /* A sleep's wake-up can be counted as CPU time when the hypervisor
-     * takes the vCPU away just then (seen at load 20: 0.67 off the CPU). */
+     * takes the vCPU away just then (seen at load 20: 0.67 off the CPU; at
+     * load 18, one sleep under half off the CPU). */
     CHECK(exact >= 36);
     CHECK(spins_close >= 36);
     td_free(&d);
