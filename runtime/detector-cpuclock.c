@@ -72,8 +72,9 @@ static double ticks_per_ns(void)
 }
 
 /* The off-CPU ticks of the flagged interval of `delta` ticks that just
- * ended: 0 and *off, or -1 if not known (then nothing is written). */
-static int offcpu_ticks(struct instr__thread *t, uint64_t delta, uint64_t *off)
+ * ended (or of the runtime's own stretch: instr__put_runtime): 0 and *off,
+ * or -1 if not known (then nothing is written). */
+int instr__offcpu_ticks(struct instr__thread *t, uint64_t delta, uint64_t *off)
 {
     int saved = errno;
     uint64_t cpu;
@@ -111,7 +112,7 @@ static int offcpu_ticks(struct instr__thread *t, uint64_t delta, uint64_t *off)
 uint8_t *instr__put_bits(struct instr__thread *t, uint8_t *p, unsigned bits, uint64_t delta)
 {
     uint64_t off;
-    if (t->det.offcpu_on && offcpu_ticks(t, delta, &off) == 0) {
+    if (t->det.offcpu_on && instr__offcpu_ticks(t, delta, &off) == 0) {
         *p++ = (uint8_t)(bits | INSTR_OS_OFFCPU_FOLLOWS);
         return instr_put_varint(p, off);
     }

@@ -146,10 +146,12 @@ static void chunk_next(struct instr__thread *t)
     close_chunk(t);
     instr__sampler_drain(t);
     /* The switch made syscalls: they are the runtime's, not the program's,
-     * and its time is nobody's. */
-    if (start_chunk(t) == 0)
-        t->pos = instr__put_runtime(t, t->pos);
+     * and its time is nobody's, up to the re-arm (whose own syscall is
+     * where a loaded machine preempts: after it, a switch would be lost). */
+    int mapped = start_chunk(t) == 0;
     instr__detector_rearm(t);
+    if (mapped)
+        t->pos = instr__put_runtime(t, t->pos);
 }
 
 static void list_remove(struct instr__thread *t)

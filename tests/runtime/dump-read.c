@@ -106,6 +106,8 @@ static int read_events(struct td_dump *d, uint32_t thread, const uint8_t *p, con
                     /* bookkeeping, not a stack event: counted, not listed */
                     d->runtime_events++;
                     d->runtime_ticks += e.arg;
+                    d->runtime_offcpu_ticks += e.offcpu;
+                    d->runtime_bits |= e.bits;
                     continue;
                 }
             } else if (e.ext != INSTR_EXT_THREAD_END) {

@@ -33,6 +33,8 @@ struct td_dump {
     size_t runtime_events; /* EXT RUNTIME events (not in ev[]) */
     size_t offcpu_events;  /* flagged events that carry off-CPU ticks */
     uint64_t runtime_ticks; /* the ticks they skipped */
+    uint64_t runtime_offcpu_ticks; /* their flagged off-CPU ticks (left in the program's interval) */
+    uint8_t runtime_bits;   /* the transition bits they carried, or-ed */
     char *func_name[TD_MAX_FUNCS];
     char *func_file[TD_MAX_FUNCS];
     uint64_t func_line[TD_MAX_FUNCS];
