@@ -51,7 +51,7 @@ __attribute__((noinline)) void sleeper(void)
     sleep_ns(WAIT_NS);
 }
 
-static long compute_oncpu_ns;
+static long compute_oncpu_ns, lock_wait_ns;
 
 __attribute__((noinline)) double compute(void)
 {
@@ -76,7 +76,13 @@ __attribute__((noinline)) void work(void)
     reader();
     while (!holding)
         ;
+    /* How long the lock was still held when we got here depends on when
+     * this thread ran again: measured, the oracle for lock_wait's time. */
+    struct timespec l0, l1;
+    clock_gettime(CLOCK_MONOTONIC, &l0);
     lock_wait();
+    clock_gettime(CLOCK_MONOTONIC, &l1);
+    lock_wait_ns = (l1.tv_sec - l0.tv_sec) * 1000000000L + (l1.tv_nsec - l0.tv_nsec);
     sleeper();
     compute();
     pthread_join(t, NULL);
@@ -87,6 +93,7 @@ int main(void)
     if (pipe(fds))
         return 1;
     work();
-    printf("compute_oncpu_ns=%ld\n", compute_oncpu_ns); /* the oracle for check-waits.py */
+    printf("compute_oncpu_ns=%ld\n", compute_oncpu_ns); /* the oracles for check-waits.py */
+    printf("lock_wait_ns=%ld\n", lock_wait_ns);
     return 0;
 }
