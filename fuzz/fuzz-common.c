@@ -54,7 +54,7 @@ void instr_fuzz_read_dump(const char *path)
                 /* Reports: each view in another unit (ticks, ns, us, ms), so
                  * every format writes every unit; exports in ns. */
                 struct instr_report_opts o = {.units = report ? (enum instr_units)(v % 4) : INSTR_UNITS_NS,
-                                              .view = (enum instr_view)v, .flagged = report, .to_us = -1};
+                                              .view = (enum instr_view)v, .flagged = report};
                 fm->write(null, &s, &o);
             }
         }

@@ -32,7 +32,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export-options.h"
 #include "report.h"
+
+/* ---- its options ---- */
+
+struct chrome_opts {
+    struct instr_timeline_opts tl; /* first: --time-range, --min-duration */
+    uint64_t split_bytes;          /* --split-size: a part ends once it holds this many bytes (0: one file) */
+};
+
+static const struct chrome_opts defaults = {INSTR_TIMELINE_OPTS_DEFAULT, 0};
+
+static int parse_split(void *opts, const char *v)
+{
+    double mb;
+    if (instr_opt_double(v, &mb, 0) < 0 || mb <= 0)
+        return -1;
+    ((struct chrome_opts *)opts)->split_bytes = (uint64_t)(mb * 1e6);
+    return 0;
+}
+
+static const struct instr_option split_opt = {
+    "split-size", "MB", "end a file at about MB megabytes and go on in\nFILE.2.json, FILE.3.json... (needs -o FILE)",
+    parse_split, INSTR_OPT_NEEDS_FILE};
+
+const struct instr_export_options instr_chrome_options = {
+    (const struct instr_option *const[]){&instr_opt_time_range, &instr_opt_min_duration, &split_opt, NULL},
+    sizeof(struct chrome_opts), &defaults, NULL};
+
+/* ---- the export ---- */
 
 struct open_call {
     double t0;     /* start, µs */
@@ -54,6 +83,7 @@ struct cexp {
     size_t ndumps;
     uint64_t t0_ns;   /* the session's start: its earliest process start */
     const struct instr_report_opts *o;
+    const struct chrome_opts *co; /* o's export_opts */
     size_t dump;
     const struct instr_profile *p;
     uint64_t bytes;   /* written to the current part */
@@ -191,10 +221,10 @@ static int edge(struct cexp *c, size_t k, char ph, double t)
 /* A time clipped to the --time-range. */
 static double clip(const struct cexp *c, double t)
 {
-    if (t < c->o->from_us)
-        t = c->o->from_us;
-    if (c->o->to_us >= 0 && t > c->o->to_us)
-        t = c->o->to_us;
+    if (t < c->co->tl.from_us)
+        t = c->co->tl.from_us;
+    if (c->co->tl.to_us >= 0 && t > c->co->tl.to_us)
+        t = c->co->tl.to_us;
     return t;
 }
 
@@ -202,7 +232,7 @@ static double clip(const struct cexp *c, double t)
  * open across the edge repeated on both sides. */
 static int maybe_split(struct cexp *c, double t)
 {
-    if (!c->o->split_bytes || c->bytes < c->o->split_bytes || !c->o->next_part)
+    if (!c->co->split_bytes || c->bytes < c->co->split_bytes || !c->o->next_part)
         return 0;
     int rc = 0;
     t = clip(c, t);
@@ -278,7 +308,7 @@ static void forget_names(struct cexp *c)
 
 static int in_range(const struct cexp *c, double t0, double t1)
 {
-    return t1 >= c->o->from_us && (c->o->to_us < 0 || t0 <= c->o->to_us);
+    return t1 >= c->co->tl.from_us && (c->co->tl.to_us < 0 || t0 <= c->co->tl.to_us);
 }
 
 /* Number formatting for the X events, as printf's %" PRIu64 " and %.3f. */
@@ -392,7 +422,7 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
         return 0;
     t0 = clip(c, t0);
     t1 = clip(c, t1);
-    if (t1 - t0 < c->o->min_dur_us)
+    if (t1 - t0 < c->co->tl.min_dur_us)
         return 0;
     const struct xcache *x = xtext(c, func);
     if (!x)
@@ -470,7 +500,8 @@ static int dump_begin(void *ctx, size_t dump, const struct instr_profile *p)
 static void start(struct cexp *c, FILE *out, const struct instr_dump *dumps, size_t n,
                   const struct instr_report_opts *o)
 {
-    *c = (struct cexp){.out = out, .dumps = dumps, .ndumps = n, .o = o, .part = 1, .t0_ns = UINT64_MAX};
+    *c = (struct cexp){.out = out, .dumps = dumps, .ndumps = n, .o = o, .part = 1, .t0_ns = UINT64_MAX,
+                       .co = o->export_opts ? o->export_opts : &defaults};
     for (size_t k = 0; k < n; k++)
         if (dumps[k].hdr.start_mono_ns < c->t0_ns)
             c->t0_ns = dumps[k].hdr.start_mono_ns;

@@ -10,12 +10,12 @@
  * Inclusive, recursion counted once.  Emitting inclusive weights instead
  * would count every callee's time once more per level.
  *
- * Weights: Elapsed Exclusive (or Application Exclusive, o->weight_app) in
+ * Weights: Elapsed Exclusive (or Application Exclusive, --weight application) in
  * whole ns (ticks with --units ticks, or without a tick rate), rounded per
  * path; paths with a zero weight are left out.  ';' in a name would split
  * a frame: it is written as ':'.
  *
- * Roots (o->folded_root): by default the session's call tree, every thread
+ * Roots (--folded-root): by default the session's call tree, every thread
  * and process merged by function; "process" puts each process's paths
  * under a "program (pid P)" frame, "thread" under that and a "name (tid
  * T)" frame, from each thread's own call tree.
@@ -33,9 +33,68 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export-options.h"
 #include "report.h"
 
 #define MAX_FRAMES 512
+
+/* ---- its options ---- */
+
+enum root { ROOT_NONE, ROOT_PROCESS, ROOT_THREAD };
+
+struct folded_opts {
+    int weight_app;   /* --weight application: Application Exclusive weights (else Elapsed Exclusive) */
+    enum root root;   /* --folded-root */
+};
+
+static const struct folded_opts defaults = {0, ROOT_NONE};
+
+static const struct folded_opts *fopts(const struct instr_report_opts *o)
+{
+    return o->export_opts ? o->export_opts : &defaults;
+}
+
+static int pick(const char *v, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v, names[i]))
+            return i;
+    return -1;
+}
+
+static int parse_weight(void *opts, const char *v)
+{
+    static const char *const names[] = {"elapsed", "application"};
+    int k = pick(v, names, 2);
+    if (k >= 0)
+        ((struct folded_opts *)opts)->weight_app = k == 1;
+    return k < 0 ? -1 : 0;
+}
+
+static int parse_root(void *opts, const char *v)
+{
+    static const char *const names[] = {"none", "process", "thread"};
+    int k = pick(v, names, 3);
+    if (k >= 0)
+        ((struct folded_opts *)opts)->root = (enum root)k;
+    return k < 0 ? -1 : 0;
+}
+
+static const char *refused(const void *opts, const struct instr_session *s)
+{
+    const struct folded_opts *f = opts;
+    return f->weight_app && s->no_app ? "no Application values in this input (--weight application)" : NULL;
+}
+
+static const struct instr_option weight_opt = {
+    "weight", "W", "elapsed (default) or application exclusive weights", parse_weight, 0};
+static const struct instr_option root_opt = {
+    "folded-root", "R", "none (default: every thread merged), process or thread\n(each stack rooted at its process, and thread)",
+    parse_root, 0};
+
+const struct instr_export_options instr_folded_options = {
+    (const struct instr_option *const[]){&weight_opt, &root_opt, NULL}, sizeof(struct folded_opts), &defaults,
+    refused};
 
 /* A call tree to fold: nodes in an order where a parent comes before its
  * children; node 0 is the root (no frame). */
@@ -117,8 +176,8 @@ static uint64_t weight(const struct instr_session *s, const struct instr_report_
                        uint64_t ee, uint64_t ae, double ee_ns, double ae_ns)
 {
     if (o->units == INSTR_UNITS_TICKS || !s->have_rate)
-        return o->weight_app ? ae : ee;
-    double ns = o->weight_app ? (d ? instr_ticks_ns(d, ae) : ae_ns) : (d ? instr_ticks_ns(d, ee) : ee_ns);
+        return fopts(o)->weight_app ? ae : ee;
+    double ns = fopts(o)->weight_app ? (d ? instr_ticks_ns(d, ae) : ae_ns) : (d ? instr_ticks_ns(d, ee) : ee_ns);
     return ns > 0 ? (uint64_t)llround(ns) : 0;
 }
 
@@ -215,9 +274,10 @@ static int fold_rooted(FILE *out, const struct instr_session *s, const struct in
 
 int instr_export_folded(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
 {
-    if (o->weight_app && s->no_app)
+    const struct folded_opts *f = fopts(o);
+    if (f->weight_app && s->no_app)
         return INSTR_EARG;
-    if (o->folded_root == INSTR_FOLDED_ROOT_NONE)
+    if (f->root == ROOT_NONE)
         return fold_merged(out, s, o);
-    return fold_rooted(out, s, o, o->folded_root == INSTR_FOLDED_ROOT_THREAD);
+    return fold_rooted(out, s, o, f->root == ROOT_THREAD);
 }

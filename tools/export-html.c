@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "export-html-page.h"
+#include "export-options.h"
 #include "report.h"
 #include "strtab.h"
 
@@ -78,7 +79,7 @@ struct hproc {
 
 struct hexp {
     const struct instr_session *s;
-    const struct instr_report_opts *o;
+    const struct instr_timeline_opts *o; /* --time-range, --min-duration */
     struct instr_strtab st;
     struct hproc *procs;
     size_t dump;
@@ -169,7 +170,7 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
     if (t->nopen)
         t->open[t->nopen - 1].child += dur;
     /* --time-range: calls that overlap it, clipped; --min-duration. */
-    const struct instr_report_opts *o = h->o;
+    const struct instr_timeline_opts *o = h->o;
     double from = o->from_us * 1e3, to = o->to_us < 0 ? INFINITY : o->to_us * 1e3;
     if ((double)t1 < from || (double)t0 > to)
         return 0;
@@ -393,7 +394,7 @@ static void jnum(FILE *out, double v)
 static int write_json(FILE *out, struct hexp *h)
 {
     const struct instr_session *s = h->s;
-    const struct instr_report_opts *o = h->o;
+    const struct instr_timeline_opts *o = h->o;
     /* Function rows first: their strings get ids. */
     uint32_t *fs = malloc((s->nfunctions * 3 + 1) * sizeof *fs);
     if (!fs)
@@ -488,11 +489,16 @@ static int write_json(FILE *out, struct hexp *h)
     return 0;
 }
 
+static const struct instr_timeline_opts defaults = INSTR_TIMELINE_OPTS_DEFAULT;
+const struct instr_export_options instr_html_options = {
+    (const struct instr_option *const[]){&instr_opt_time_range, &instr_opt_min_duration, NULL}, sizeof defaults,
+    &defaults, NULL};
+
 int instr_export_html(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
 {
     if (!s->have_rate)
         return INSTR_EARG; /* a time axis needs a tick rate */
-    struct hexp h = {.s = s, .o = o};
+    struct hexp h = {.s = s, .o = o->export_opts ? o->export_opts : &defaults};
     size_t first = 0;
     for (size_t i = 1; i < s->ndumps; i++)
         if (s->dumps[i].hdr.start_mono_ns < s->dumps[first].hdr.start_mono_ns)

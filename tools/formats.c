@@ -7,17 +7,17 @@
 #define EXPORT INSTR_FORMAT_EXPORT
 
 const struct instr_format instr_formats[] = {
-    /* name, help, kind, options read, writer, --diff writer, writer during the walk */
-    {"text", "text (default)", REPORT, INSTR_USES_VIEW, instr_report_text, instr_diff_text, NULL},
-    {"csv", "csv", REPORT, INSTR_USES_VIEW, instr_report_csv, instr_diff_csv, NULL},
-    {"json", "json (json has every view)", REPORT, INSTR_USES_VIEW, instr_report_json, instr_diff_json, NULL},
-    {"visualiser", "visualiser", EXPORT, 0, instr_export_visualiser, NULL, instr_export_visualiser_walk},
-    {"chrome", "chrome (trace event JSON)", EXPORT, INSTR_USES_TIMELINE | INSTR_USES_SPLIT, instr_export_chrome,
-     NULL, instr_export_chrome_walk},
-    {"callgrind", "callgrind", EXPORT, 0, instr_export_callgrind, NULL, NULL},
-    {"folded", "folded", EXPORT, INSTR_USES_WEIGHT, instr_export_folded, NULL, NULL},
-    {"pprof", "pprof (gzip'd profile.proto)", EXPORT, 0, instr_export_pprof, NULL, NULL},
-    {"html", "html (timeline viewer page)", EXPORT, INSTR_USES_TIMELINE, instr_export_html, NULL, NULL},
+    /* name, help, kind, report options read, writer, --diff writer, writer during the walk, own options */
+    {"text", "text (default)", REPORT, INSTR_USES_VIEW, instr_report_text, instr_diff_text, NULL, NULL},
+    {"csv", "csv", REPORT, INSTR_USES_VIEW, instr_report_csv, instr_diff_csv, NULL, NULL},
+    {"json", "json (json has every view)", REPORT, INSTR_USES_VIEW, instr_report_json, instr_diff_json, NULL, NULL},
+    {"visualiser", "visualiser", EXPORT, 0, instr_export_visualiser, NULL, instr_export_visualiser_walk, NULL},
+    {"chrome", "chrome (trace event JSON)", EXPORT, 0, instr_export_chrome, NULL, instr_export_chrome_walk,
+     &instr_chrome_options},
+    {"callgrind", "callgrind", EXPORT, 0, instr_export_callgrind, NULL, NULL, NULL},
+    {"folded", "folded", EXPORT, 0, instr_export_folded, NULL, NULL, &instr_folded_options},
+    {"pprof", "pprof (gzip'd profile.proto)", EXPORT, 0, instr_export_pprof, NULL, NULL, NULL},
+    {"html", "html (timeline viewer page)", EXPORT, 0, instr_export_html, NULL, NULL, &instr_html_options},
 };
 const size_t instr_nformats = sizeof instr_formats / sizeof instr_formats[0];
 

@@ -5,11 +5,15 @@
  * this table; none of them knows a format by position.  Adding an export is
  * one new export-NAME.c with an instr_exporter (declared beside the others
  * in report.h) and one row in formats.c; --help, the option checks, the
- * warnings about options it does not read and the fuzz harness follow.
+ * warnings about options it does not read and the fuzz harness follow.  An
+ * export with options of its own describes them in its file (an
+ * instr_export_options, export-options.h, declared below) and names them in
+ * its row: instr-report's command line, --help and warnings follow.
  */
 #ifndef INSTR_FORMATS_H
 #define INSTR_FORMATS_H
 
+#include "export-options.h"
 #include "report.h"
 
 enum instr_format_kind {
@@ -17,13 +21,11 @@ enum instr_format_kind {
     INSTR_FORMAT_EXPORT, /* --export: another tool's format */
 };
 
-/* The options a format reads besides --units and -o (main warns about the
- * ones given that the chosen format does not read). */
+/* The report options a format reads besides --units and -o (main warns
+ * about the ones given that the chosen format does not read); an export's
+ * own options are its row's options. */
 enum {
     INSTR_USES_VIEW = 1u << 0,       /* --view, --depth, --threshold, --sort, --limit, --flagged */
-    INSTR_USES_WEIGHT = 1u << 1,     /* --weight */
-    INSTR_USES_TIMELINE = 1u << 2,   /* --time-range, --min-duration */
-    INSTR_USES_SPLIT = 1u << 3,      /* --split-size (with -o FILE) */
 };
 
 /* --diff A B in one format: the per-function changes (diff.c). */
@@ -39,7 +41,11 @@ struct instr_format {
     instr_diff_writer diff;      /* NULL: no --diff in this format */
     instr_walk_exporter walk;    /* exports of the call timeline: written while the session is
                                     built, in its one walk of each dump (write: from a built one) */
+    const struct instr_export_options *options; /* its own options (export-options.h), or NULL */
 };
+
+/* The exports' own options (in their export-NAME.c). */
+extern const struct instr_export_options instr_chrome_options, instr_folded_options, instr_html_options;
 
 extern const struct instr_format instr_formats[];
 extern const size_t instr_nformats;

@@ -40,6 +40,8 @@ static void help_list(FILE *f, enum instr_format_kind kind)
             fprintf(f, "%s%s", k++ ? ", " : "", instr_formats[i].help);
 }
 
+static void help_export_options(FILE *f);
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -78,16 +80,9 @@ static void usage(FILE *f)
           "  --export FORMAT  ",
           f);
     help_list(f, INSTR_FORMAT_EXPORT);
-    fputs("\n"
-          "  --weight W       folded: elapsed (default) or application exclusive weights\n"
-          "  --folded-root R  folded: none (default: every thread merged), process or thread\n"
-          "                   (each stack rooted at its process, and thread)\n"
-          "  --time-range FROM:TO  chrome, html: only what overlaps FROM..TO ms since the\n"
-          "                   session's start (either may be empty)\n"
-          "  --min-duration US  chrome, html: leave out calls shorter than US microseconds\n"
-          "  --split-size MB  chrome: end a file at about MB megabytes and go on in\n"
-          "                   FILE.2.json, FILE.3.json... (needs -o FILE)\n"
-          "  --diff A B       per-function change from A to B, sorted by the absolute\n"
+    fputc('\n', f);
+    help_export_options(f);
+    fputs("  --diff A B       per-function change from A to B, sorted by the absolute\n"
           "                   change of --sort (ei, ee, ai, ae, calls); --threshold PCT\n"
           "                   hides changes below PCT % of A's total\n"
           "  --suggest-exclude PCT  instead of a report, an exclude list of the tiny leaf\n"
@@ -176,6 +171,67 @@ static int open_input(struct instr_dump *d, const char *path, int *warned)
     return 0;
 }
 
+/* ---- the exports' own options (export-options.h), from the format table ---- */
+
+#define MAX_XOPTS 64
+#define OPT_XOPT 1000 /* getopt's value of xopts[i]: OPT_XOPT + i */
+
+/* Every export's options, once by name, in table order. */
+static const struct instr_option *xopts[MAX_XOPTS];
+static size_t nxopts;
+
+static void collect_export_options(void)
+{
+    nxopts = 0;
+    for (size_t f = 0; f < instr_nformats; f++) {
+        const struct instr_export_options *eo = instr_formats[f].options;
+        for (size_t k = 0; eo && eo->list[k]; k++) {
+            size_t i = 0;
+            while (i < nxopts && strcmp(xopts[i]->name, eo->list[k]->name))
+                i++;
+            if (i == nxopts && nxopts < MAX_XOPTS)
+                xopts[nxopts++] = eo->list[k];
+        }
+    }
+}
+
+/* Whether format f reads the option called name. */
+static int format_reads(const struct instr_format *f, const char *name)
+{
+    for (size_t k = 0; f->options && f->options->list[k]; k++)
+        if (!strcmp(f->options->list[k]->name, name))
+            return 1;
+    return 0;
+}
+
+/* The exports reading the option called name, joined by sep. */
+static const char *readers(const char *name, const char *sep)
+{
+    static char buf[256];
+    size_t n = 0;
+    buf[0] = 0;
+    for (size_t f = 0; f < instr_nformats && n < sizeof buf; f++)
+        if (format_reads(&instr_formats[f], name))
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", n ? sep : "", instr_formats[f].name);
+    return buf;
+}
+
+/* "  --NAME ARG" then the help, at column 19: "EXPORTS: words". */
+static void help_export_options(FILE *f)
+{
+    for (size_t i = 0; i < nxopts; i++) {
+        const struct instr_option *x = xopts[i];
+        int n = fprintf(f, "  --%s%s%s", x->name, x->arg ? " " : "", x->arg ? x->arg : "");
+        fprintf(f, "%*s%s: ", n < 17 ? 19 - n : 2, "", readers(x->name, ", "));
+        for (const char *h = x->help; *h; h++)
+            if (*h == '\n')
+                fprintf(f, "\n%19s", "");
+            else
+                fputc(*h, f);
+        fputc('\n', f);
+    }
+}
+
 /* Chrome parts after the first: FILE.json -> FILE.2.json (FILE -> FILE.2). */
 struct parts {
     const char *path;
@@ -210,13 +266,14 @@ static int pick(const char *arg, const char *const *names, int n)
 
 enum opt {
     OPT_VIEW = 256, OPT_DEPTH, OPT_THRESHOLD, OPT_SORT, OPT_UNITS, OPT_FORMAT, OPT_LIMIT, OPT_FLAGGED,
-    OPT_NOT_APP, OPT_EXPORT, OPT_WEIGHT, OPT_FOLDED_ROOT, OPT_TIME_RANGE, OPT_MIN_DURATION, OPT_SPLIT_SIZE, OPT_DIFF, OPT_VERSION,
+    OPT_NOT_APP, OPT_EXPORT, OPT_DIFF, OPT_VERSION,
     OPT_OS_EVENTS,
     OPT_RAW, OPT_COMPENSATE,
     OPT_SUGGEST_EXCLUDE,
 };
 #define GIVEN(o) (1u << ((o) - OPT_VIEW))
 
+/* The report's options; the exports' options follow --export (long_table). */
 static const struct option long_opts[] = {
     {"view", required_argument, NULL, OPT_VIEW},
     {"depth", required_argument, NULL, OPT_DEPTH},
@@ -229,11 +286,6 @@ static const struct option long_opts[] = {
     {"not-application", required_argument, NULL, OPT_NOT_APP},
     {"os-events", required_argument, NULL, OPT_OS_EVENTS},
     {"export", required_argument, NULL, OPT_EXPORT},
-    {"weight", required_argument, NULL, OPT_WEIGHT},
-    {"folded-root", required_argument, NULL, OPT_FOLDED_ROOT},
-    {"time-range", required_argument, NULL, OPT_TIME_RANGE},
-    {"min-duration", required_argument, NULL, OPT_MIN_DURATION},
-    {"split-size", required_argument, NULL, OPT_SPLIT_SIZE},
     {"diff", no_argument, NULL, OPT_DIFF},
     {"raw", no_argument, NULL, OPT_RAW},
     {"compensate", no_argument, NULL, OPT_COMPENSATE},
@@ -243,6 +295,32 @@ static const struct option long_opts[] = {
     {"suggest-exclude", required_argument, NULL, OPT_SUGGEST_EXCLUDE},
     {NULL, 0, NULL, 0},
 };
+#define NLONG (sizeof long_opts / sizeof long_opts[0])
+
+/* getopt_long's table: long_opts with every export's options after --export. */
+static struct option long_table[NLONG + MAX_XOPTS];
+
+static void build_long_table(void)
+{
+    size_t n = 0;
+    collect_export_options();
+    for (size_t i = 0; i < NLONG; i++) {
+        long_table[n++] = long_opts[i];
+        if (long_opts[i].val == OPT_EXPORT)
+            for (size_t k = 0; k < nxopts; k++)
+                long_table[n++] = (struct option){xopts[k]->name, xopts[k]->arg ? required_argument : no_argument,
+                                                  NULL, OPT_XOPT + (int)k};
+    }
+}
+
+/* An option's name (without --) by getopt value. */
+static const char *opt_name(int val)
+{
+    const struct option *lo = long_table;
+    while (lo->name && lo->val != val)
+        lo++;
+    return lo->name ? lo->name : "?";
+}
 
 /* What the command line asks for. */
 struct cli {
@@ -255,6 +333,8 @@ struct cli {
     struct instr_exclusions excl;      /* --not-application */
     int raw;                           /* --raw: the hook costs stay in the values (compensate.h) */
     unsigned given;                    /* GIVEN(OPT_*) of the options given */
+    unsigned char xgiven[MAX_XOPTS];   /* xopts[i] given */
+    void *xo[32];                      /* per row of the format table: its export's options, or NULL */
     double suggest_pct;                /* --suggest-exclude=PCT (with GIVEN(OPT_SUGGEST_EXCLUDE)) */
     char **paths;                      /* the inputs */
     size_t npaths;
@@ -269,27 +349,6 @@ static int parse_size(const char *v, size_t *out)
     unsigned long long x = strtoull(v, &end, 10);
     *out = (size_t)x;
     return *end || errno ? -1 : 0;
-}
-
-static int parse_double(const char *v, double *out, double min)
-{
-    char *end;
-    *out = strtod(v, &end);
-    return *end || !*v || !(*out >= min) ? -1 : 0;
-}
-
-/* FROM:TO in ms (either may be empty) into µs; TO empty: -1. */
-static int parse_range(const char *v, double *from_us, double *to_us)
-{
-    const char *colon = strchr(v, ':');
-    char *end;
-    if (!colon)
-        return -1;
-    *from_us = colon == v ? 0 : strtod(v, &end) * 1e3;
-    if (colon != v && end != colon)
-        return -1;
-    *to_us = colon[1] ? strtod(colon + 1, &end) * 1e3 : -1;
-    return colon[1] && (*end || *to_us < *from_us) ? -1 : 0;
 }
 
 /* One option's value into c.  Returns 0, or -1 after saying why. */
@@ -313,7 +372,7 @@ static int set_option(struct cli *c, int opt, const char *v, int argc, char **ar
     case OPT_DEPTH:
         return parse_size(v, &c->o.depth) < 0 ? -2 : 0;
     case OPT_THRESHOLD:
-        return parse_double(v, &c->o.threshold, 0) < 0 ? -2 : 0;
+        return instr_opt_double(v, &c->o.threshold, 0) < 0 ? -2 : 0;
     case OPT_LIMIT:
         return parse_size(v, &c->o.limit) < 0 ? -2 : 0;
     case OPT_UNITS:
@@ -365,37 +424,23 @@ static int set_option(struct cli *c, int opt, const char *v, int argc, char **ar
         }
         return 0;
     }
-    case OPT_WEIGHT:
-        if (strcmp(v, "elapsed") && strcmp(v, "application"))
-            break;
-        c->o.weight_app = !strcmp(v, "application");
-        return 0;
-    case OPT_FOLDED_ROOT:
-        if (!strcmp(v, "none"))
-            c->o.folded_root = INSTR_FOLDED_ROOT_NONE;
-        else if (!strcmp(v, "process"))
-            c->o.folded_root = INSTR_FOLDED_ROOT_PROCESS;
-        else if (!strcmp(v, "thread"))
-            c->o.folded_root = INSTR_FOLDED_ROOT_THREAD;
-        else
-            break;
-        return 0;
-    case OPT_TIME_RANGE:
-        return parse_range(v, &c->o.from_us, &c->o.to_us) < 0 ? -2 : 0;
-    case OPT_MIN_DURATION:
-        return parse_double(v, &c->o.min_dur_us, 0) < 0 ? -2 : 0;
-    case OPT_SPLIT_SIZE: {
-        double mb;
-        if (parse_double(v, &mb, 0) < 0 || mb <= 0)
-            return -2;
-        c->o.split_bytes = (uint64_t)(mb * 1e6);
-        return 0;
-    }
     case 'o':
         c->outpath = strcmp(v, "-") ? v : NULL;
         return 0;
     case OPT_SUGGEST_EXCLUDE:
-        return parse_double(v, &c->suggest_pct, 0) < 0 ? -2 : 0;
+        return instr_opt_double(v, &c->suggest_pct, 0) < 0 ? -2 : 0;
+    }
+    if (opt >= OPT_XOPT && opt < OPT_XOPT + (int)nxopts) {
+        /* Into the options of every export that reads it. */
+        const char *name = xopts[opt - OPT_XOPT]->name;
+        c->xgiven[opt - OPT_XOPT] = 1;
+        for (size_t f = 0; f < instr_nformats; f++) {
+            const struct instr_export_options *eo = instr_formats[f].options;
+            for (size_t k = 0; eo && eo->list[k]; k++)
+                if (!strcmp(eo->list[k]->name, name) && eo->list[k]->parse(c->xo[f], v) < 0)
+                    return -2;
+        }
+        return 0;
     }
     return -2;
 }
@@ -435,7 +480,17 @@ static char *newest_dump(void)
  * -1 on a usage error (said on stderr). */
 static int parse_args(struct cli *c, int argc, char **argv)
 {
-    c->o = (struct instr_report_opts){.units = INSTR_UNITS_MS, .view = INSTR_VIEW_FUNCTIONS, .to_us = -1};
+    c->o = (struct instr_report_opts){.units = INSTR_UNITS_MS, .view = INSTR_VIEW_FUNCTIONS};
+    build_long_table();
+    for (size_t f = 0; f < instr_nformats && f < sizeof c->xo / sizeof c->xo[0]; f++) {
+        const struct instr_export_options *eo = instr_formats[f].options;
+        if (eo && !(c->xo[f] = malloc(eo->size))) {
+            fprintf(stderr, PROG ": out of memory\n");
+            return -1;
+        }
+        if (eo)
+            memcpy(c->xo[f], eo->defaults, eo->size);
+    }
     c->format = instr_format_find(INSTR_FORMAT_REPORT, "text");
     c->sort = "ei";
     /* getopt's own messages (unrecognized, ambiguous, missing value) start
@@ -443,7 +498,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
     argv[0] = (char *)PROG;
     opterr = 1;
     int opt;
-    while ((opt = getopt_long(argc, argv, "ho:", long_opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "ho:", long_table, NULL)) != -1) {
         if (opt == '?') {
             fprintf(stderr, PROG ": try '" PROG " --help' for more information\n");
             return -1;
@@ -456,15 +511,11 @@ static int parse_args(struct cli *c, int argc, char **argv)
             printf(PROG " (instr) %s\n", INSTR_VERSION);
             return 1;
         }
-        if (opt >= OPT_VIEW)
+        if (opt >= OPT_VIEW && opt < OPT_XOPT)
             c->given |= GIVEN(opt);
         int rc = set_option(c, opt, optarg, argc, argv);
-        if (rc == -2) {
-            const struct option *lo = long_opts;
-            while (lo->name && lo->val != opt)
-                lo++;
-            fprintf(stderr, PROG ": bad value '%s' for --%s\n", optarg, lo->name ? lo->name : "?");
-        }
+        if (rc == -2)
+            fprintf(stderr, PROG ": bad value '%s' for --%s\n", optarg, opt_name(opt));
         if (rc < 0)
             return -1;
     }
@@ -489,10 +540,13 @@ static int parse_args(struct cli *c, int argc, char **argv)
         fprintf(stderr, PROG ": --diff and --export do not go together\n");
         return -1;
     }
-    if (c->o.split_bytes && (!(c->format->uses & INSTR_USES_SPLIT) || !c->outpath)) {
-        fprintf(stderr, PROG ": --split-size is for --export chrome with -o FILE\n");
-        return -1;
-    }
+    for (size_t i = 0; i < nxopts; i++)
+        if (c->xgiven[i] && (xopts[i]->flags & INSTR_OPT_NEEDS_FILE) &&
+            (!c->export || !format_reads(c->format, xopts[i]->name) || !c->outpath)) {
+            fprintf(stderr, PROG ": --%s is for --export %s with -o FILE\n", xopts[i]->name,
+                    readers(xopts[i]->name, " or "));
+            return -1;
+        }
     return 0;
 }
 
@@ -500,7 +554,6 @@ static int parse_args(struct cli *c, int argc, char **argv)
  * each (the report is still written). */
 static void warn_unused(const struct cli *c)
 {
-    const unsigned uses = c->diff ? INSTR_USES_VIEW : c->format->uses;
     const int table = !c->diff && !c->export && c->o.view < INSTR_VIEW_CALLTREE;
     const int json = !c->export && !strcmp(c->format->name, "json");
     struct {
@@ -515,19 +568,17 @@ static void warn_unused(const struct cli *c)
          "here (it limits the rows of a text or CSV table view, or the functions of --view lines)"},
         {OPT_FLAGGED, !table || json, "here (it adds columns to a text or CSV table view)"},
         {OPT_FORMAT, c->export, "with --export"},
-        {OPT_WEIGHT, !(uses & INSTR_USES_WEIGHT), "without --export folded"},
-        {OPT_FOLDED_ROOT, !(uses & INSTR_USES_WEIGHT), "without --export folded"},
-        {OPT_TIME_RANGE, !(uses & INSTR_USES_TIMELINE), "without --export chrome or html"},
-        {OPT_MIN_DURATION, !(uses & INSTR_USES_TIMELINE), "without --export chrome or html"},
     };
     for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
         if (!(c->given & GIVEN(checks[i].opt)) || !checks[i].unused)
             continue;
-        const struct option *lo = long_opts;
-        while (lo->val != checks[i].opt)
-            lo++;
-        fprintf(stderr, PROG ": warning: --%s does nothing %s\n", lo->name, checks[i].why);
+        fprintf(stderr, PROG ": warning: --%s does nothing %s\n", opt_name(checks[i].opt), checks[i].why);
     }
+    /* The exports' options, read by the exports that list them. */
+    for (size_t i = 0; i < nxopts; i++)
+        if (c->xgiven[i] && (c->diff || !c->export || !format_reads(c->format, xopts[i]->name)))
+            fprintf(stderr, PROG ": warning: --%s does nothing without --export %s\n", xopts[i]->name,
+                    readers(xopts[i]->name, " or "));
 }
 
 /* The same dump given twice (an overlapping glob) would count its process
@@ -626,11 +677,23 @@ static int run_diff(const struct cli *c, const struct instr_dump *dumps)
 static struct instr_report_opts export_opts(const struct cli *c, struct parts *parts)
 {
     struct instr_report_opts o = c->o;
-    if (o.split_bytes) {
-        o.next_part = next_part;
-        o.part_ctx = parts;
+    if (c->export) {
+        o.export_opts = c->xo[c->format - instr_formats];
+        if (c->outpath) {
+            o.next_part = next_part;
+            o.part_ctx = parts;
+        }
     }
     return o;
+}
+
+/* Whether an option writing parts of -o FILE (--split-size) was given. */
+static int parts_asked(const struct cli *c)
+{
+    for (size_t i = 0; i < nxopts; i++)
+        if (c->xgiven[i] && (xopts[i]->flags & INSTR_OPT_NEEDS_FILE))
+            return 1;
+    return 0;
 }
 
 /* The session of every input, with a progress line while it is read.  An
@@ -681,7 +744,7 @@ static int build_session(const struct cli *c, struct instr_dump *dumps, size_t n
 static void warn_big_trace(const struct cli *c, FILE *out)
 {
     struct stat st;
-    if (strcmp(c->format->name, "chrome") || c->o.split_bytes || fflush(out) || fstat(fileno(out), &st) ||
+    if (strcmp(c->format->name, "chrome") || parts_asked(c) || fflush(out) || fstat(fileno(out), &st) ||
         !S_ISREG(st.st_mode) || (uint64_t)st.st_size <= BIG_TRACE_BYTES)
         return;
     fprintf(stderr,
@@ -714,9 +777,10 @@ static int emit(const struct cli *c, const struct instr_session *s, int warned, 
              : c->given & GIVEN(OPT_SUGGEST_EXCLUDE) ? instr_suggest_exclude(out, s, c->suggest_pct)
                                                      : c->format->write(out, s, &o);
     if (rc == INSTR_EARG && c->export) {
+        const struct instr_export_options *eo = c->format->options;
+        const char *why = eo && eo->refused ? eo->refused(o.export_opts, s) : NULL;
         fprintf(stderr, PROG ": --export %s: %s\n", c->format->name,
-                o.weight_app && s->no_app ? "no Application values in this input (--weight application)"
-                                          : "the input has no tick rate (times unknown)");
+                why ? why : "the input has no tick rate (times unknown)");
         return close_output(out, EXIT_USAGE, 0);
     }
     int status = EXIT_OK;
@@ -752,12 +816,19 @@ static int sampled_inputs(const struct cli *c, struct instr_dump *dumps, size_t 
     return 1;
 }
 
+static void free_cli(struct cli *c)
+{
+    instr_exclusions_free(&c->excl);
+    for (size_t f = 0; f < sizeof c->xo / sizeof c->xo[0]; f++)
+        free(c->xo[f]);
+}
+
 int main(int argc, char **argv)
 {
     struct cli c = {0};
     int pr = parse_args(&c, argc, argv);
     if (pr != 0) {
-        instr_exclusions_free(&c.excl);
+        free_cli(&c);
         return pr > 0 ? EXIT_OK : EXIT_USAGE;
     }
     warn_unused(&c);
@@ -814,6 +885,6 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < nd; i++)
         instr_dump_close(&dumps[i]);
     free(dumps);
-    instr_exclusions_free(&c.excl);
+    free_cli(&c);
     return status;
 }

@@ -130,12 +130,9 @@ struct instr_report_opts {
     size_t limit;  /* rows shown (text, csv); 0 = all */
     int flagged;   /* text/csv: add the flagged-interval columns */
     /* --export formats (export-*.c) */
-    int weight_app;        /* folded: Application Exclusive weights (else Elapsed Exclusive) */
-    enum { INSTR_FOLDED_ROOT_NONE, INSTR_FOLDED_ROOT_PROCESS, INSTR_FOLDED_ROOT_THREAD } folded_root; /* folded */
-    double from_us, to_us; /* chrome: keep [from, to] µs since the session start; to < 0: to the end */
-    double min_dur_us;     /* chrome: leave out calls shorter than this, µs */
-    uint64_t split_bytes;  /* chrome: a part ends once it holds this many bytes (0: one file) */
-    /* chrome with split_bytes: the front end opens part number part (2, 3...). */
+    const void *export_opts; /* the export's own options (its row's instr_export_options); NULL: defaults */
+    /* An export writing parts (chrome's --split-size): the front end opens
+     * part number part (2, 3...) of -o FILE. */
     FILE *(*next_part)(void *ctx, unsigned part);
     void *part_ctx;
 };
