@@ -16,6 +16,7 @@
 
 #include "formats.h"
 #include "report.h"
+#include "writers.h"
 
 #define NV 5 /* ei ee ai ae calls */
 

@@ -39,6 +39,7 @@
 #include "callsites.h"
 #include "hook-abi.h"
 #include "report.h"
+#include "writers.h"
 #include "strtab.h"
 
 struct cg_edge {

@@ -34,6 +34,7 @@
 
 #include "export-options.h"
 #include "report.h"
+#include "writers.h"
 
 /* ---- its options ---- */
 

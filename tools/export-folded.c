@@ -35,6 +35,7 @@
 
 #include "export-options.h"
 #include "report.h"
+#include "writers.h"
 
 #define MAX_FRAMES 512
 

@@ -39,6 +39,7 @@
 #include "export-html-page.h"
 #include "export-options.h"
 #include "report.h"
+#include "writers.h"
 #include "strtab.h"
 
 #define INSTR_HTML_MAX_CALLS 1000000u

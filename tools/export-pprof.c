@@ -27,6 +27,7 @@
 #include <zlib.h>
 
 #include "report.h"
+#include "writers.h"
 #include "strtab.h"
 
 /* ---- protobuf encoding ---------------------------------------------------- */

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "writers.h"
 
 struct vlabel {
     uint64_t label; /* dump label id */

@@ -4,7 +4,7 @@
  * main (its --help, its option checks), --diff and the fuzz harness read
  * this table; none of them knows a format by position.  Adding an export is
  * one new export-NAME.c with an instr_exporter (declared beside the others
- * in report.h) and one row in formats.c; --help, the option checks, the
+ * in writers.h) and one row in formats.c; --help, the option checks, the
  * warnings about options it does not read and the fuzz harness follow.  An
  * export with options of its own describes them in its file (an
  * instr_export_options, export-options.h, declared below) and names them in
@@ -15,6 +15,7 @@
 
 #include "export-options.h"
 #include "report.h"
+#include "writers.h"
 
 enum instr_format_kind {
     INSTR_FORMAT_REPORT, /* --format: a view of the session's values */

@@ -5,6 +5,7 @@
 #include "columns.h"
 #include "emit.h"
 #include "report.h"
+#include "writers.h"
 
 int instr_report_csv(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
 {

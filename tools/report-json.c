@@ -7,6 +7,7 @@
 #include "emit.h"
 #include "exclusions.h"
 #include "report.h"
+#include "writers.h"
 #include "text-trace.h"
 
 static const char *const value_names[4] = {"elapsed_inclusive", "elapsed_exclusive", "application_inclusive",

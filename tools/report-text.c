@@ -9,6 +9,7 @@
 
 #include "columns.h"
 #include "report.h"
+#include "writers.h"
 
 #define MAX_COLS 32
 

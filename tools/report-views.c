@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "writers.h"
 
 /* ---- text and CSV ------------------------------------------------------------ */
 

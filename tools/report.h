@@ -1,4 +1,5 @@
-/* report.h - a session (one or more dumps) as rows, and its exporters.
+/* report.h - a session (one or more dumps) as rows, its call tree and
+ * caller/callee views (the core layer; the writers are in writers.h).
  *
  * The session merges the per-process profiles: functions are identified
  * across processes by (module path, mangled name, file, line), modules by
@@ -13,7 +14,6 @@
 #include <stdio.h>
 
 #include "dump-reader.h"
-#include "emit.h"
 #include "profile.h"
 
 enum instr_units { INSTR_UNITS_TICKS, INSTR_UNITS_NS, INSTR_UNITS_US, INSTR_UNITS_MS };
@@ -137,33 +137,6 @@ struct instr_report_opts {
     void *part_ctx;
 };
 
-/* Exporters: one per format, same signature. */
-typedef int (*instr_exporter)(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
-int instr_report_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
-int instr_report_csv(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
-int instr_report_json(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
-/* Exchange formats (instr-report --export), same signature: */
-int instr_export_visualiser(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
-int instr_export_chrome(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
-int instr_export_callgrind(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
-int instr_export_folded(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
-int instr_export_pprof(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
-int instr_export_html(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
-/* chrome and visualiser as they run inside the session's build (one walk
- * of each dump, instr_session_build_observed): build s from dumps[0..n)
- * while writing out.  Returns the build's code (err says why); *wrc gets
- * the export's (INSTR_EARG: no tick rate, nothing written).  On success s
- * is built even when the export failed. */
-typedef int (*instr_walk_exporter)(FILE *out, struct instr_session *s, const struct instr_dump *dumps, size_t n,
-                                   const struct instr_exclusions *x, const struct instr_report_opts *o, int *wrc,
-                                   char *err, size_t errlen);
-int instr_export_chrome_walk(FILE *out, struct instr_session *s, const struct instr_dump *dumps, size_t n,
-                             const struct instr_exclusions *x, const struct instr_report_opts *o, int *wrc,
-                             char *err, size_t errlen);
-int instr_export_visualiser_walk(FILE *out, struct instr_session *s, const struct instr_dump *dumps, size_t n,
-                                 const struct instr_exclusions *x, const struct instr_report_opts *o, int *wrc,
-                                 char *err, size_t errlen);
-
 /* Microseconds from the session's start (its earliest process start) to
  * tick of dump i; NAN without a tick rate. */
 double instr_session_us(const struct instr_session *s, size_t i, uint64_t tick);
@@ -245,12 +218,6 @@ int instr_relations_build(const struct instr_session *s, const char *name, struc
                           size_t errlen);
 void instr_relations_free(struct instr_relations *r);
 
-/* The call-tree, callers and callees views as text (after the header) and
- * CSV (report-views.c); JSON has them in report-json.c. */
-int instr_views_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
-                     enum instr_units u);
-int instr_views_csv(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
-                    enum instr_units u);
 /* Why Application values are unavailable (s->no_app), for headers. */
 extern const char instr_no_app_reason[];
 

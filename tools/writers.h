@@ -1,0 +1,47 @@
+/* writers.h - the writers of the out layer: reports (text, CSV, JSON), the
+ * tree views' text and CSV, the exports.  The format table (formats.h)
+ * names them; report.h (the core) does not know them.
+ */
+#ifndef INSTR_WRITERS_H
+#define INSTR_WRITERS_H
+
+#include <stdio.h>
+
+#include "emit.h"
+#include "report.h"
+
+/* Exporters: one per format, same signature. */
+typedef int (*instr_exporter)(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+int instr_report_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+int instr_report_csv(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+int instr_report_json(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+/* Exchange formats (instr-report --export), same signature: */
+int instr_export_visualiser(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+int instr_export_chrome(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+int instr_export_callgrind(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+int instr_export_folded(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+int instr_export_pprof(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+int instr_export_html(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+/* chrome and visualiser as they run inside the session's build (one walk
+ * of each dump, instr_session_build_observed): build s from dumps[0..n)
+ * while writing out.  Returns the build's code (err says why); *wrc gets
+ * the export's (INSTR_EARG: no tick rate, nothing written).  On success s
+ * is built even when the export failed. */
+typedef int (*instr_walk_exporter)(FILE *out, struct instr_session *s, const struct instr_dump *dumps, size_t n,
+                                   const struct instr_exclusions *x, const struct instr_report_opts *o, int *wrc,
+                                   char *err, size_t errlen);
+int instr_export_chrome_walk(FILE *out, struct instr_session *s, const struct instr_dump *dumps, size_t n,
+                             const struct instr_exclusions *x, const struct instr_report_opts *o, int *wrc,
+                             char *err, size_t errlen);
+int instr_export_visualiser_walk(FILE *out, struct instr_session *s, const struct instr_dump *dumps, size_t n,
+                                 const struct instr_exclusions *x, const struct instr_report_opts *o, int *wrc,
+                                 char *err, size_t errlen);
+
+/* The call-tree, callers and callees views as text (after the header) and
+ * CSV (report-views.c); JSON has them in report-json.c. */
+int instr_views_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
+                     enum instr_units u);
+int instr_views_csv(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
+                    enum instr_units u);
+
+#endif
