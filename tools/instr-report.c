@@ -23,6 +23,7 @@
 #include "sample-cli.h"
 #include "sample-report.h"
 #include "suggest-exclude.h"
+#include "views.h"
 
 #ifndef INSTR_VERSION
 #define INSTR_VERSION "unknown"
@@ -42,6 +43,25 @@ static void help_list(FILE *f, enum instr_format_kind kind)
 
 static void help_export_options(FILE *f);
 
+/* The views' help words from the view table, joined by ", ", wrapped at
+ * 80 columns under column 19. */
+static void help_views(FILE *f)
+{
+    int col = 19;
+    for (size_t i = 0; i < instr_nviews; i++) {
+        int len = (int)strlen(instr_views[i].help) + (i + 1 < instr_nviews);
+        if (i && col + 1 + len > 80) {
+            fprintf(f, "\n%19s", "");
+            col = 19;
+        } else if (i) {
+            fputc(' ', f);
+            col++;
+        }
+        fprintf(f, "%s%s", instr_views[i].help, i + 1 < instr_nviews ? "," : "\n");
+        col += len;
+    }
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -52,10 +72,9 @@ static void usage(FILE *f)
             "a profile-visualiser text file (Application values are then unavailable).\n"
             "Without DUMP: the newest *.instr file of the current directory.\n"
             "\n"
-            "  --view VIEW      functions (default), threads, modules, processes, calltree,\n"
-            "                   callers FUNC, callees FUNC (FUNC: a function's name),\n"
-            "                   lines (sampling dumps: samples per source line),\n"
-            "                   samples (INSTR_SAMPLE runs: samples on the instrumented stack)\n"
+            "  --view VIEW      ");
+    help_views(f);
+    fprintf(f,
             "  --depth N        calltree: show N levels (default all)\n"
             "  --threshold PCT  calltree: hide paths below PCT %% of Elapsed Inclusive\n"
             "  --sort COLUMN    %s\n"
@@ -356,11 +375,12 @@ static int set_option(struct cli *c, int opt, const char *v, int argc, char **ar
 {
     int k;
     switch (opt) {
-    case OPT_VIEW:
-        if ((k = pick(v, instr_view_names, INSTR_NVIEWS)) < 0)
+    case OPT_VIEW: {
+        const struct instr_view_def *vd = instr_view_find(v);
+        if (!vd)
             break;
-        c->o.view = (enum instr_view)k;
-        if (c->o.view == INSTR_VIEW_CALLERS || c->o.view == INSTR_VIEW_CALLEES) {
+        c->o.view = (enum instr_view)(vd - instr_views);
+        if (vd->flags & INSTR_VIEW_FUNC) {
             /* The function is the next word (--view callers FUNC). */
             if (optind >= argc) {
                 fprintf(stderr, PROG ": --view %s needs a function name\n", v);
@@ -369,6 +389,7 @@ static int set_option(struct cli *c, int opt, const char *v, int argc, char **ar
             c->o.func = argv[optind++];
         }
         return 0;
+    }
     case OPT_DEPTH:
         return parse_size(v, &c->o.depth) < 0 ? -2 : 0;
     case OPT_THRESHOLD:
@@ -554,17 +575,17 @@ static int parse_args(struct cli *c, int argc, char **argv)
  * each (the report is still written). */
 static void warn_unused(const struct cli *c)
 {
-    const int table = !c->diff && !c->export && c->o.view < INSTR_VIEW_CALLTREE;
+    const unsigned vf = instr_views[c->o.view].flags;
+    const int table = !c->diff && !c->export && (vf & INSTR_VIEW_ROWS);
     const int json = !c->export && !strcmp(c->format->name, "json");
     struct {
         int opt, unused;
         const char *why;
     } checks[] = {
-        {OPT_DEPTH, c->diff || c->export || c->o.view != INSTR_VIEW_CALLTREE, "without --view calltree"},
-        {OPT_THRESHOLD, !c->diff && (c->export || c->o.view != INSTR_VIEW_CALLTREE),
-         "without --view calltree or --diff"},
+        {OPT_DEPTH, c->diff || c->export || !(vf & INSTR_VIEW_DEPTH), "without --view calltree"},
+        {OPT_THRESHOLD, !c->diff && (c->export || !(vf & INSTR_VIEW_DEPTH)), "without --view calltree or --diff"},
         {OPT_VIEW, c->diff || c->export, c->diff ? "with --diff" : "with --export"},
-        {OPT_LIMIT, (!table || json) && !(c->o.view >= INSTR_VIEW_LINES && !c->diff && !c->export),
+        {OPT_LIMIT, (!table || json) && !((vf & INSTR_VIEW_LIMIT) && !c->diff && !c->export),
          "here (it limits the rows of a text or CSV table view, or the functions of --view lines)"},
         {OPT_FLAGGED, !table || json, "here (it adds columns to a text or CSV table view)"},
         {OPT_FORMAT, c->export, "with --export"},
@@ -609,7 +630,7 @@ static void hint(const struct cli *c)
     if (c->export || c->diff || strcmp(c->format->name, "text") || c->outpath || !isatty(STDOUT_FILENO) ||
         (c->given & GIVEN(OPT_SUGGEST_EXCLUDE)))
         return;
-    if (c->o.view == INSTR_VIEW_CALLTREE || c->o.view == INSTR_VIEW_CALLERS || c->o.view == INSTR_VIEW_CALLEES)
+    if (!(instr_views[c->o.view].flags & INSTR_VIEW_ROWS))
         printf("\nNext: --view callers FUNC or --view callees FUNC for one function; "
                "--export chrome -o run.json for a timeline\n");
     else
@@ -809,7 +830,7 @@ static int sampled_inputs(const struct cli *c, struct instr_dump *dumps, size_t 
     if (c->diff) {
         *status = instr_sample_diff_cli(&dumps[0], &dumps[1], fmt, c->sort, c->o.threshold, c->outpath);
     } else {
-        *status = instr_sample_cli(dumps, nd, instr_view_names[c->o.view], fmt, c->sort, c->o.limit, c->o.threshold, c->export ? c->format->name : NULL, c->outpath, c->o.func, c->o.depth);
+        *status = instr_sample_cli(dumps, nd, instr_views[c->o.view].name, fmt, c->sort, c->o.limit, c->o.threshold, c->export ? c->format->name : NULL, c->outpath, c->o.func, c->o.depth);
     }
     if (*status == EXIT_OK && warned)
         *status = EXIT_WARNED;
@@ -848,13 +869,14 @@ int main(int argc, char **argv)
         dumps[i].raw = c.raw;
     if (status == EXIT_OK && sampled_inputs(&c, dumps, nd, warned, &status)) {
         /* reported */
-    } else if (status == EXIT_OK && c.o.view == INSTR_VIEW_SAMPLES && !c.diff && !c.export) {
+    } else if (status == EXIT_OK && (instr_views[c.o.view].dumps & INSTR_VIEW_ON_HYBRID) && !c.diff && !c.export) {
         int fmt = !strcmp(c.format->name, "csv") ? 1 : !strcmp(c.format->name, "json") ? 2 : 0;
         status = instr_hybrid_cli(dumps, nd, fmt, c.o.limit, c.outpath);
         if (status == EXIT_OK && warned)
             status = EXIT_WARNED;
-    } else if (status == EXIT_OK && c.o.view == INSTR_VIEW_LINES) {
-        fprintf(stderr, PROG ": --view lines is a view of sampling dumps (instr-sample), not of instrumented ones\n");
+    } else if (status == EXIT_OK && !(instr_views[c.o.view].dumps & (INSTR_VIEW_ON_INSTRUMENTED | INSTR_VIEW_ON_HYBRID))) {
+        fprintf(stderr, PROG ": --view %s is a view of sampling dumps (instr-sample), not of instrumented ones\n",
+                instr_views[c.o.view].name);
         status = EXIT_USAGE;
     } else if (status == EXIT_OK && c.diff) {
         status = run_diff(&c, dumps);

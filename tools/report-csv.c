@@ -5,6 +5,7 @@
 #include "columns.h"
 #include "emit.h"
 #include "report.h"
+#include "views.h"
 #include "writers.h"
 
 int instr_report_csv(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
@@ -12,8 +13,8 @@ int instr_report_csv(FILE *out, const struct instr_session *s, const struct inst
     enum instr_units u = s->have_rate ? o->units : INSTR_UNITS_TICKS;
     const struct instr_row *rows;
     size_t n;
-    if (o->view >= INSTR_VIEW_CALLTREE)
-        return instr_views_csv(out, s, o, u);
+    if (instr_views[o->view].csv)
+        return instr_views[o->view].csv(out, s, o, u);
     instr_view_rows(s, o->view, &rows, &n);
     if (o->limit && n > o->limit)
         n = o->limit;

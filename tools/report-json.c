@@ -7,6 +7,7 @@
 #include "emit.h"
 #include "exclusions.h"
 #include "report.h"
+#include "views.h"
 #include "writers.h"
 #include "text-trace.h"
 
@@ -312,7 +313,7 @@ static void function(struct instr_json *j, const struct instr_row *r)
 }
 
 /* Flat, in the text view's order: id, parent id (0 = top level), depth. */
-static int calltree(struct instr_json *j, const struct instr_session *s, const struct instr_report_opts *o)
+int instr_json_calltree(struct instr_json *j, const struct instr_session *s, const struct instr_report_opts *o)
 {
     struct instr_tree t;
     int rc = instr_tree_build(s, &t);
@@ -349,13 +350,9 @@ static void relations(struct instr_json *j, const struct instr_session *s, const
     instr_json_close(j);
 }
 
-/* The member of the view chosen, if it is a tree view. */
-static int view(struct instr_json *j, const struct instr_session *s, const struct instr_report_opts *o)
+/* The member of --view callers or callees. */
+int instr_json_relations(struct instr_json *j, const struct instr_session *s, const struct instr_report_opts *o)
 {
-    if (o->view == INSTR_VIEW_CALLTREE)
-        return calltree(j, s, o);
-    if (o->view != INSTR_VIEW_CALLERS && o->view != INSTR_VIEW_CALLEES)
-        return 0;
     struct instr_relations rel;
     char err[300];
     int rc = instr_relations_build(s, o->func ? o->func : "", &rel, err, sizeof err);
@@ -384,7 +381,7 @@ int instr_report_json(FILE *out, const struct instr_session *s, const struct ins
     instr_json_open(&j, NULL, '{', INSTR_JSON_LINES);
     session(&j, s);
     rows(&j, s);
-    int rc = view(&j, s, o);
+    int rc = instr_views[o->view].json ? instr_views[o->view].json(&j, s, o) : 0;
     instr_json_close(&j);
     fputc('\n', out);
     return rc;

@@ -9,6 +9,7 @@
 
 #include "columns.h"
 #include "report.h"
+#include "views.h"
 #include "writers.h"
 
 #define MAX_COLS 32
@@ -425,8 +426,8 @@ int instr_report_text(FILE *out, const struct instr_session *s, const struct ins
     int hrc = print_header(out, s, u);
     if (hrc < 0)
         return hrc;
-    if (o->view >= INSTR_VIEW_CALLTREE)
-        return instr_views_text(out, s, o, u);
+    if (instr_views[o->view].text)
+        return instr_views[o->view].text(out, s, o, u);
     struct table t = {.ncols = 0};
     const struct instr_column *cols[MAX_COLS];
     for (size_t i = 0; i < instr_ncolumns && t.ncols < MAX_COLS; i++)

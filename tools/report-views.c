@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "views.h"
 #include "writers.h"
 
 /* ---- text and CSV ------------------------------------------------------------ */

@@ -22,10 +22,9 @@ enum instr_view { INSTR_VIEW_FUNCTIONS, INSTR_VIEW_THREADS, INSTR_VIEW_MODULES, 
                   INSTR_VIEW_LINES /* sampling dumps only */,
                   INSTR_VIEW_SAMPLES /* instrumented dumps with INSTR_SAMPLE samples (hybrid.c) */ };
 #define INSTR_NUNITS (INSTR_UNITS_MS + 1)
-#define INSTR_NVIEWS (INSTR_VIEW_SAMPLES + 1)
-/* Their names on the command line (--units, --view), by value (units.c). */
+/* The units' names on the command line (--units), by value (units.c); the
+ * views' names and the rest of what is known of them: views.h. */
 extern const char *const instr_unit_names[INSTR_NUNITS];
-extern const char *const instr_view_names[INSTR_NVIEWS];
 
 struct instr_row {
     char *name;          /* demangled function, thread name, module path, program */

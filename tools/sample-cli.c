@@ -5,8 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report.h" /* instr_view_names */
+#include "report.h"
 #include "sample-report.h"
+#include "views.h"
 
 enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_INPUT = 2, EXIT_WARNED = 3 };
 
@@ -19,14 +20,13 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
                 export);
         return EXIT_USAGE;
     }
-    /* instr_view_names' order: the table views, then calltree, callers, callees */
+    /* the view table's order: the table views, then calltree, callers, callees */
     static const enum instr_sview table[] = {INSTR_SVIEW_FUNCTIONS, INSTR_SVIEW_THREADS, INSTR_SVIEW_MODULES,
                                              INSTR_SVIEW_PROCESSES};
     struct instr_sreport_opts o = {.format = format, .limit = limit, .threshold = threshold};
-    int v = 0;
-    while (v < INSTR_NVIEWS && strcmp(view, instr_view_names[v]))
-        v++;
-    if (v == INSTR_NVIEWS || v == INSTR_VIEW_SAMPLES) {
+    const struct instr_view_def *vd = instr_view_find(view);
+    int v = vd ? (int)(vd - instr_views) : -1;
+    if (!vd || !(vd->dumps & INSTR_VIEW_ON_SAMPLED)) {
         fprintf(stderr, "instr-report: --view %s is not a view of sampling dumps\n", view);
         return EXIT_USAGE;
     }

@@ -29,8 +29,6 @@ void instr_values_add4(struct instr_values *v, double ns[4], const struct instr_
 }
 
 const char *const instr_unit_names[INSTR_NUNITS] = {"ticks", "ns", "us", "ms"};
-const char *const instr_view_names[INSTR_NVIEWS] = {"functions", "threads", "modules", "processes",
-                                                    "calltree",  "callers", "callees", "lines", "samples"};
 
 const char *instr_units_name(enum instr_units u)
 {

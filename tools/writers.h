@@ -37,11 +37,6 @@ int instr_export_visualiser_walk(FILE *out, struct instr_session *s, const struc
                                  const struct instr_exclusions *x, const struct instr_report_opts *o, int *wrc,
                                  char *err, size_t errlen);
 
-/* The call-tree, callers and callees views as text (after the header) and
- * CSV (report-views.c); JSON has them in report-json.c. */
-int instr_views_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
-                     enum instr_units u);
-int instr_views_csv(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
-                    enum instr_units u);
+/* The views' own writers are in views.h. */
 
 #endif
