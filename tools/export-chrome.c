@@ -9,6 +9,9 @@
  *     {"ph": "C", "name", "pid", "tid", "ts", "args": {"value"}},   instr_counter
  *   ], "displayTimeUnit": "ns", "otherData": {...}}
  *
+ * Written compact (no space after ':' or ','; one event a line): the
+ * bytes are most of the export's cost.
+ *
  * One complete ("X") event per call, written when it closes; ts and dur in
  * microseconds since the session's start with nanosecond decimals.  Large
  * traces: [from, to] keeps what overlaps the range (calls clipped to it),
@@ -222,8 +225,8 @@ static void process_name(struct cexp *c)
     const struct instr_dump *d = &c->dumps[c->dump];
     begin_event(c);
     /* tid = pid: the main thread (a tid of 0 made a phantom thread in Perfetto). */
-    put(c, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64
-           ", \"args\": {\"name\": ", d->hdr.pid, d->hdr.pid);
+    put(c, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64
+           ",\"args\":{\"name\":", d->hdr.pid, d->hdr.pid);
     str(c, instr_basename(d->hdr.exe_path));
     put(c, "}}");
 }
@@ -232,8 +235,8 @@ static void thread_name(struct cexp *c, uint32_t t)
 {
     const struct instr_pthread *th = &c->p->threads[t];
     begin_event(c);
-    put(c, "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64
-           ", \"args\": {\"name\": ", c->p->dump->hdr.pid, th->tid);
+    put(c, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64
+           ",\"args\":{\"name\":", c->p->dump->hdr.pid, th->tid);
     str(c, th->name && th->name[0] ? th->name : "thread");
     put(c, "}}");
 }
@@ -259,7 +262,7 @@ static void see_thread(struct cexp *c, uint32_t thread)
 
 static void part_end(struct cexp *c)
 {
-    put(c, "\n], \"displayTimeUnit\": \"ns\", \"otherData\": {\"generator\": \"instr-report\", \"part\": %u}}\n",
+    put(c, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"instr-report\",\"part\":%u}}\n",
         c->part);
 }
 
@@ -267,7 +270,7 @@ static void part_begin(struct cexp *c)
 {
     c->bytes = 0;
     c->first = 1;
-    put(c, "{\"traceEvents\": [");
+    put(c, "{\"traceEvents\":[");
 }
 
 static int in_range(const struct cexp *c, double t0, double t1);
@@ -280,9 +283,9 @@ static int edge(struct cexp *c, size_t k, char ph, double t)
     if (!name)
         return INSTR_ENOMEM;
     begin_event(c);
-    put(c, "{\"ph\": \"%c\", \"name\": ", ph);
+    put(c, "{\"ph\":\"%c\",\"name\":", ph);
     str(c, name);
-    put(c, ", \"cat\": \"%s\", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64 ", \"ts\": %.3f}",
+    put(c, ",\"cat\":\"%s\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":%.3f}",
         c->p->funcs[c->open[k].func].pseudo ? "call" : "function", c->p->dump->hdr.pid, tid_of(c, c->thread), t);
     return 0;
 }
@@ -431,20 +434,20 @@ static const struct xcache *xtext(struct cexp *c, uint32_t func)
     struct obuf real = c->ob;
     uint64_t bytes = c->bytes;
     c->ob = (struct obuf){0};
-    put(c, "{\"ph\": \"X\", \"name\": ");
+    put(c, "{\"ph\":\"X\",\"name\":");
     str(c, name);
-    put(c, ", \"cat\": \"%s\", \"pid\": %" PRIu64 ", \"tid\": ", f->pseudo ? "call" : "function",
+    put(c, ",\"cat\":\"%s\",\"pid\":%" PRIu64 ",\"tid\":", f->pseudo ? "call" : "function",
         c->p->dump->hdr.pid);
     if (c->ob.nomem || !(x->head = malloc(c->ob.len + 1)))
         goto fail;
     memcpy(x->head, c->ob.p, x->hlen = c->ob.len);
     c->ob.len = 0;
-    put(c, ", \"args\": {\"module\": ");
+    put(c, ",\"args\":{\"module\":");
     str(c, instr_basename(module ? module : ""));
     if (f->fn && f->fn->file && f->fn->file[0]) {
-        put(c, ", \"file\": ");
+        put(c, ",\"file\":");
         str(c, f->fn->file);
-        put(c, ", \"line\": %" PRIu64, f->fn->line);
+        put(c, ",\"line\":%" PRIu64, f->fn->line);
     }
     if (c->ob.nomem || !(x->tail = malloc(c->ob.len + 1)))
         goto fail;
@@ -490,8 +493,8 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
         /* Its "B" opened this part: the "E" closes it, whatever its length. */
         c->open[c->nopen].begun = 0;
         begin_event(c);
-        put(c, "{\"ph\": \"E\", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64 ", \"ts\": %.3f%s}",
-            c->p->dump->hdr.pid, tid_of(c, thread), clip(c, t1), incomplete ? ", \"args\": {\"incomplete\": true}" : "");
+        put(c, "{\"ph\":\"E\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":%.3f%s}",
+            c->p->dump->hdr.pid, tid_of(c, thread), clip(c, t1), incomplete ? ",\"args\":{\"incomplete\":true}" : "");
         return maybe_split(c, t1);
     }
     if (!in_range(c, t0, t1))
@@ -510,13 +513,13 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
     memcpy(b, x->head, x->hlen);
     b += x->hlen;
     b = put_u64(b, tid_of(c, thread));
-    b = put_lit(b, ", \"ts\": ");
+    b = put_lit(b, ",\"ts\":");
     b = put_us(b, t0);
-    b = put_lit(b, ", \"dur\": ");
+    b = put_lit(b, ",\"dur\":");
     b = put_us(b, t1 - t0);
     memcpy(b, x->tail, x->tlen);
     b += x->tlen;
-    b = put_lit(b, incomplete ? ", \"incomplete\": true}}" : "}}");
+    b = put_lit(b, incomplete ? ",\"incomplete\":true}}" : "}}");
     took(c, (size_t)(b - buf));
     return maybe_split(c, t1);
 }
@@ -536,9 +539,9 @@ static int instant_head(struct cexp *c, uint32_t thread, uint64_t label, uint64_
     if (!in_range(c, *t, *t))
         return 0;
     begin_event(c);
-    put(c, "{\"ph\": %s, \"name\": ", ph);
+    put(c, "{\"ph\":%s,\"name\":", ph);
     str(c, label_text(c, label));
-    put(c, ", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64 ", \"ts\": %.3f", c->p->dump->hdr.pid, tid_of(c, thread), *t);
+    put(c, ",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":%.3f", c->p->dump->hdr.pid, tid_of(c, thread), *t);
     return 1;
 }
 
@@ -546,7 +549,7 @@ static int on_mark(void *ctx, uint32_t thread, uint64_t label, uint64_t tick)
 {
     struct cexp *c = ctx;
     double t;
-    if (!instant_head(c, thread, label, tick, "\"i\", \"s\": \"t\"", &t))
+    if (!instant_head(c, thread, label, tick, "\"i\",\"s\":\"t\"", &t))
         return 0;
     put(c, "}");
     return maybe_split(c, t);
@@ -558,7 +561,7 @@ static int on_counter(void *ctx, uint32_t thread, uint64_t label, int64_t value,
     double t;
     if (!instant_head(c, thread, label, tick, "\"C\"", &t))
         return 0;
-    put(c, ", \"args\": {\"value\": %" PRId64 "}}", value);
+    put(c, ",\"args\":{\"value\":%" PRId64 "}}", value);
     return maybe_split(c, t);
 }
 
