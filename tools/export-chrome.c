@@ -394,16 +394,26 @@ static char *put_lit(char *b, const char *s)
     return b + n;
 }
 
+/* "00" to "99": two digits a division. */
+static const char pairs[] = "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+                            "5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
 static char *put_u64(char *b, uint64_t v)
 {
-    char t[24];
-    int n = 0;
-    do
-        t[n++] = (char)('0' + v % 10);
-    while ((v /= 10));
-    while (n)
-        *b++ = t[--n];
-    return b;
+    char t[24], *e = t + sizeof t, *q = e;
+    while (v >= 100) {
+        q -= 2;
+        memcpy(q, pairs + 2 * (v % 100), 2);
+        v /= 100;
+    }
+    if (v >= 10) {
+        q -= 2;
+        memcpy(q, pairs + 2 * v, 2);
+    } else {
+        *--q = (char)('0' + v);
+    }
+    memcpy(b, q, (size_t)(e - q));
+    return b + (e - q);
 }
 
 static char *put_us(char *b, double us)
@@ -412,12 +422,12 @@ static char *put_us(char *b, double us)
     if (!(ns >= 0 && ns < 1e15)) /* negative, huge or NaN: printf's way */
         return b + snprintf(b, 64, "%.3f", us);
     uint64_t v = (uint64_t)llround(ns);
+    unsigned frac = (unsigned)(v % 1000);
     b = put_u64(b, v / 1000);
-    *b++ = '.';
-    *b++ = (char)('0' + v / 100 % 10);
-    *b++ = (char)('0' + v / 10 % 10);
-    *b++ = (char)('0' + v % 10);
-    return b;
+    b[0] = '.';
+    b[1] = (char)('0' + frac / 100);
+    memcpy(b + 2, pairs + 2 * (frac % 100), 2);
+    return b + 4;
 }
 
 /* The fixed text of func's X events (struct xcache), made once. */
