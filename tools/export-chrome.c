@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
 #include "export-options.h"
 #include "report.h"
 #include "writers.h"
@@ -347,19 +348,18 @@ static double us(const struct cexp *c, uint64_t tick)
 static const char *func_name(struct cexp *c, uint32_t func)
 {
     if (func >= c->nnames) {
-        size_t nn = c->nnames ? c->nnames : 64;
-        while (nn <= func)
-            nn *= 2;
-        char **a = realloc(c->names, nn * sizeof *a);
+        /* names and x grow together: the same capacity from the same count */
+        size_t nn = c->nnames, nx = c->nnames;
+        char **a = instr_grow(c->names, &nn, (size_t)func + 1, sizeof *a, 64);
         if (!a)
             return NULL;
-        memset(a + c->nnames, 0, (nn - c->nnames) * sizeof *a);
         c->names = a;
-        struct xcache *x = realloc(c->x, nn * sizeof *x);
+        struct xcache *x = instr_grow(c->x, &nx, (size_t)func + 1, sizeof *x, 64);
         if (!x)
             return NULL;
-        memset(x + c->nnames, 0, (nn - c->nnames) * sizeof *x);
         c->x = x;
+        memset(a + c->nnames, 0, (nn - c->nnames) * sizeof *a);
+        memset(x + c->nnames, 0, (nn - c->nnames) * sizeof *x);
         c->nnames = nn;
     }
     if (!c->names[func])
@@ -480,14 +480,10 @@ static int on_open(void *ctx, uint32_t thread, uint32_t func, uint64_t tick)
 {
     struct cexp *c = ctx;
     see_thread(c, thread);
-    if (c->nopen == c->capopen) {
-        size_t nc = c->capopen ? c->capopen * 2 : 64;
-        struct open_call *a = realloc(c->open, nc * sizeof *a);
-        if (!a)
-            return INSTR_ENOMEM;
-        c->open = a;
-        c->capopen = nc;
-    }
+    struct open_call *a = instr_grow(c->open, &c->capopen, c->nopen + 1, sizeof *a, 64);
+    if (!a)
+        return INSTR_ENOMEM;
+    c->open = a;
     c->open[c->nopen++] = (struct open_call){us(c, tick), func, 0};
     return 0;
 }
@@ -636,15 +632,6 @@ int instr_export_chrome(FILE *out, const struct instr_session *s, const struct i
         return INSTR_EARG;
     struct cexp c;
     start(&c, out, s->dumps, s->ndumps, o);
-    struct instr_timeline tl = {&c, on_open, on_close, on_mark, on_counter};
-    int rc = 0;
-    for (size_t i = 0; i < s->ndumps && rc == 0; i++) {
-        struct instr_profile p;
-        char err[600];
-        memset(&p, 0, sizeof p);
-        dump_begin(&c, i, &p);
-        if ((rc = instr_profile_build_timeline(&p, &s->dumps[i], s->exclude, &tl, err, sizeof err)) == 0)
-            instr_profile_free(&p);
-    }
-    return finish(&c, out, rc);
+    struct instr_session_observer obs = {&c, dump_begin, {&c, on_open, on_close, on_mark, on_counter}};
+    return finish(&c, out, instr_session_rewalk(s, &obs));
 }

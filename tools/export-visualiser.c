@@ -340,14 +340,8 @@ int instr_export_visualiser(FILE *out, const struct instr_session *s, const stru
         return INSTR_EARG;
     struct vexp v;
     int rc = start(&v, out, s->dumps, s->ndumps);
-    struct instr_timeline tl = {&v, on_open, on_close, on_mark, on_counter};
-    for (size_t i = 0; i < s->ndumps && rc == 0; i++) {
-        struct instr_profile p;
-        char err[600];
-        memset(&p, 0, sizeof p);
-        dump_begin(&v, i, &p);
-        if ((rc = instr_profile_build_timeline(&p, &s->dumps[i], s->exclude, &tl, err, sizeof err)) == 0)
-            instr_profile_free(&p);
-    }
+    struct instr_session_observer obs = {&v, dump_begin, {&v, on_open, on_close, on_mark, on_counter}};
+    if (rc == 0)
+        rc = instr_session_rewalk(s, &obs);
     return finish(&v, rc);
 }

@@ -113,6 +113,9 @@ struct instr_session_observer {
 int instr_session_build_observed(struct instr_session *s, const struct instr_dump *dumps, size_t n,
                                  const struct instr_exclusions *x, const struct instr_session_observer *obs,
                                  char *err, size_t errlen);
+/* Walks the dumps of a built session again, feeding obs (an export of the
+ * call timeline written from a built session).  Returns the first error. */
+int instr_session_rewalk(const struct instr_session *s, const struct instr_session_observer *obs);
 void instr_session_free(struct instr_session *s);
 
 /* Sorts every row array by column (see instr_sort_columns); numbers sort

@@ -465,3 +465,17 @@ void instr_view_rows(const struct instr_session *s, enum instr_view v, const str
     default: *rows = s->functions; *n = s->nfunctions; break; /* tree views: their own output */
     }
 }
+
+int instr_session_rewalk(const struct instr_session *s, const struct instr_session_observer *obs)
+{
+    int rc = 0;
+    for (size_t i = 0; i < s->ndumps && rc == 0; i++) {
+        struct instr_profile p;
+        char err[600];
+        memset(&p, 0, sizeof p);
+        (void)obs->dump_begin(obs->ctx, i, &p);
+        if ((rc = instr_profile_build_timeline(&p, &s->dumps[i], s->exclude, &obs->tl, err, sizeof err)) == 0)
+            instr_profile_free(&p);
+    }
+    return rc;
+}
