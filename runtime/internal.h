@@ -298,6 +298,15 @@ void instr__sampler_thread(struct instr__thread *t);
 void instr__sampler_drain(struct instr__thread *t);
 void instr__sampler_thread_end(struct instr__thread *t);
 
+/* count.c: count mode (plugin mode=count, hook-abi.h). */
+void instr__count_thread(const struct instr_count_module *m, uintptr_t *delta); /* the slot's hook */
+void instr__count_flush(void);      /* at exit: FN_CALLS/SITE_CALLS records, flag COUNTS */
+void instr__count_fork_child(void); /* the child counts from zero */
+/* metadata.c: one FN_CALLS / SITE_CALLS record (meta lock taken). */
+void instr__meta_fn_calls(uint32_t fn, uint64_t calls);
+void instr__meta_site_calls(uint32_t caller, uint32_t line, uint32_t flags, const char *callee,
+                            uint64_t calls);
+
 /* Internal helpers. */
 uint32_t instr__gettid(void);
 
