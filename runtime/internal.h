@@ -111,6 +111,8 @@ struct instr__det_thread {
     void *pf_map;               /* the perf ring */
 };
 
+#define INSTR_RT_ICACHE 256 /* per-thread (indirect site, target) cache entries: 6 KiB */
+
 struct instr__thread {
     uint8_t *pos;              /* next free byte of the current chunk */
     uint8_t *limit;            /* switch chunk once pos >= limit (room for one more event) */
@@ -155,6 +157,14 @@ struct instr__thread {
     struct instr__det_thread det; /* the detector backends' state (detector.h) */
     struct instr__sampler *sampler; /* INSTR_SAMPLE (sampler.c), or NULL */
     struct instr__stacks *suspended; /* suspended shadow stacks (stack-switch.c), or NULL */
+    /* Indirect call sites whose one-target cache in the descriptor missed
+     * (a virtual call meeting several classes in turn): (site, caller id,
+     * target) -> call-site id, direct-mapped, so a polymorphic call costs
+     * a lookup here instead of the registration path (hooks.c). */
+    struct instr__icache {
+        uintptr_t site, target;
+        uint32_t caller, id; /* id 0: empty */
+    } icache[INSTR_RT_ICACHE];
 };
 
 /* The one TLS slot (we are dlopen'd: keep static TLS tiny). */
