@@ -185,8 +185,10 @@ def bench_program(name, exes, args, report, runs, work):
             print(f"  {k}: {info[k]['runtime_line']}{extra}")
     if "instr mode=count" in info and info["instr mode=count"].get("count_calls") is not None:
         cc = info["instr mode=count"]["count_calls"]
-        print(f"  instr mode=count: {cc} calls counted (callsites=all dump: {calls})"
-              + ("" if cc == calls else "  MISMATCH"))
+        # Not equal on Lua: its table.sort picks pivots from clock() and
+        # time() (l_randomizePivot), so its comparisons vary from run to run.
+        print(f"  instr mode=count: {cc} calls counted; callsites=all dump: {calls} "
+              f"({100 * (cc - calls) / calls:+.2f}%)")
     report_speed(info, report)
     floor = per_call["bare recorder (floor)"]
     print("targets (issue 10):")
