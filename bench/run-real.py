@@ -78,6 +78,9 @@ def variants(plugin, before, uftrace=True):
         v["uftrace record"] = ["-finstrument-functions"]
     for mode in ("all", "external", "none"):
         v[f"instr callsites={mode}"] = [f"-fplugin={plugin}", f"-fplugin-arg-instr-callsites={mode}"]
+    # Exact calls and call edges without time: instr's count mode and gprof.
+    v["instr mode=count"] = [f"-fplugin={plugin}", "-fplugin-arg-instr-mode=count"]
+    v["gprof -pg"] = ["-pg"]
     if before:
         for mode in ("all", "none"):
             v[f"before: instr callsites={mode}"] = [f"-fplugin={before}", f"-fplugin-arg-instr-callsites={mode}"]
@@ -130,11 +133,17 @@ def bench_program(name, exes, args, report, runs, work):
                     info[k]["dump"] = dumps[0]
                 elif k.startswith("uftrace"):
                     info[k]["dump"] = os.path.join(d, "uftrace.data")
+                elif os.path.exists(os.path.join(d, "gmon.out")):
+                    info[k]["dump"] = os.path.join(d, "gmon.out")
     calls = None
     rows = []
     for k in exes:
         i = info[k]
-        if "dump" in i and i["dump"].endswith(".instr"):
+        if "dump" in i and i["dump"].endswith(".instr") and k == "instr mode=count":
+            text = sh([report, i["dump"]], ok=(0, 3))
+            m = re.search(r"^Functions: +\d+ counted, (\d+) calls", text, re.M)
+            i["count_calls"] = int(m.group(1)) if m else None
+        elif "dump" in i and i["dump"].endswith(".instr"):
             rep = json.loads(sh([report, "--format", "json", i["dump"]], ok=(0, 3)))  # 3: warnings
             s = rep["session"]
             i["calls"] = sum(f["calls"] for f in rep["functions"] if not f.get("pseudo"))
@@ -174,6 +183,13 @@ def bench_program(name, exes, args, report, runs, work):
             if "main_ei_ms" in info[k]:
                 extra = f"   main EI / duration {info[k]['main_ei_ms'] / info[k]['duration_ms']:.3f}"
             print(f"  {k}: {info[k]['runtime_line']}{extra}")
+    if "instr mode=count" in info and info["instr mode=count"].get("count_calls") is not None:
+        cc = info["instr mode=count"]["count_calls"]
+        # Not equal on Lua: its table.sort picks pivots from clock() and
+        # time() (l_randomizePivot), so its comparisons vary from run to run.
+        print(f"  instr mode=count: {cc} calls counted; callsites=all dump: {calls} "
+              f"({100 * (cc - calls) / calls:+.2f}%)")
+    report_speed(info, report)
     floor = per_call["bare recorder (floor)"]
     print("targets (issue 10):")
 
@@ -199,6 +215,43 @@ def bench_program(name, exes, args, report, runs, work):
         if "main_ei_ms" in i:
             r = i["main_ei_ms"] / i["duration_ms"]
             tgt(f"main's Elapsed Inclusive within 2% of the run's duration: {r:.3f}", r >= 0.98)
+    c = per_call.get("instr mode=count")
+    if c is not None:
+        g = per_call.get("gprof -pg")
+        tgt(f"mode=count <= 5 ns per call: {c:.1f} ns", c <= 5)
+        if g is not None:
+            tgt(f"mode=count cheaper than gprof -pg per call: {c:.1f} vs {g:.1f} ns", c < g)
+    if "report_eps" in info.get("instr callsites=all", {}):
+        e = info["instr callsites=all"]["report_eps"]
+        tgt(f"instr-report >= 100 M events/s on this dump: {e / 1e6:.1f} M/s", e >= 100e6)
+
+
+def report_speed(info, report):
+    """instr-report (csv, one core) on the callsites=all dump against
+    `uftrace report` on the uftrace run's data: events per second, medians
+    of 3; uftrace's events are its 16-byte records."""
+    i = info.get("instr callsites=all", {})
+    if "events" not in i:
+        return
+    t = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        sh(["taskset", "-c", "0", report, "--format", "csv", i["dump"]], ok=(0, 3))
+        t.append(time.perf_counter() - t0)
+    i["report_eps"] = i["events"] / statistics.median(t)
+    line = f"  instr-report: {i['events']} events in {statistics.median(t) * 1e3:.0f} ms = {i['report_eps'] / 1e6:.1f} M events/s"
+    u = info.get("uftrace record", {})
+    if "dump" in u and os.path.isdir(u["dump"]):
+        recs = sum(os.path.getsize(os.path.join(u["dump"], f)) for f in os.listdir(u["dump"])
+                   if f.endswith(".dat")) // 16
+        t = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            sh(["taskset", "-c", "0", "uftrace", "report", "-d", u["dump"]])
+            t.append(time.perf_counter() - t0)
+        line += (f";  uftrace report: {recs} records in {statistics.median(t) * 1e3:.0f} ms = "
+                 f"{recs / statistics.median(t) / 1e6:.1f} M records/s")
+    print(line)
 
 
 def main():

@@ -57,6 +57,8 @@
                                            the runtime): Application values are unavailable */
 #define INSTR_DUMP_SAMPLED 0x20u      /* written by instr-sample: SAMPLES chunks and no events; every tick
                                          field is CLOCK_MONOTONIC ns (start_tsc == start_mono_ns) */
+#define INSTR_DUMP_COUNTS 0x40u       /* count mode (plugin mode=count): exact calls in FN_CALLS and
+                                         SITE_CALLS records, no events: no time was recorded */
 
 struct instr_dump_header {
     char magic[8];                /* INSTR_DUMP_MAGIC */
@@ -245,7 +247,12 @@ enum instr_detector {
     X(SAMPLING, 17, "sampling") /* varint rate asked (Hz of CPU time), varint period (ns), varint \
                                    stack bytes copied per sample, str unwinder (SAMPLED) */       \
     X(CPU_TIME, 18, "cpu-time") /* varint thread index, varint CPU ns the thread ran while sampled */ \
-    X(HOOK_COST, 19, "hook-cost") /* see below: what one hook adds to the intervals around it */
+    X(HOOK_COST, 19, "hook-cost") /* see below: what one hook adds to the intervals around it */ \
+    X(FN_CALLS, 20, "fn-calls") /* varint function id, varint calls: times the function was entered, \
+                                   every thread (count mode, INSTR_DUMP_COUNTS) */ \
+    X(SITE_CALLS, 21, "site-calls") /* varint caller function id, varint line, varint INSTR_COUNT_* \
+                                   flags (hook-abi.h), str callee (mangled; "" if indirect), varint \
+                                   calls made at that call site, every thread (count mode) */
 
 /* HOOK_COST record (the runtime's start-up calibration, runtime/calibrate.c;
  * one record per hook kind): varint event kind the hook writes

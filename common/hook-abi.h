@@ -99,7 +99,9 @@ enum instr_hook_slot {
     INSTR_SLOT_EVENT = 5,   /* void event(const char *label): instr_event() (include/instr/instr.h) */
     INSTR_SLOT_COUNTER = 6, /* void counter(const char *label, int32_t value): instr_counter() */
     INSTR_SLOT_UNIT = 7,    /* void unit(const struct instr_unit_desc *): a unit's threshold record */
-    INSTR_SLOT_COUNT = 8
+    INSTR_SLOT_COUNT_THREAD = 8, /* void count_thread(const struct instr_count_module *, uintptr_t *delta):
+                                    count mode, a thread's first count in a module (see below) */
+    INSTR_SLOT_COUNT = 9
 };
 
 struct instr_fn_desc {
@@ -142,6 +144,51 @@ struct instr_unit_desc {
     char file[];          /* the unit's main source file, NUL-terminated */
 };
 
+/* Count mode (-fplugin-arg-instr-mode=count, ABI 2): no hooks, no time.
+ * Per instrumented function the plugin emits a u64 counter, and per call
+ * site (callsites=) another, all in the module's section INSTR_COUNT_SECTION
+ * (one 8-byte cell each), and for each counter a struct instr_count_rec in
+ * section INSTR_COUNT_REC_SECTION saying what it counts.  The code added is
+ *
+ *   entry:      d = __instr_count_delta;            (initial-exec TLS, 0 at first)
+ *               if (d == 0) { __instr_count_thread (); d = __instr_count_delta; }
+ *               *(u64 *) ((char *) &fn_counter + d) += 1;
+ *   each call:  *(u64 *) ((char *) &site_counter + d) += 1;  CALL
+ *
+ * so each thread increments its own copy of the module's counter section
+ * (no atomic instruction, no cache line shared between threads): d is the
+ * distance from the section to this thread's copy.  __instr_count_thread
+ * (a trampoline of the count binding, COMDAT group __instr_count_binding,
+ * next to the TLS variable and the module's struct instr_count_module)
+ * calls slot INSTR_SLOT_COUNT_THREAD with the module and the address of
+ * this thread's __instr_count_delta; the runtime allocates the copy and
+ * sets the delta.  Unbound (no runtime) it leaves d at 0: the counts go to
+ * the section itself.  The runtime sums the section and every copy when
+ * the process ends and writes FN_CALLS and SITE_CALLS records
+ * (dump-format.h). */
+#define INSTR_COUNT_SECTION "instr_cnt"
+#define INSTR_COUNT_REC_SECTION "instr_crec"
+#define INSTR_COUNT_DELTA "__instr_count_delta"
+#define INSTR_COUNT_THREAD "__instr_count_thread"
+#define INSTR_COUNT_MODULE "__instr_count_module"
+
+#define INSTR_COUNT_SITE 0x1u     /* a call site's counter (else the function's entries) */
+#define INSTR_COUNT_INDIRECT 0x2u /* the site calls through a pointer: callee is NULL */
+
+struct instr_count_rec {
+    uint64_t *counter;        /* the cell in INSTR_COUNT_SECTION */
+    struct instr_fn_desc *fn; /* the function (entries) or the calling function (site) */
+    const char *callee;       /* site: the direct callee's mangled name; else NULL */
+    uint32_t line;            /* site: source line of the call; else 0 */
+    uint32_t flags;           /* INSTR_COUNT_* */
+};
+
+/* One per module, in the count binding: its two sections' bounds. */
+struct instr_count_module {
+    uint64_t *cells, *cells_end;                       /* __start_/__stop_instr_cnt */
+    const struct instr_count_rec *recs, *recs_end;     /* __start_/__stop_instr_crec */
+};
+
 typedef void (*instr_hook_fn)(struct instr_fn_desc *fn, void *cfa);
 
 /* The runtime's binding entry point: fills table[0..slots) with its hooks.
@@ -154,6 +201,11 @@ static_assert(sizeof(struct instr_unit_desc) == 16, "unit descriptor layout");
 #else
 _Static_assert(sizeof(struct instr_site_desc) == 48, "site descriptor layout");
 _Static_assert(sizeof(struct instr_unit_desc) == 16, "unit descriptor layout");
+#endif
+#ifdef __cplusplus
+static_assert(sizeof(struct instr_count_rec) == 32, "count record layout");
+#else
+_Static_assert(sizeof(struct instr_count_rec) == 32, "count record layout");
 #endif
 
 #endif

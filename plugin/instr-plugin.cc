@@ -6,6 +6,7 @@
 #include "plugin-version.h" /* gcc_version: what we were built against */
 
 #include "binding-asm.h"
+#include "count-mode.h"
 #include "fn-descriptor.h"
 #include "options.h"
 #include "pass-empty-sites.h"
@@ -23,6 +24,8 @@ static struct plugin_info instr_plugin_info = {
     "  -fplugin-arg-instr-callsites=all|external|none  call-site hooks around which calls (default all)\n"
     "  -fplugin-arg-instr-threshold=N                  leave out functions under N statements\n"
     "                                                  with no loop and no call (default 0: none)\n"
+"  -fplugin-arg-instr-mode=time|count              hooks that time every call (default), or\n"
+    "                                                  exact call and edge counts only, no time\n"
     "  -fplugin-arg-instr-runtime=PATH                 runtime to load at start-up\n"
     "  -fplugin-arg-instr-verbose                      note each instrumented function\n",
 };
@@ -36,6 +39,8 @@ static void emit_binding(void *, void *)
     if ((instr_instrumented_count() == 0 && instr_left_out_count() == 0) || seen_error())
         return;
     fputs(instr_binding_asm(instr_opts.runtime).c_str(), asm_out_file);
+    if (instr_count_used())
+        fputs(instr_count_binding_asm().c_str(), asm_out_file);
     if (instr_opts.threshold)
         fputs(instr_unit_asm(instr_opts.threshold, instr_left_out_count(),
                              instr_instrumented_count(),
@@ -111,12 +116,15 @@ INSTR_PLUGIN_EXPORT int plugin_init(struct plugin_name_args *info, struct plugin
     sites.pos_op = PASS_POS_INSERT_AFTER;
     sites.ref_pass_instance_number = 1;
     sites.reference_pass_name = "expand";
-    if (instr_opts.callsites != instr_options::CALLSITES_NONE)
+    if (instr_opts.callsites != instr_options::CALLSITES_NONE &&
+        instr_opts.mode == instr_options::MODE_TIME)
         register_callback(name, PLUGIN_PASS_MANAGER_SETUP, NULL, &sites);
     register_callback(name, PLUGIN_REGISTER_GGC_ROOTS, NULL,
                       const_cast<ggc_root_tab *>(instr_pass_gc_roots));
     register_callback(name, PLUGIN_REGISTER_GGC_ROOTS, NULL,
                       const_cast<ggc_root_tab *>(instr_site_gc_roots));
+    register_callback(name, PLUGIN_REGISTER_GGC_ROOTS, NULL,
+                      const_cast<ggc_root_tab *>(instr_count_gc_roots));
     register_callback(name, PLUGIN_FINISH_UNIT, emit_binding, NULL);
     return 0;
 }

@@ -8,7 +8,7 @@
 instr_options instr_opts;
 
 static const char valid_keys[] =
-    "include, exclude, exclude-file, inline, callsites, threshold, runtime, verbose";
+    "include, exclude, exclude-file, inline, callsites, threshold, mode, runtime, verbose";
 
 /* The argument as the user spelled it, for messages. */
 static std::string arg_spelling(const char *plugin, const plugin_argument &arg)
@@ -150,6 +150,18 @@ bool instr_parse_options(const struct plugin_name_args *info)
                 instr_opts.callsites = instr_options::CALLSITES_NONE;
             } else {
                 error("%s: bad value in %qs; valid: all, external, none", plugin,
+                      arg_spelling(plugin, arg).c_str());
+                ok = false;
+            }
+        } else if (!strcmp(key, "mode")) {
+            if (!need_value(plugin, arg)) {
+                ok = false;
+            } else if (!strcmp(arg.value, "time")) {
+                instr_opts.mode = instr_options::MODE_TIME;
+            } else if (!strcmp(arg.value, "count")) {
+                instr_opts.mode = instr_options::MODE_COUNT;
+            } else {
+                error("%s: bad value in %qs; valid: time, count", plugin,
                       arg_spelling(plugin, arg).c_str());
                 ok = false;
             }

@@ -20,6 +20,11 @@ struct instr_options {
     /* threshold=N: functions under N GIMPLE statements with no loop and no
      * call are left out (threshold.cc); 0: every function instrumented. */
     unsigned threshold = 0;
+    /* mode=: what the added code records.  TIME (default): the hooks, every
+     * call timed; COUNT: per-thread counters only, exact calls and call
+     * edges, no time (count-mode.cc). */
+    enum record_mode { MODE_TIME, MODE_COUNT };
+    record_mode mode = MODE_TIME;
     bool verbose = false;
     std::string runtime; /* absolute path of the runtime to dlopen() */
     std::string plugin_name; /* "instr", from the plugin file name */

@@ -16,6 +16,7 @@
  * EH regions, which keeps the IR surgery to plain call insertion. */
 #include "pass-instrument.h"
 
+#include "count-mode.h"
 #include "fn-descriptor.h"
 #include "hook-abi.h"
 #include "options.h"
@@ -409,6 +410,41 @@ static unsigned instrument_landing_pads(function *fun, tree desc)
     return count;
 }
 
+/* mode=count: the calls that would get call-site hooks get a counter
+ * instead; library builtins GCC may expand inline (memcpy...) are left
+ * out, since no pass after expansion can take a counter back out. */
+static unsigned count_mode(function *fun, tree desc)
+{
+    std::vector<instr_count_site> sites;
+    basic_block bb;
+    if (instr_opts.callsites != instr_options::CALLSITES_NONE) {
+        FOR_EACH_BB_FN(bb, fun) {
+            for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi); gsi_next(&gsi)) {
+                gcall *call = dyn_cast<gcall *>(gsi_stmt(gsi));
+                if (!call)
+                    continue;
+                tree callee, target;
+                if (site_skip_reason(call, &callee, &target))
+                    continue;
+                tree fndecl = gimple_call_fndecl(call);
+                if (fndecl && fndecl_built_in_p(fndecl, BUILT_IN_NORMAL))
+                    continue;
+                location_t loc = or_fallback(gimple_location(call), DECL_SOURCE_LOCATION(fun->decl));
+                sites.push_back({call, callee ? IDENTIFIER_POINTER(callee) : NULL, loc});
+            }
+        }
+    }
+    unsigned todo = instr_count_function(fun, desc, sites);
+    instrumented_count++;
+    if (dump_file)
+        fprintf(dump_file, "instr: counted: entry and %u call sites\n\n", (unsigned)sites.size());
+    if (instr_opts.verbose)
+        inform(DECL_SOURCE_LOCATION(fun->decl), "%s: counted %qs (%u call sites)",
+               instr_opts.plugin_name.c_str(), IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(fun->decl)),
+               (unsigned)sites.size());
+    return todo;
+}
+
 namespace {
 
 const pass_data instrument_pass_data = {
@@ -454,6 +490,8 @@ public:
         build_hook_decls();
 
         tree desc = instr_build_fn_descriptor(fun->decl);
+        if (instr_opts.mode == instr_options::MODE_COUNT)
+            return count_mode(fun, desc);
         /* Call sites first: they collect the calls that are in the body now. */
         unsigned sites = instrument_call_sites(fun, desc);
         unsigned landings = instrument_landing_pads(fun, desc);

@@ -121,5 +121,7 @@ __attribute__((visibility("default"))) int instr__bind(instr_hook_fn *table, uns
     }
     if (on && slots > INSTR_SLOT_UNIT)
         table[INSTR_SLOT_UNIT] = (instr_hook_fn)(void (*)(void))instr__meta_unit;
+    if (on && slots > INSTR_SLOT_COUNT_THREAD) /* count mode (count.c) */
+        table[INSTR_SLOT_COUNT_THREAD] = (instr_hook_fn)(void (*)(void))instr__count_thread;
     return 0;
 }

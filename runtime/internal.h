@@ -111,6 +111,8 @@ struct instr__det_thread {
     void *pf_map;               /* the perf ring */
 };
 
+#define INSTR_RT_ICACHE 256 /* per-thread (indirect site, target) cache entries: 6 KiB */
+
 struct instr__thread {
     uint8_t *pos;              /* next free byte of the current chunk */
     uint8_t *limit;            /* switch chunk once pos >= limit (room for one more event) */
@@ -155,6 +157,14 @@ struct instr__thread {
     struct instr__det_thread det; /* the detector backends' state (detector.h) */
     struct instr__sampler *sampler; /* INSTR_SAMPLE (sampler.c), or NULL */
     struct instr__stacks *suspended; /* suspended shadow stacks (stack-switch.c), or NULL */
+    /* Indirect call sites whose one-target cache in the descriptor missed
+     * (a virtual call meeting several classes in turn): (site, caller id,
+     * target) -> call-site id, direct-mapped, so a polymorphic call costs
+     * a lookup here instead of the registration path (hooks.c). */
+    struct instr__icache {
+        uintptr_t site, target;
+        uint32_t caller, id; /* id 0: empty */
+    } icache[INSTR_RT_ICACHE];
 };
 
 /* The one TLS slot (we are dlopen'd: keep static TLS tiny). */
@@ -297,6 +307,15 @@ struct instr__sampler;
 void instr__sampler_thread(struct instr__thread *t);
 void instr__sampler_drain(struct instr__thread *t);
 void instr__sampler_thread_end(struct instr__thread *t);
+
+/* count.c: count mode (plugin mode=count, hook-abi.h). */
+void instr__count_thread(const struct instr_count_module *m, uintptr_t *delta); /* the slot's hook */
+void instr__count_flush(void);      /* at exit: FN_CALLS/SITE_CALLS records, flag COUNTS */
+void instr__count_fork_child(void); /* the child counts from zero */
+/* metadata.c: one FN_CALLS / SITE_CALLS record (meta lock taken). */
+void instr__meta_fn_calls(uint32_t fn, uint64_t calls);
+void instr__meta_site_calls(uint32_t caller, uint32_t line, uint32_t flags, const char *callee,
+                            uint64_t calls);
 
 /* Internal helpers. */
 uint32_t instr__gettid(void);

@@ -43,6 +43,8 @@ static void at_exit(int status, void *arg)
     int calls = instr__may_syscall(); /* sandbox.c: only header stores then */
     if (calls)
         instr__thread_names_all();
+    if (calls)
+        instr__count_flush(); /* count mode: the counts */
     instr__header_end(h);
     h->exit_status = status;
     __atomic_fetch_or(&h->flags, INSTR_DUMP_COMPLETE, __ATOMIC_RELEASE);
@@ -98,6 +100,7 @@ static void child_after_fork(void)
         }
         goto out;
     }
+    instr__count_fork_child();
     pthread_mutex_lock(&instr__rt.meta_lock);
     instr__meta_reemit();
     instr__labels_reemit();

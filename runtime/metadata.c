@@ -611,3 +611,32 @@ void instr__meta_hook_cost(const uint64_t v[5])
         f[i] = (struct field){F_VARINT, v[i], NULL};
     meta_put(INSTR_META_HOOK_COST, f, 5);
 }
+
+/* Count mode (count.c): the exact calls of a function and of a call site. */
+void instr__meta_fn_calls(uint32_t fn, uint64_t calls)
+{
+    struct field f[] = {
+        {F_VARINT, fn, NULL},
+        {F_VARINT, calls, NULL},
+    };
+    pthread_mutex_lock(&instr__rt.meta_lock);
+    if (!instr__rt.stopped)
+        meta_put(INSTR_META_FN_CALLS, f, 2);
+    pthread_mutex_unlock(&instr__rt.meta_lock);
+}
+
+void instr__meta_site_calls(uint32_t caller, uint32_t line, uint32_t flags, const char *callee,
+                            uint64_t calls)
+{
+    struct field f[] = {
+        {F_VARINT, caller, NULL},
+        {F_VARINT, line, NULL},
+        {F_VARINT, flags, NULL},
+        {F_STRING, 0, callee},
+        {F_VARINT, calls, NULL},
+    };
+    pthread_mutex_lock(&instr__rt.meta_lock);
+    if (!instr__rt.stopped)
+        meta_put(INSTR_META_SITE_CALLS, f, 5);
+    pthread_mutex_unlock(&instr__rt.meta_lock);
+}

@@ -115,7 +115,7 @@ static int get_var(struct cursor *c, uint64_t *v)
 }
 
 struct meta_caps {
-    size_t modules, functions, labels, threads, sites, maps;
+    size_t modules, functions, labels, threads, sites, maps, fn_calls, site_calls;
     uint32_t *tmap; /* thread index -> position + 1 (0 = empty), open addressing */
     size_t tmask;   /* capacity - 1 */
 };
@@ -322,6 +322,36 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
     }
     case INSTR_META_PROCESS:
         return parse_process(d, c);
+    case INSTR_META_FN_CALLS: {
+        struct instr_fn_calls fc;
+        if ((rc = get_var(c, &fc.fn)) || (rc = get_var(c, &fc.calls)))
+            return rc;
+        struct instr_fn_calls *a = instr_grow(d->fn_calls, &caps->fn_calls, d->nfn_calls + 1, sizeof *a, 16);
+        if (!a)
+            return INSTR_ENOMEM;
+        d->fn_calls = a;
+        a[d->nfn_calls++] = fc;
+        return 0;
+    }
+    case INSTR_META_SITE_CALLS: {
+        struct instr_site_calls sc;
+        if ((rc = get_var(c, &sc.caller)) || (rc = get_var(c, &sc.line)) || (rc = get_var(c, &sc.flags)) ||
+            (rc = get_str(c, &sc.callee)))
+            return rc;
+        if ((rc = get_var(c, &sc.calls))) {
+            free(sc.callee);
+            return rc;
+        }
+        struct instr_site_calls *a =
+            instr_grow(d->site_calls, &caps->site_calls, d->nsite_calls + 1, sizeof *a, 16);
+        if (!a) {
+            free(sc.callee);
+            return INSTR_ENOMEM;
+        }
+        d->site_calls = a;
+        a[d->nsite_calls++] = sc;
+        return 0;
+    }
     case INSTR_META_SAMPLING: {
         uint64_t rate, period, stack;
         char *unw;
@@ -698,6 +728,10 @@ void instr_dump_close(struct instr_dump *d)
         free(d->threads[i].schunks);
     }
     free(d->maps);
+    for (size_t i = 0; i < d->nsite_calls; i++)
+        free(d->site_calls[i].callee);
+    free(d->site_calls);
+    free(d->fn_calls);
     free(d->sample_unwinder);
     instr_dump_free_process(d);
     for (size_t i = 0; i < d->nwarnings; i++)

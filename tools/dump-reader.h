@@ -71,6 +71,20 @@ struct instr_callsite {
     uint64_t site_off;   /* return address of the call - the caller module's load address, bytes */
 };
 
+/* Count mode (INSTR_DUMP_COUNTS): FN_CALLS and SITE_CALLS records. */
+struct instr_fn_calls {
+    uint64_t fn;    /* function id */
+    uint64_t calls; /* times it was entered, all threads */
+};
+
+struct instr_site_calls {
+    uint64_t caller; /* calling function's id */
+    uint64_t line;   /* source line of the call */
+    uint64_t flags;  /* INSTR_COUNT_* (hook-abi.h) */
+    char *callee;    /* mangled name of a direct callee; "" if indirect */
+    uint64_t calls;  /* calls made there, all threads */
+};
+
 struct instr_label {
     uint64_t id; /* label id used by MARK/COUNTER events */
     char *text;
@@ -146,6 +160,10 @@ struct instr_dump {
      * instr_dump_chunk_done with the bytes of each chunk finished. */
     void (*progress)(void *ctx, uint64_t bytes);
     void *progress_ctx;
+    struct instr_fn_calls *fn_calls;     /* count mode, in file order */
+    size_t nfn_calls;
+    struct instr_site_calls *site_calls; /* count mode, in file order */
+    size_t nsite_calls;
     char *cwd;    /* PROCESS record: working directory at start, or NULL (older dumps) */
     char **argv;  /*   the command line, argc strings (NULL-terminated), or NULL */
     size_t argc;

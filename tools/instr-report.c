@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "count-report.h"
 #include "dump-reader.h"
 #include "exclusions.h"
 #include "os-events.h"
@@ -837,6 +838,35 @@ static int sampled_inputs(const struct cli *c, struct instr_dump *dumps, size_t 
     return 1;
 }
 
+/* Count-mode dumps (plugin mode=count): calls and edges only
+ * (count-report.c).  1 if the inputs hold one and were reported. */
+static int counted_inputs(const struct cli *c, struct instr_dump *dumps, size_t nd, int warned, int *status)
+{
+    size_t i = 0;
+    while (i < nd && !instr_dump_is_counted(&dumps[i]))
+        i++;
+    if (i == nd)
+        return 0;
+    const char *why = NULL;
+    FILE *out = c->outpath && strcmp(c->outpath, "-") ? fopen(c->outpath, "w") : stdout;
+    if (!out) {
+        fprintf(stderr, PROG ": %s: %s\n", c->outpath, strerror(errno));
+        *status = EXIT_INPUT;
+        return 1;
+    }
+    int rc = c->export || c->diff || strcmp(c->format->name, "text")
+                 ? (why = "a count-mode dump is reported as text (no --export, --diff, csv or json)", INSTR_EARG)
+                 : instr_count_report(dumps, nd, instr_views[c->o.view].name, c->o.func, c->o.limit, out, &why);
+    if (out != stdout && fclose(out))
+        rc = INSTR_EIO;
+    else if (out == stdout && fflush(out))
+        rc = INSTR_EIO;
+    if (rc < 0)
+        fprintf(stderr, PROG ": %s\n", why ? why : instr_tool_strerror(rc));
+    *status = rc == INSTR_EARG ? EXIT_USAGE : rc < 0 ? EXIT_INPUT : warned ? EXIT_WARNED : EXIT_OK;
+    return 1;
+}
+
 static void free_cli(struct cli *c)
 {
     instr_exclusions_free(&c->excl);
@@ -867,7 +897,9 @@ int main(int argc, char **argv)
         nd = drop_duplicates(dumps, nd, c.paths);
     for (size_t i = 0; i < nd; i++)
         dumps[i].raw = c.raw;
-    if (status == EXIT_OK && sampled_inputs(&c, dumps, nd, warned, &status)) {
+    if (status == EXIT_OK && counted_inputs(&c, dumps, nd, warned, &status)) {
+        /* reported */
+    } else if (status == EXIT_OK && sampled_inputs(&c, dumps, nd, warned, &status)) {
         /* reported */
     } else if (status == EXIT_OK && (instr_views[c.o.view].dumps & INSTR_VIEW_ON_HYBRID) && !c.diff && !c.export) {
         int fmt = !strcmp(c.format->name, "csv") ? 1 : !strcmp(c.format->name, "json") ? 2 : 0;

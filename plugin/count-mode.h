@@ -1,0 +1,29 @@
+/* count-mode.h - mode=count: per-thread call and edge counters instead of
+ * hooks (layout and runtime contract in hook-abi.h, "Count mode"). */
+#ifndef INSTR_PLUGIN_COUNT_MODE_H
+#define INSTR_PLUGIN_COUNT_MODE_H
+
+#include "gcc-compat.h"
+
+/* A call statement that gets a counter: callee is the direct callee's
+ * assembler name, or NULL for a call through a pointer. */
+struct instr_count_site {
+    gcall *call;
+    const char *callee;
+    location_t loc;
+};
+
+/* Adds the entry counter of fun (descriptor desc) and a counter before
+ * each of sites.  Returns the TODO flags for the pass. */
+unsigned instr_count_function(function *fun, tree desc, const std::vector<instr_count_site> &sites);
+
+/* Whether this unit counted anything (then it needs the count binding). */
+bool instr_count_used(void);
+
+/* The count binding: the module's TLS delta, its struct instr_count_module
+ * and the __instr_count_thread trampoline, in their own COMDAT group. */
+std::string instr_count_binding_asm(void);
+
+extern const struct ggc_root_tab instr_count_gc_roots[];
+
+#endif
