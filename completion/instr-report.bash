@@ -19,7 +19,7 @@ _instr_report_values()
     --sort) echo "name calls ei ee ai ae ei% ee% ai% ae% ci ce wall flagged module file pid tid" ;;
     --units) echo "ticks ns us ms" ;;
     --format) echo "text csv json" ;;
-    --export) echo "visualiser chrome callgrind folded pprof html" ;;
+    --export) echo "visualiser chrome callgrind folded pprof html perfetto" ;;
     --weight) echo "elapsed application" ;;
     --folded-root) echo "none process thread" ;;
     --not-application) echo "@locks @io @alloc @sleep" ;;

@@ -16,21 +16,42 @@ PACKAGES="$PACKAGES zlib1g-dev golang-go"
 PACKAGES="$PACKAGES libdw-dev"
 # chromium: the --export html page is loaded headless (tests/exchange).
 PACKAGES="$PACKAGES chromium"
+# nodejs, npm: speedscope's importer reads our chrome and folded exports
+# (tests/exchange check-speedscope.py; the npm package is installed below).
+# A node that did not come from Debian (with its own npm) is kept.
+command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
 # gcc-11 lets the tests prove the plugin builds and runs with a second GCC.
 [ "${INSTR_WITH_GCC11:-1}" = 1 ] && PACKAGES="$PACKAGES gcc-11 g++-11 gcc-11-plugin-dev"
 # Fuzzing (scripts/ci-extra.sh): clang's libFuzzer.
 [ "${INSTR_WITH_FUZZ:-0}" = 1 ] && PACKAGES="$PACKAGES clang libclang-rt-14-dev"
 
+# speedscope from npm, once node is there (after the Debian packages).
+install_speedscope() {
+    [ "${INSTR_WITH_SPEEDSCOPE:-1}" = 1 ] && command -v npm >/dev/null 2>&1 || return 0
+    [ -d "$(npm root -g 2>/dev/null)/speedscope/dist/release" ] && return 0
+    echo "instr: installing speedscope (npm)"
+    $SUDO npm install -g --no-audit --no-fund speedscope >/dev/null 2>&1 ||
+        echo "instr: npm install -g speedscope failed: the speedscope test will be skipped" >&2
+}
+# Perfetto's trace processor (tests/exchange check-perfetto.py
+# trace-processor) is in neither Debian nor npm: that test runs where
+# trace_processor_shell is on PATH (or $TRACE_PROCESSOR) or the Python
+# package perfetto is installed, and is skipped elsewhere.
+
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+    install_speedscope
+    exit 0
+fi
 
 echo "instr: installing:$missing"
-SUDO=""
-[ "$(id -u)" = 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+install_speedscope

@@ -4,13 +4,19 @@
  *
  *   {"traceEvents": [
  *     {"ph": "M", "name": "process_name" | "thread_name", "pid", "tid", "args": {"name"}},
- *     {"ph": "X", "name", "cat": "function", "pid", "tid", "ts", "dur", "args": {module, file, line}},
+ *     {"ph": "X", "name", "cat": "function" | "call", "pid", "tid", "ts", "dur"[, "args": {"incomplete"}]},
  *     {"ph": "i", "s": "t", "name", "pid", "tid", "ts"},            instr_event
  *     {"ph": "C", "name", "pid", "tid", "ts", "args": {"value"}},   instr_counter
  *   ], "displayTimeUnit": "ns", "otherData": {...}}
  *
  * Written compact (no space after ':' or ','; one event a line): the
  * bytes are most of the export's cost.
+ *
+ * No args on calls: speedscope shows an event's args in its label (and
+ * makes a frame per distinct args), and per-call copies of the function's
+ * module, file and line made most of the file; they are in the report,
+ * the callgrind, pprof and perfetto exports.  The one arg left is the
+ * rare "incomplete": true of a frame still open when its thread ended.
  *
  * One complete ("X") event per call, written when it closes; ts and dur in
  * microseconds since the session's start with nanosecond decimals.  Large
@@ -78,7 +84,7 @@ struct open_call {
  * call (formatting it per call was most of the export's time). */
 struct xcache {
     char *head; /* {"ph": "X", "name": ..., "cat": ..., "pid": P, "tid":  */
-    char *tail; /* , "args": {"module": ..., "file": ..., "line": N */
+    char *tail; /* (nothing since the args went) */
     size_t hlen, tlen;
 };
 
@@ -440,7 +446,6 @@ static const struct xcache *xtext(struct cexp *c, uint32_t func)
     if (x->head)
         return x;
     const struct instr_pfunc *f = &c->p->funcs[func];
-    const char *module = c->p->modules[f->module].path;
     struct obuf real = c->ob;
     uint64_t bytes = c->bytes;
     c->ob = (struct obuf){0};
@@ -451,14 +456,7 @@ static const struct xcache *xtext(struct cexp *c, uint32_t func)
     if (c->ob.nomem || !(x->head = malloc(c->ob.len + 1)))
         goto fail;
     memcpy(x->head, c->ob.p, x->hlen = c->ob.len);
-    c->ob.len = 0;
-    put(c, ",\"args\":{\"module\":");
-    str(c, instr_basename(module ? module : ""));
-    if (f->fn && f->fn->file && f->fn->file[0]) {
-        put(c, ",\"file\":");
-        str(c, f->fn->file);
-        put(c, ",\"line\":%" PRIu64, f->fn->line);
-    }
+    c->ob.len = 0; /* no args (see the top): an empty tail */
     if (c->ob.nomem || !(x->tail = malloc(c->ob.len + 1)))
         goto fail;
     memcpy(x->tail, c->ob.p, x->tlen = c->ob.len);
@@ -525,7 +523,7 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
     b = put_us(b, t1 - t0);
     memcpy(b, x->tail, x->tlen);
     b += x->tlen;
-    b = put_lit(b, incomplete ? ",\"incomplete\":true}}" : "}}");
+    b = put_lit(b, incomplete ? ",\"args\":{\"incomplete\":true}}" : "}");
     took(c, (size_t)(b - buf));
     return maybe_split(c, t1);
 }

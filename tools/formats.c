@@ -18,6 +18,8 @@ const struct instr_format instr_formats[] = {
     {"folded", "folded", EXPORT, 0, instr_export_folded, NULL, NULL, &instr_folded_options},
     {"pprof", "pprof (gzip'd profile.proto)", EXPORT, 0, instr_export_pprof, NULL, NULL, NULL},
     {"html", "html (timeline viewer page)", EXPORT, 0, instr_export_html, NULL, NULL, &instr_html_options},
+    {"perfetto", "perfetto (protobuf trace, for large runs)", EXPORT, 0, instr_export_perfetto, NULL,
+     instr_export_perfetto_walk, NULL},
 };
 const size_t instr_nformats = sizeof instr_formats / sizeof instr_formats[0];
 

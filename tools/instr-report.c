@@ -772,7 +772,7 @@ static void warn_big_trace(const struct cli *c, FILE *out)
     fprintf(stderr,
             PROG ": warning: the trace is %.0f MB; browser trace viewers fail past about %llu MB: split it "
                  "(--split-size 200: parts that open on their own), keep a time range (--time-range FROM:TO) or "
-                 "leave out short calls (--min-duration US)\n",
+                 "leave out short calls (--min-duration US), or write Perfetto's compact trace (--export perfetto)\n",
             (double)st.st_size / 1e6, BIG_TRACE_BYTES >> 20);
 }
 

@@ -109,6 +109,20 @@ static void hook_costs(struct instr_json *j, const struct instr_dump *d)
     instr_json_close(j);
 }
 
+/* The process's command line (its PROCESS record) as an array of its
+ * arguments, or null when the dump has none (older dumps, text traces). */
+static void command(struct instr_json *j, const struct instr_dump *d)
+{
+    if (!d->argv) {
+        instr_json_key_null(j, "command");
+        return;
+    }
+    instr_json_open(j, "command", '[', INSTR_JSON_INLINE);
+    for (size_t k = 0; k < d->argc; k++)
+        instr_json_key_str(j, NULL, d->argv[k]);
+    instr_json_close(j);
+}
+
 static void program(struct instr_json *j, const struct instr_session *s, size_t i)
 {
     const struct instr_dump *d = &s->dumps[i];
@@ -116,6 +130,7 @@ static void program(struct instr_json *j, const struct instr_session *s, size_t 
     instr_detector_text(d, sees, sizeof sees, unseen, sizeof unseen);
     instr_json_open(j, NULL, '{', INSTR_JSON_INLINE);
     instr_json_key_str(j, "program", d->hdr.exe_path);
+    command(j, d);
     instr_json_key_u64(j, "pid", d->hdr.pid);
     instr_json_key_u64(j, "ppid", d->hdr.ppid);
     instr_json_key_num(j, "tick_hz", "%.3f", d->tick_hz > 0 ? d->tick_hz : NAN);

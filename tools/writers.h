@@ -22,6 +22,7 @@ int instr_export_callgrind(FILE *out, const struct instr_session *s, const struc
 int instr_export_folded(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
 int instr_export_pprof(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
 int instr_export_html(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+int instr_export_perfetto(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
 /* chrome and visualiser as they run inside the session's build (one walk
  * of each dump, instr_session_build_observed): build s from dumps[0..n)
  * while writing out.  Returns the build's code (err says why); *wrc gets
@@ -30,6 +31,9 @@ int instr_export_html(FILE *out, const struct instr_session *s, const struct ins
 typedef int (*instr_walk_exporter)(FILE *out, struct instr_session *s, const struct instr_dump *dumps, size_t n,
                                    const struct instr_exclusions *x, const struct instr_report_opts *o, int *wrc,
                                    char *err, size_t errlen);
+int instr_export_perfetto_walk(FILE *out, struct instr_session *s, const struct instr_dump *dumps, size_t n,
+                               const struct instr_exclusions *x, const struct instr_report_opts *o, int *wrc,
+                               char *err, size_t errlen);
 int instr_export_chrome_walk(FILE *out, struct instr_session *s, const struct instr_dump *dumps, size_t n,
                              const struct instr_exclusions *x, const struct instr_report_opts *o, int *wrc,
                              char *err, size_t errlen);

@@ -1,0 +1,584 @@
+/* export-perfetto.c - Perfetto's protobuf trace (a perfetto.protos.Trace:
+ * a stream of TracePackets), for the Perfetto UI and trace processor, from
+ * the call timeline (instr_profile_build_timeline).  Made for large runs:
+ * written in the session's one walk of each dump, one pass, memory bounded
+ * by the number of functions and threads (not of calls), and compact
+ * (names and source locations interned: a call is two packets of about
+ * 15 bytes each).
+ *
+ * What is written (field numbers are Perfetto's, trace/trace_packet.proto
+ * and track_event/ *.proto):
+ *
+ *   per process (dump): a TrackDescriptor {uuid, process {pid, cmdline...,
+ *     process_name}}, on its own packet sequence (trusted_packet_sequence_id
+ *     = dump + 1) whose interning state starts cleared;
+ *   per thread, when first walked: a TrackDescriptor {uuid, parent_uuid =
+ *     the process's, thread {pid, tid, thread_name}};
+ *   per call: a TrackEvent TYPE_SLICE_BEGIN at its start {track_uuid,
+ *     category_iids ("function", or "call" for a call-site frame),
+ *     name_iid, source_location_iid (file and line when known)} and a
+ *     TYPE_SLICE_END at its end (with a debug annotation incomplete = true
+ *     for a frame still open when its thread ended); the names and source
+ *     locations in the interned_data of the packet that first uses them;
+ *   instr_event marks: TYPE_INSTANT on the thread's track, name interned;
+ *   instr_counter values: TYPE_COUNTER {counter_value} on a counter track
+ *     per (process, label) named by the label, child of the process track.
+ *
+ * Timestamps: ns since the session's start (its earliest process start),
+ * the chrome export's times in ns, on the trace's default clock.  The
+ * --time-range / --min-duration / --split-size of the chrome export do not
+ * apply: a slice is written as it begins, before its length is known, and
+ * the Perfetto UI opens traces far past what Chrome JSON can hold.
+ *
+ * Only the protobuf wire format this needs is written here: varints and
+ * length-delimited fields (a message is built in a buffer, its length put
+ * before it).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "writers.h"
+
+/* Field numbers. */
+enum {
+    TRACE_PACKET = 1,
+    PKT_TIMESTAMP = 8, PKT_SEQUENCE_ID = 10, PKT_TRACK_EVENT = 11, PKT_INTERNED = 12, PKT_FLAGS = 13,
+    PKT_TRACK_DESCRIPTOR = 60,
+    SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2,
+    TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
+    PD_PID = 1, PD_CMDLINE = 2, PD_NAME = 6,
+    THD_PID = 1, THD_TID = 2, THD_NAME = 5,
+    TE_CATEGORY_IIDS = 3, TE_DEBUG = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK = 11, TE_COUNTER_VALUE = 30,
+    TE_SOURCE_LOCATION_IID = 34,
+    TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
+    ID_CATEGORIES = 1, ID_NAMES = 2, ID_SOURCE_LOCATIONS = 4, /* InternedData */
+    IID = 1, IID_NAME = 2,                                   /* EventName, EventCategory */
+    SL_FILE = 2, SL_FUNCTION = 3, SL_LINE = 4,               /* SourceLocation */
+    DA_BOOL = 2, DA_NAME = 10,                               /* DebugAnnotation */
+};
+enum { CAT_FUNCTION = 1, CAT_CALL = 2 }; /* category iids */
+
+/* A growable byte buffer with a stack of open messages. */
+#define MAX_NEST 4
+struct pb {
+    uint8_t *b;
+    size_t n, cap;
+    size_t open[MAX_NEST]; /* where each open message's content starts */
+    int depth;
+    int oom;
+};
+
+static void reserve(struct pb *p, size_t more)
+{
+    if (p->n + more <= p->cap || p->oom)
+        return;
+    size_t nc = p->cap ? p->cap : 256;
+    while (nc < p->n + more)
+        nc *= 2;
+    uint8_t *b = realloc(p->b, nc);
+    if (!b) {
+        p->oom = 1;
+        return;
+    }
+    p->b = b;
+    p->cap = nc;
+}
+
+static size_t varint_len(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static void varint(struct pb *p, uint64_t v)
+{
+    reserve(p, 10);
+    if (p->oom)
+        return;
+    while (v >= 0x80) {
+        p->b[p->n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p->b[p->n++] = (uint8_t)v;
+}
+
+static void field_u64(struct pb *p, unsigned field, uint64_t v)
+{
+    varint(p, (uint64_t)field << 3); /* wire type 0: varint */
+    varint(p, v);
+}
+
+static void field_bytes(struct pb *p, unsigned field, const void *s, size_t len)
+{
+    varint(p, (uint64_t)field << 3 | 2); /* wire type 2: length-delimited */
+    varint(p, len);
+    reserve(p, len);
+    if (p->oom)
+        return;
+    memcpy(p->b + p->n, s, len);
+    p->n += len;
+}
+
+static void field_str(struct pb *p, unsigned field, const char *s)
+{
+    field_bytes(p, field, s ? s : "", strlen(s ? s : ""));
+}
+
+/* A sub-message: its content goes after the tag, its length is put in
+ * front of it when it closes. */
+static void msg_begin(struct pb *p, unsigned field)
+{
+    varint(p, (uint64_t)field << 3 | 2);
+    p->open[p->depth++] = p->n;
+}
+
+static void msg_end(struct pb *p)
+{
+    size_t at = p->open[--p->depth];
+    if (p->oom)
+        return;
+    size_t len = p->n - at, ll = varint_len(len);
+    reserve(p, ll);
+    if (p->oom)
+        return;
+    memmove(p->b + at + ll, p->b + at, len);
+    size_t end = p->n + ll;
+    p->n = at;
+    varint(p, len);
+    p->n = end;
+}
+
+struct counter_track {
+    uint64_t label;
+};
+
+struct pexp {
+    FILE *out;
+    struct pb pkt;
+    const struct instr_dump *dumps;
+    uint64_t t0_ns;          /* the session's start */
+    size_t dump;
+    const struct instr_profile *p;
+    uint32_t thread;         /* the thread walked, UINT32_MAX before the first */
+    size_t depth;            /* its open slices */
+    uint8_t *interned;       /* per function of the current profile: 1 name, 2 source location */
+    size_t ninterned;
+    uint64_t *labels;        /* labels of the current dump met so far: mark names and counter tracks */
+    uint8_t *label_flags;    /* 1: name interned, 2: counter track described */
+    size_t nlabels, caplabels;
+    uint32_t threads_described; /* threads of the current profile with a descriptor: 0..this */
+    uint64_t next_uuid;      /* the next track's uuid */
+    uint64_t process_uuid;   /* the current dump's process track */
+    uint64_t *thread_uuids;  /* per thread described */
+    size_t capthreads;
+    uint64_t *counter_uuids; /* per label met (0: no counter track yet) */
+    int first_packet;        /* the sequence's first packet: clears the interning state */
+    int rc;
+};
+
+/* Track uuids are numbered in the order the tracks are described (small
+ * numbers: one or two bytes in each event): the process, its threads and
+ * counters as they are met. */
+static uint64_t process_uuid(const struct pexp *c)
+{
+    return c->process_uuid;
+}
+
+static uint64_t thread_uuid(const struct pexp *c, uint32_t thread)
+{
+    return c->thread_uuids[thread];
+}
+
+static uint64_t counter_uuid(const struct pexp *c, size_t label_index)
+{
+    return c->counter_uuids[label_index];
+}
+
+/* A packet of the current dump's sequence: begin, fill, end. */
+static void packet_begin(struct pexp *c)
+{
+    c->pkt.n = 0;
+    c->pkt.depth = 0;
+    field_u64(&c->pkt, PKT_SEQUENCE_ID, c->dump + 1);
+    if (c->first_packet) {
+        field_u64(&c->pkt, PKT_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED | SEQ_NEEDS_INCREMENTAL_STATE);
+        c->first_packet = 0;
+    } else {
+        field_u64(&c->pkt, PKT_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+    }
+}
+
+static void packet_end(struct pexp *c)
+{
+    if (c->pkt.oom) {
+        c->rc = INSTR_ENOMEM;
+        return;
+    }
+    uint8_t head[12];
+    size_t n = 0;
+    uint64_t len = c->pkt.n;
+    head[n++] = TRACE_PACKET << 3 | 2;
+    do {
+        head[n++] = (uint8_t)(len >= 0x80 ? (len & 0x7f) | 0x80 : len);
+        len >>= 7;
+    } while (len);
+    if (fwrite(head, 1, n, c->out) != n || fwrite(c->pkt.b, 1, c->pkt.n, c->out) != c->pkt.n)
+        c->rc = INSTR_EIO;
+}
+
+/* ns since the session's start of a tick of the current dump. */
+static uint64_t ns_of(const struct pexp *c, uint64_t tick)
+{
+    const struct instr_dump *d = &c->dumps[c->dump];
+    double rel = ((double)tick - (double)d->hdr.start_tsc) * 1e9 / d->tick_hz;
+    double t = rel + (double)(d->hdr.start_mono_ns - c->t0_ns);
+    return t > 0 ? (uint64_t)llround(t) : 0;
+}
+
+static void describe_process(struct pexp *c)
+{
+    const struct instr_dump *d = &c->dumps[c->dump];
+    packet_begin(c);
+    msg_begin(&c->pkt, PKT_TRACK_DESCRIPTOR);
+    field_u64(&c->pkt, TD_UUID, process_uuid(c));
+    msg_begin(&c->pkt, TD_PROCESS);
+    field_u64(&c->pkt, PD_PID, d->hdr.pid);
+    for (size_t k = 0; d->argv && k < d->argc; k++)
+        field_str(&c->pkt, PD_CMDLINE, d->argv[k]);
+    field_str(&c->pkt, PD_NAME, instr_basename(d->hdr.exe_path));
+    msg_end(&c->pkt);
+    msg_end(&c->pkt);
+    /* The sequence's first packet: its interned categories. */
+    msg_begin(&c->pkt, PKT_INTERNED);
+    static const char *const cats[] = {[CAT_FUNCTION] = "function", [CAT_CALL] = "call"};
+    for (unsigned k = CAT_FUNCTION; k <= CAT_CALL; k++) {
+        msg_begin(&c->pkt, ID_CATEGORIES);
+        field_u64(&c->pkt, IID, k);
+        field_str(&c->pkt, IID_NAME, cats[k]);
+        msg_end(&c->pkt);
+    }
+    msg_end(&c->pkt);
+    packet_end(c);
+}
+
+/* The descriptors of the threads walked so far that have none (the
+ * profile's threads array holds those walked, the current one last). */
+static void describe_threads(struct pexp *c)
+{
+    for (; c->threads_described < c->p->nthreads; c->threads_described++) {
+        const struct instr_pthread *th = &c->p->threads[c->threads_described];
+        if (c->threads_described == c->capthreads) {
+            size_t nc = c->capthreads ? c->capthreads * 2 : 16;
+            uint64_t *a = realloc(c->thread_uuids, nc * sizeof *a);
+            if (!a) {
+                c->rc = INSTR_ENOMEM;
+                return;
+            }
+            c->thread_uuids = a;
+            c->capthreads = nc;
+        }
+        c->thread_uuids[c->threads_described] = c->next_uuid++;
+        packet_begin(c);
+        msg_begin(&c->pkt, PKT_TRACK_DESCRIPTOR);
+        field_u64(&c->pkt, TD_UUID, thread_uuid(c, c->threads_described));
+        field_u64(&c->pkt, TD_PARENT, process_uuid(c));
+        msg_begin(&c->pkt, TD_THREAD);
+        field_u64(&c->pkt, THD_PID, c->dumps[c->dump].hdr.pid);
+        field_u64(&c->pkt, THD_TID, th->tid);
+        field_str(&c->pkt, THD_NAME, th->name && th->name[0] ? th->name : "thread");
+        msg_end(&c->pkt);
+        msg_end(&c->pkt);
+        packet_end(c);
+    }
+}
+
+static int see_thread(struct pexp *c, uint32_t thread)
+{
+    if (c->thread != thread) {
+        c->thread = thread;
+        c->depth = 0;
+    }
+    if (thread >= c->threads_described)
+        describe_threads(c);
+    return c->rc;
+}
+
+/* The interning flags of function func, grown as needed (NULL: no memory). */
+static uint8_t *func_flags(struct pexp *c, uint32_t func)
+{
+    if (func >= c->ninterned) {
+        size_t nn = c->ninterned ? c->ninterned : 64;
+        while (nn <= func)
+            nn *= 2;
+        uint8_t *a = realloc(c->interned, nn);
+        if (!a)
+            return NULL;
+        memset(a + c->ninterned, 0, nn - c->ninterned);
+        c->interned = a;
+        c->ninterned = nn;
+    }
+    return &c->interned[func];
+}
+
+/* Name iids: 2 func + 1 for functions, 2 k + 2 for the k-th label met. */
+static uint64_t func_iid(uint32_t func)
+{
+    return 2 * (uint64_t)func + 1;
+}
+
+static uint64_t label_iid(size_t k)
+{
+    return 2 * (uint64_t)k + 2;
+}
+
+static void interned_name(struct pb *p, uint64_t iid, const char *name)
+{
+    msg_begin(p, ID_NAMES);
+    field_u64(p, IID, iid);
+    field_str(p, IID_NAME, name);
+    msg_end(p);
+}
+
+static int on_open(void *ctx, uint32_t thread, uint32_t func, uint64_t tick)
+{
+    struct pexp *c = ctx;
+    if (see_thread(c, thread))
+        return c->rc;
+    uint8_t *fl = func_flags(c, func);
+    if (!fl)
+        return INSTR_ENOMEM;
+    const struct instr_pfunc *f = &c->p->funcs[func];
+    int has_loc = f->fn && f->fn->file && f->fn->file[0];
+    packet_begin(c);
+    field_u64(&c->pkt, PKT_TIMESTAMP, ns_of(c, tick));
+    if (!*fl) {
+        char *name = instr_profile_func_name(c->p, func);
+        if (!name)
+            return INSTR_ENOMEM;
+        msg_begin(&c->pkt, PKT_INTERNED);
+        interned_name(&c->pkt, func_iid(func), name);
+        if (has_loc) {
+            msg_begin(&c->pkt, ID_SOURCE_LOCATIONS);
+            field_u64(&c->pkt, IID, func + 1);
+            field_str(&c->pkt, SL_FILE, f->fn->file);
+            field_str(&c->pkt, SL_FUNCTION, name);
+            field_u64(&c->pkt, SL_LINE, f->fn->line);
+            msg_end(&c->pkt);
+        }
+        msg_end(&c->pkt);
+        free(name);
+        *fl = 1;
+    }
+    msg_begin(&c->pkt, PKT_TRACK_EVENT);
+    field_u64(&c->pkt, TE_TYPE, TYPE_SLICE_BEGIN);
+    field_u64(&c->pkt, TE_TRACK, thread_uuid(c, thread));
+    field_u64(&c->pkt, TE_CATEGORY_IIDS, f->pseudo ? CAT_CALL : CAT_FUNCTION);
+    field_u64(&c->pkt, TE_NAME_IID, func_iid(func));
+    if (has_loc)
+        field_u64(&c->pkt, TE_SOURCE_LOCATION_IID, func + 1);
+    msg_end(&c->pkt);
+    packet_end(c);
+    c->depth++;
+    return c->rc;
+}
+
+static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, int incomplete)
+{
+    struct pexp *c = ctx;
+    (void)func;
+    if (see_thread(c, thread))
+        return c->rc;
+    if (!c->depth)
+        return 0;
+    c->depth--;
+    packet_begin(c);
+    field_u64(&c->pkt, PKT_TIMESTAMP, ns_of(c, tick));
+    msg_begin(&c->pkt, PKT_TRACK_EVENT);
+    field_u64(&c->pkt, TE_TYPE, TYPE_SLICE_END);
+    field_u64(&c->pkt, TE_TRACK, thread_uuid(c, thread));
+    if (incomplete) {
+        msg_begin(&c->pkt, TE_DEBUG);
+        field_str(&c->pkt, DA_NAME, "incomplete");
+        field_u64(&c->pkt, DA_BOOL, 1);
+        msg_end(&c->pkt);
+    }
+    msg_end(&c->pkt);
+    packet_end(c);
+    return c->rc;
+}
+
+/* The index of label among those met in this dump, added if new (-1: no memory). */
+static long label_index(struct pexp *c, uint64_t label)
+{
+    for (size_t k = 0; k < c->nlabels; k++)
+        if (c->labels[k] == label)
+            return (long)k;
+    if (c->nlabels == c->caplabels) {
+        size_t nc = c->caplabels ? c->caplabels * 2 : 16;
+        uint64_t *a = realloc(c->labels, nc * sizeof *a);
+        if (!a)
+            return -1;
+        c->labels = a;
+        uint8_t *f = realloc(c->label_flags, nc);
+        if (!f)
+            return -1;
+        c->label_flags = f;
+        uint64_t *u = realloc(c->counter_uuids, nc * sizeof *u);
+        if (!u)
+            return -1;
+        c->counter_uuids = u;
+        c->caplabels = nc;
+    }
+    c->labels[c->nlabels] = label;
+    c->label_flags[c->nlabels] = 0;
+    return (long)c->nlabels++;
+}
+
+static const char *label_text(const struct pexp *c, uint64_t label)
+{
+    const struct instr_label *l = instr_dump_label(c->p->dump, label);
+    return l ? l->text : "[label]";
+}
+
+static int on_mark(void *ctx, uint32_t thread, uint64_t label, uint64_t tick)
+{
+    struct pexp *c = ctx;
+    if (see_thread(c, thread))
+        return c->rc;
+    long k = label_index(c, label);
+    if (k < 0)
+        return INSTR_ENOMEM;
+    packet_begin(c);
+    field_u64(&c->pkt, PKT_TIMESTAMP, ns_of(c, tick));
+    if (!(c->label_flags[k] & 1)) {
+        msg_begin(&c->pkt, PKT_INTERNED);
+        interned_name(&c->pkt, label_iid((size_t)k), label_text(c, label));
+        msg_end(&c->pkt);
+        c->label_flags[k] |= 1;
+    }
+    msg_begin(&c->pkt, PKT_TRACK_EVENT);
+    field_u64(&c->pkt, TE_TYPE, TYPE_INSTANT);
+    field_u64(&c->pkt, TE_TRACK, thread_uuid(c, thread));
+    field_u64(&c->pkt, TE_NAME_IID, label_iid((size_t)k));
+    msg_end(&c->pkt);
+    packet_end(c);
+    return c->rc;
+}
+
+static int on_counter(void *ctx, uint32_t thread, uint64_t label, int64_t value, uint64_t tick)
+{
+    struct pexp *c = ctx;
+    if (see_thread(c, thread))
+        return c->rc;
+    long k = label_index(c, label);
+    if (k < 0)
+        return INSTR_ENOMEM;
+    if (!(c->label_flags[k] & 2)) {
+        c->counter_uuids[k] = c->next_uuid++;
+        packet_begin(c);
+        msg_begin(&c->pkt, PKT_TRACK_DESCRIPTOR);
+        field_u64(&c->pkt, TD_UUID, counter_uuid(c, (size_t)k));
+        field_u64(&c->pkt, TD_PARENT, process_uuid(c));
+        field_str(&c->pkt, TD_NAME, label_text(c, label));
+        msg_begin(&c->pkt, TD_COUNTER);
+        msg_end(&c->pkt);
+        msg_end(&c->pkt);
+        packet_end(c);
+        c->label_flags[k] |= 2;
+    }
+    packet_begin(c);
+    field_u64(&c->pkt, PKT_TIMESTAMP, ns_of(c, tick));
+    msg_begin(&c->pkt, PKT_TRACK_EVENT);
+    field_u64(&c->pkt, TE_TYPE, TYPE_COUNTER);
+    field_u64(&c->pkt, TE_TRACK, counter_uuid(c, (size_t)k));
+    field_u64(&c->pkt, TE_COUNTER_VALUE, (uint64_t)value); /* int64: two's complement, 10 bytes if < 0 */
+    msg_end(&c->pkt);
+    packet_end(c);
+    return c->rc;
+}
+
+/* A dump's walk begins: a new packet sequence, its interning state cleared. */
+static int dump_begin(void *ctx, size_t dump, const struct instr_profile *p)
+{
+    struct pexp *c = ctx;
+    c->dump = dump;
+    c->p = p;
+    c->thread = UINT32_MAX;
+    c->depth = 0;
+    c->threads_described = 0;
+    c->nlabels = 0;
+    if (c->interned)
+        memset(c->interned, 0, c->ninterned);
+    c->first_packet = 1;
+    c->process_uuid = c->next_uuid++;
+    describe_process(c);
+    return c->rc;
+}
+
+static void start(struct pexp *c, FILE *out, const struct instr_dump *dumps, size_t n)
+{
+    *c = (struct pexp){.out = out, .dumps = dumps, .t0_ns = UINT64_MAX, .next_uuid = 1};
+    for (size_t k = 0; k < n; k++)
+        if (dumps[k].hdr.start_mono_ns < c->t0_ns)
+            c->t0_ns = dumps[k].hdr.start_mono_ns;
+}
+
+static int finish(struct pexp *c, int rc)
+{
+    if (!rc)
+        rc = c->rc;
+    if (!rc && fflush(c->out))
+        rc = INSTR_EIO;
+    free(c->pkt.b);
+    free(c->interned);
+    free(c->labels);
+    free(c->label_flags);
+    free(c->thread_uuids);
+    free(c->counter_uuids);
+    return rc;
+}
+
+int instr_export_perfetto_walk(FILE *out, struct instr_session *s, const struct instr_dump *dumps, size_t n,
+                               const struct instr_exclusions *x, const struct instr_report_opts *o, int *wrc,
+                               char *err, size_t errlen)
+{
+    (void)o;
+    if (!instr_dumps_have_rate(dumps, n)) {
+        *wrc = INSTR_EARG; /* timestamps need a tick rate */
+        return instr_session_build_excluding(s, dumps, n, x, err, errlen);
+    }
+    struct pexp c;
+    start(&c, out, dumps, n);
+    struct instr_session_observer obs = {&c, dump_begin, {&c, on_open, on_close, on_mark, on_counter}};
+    int rc = instr_session_build_observed(s, dumps, n, x, &obs, err, errlen);
+    *wrc = finish(&c, 0);
+    return rc;
+}
+
+/* The same from a session already built: its dumps walked again. */
+int instr_export_perfetto(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
+{
+    (void)o;
+    if (!s->have_rate)
+        return INSTR_EARG;
+    struct pexp c;
+    start(&c, out, s->dumps, s->ndumps);
+    struct instr_timeline tl = {&c, on_open, on_close, on_mark, on_counter};
+    int rc = 0;
+    for (size_t i = 0; i < s->ndumps && rc == 0; i++) {
+        struct instr_profile p;
+        char err[600];
+        memset(&p, 0, sizeof p);
+        if ((rc = dump_begin(&c, i, &p)) == 0 &&
+            (rc = instr_profile_build_timeline(&p, &s->dumps[i], s->exclude, &tl, err, sizeof err)) == 0)
+            instr_profile_free(&p);
+    }
+    return finish(&c, rc);
+}
