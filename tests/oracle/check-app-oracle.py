@@ -128,7 +128,10 @@ def main():
         check(missed <= allowed(nsw), f"{label}: calls with a switch are not Application ({missed} missed)")
         check(false <= allowed(nclean), f"{label}: calls without a switch are Application ({false} flagged)")
     sleeps = [c for c in calls if c[1] == "z"]
-    check(all(c[2] > 0 for c in sleeps), "the oracle saw a switch in every sleep")
+    # A 20 us sleep whose timer expired before the thread got to block (the
+    # VM stalled it that long: seen once in a full run) makes no switch.
+    nosw = sum(1 for c in sleeps if c[2] == 0)
+    check(nosw <= allowed(len(sleeps)), f"the oracle saw a switch in (nearly) every sleep ({nosw} without)")
     check(sum(c[3] for c in sleeps) < 0.5 * sum(c[4] for c in sleeps), "sleeps: thread CPU time far below wall time")
     spins = [c for c in calls if c[1] == "s" and c[2] == 0]
     check(sum(c[3] for c in spins) >= 0.8 * sum(c[4] for c in spins),
