@@ -16,7 +16,7 @@ _instr_report_values()
 {
     case $1 in
     --view) echo "functions threads modules processes calltree callers callees lines samples" ;;
-    --sort) echo "name calls ei ee ai ae ei% ee% ai% ae% ci ce wall flagged module file pid tid" ;;
+    --sort) echo "name calls ei ee ai ae ei% ee% ai% ae% ci ce ci% ce% wall po flagged module file pid tid" ;;
     --units) echo "ticks ns us ms" ;;
     --format) echo "text csv json" ;;
     --export) echo "visualiser chrome callgrind folded pprof html perfetto" ;;

@@ -315,6 +315,7 @@ static int keep_tree(struct walker *w, uint32_t thread)
             .func = i ? nd->fn : UINT32_MAX,
             .thread = thread,
             .ei = nd->ei, .ee = nd->ee, .ai = nd->ai, .ae = nd->ae, .calls = nd->calls,
+            .ci = nd->ci, .ce = nd->ce,
         };
     }
     p->nnodes = base + n;

@@ -114,6 +114,7 @@ struct instr_pnode {
     uint32_t func;    /* index into funcs, UINT32_MAX for a thread's root */
     uint32_t thread;  /* index into threads */
     uint64_t ei, ee, ai, ae, calls; /* ticks: this path's four values, and its calls */
+    uint64_t ci, ce;                /* ticks: its CPU Inclusive and Exclusive (instr_values) */
 };
 
 struct instr_pthread {

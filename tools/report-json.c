@@ -36,11 +36,13 @@ static void values4(struct instr_json *j, int no_app, const struct instr_values 
 }
 
 /* CPU Inclusive and Exclusive: ticks, ns, percent of Session CPU
- * Inclusive; null unless every dump ran the cpuclock backend. */
-static void cpu_values(struct instr_json *j, const struct instr_session *s, const struct instr_row *r)
+ * Inclusive; null unless every dump ran the cpuclock backend.  v: ci, ce;
+ * ns and pct: theirs. */
+static void cpu2(struct instr_json *j, const struct instr_session *s, const struct instr_values *v, const double *ns,
+                 const double *pct)
 {
     static const char *const names[2] = {"cpu_inclusive", "cpu_exclusive"};
-    const uint64_t t[2] = {r->v.ci, r->v.ce};
+    const uint64_t t[2] = {v->ci, v->ce};
     char key[64];
     for (int i = 0; i < 2; i++) {
         snprintf(key, sizeof key, "%s_ticks", names[i]);
@@ -49,10 +51,15 @@ static void cpu_values(struct instr_json *j, const struct instr_session *s, cons
         else
             instr_json_key_null(j, key);
         snprintf(key, sizeof key, "%s_ns", names[i]);
-        instr_json_key_ns(j, key, s->cpu_known ? r->cpu_ns[i] : NAN);
+        instr_json_key_ns(j, key, s->cpu_known ? ns[i] : NAN);
         snprintf(key, sizeof key, "%s_pct", names[i]);
-        instr_json_key_num(j, key, "%.4f", s->cpu_known ? r->pct[4 + i] : NAN);
+        instr_json_key_num(j, key, "%.4f", s->cpu_known ? pct[i] : NAN);
     }
+}
+
+static void cpu_values(struct instr_json *j, const struct instr_session *s, const struct instr_row *r)
+{
+    cpu2(j, s, &r->v, r->cpu_ns, r->pct + 4);
 }
 
 /* A row's values: the four, then the flagged intervals and the exact
@@ -345,6 +352,7 @@ int instr_json_calltree(struct instr_json *j, const struct instr_session *s, con
         instr_json_key_u64(j, "depth", n->depth);
         function(j, instr_function_row(s, n->row));
         values4(j, s->no_app, &n->v, n->ns, n->pct);
+        cpu2(j, s, &n->v, n->cpu_ns, n->cpu_pct);
         instr_json_close(j);
     }
     instr_json_close(j);
@@ -360,6 +368,7 @@ static void relations(struct instr_json *j, const struct instr_session *s, const
         instr_json_open(j, NULL, '{', INSTR_JSON_INLINE);
         function(j, instr_function_row(s, a[i].row));
         values4(j, s->no_app, &a[i].v, a[i].ns, a[i].pct);
+        cpu2(j, s, &a[i].v, a[i].cpu_ns, a[i].cpu_pct);
         instr_json_close(j);
     }
     instr_json_close(j);
@@ -379,6 +388,7 @@ int instr_json_relations(struct instr_json *j, const struct instr_session *s, co
     instr_json_open(j, "function", '{', INSTR_JSON_INLINE);
     function(j, fr);
     values4(j, s->no_app, &fr->v, fr->ns, fr->pct);
+    cpu_values(j, s, fr);
     instr_json_close(j);
     if (callers)
         relations(j, s, "callers", rel.callers, rel.ncallers);

@@ -12,10 +12,16 @@
 
 /* ---- text and CSV ------------------------------------------------------------ */
 
-#define NCOLS 11
-static const char *const titles[NCOLS] = {"Calls", "Elapsed Incl", "Elapsed Excl", "App Incl", "App Excl",
-                                          "EI%",   "EE%",          "AI%",          "AE%",      "Module",
-                                          "Function"};
+/* Cells in CSV order (the CPU values last, after the function: added
+ * later); text shows them in text_order, the CPU values only when known. */
+#define NCOLS 15
+#define COL_MODULE 9
+#define COL_FUNCTION 10
+#define COL_CPU 11 /* CPU Incl, CPU Excl, CI%, CE% */
+static const char *const titles[NCOLS] = {"Calls",    "Elapsed Incl", "Elapsed Excl", "App Incl", "App Excl",
+                                          "EI%",      "EE%",          "AI%",          "AE%",      "Module",
+                                          "Function", "CPU Incl",     "CPU Excl",     "CI%",      "CE%"};
+static const int text_order[NCOLS] = {0, 1, 2, 3, 4, 11, 12, 5, 6, 7, 8, 13, 14, COL_MODULE, COL_FUNCTION};
 
 /* What a line is: a call-tree path, a caller or callee of the function, or
  * the function itself (marked '*' in text). */
@@ -32,10 +38,17 @@ struct lines {
     struct line_info *info;
     size_t n, cap;
     int no_app; /* Application values unavailable: n/a */
+    int cpu_known; /* CPU values known (every dump ran cpuclock): else not in text, empty in CSV */
+};
+
+/* A line's CPU values: ticks in v (ci, ce), ns and percents. */
+struct line_cpu {
+    const double *ns, *pct;
 };
 
 static int add_line(struct lines *l, const struct instr_values *v, const double *ns, const double *pct,
-                    enum instr_units u, const char *module, const char *name, unsigned depth, enum role role)
+                    struct line_cpu cpu, enum instr_units u, const char *module, const char *name, unsigned depth,
+                    enum role role)
 {
     if (l->n == l->cap) {
         size_t nc = l->cap ? l->cap * 2 : 64;
@@ -64,8 +77,17 @@ static int add_line(struct lines *l, const struct instr_values *v, const double 
         else if (asprintf(&c[5 + i], "%.2f", pct[i]) < 0)
             c[5 + i] = NULL;
     }
-    c[9] = strdup(module && module[0] ? instr_basename(module) : "?");
-    c[10] = strdup(name);
+    c[COL_MODULE] = strdup(module && module[0] ? instr_basename(module) : "?");
+    c[COL_FUNCTION] = strdup(name);
+    const uint64_t ct[2] = {v->ci, v->ce};
+    for (int i = 0; i < 2; i++) {
+        instr_fmt_value(buf, sizeof buf, ct[i], cpu.ns[i], u);
+        c[COL_CPU + i] = strdup(l->cpu_known ? buf : "");
+        if (!l->cpu_known)
+            c[COL_CPU + 2 + i] = strdup("");
+        else if (asprintf(&c[COL_CPU + 2 + i], "%.2f", cpu.pct[i]) < 0)
+            c[COL_CPU + 2 + i] = NULL;
+    }
     for (int i = 0; i < NCOLS; i++)
         if (!c[i])
             return INSTR_ENOMEM;
@@ -77,19 +99,22 @@ static int add_line(struct lines *l, const struct instr_values *v, const double 
 static void print_text(FILE *out, const struct lines *l)
 {
     size_t w[NCOLS];
-    for (int c = 0; c < NCOLS - 1; c++) {
+    for (int c = 0; c < NCOLS; c++) {
         w[c] = strlen(titles[c]);
         for (size_t r = 0; r < l->n; r++)
             if (strlen(l->cells[r * NCOLS + c]) > w[c])
                 w[c] = strlen(l->cells[r * NCOLS + c]);
     }
     for (size_t r = 0; r <= l->n; r++) {
-        for (int c = 0; c < NCOLS - 1; c++) {
+        for (int k = 0; k < NCOLS - 1; k++) {
+            int c = text_order[k];
+            if (c >= COL_CPU && !l->cpu_known)
+                continue;
             const char *s = r ? l->cells[(r - 1) * NCOLS + c] : titles[c];
-            fprintf(out, c == NCOLS - 2 ? "%-*s  " : "%*s  ", (int)w[c], s);
+            fprintf(out, c == COL_MODULE ? "%-*s  " : "%*s  ", (int)w[c], s);
         }
         if (!r) {
-            fprintf(out, "%s\n", titles[NCOLS - 1]);
+            fprintf(out, "%s\n", titles[COL_FUNCTION]);
             continue;
         }
         const struct line_info *in = &l->info[r - 1];
@@ -100,7 +125,7 @@ static void print_text(FILE *out, const struct lines *l)
             fprintf(out, "%*s[%u] ", 2 * MAX_INDENT, "", in->depth);
         else
             fprintf(out, "%*s", 2 * (int)in->depth, "");
-        fprintf(out, "%s%s\n", in->role == ROLE_FUNCTION ? "* " : "", l->cells[(r - 1) * NCOLS + NCOLS - 1]);
+        fprintf(out, "%s%s\n", in->role == ROLE_FUNCTION ? "* " : "", l->cells[(r - 1) * NCOLS + COL_FUNCTION]);
     }
 }
 
@@ -112,8 +137,9 @@ static void print_csv(FILE *out, const struct lines *l, enum instr_units u)
     fprintf(out,
             "role,depth,calls,elapsed_inclusive_%s,elapsed_exclusive_%s,application_inclusive_%s,"
             "application_exclusive_%s,elapsed_inclusive_pct,elapsed_exclusive_pct,application_inclusive_pct,"
-            "application_exclusive_pct,module,function\n",
-            un, un, un, un);
+            "application_exclusive_pct,module,function,cpu_inclusive_%s,cpu_exclusive_%s,cpu_inclusive_pct,"
+            "cpu_exclusive_pct\n",
+            un, un, un, un, un, un);
     for (size_t r = 0; r < l->n; r++) {
         char *const *c = &l->cells[r * NCOLS];
         fprintf(out, "%s,%u", role_names[l->info[r].role], l->info[r].depth);
@@ -146,7 +172,8 @@ static int calltree_lines(const struct instr_session *s, const struct instr_repo
         const struct instr_tnode *n = &t.n[c];
         const struct instr_row *r = instr_function_row(s, n->row);
         if (instr_tree_shown(n, o))
-            rc = add_line(l, &n->v, n->ns, n->pct, u, r->module, r->name, n->depth - 1, ROLE_PATH);
+            rc = add_line(l, &n->v, n->ns, n->pct, (struct line_cpu){n->cpu_ns, n->cpu_pct}, u, r->module, r->name,
+                          n->depth - 1, ROLE_PATH);
     }
     instr_tree_free(&t);
     return rc;
@@ -161,14 +188,16 @@ static int relations_lines(const struct instr_session *s, const struct instr_rep
     const struct instr_relation *a = callers ? rel->callers : rel->callees;
     size_t n = callers ? rel->ncallers : rel->ncallees;
     if (!callers)
-        rc = add_line(l, &fr->v, fr->ns, fr->pct, u, fr->module, fr->name, 0, ROLE_FUNCTION);
+        rc = add_line(l, &fr->v, fr->ns, fr->pct, (struct line_cpu){fr->cpu_ns, fr->pct + 4}, u, fr->module,
+                      fr->name, 0, ROLE_FUNCTION);
     for (size_t i = 0; i < n && !rc; i++) {
         const struct instr_row *r = instr_function_row(s, a[i].row);
-        rc = add_line(l, &a[i].v, a[i].ns, a[i].pct, u, r ? r->module : "", r ? r->name : "[thread start]", 1,
-                      callers ? ROLE_CALLER : ROLE_CALLEE);
+        rc = add_line(l, &a[i].v, a[i].ns, a[i].pct, (struct line_cpu){a[i].cpu_ns, a[i].cpu_pct}, u,
+                      r ? r->module : "", r ? r->name : "[thread start]", 1, callers ? ROLE_CALLER : ROLE_CALLEE);
     }
     if (callers && !rc)
-        rc = add_line(l, &fr->v, fr->ns, fr->pct, u, fr->module, fr->name, 0, ROLE_FUNCTION);
+        rc = add_line(l, &fr->v, fr->ns, fr->pct, (struct line_cpu){fr->cpu_ns, fr->pct + 4}, u, fr->module,
+                      fr->name, 0, ROLE_FUNCTION);
     return rc;
 }
 
@@ -176,7 +205,7 @@ static int relations_lines(const struct instr_session *s, const struct instr_rep
 static int views_table(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
                        enum instr_units u, int csv)
 {
-    struct lines l = {.no_app = s->no_app};
+    struct lines l = {.no_app = s->no_app, .cpu_known = s->cpu_known};
     int rc;
     if (o->view == INSTR_VIEW_CALLTREE) {
         if (!csv) {

@@ -177,9 +177,11 @@ struct instr_tnode {
     uint32_t row;         /* function row key (UINT32_MAX for the root) */
     uint32_t first_child, next_sibling; /* ordered by Elapsed Inclusive, descending */
     uint32_t depth;
-    struct instr_values v; /* ticks: ei, ee, ai, ae, calls of this path */
+    struct instr_values v; /* ticks: ei, ee, ai, ae, calls, ci, ce of this path */
     double ns[4];          /* the same in ns */
     double pct[4];         /* ei%, ee%, ai%, ae% */
+    double cpu_ns[2];      /* ci, ce in ns */
+    double cpu_pct[2];     /* ci%, ce% (of Session CPU Inclusive) */
 };
 
 struct instr_tree {
@@ -205,6 +207,8 @@ struct instr_relation {
     struct instr_values v;
     double ns[4];
     double pct[4];
+    double cpu_ns[2];     /* v.ci, v.ce in ns (ci like ei: once per path) */
+    double cpu_pct[2];    /* ... percent of Session CPU Inclusive */
 };
 
 struct instr_relations {

@@ -6,9 +6,9 @@
 
 #include "report.h"
 
-const char instr_sort_columns[] = "name, calls, ei, ee, ai, ae, ei%, ee%, ai%, ae%, ci, ce, wall, flagged, module, file, pid, tid";
+const char instr_sort_columns[] = "name, calls, ei, ee, ai, ae, ei%, ee%, ai%, ae%, ci, ce, ci%, ce%, wall, po, flagged, module, file, pid, tid";
 
-enum sort_key { K_NAME, K_CALLS, K_EI, K_EE, K_AI, K_AE, K_CI, K_CE, K_WALL, K_FLAGGED, K_MODULE, K_FILE, K_PID, K_TID };
+enum sort_key { K_NAME, K_CALLS, K_EI, K_EE, K_AI, K_AE, K_CI, K_CE, K_WALL, K_PO, K_FLAGGED, K_MODULE, K_FILE, K_PID, K_TID };
 
 static int cmp_u64(uint64_t a, uint64_t b)
 {
@@ -34,6 +34,7 @@ static int cmp_row(const void *pa, const void *pb, void *ctx)
     case K_CI: c = -cmp_u64(a->v.ci, b->v.ci); break;
     case K_CE: c = -cmp_u64(a->v.ce, b->v.ce); break;
     case K_WALL: c = -cmp_u64(a->wall_t, b->wall_t); break;
+    case K_PO: c = -cmp_u64(a->v.po, b->v.po); break;
     case K_FLAGGED: c = -cmp_u64(a->v.flagged_t, b->v.flagged_t); break;
     case K_MODULE: c = cmp_str(a->module, b->module); break;
     case K_FILE: c = cmp_str(a->file, b->file); if (!c) c = cmp_u64(a->line, b->line); break;
@@ -56,7 +57,8 @@ int instr_session_sort(struct instr_session *s, const char *column)
                 {"ae%", K_AE},    {"ei_pct", K_EI},     {"ee_pct", K_EE},   {"ai_pct", K_AI},
                 {"ae_pct", K_AE}, {"flagged", K_FLAGGED}, {"module", K_MODULE}, {"file", K_FILE},
                 {"pid", K_PID},   {"tid", K_TID},       {"ci", K_CI},       {"ce", K_CE},
-                {"ci%", K_CI},    {"ce%", K_CE},        {"wall", K_WALL}};
+                {"ci%", K_CI},    {"ce%", K_CE},        {"wall", K_WALL},   {"po", K_PO},
+                {"probe", K_PO},  {"probe_overhead", K_PO}};
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
         if (strcasecmp(column, cols[i].name))
             continue;

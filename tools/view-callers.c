@@ -46,7 +46,11 @@ static int add(struct instr_relation **a, size_t *n, uint32_t row, const struct 
     r->v.ae += pn->ae;
     r->ns[1] += instr_ticks_ns(d, pn->ee);
     r->ns[3] += instr_ticks_ns(d, pn->ae);
+    r->v.ce += pn->ce;
+    r->cpu_ns[1] += instr_ticks_ns(d, pn->ce);
     if (inclusive) {
+        r->v.ci += pn->ci;
+        r->cpu_ns[0] += instr_ticks_ns(d, pn->ci);
         r->v.ei += pn->ei;
         r->v.ai += pn->ai;
         r->ns[0] += instr_ticks_ns(d, pn->ei);
@@ -69,12 +73,14 @@ static int cmp_rel(const void *a, const void *b)
 
 static void finish(const struct instr_session *s, struct instr_relation *a, size_t n)
 {
-    double e = (double)s->total.ei, ap = (double)s->total.ai;
+    double e = (double)s->total.ei, ap = (double)s->total.ai, cpu = (double)s->total.ci;
     for (size_t k = 0; k < n; k++) {
         a[k].pct[0] = e > 0 ? 100.0 * (double)a[k].v.ei / e : 0;
         a[k].pct[1] = e > 0 ? 100.0 * (double)a[k].v.ee / e : 0;
         a[k].pct[2] = ap > 0 ? 100.0 * (double)a[k].v.ai / ap : 0;
         a[k].pct[3] = ap > 0 ? 100.0 * (double)a[k].v.ae / ap : 0;
+        a[k].cpu_pct[0] = cpu > 0 ? 100.0 * (double)a[k].v.ci / cpu : 0;
+        a[k].cpu_pct[1] = cpu > 0 ? 100.0 * (double)a[k].v.ce / cpu : 0;
     }
     sort_s = s;
     if (n > 1)

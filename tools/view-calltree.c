@@ -125,10 +125,14 @@ int instr_tree_build(const struct instr_session *s, struct instr_tree *t)
             map[j] = c;
             struct instr_tnode *n = &t->n[c];
             instr_values_add4(&n->v, n->ns, d, pn->ei, pn->ee, pn->ai, pn->ae, pn->calls);
+            n->v.ci += pn->ci;
+            n->v.ce += pn->ce;
+            n->cpu_ns[0] += instr_ticks_ns(d, pn->ci);
+            n->cpu_ns[1] += instr_ticks_ns(d, pn->ce);
         }
     }
     /* Children lists, largest Elapsed Inclusive first; percents. */
-    double e = (double)s->total.ei, a = (double)s->total.ai;
+    double e = (double)s->total.ei, a = (double)s->total.ai, cpu = (double)s->total.ci;
     uint32_t *kids = malloc(t->len * sizeof *kids);
     size_t *count = calloc(t->len, sizeof *count), *start = calloc(t->len + 1, sizeof *start);
     if (!kids || !count || !start) {
@@ -157,6 +161,8 @@ int instr_tree_build(const struct instr_session *s, struct instr_tree *t)
         n->pct[1] = e > 0 ? 100.0 * (double)n->v.ee / e : 0;
         n->pct[2] = a > 0 ? 100.0 * (double)n->v.ai / a : 0;
         n->pct[3] = a > 0 ? 100.0 * (double)n->v.ae / a : 0;
+        n->cpu_pct[0] = cpu > 0 ? 100.0 * (double)n->v.ci / cpu : 0;
+        n->cpu_pct[1] = cpu > 0 ? 100.0 * (double)n->v.ce / cpu : 0;
     }
     free(kids);
     free(count);

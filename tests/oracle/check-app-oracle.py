@@ -8,8 +8,10 @@ flagged exactly when the oracle saw a switch: Application when it did not,
 not Application when it did.  A noise thread's system calls on the other
 CPU must flag nothing.  Counts and ratios, never absolute times.  What
 the oracle cannot place is allowed for: a switch the oracle counts in one
-call but the hooks see at the next (counted apart, see below), and kernel
-work on the thread without a switch (at most 2%, and at least 1, each way)."""
+call but the hooks see at the next, or in no call but the hooks see at the
+next (counted apart, see below), and kernel work on the thread without a
+switch (at most 2%, and at least 1, each way).  The program's first calls
+(runtime set-up, see app-oracle.c) are not measured."""
 import argparse, glob, json, os, subprocess, sys, tempfile
 
 failures = []
@@ -71,7 +73,9 @@ def main():
         return 77
     oracle = [l.split() for l in proc.stdout.splitlines() if l.startswith("call ")]
     calls = [(o[2], o[3], int(o[4]), int(o[5]), int(o[6])) for o in oracle]  # phase, kind, switches, cpu, wall
-    seen = call_flags(text, {"spin_work", "sleep_work"})
+    reads = [(int(o[7]), int(o[8])) for o in oracle]  # the thread's switch count at the first and last read
+    warm = [int(l.split()[1]) for l in proc.stdout.splitlines() if l.startswith("warmup ")]
+    seen = call_flags(text, {"spin_work", "sleep_work"})[warm[0] if warm else 0:]
     check(len(seen) == len(calls), f"one recorded call per oracle call ({len(seen)} vs {len(calls)})")
     if len(seen) != len(calls):
         return 1
@@ -92,6 +96,22 @@ def main():
             shifted.update((i, i + 1))
     print(f"switches placed one call late (between a call's exit hook and the oracle's read): {len(shifted) // 2}")
 
+    # A switch after one call's last oracle read and before the next one's
+    # first (at the return of the getrusage system call, a preemption
+    # point, or in the few instructions between) is in neither call's
+    # count, yet the next call's enter hook sees it and flags both sides of
+    # its tick, so that call is flagged: the program's own counts say so
+    # (its first read is above the previous call's last).  Counted apart.
+    gap = set(i for i in range(1, len(calls))
+              if reads[i][0] > reads[i - 1][1] and calls[i][2] == 0 and flags[i] and i not in shifted)
+    print(f"switches between two calls' oracle reads (in no call's count), flagging the next call: {len(gap)}")
+    shifted |= gap
+    for i, c in enumerate(calls):
+        if i not in shifted and (c[2] > 0) != flags[i]:
+            print(f"  call {i} {c[0]}{c[1]}: switches {c[2]}, flagged {flags[i]}; reads {reads[i]}, "
+                  f"previous call's last {reads[i - 1][1] if i else None}, "
+                  f"flags around {[flags[k] for k in range(max(0, i - 1), min(len(flags), i + 2))]}")
+
     def tally(sel):
         sw = [flags[i] for i, c in enumerate(calls) if sel(c) and c[2] > 0 and i not in shifted]
         clean = [flags[i] for i, c in enumerate(calls) if sel(c) and c[2] == 0 and i not in shifted]
@@ -108,7 +128,10 @@ def main():
         check(missed <= allowed(nsw), f"{label}: calls with a switch are not Application ({missed} missed)")
         check(false <= allowed(nclean), f"{label}: calls without a switch are Application ({false} flagged)")
     sleeps = [c for c in calls if c[1] == "z"]
-    check(all(c[2] > 0 for c in sleeps), "the oracle saw a switch in every sleep")
+    # A 20 us sleep whose timer expired before the thread got to block (the
+    # VM stalled it that long: seen once in a full run) makes no switch.
+    nosw = sum(1 for c in sleeps if c[2] == 0)
+    check(nosw <= allowed(len(sleeps)), f"the oracle saw a switch in (nearly) every sleep ({nosw} without)")
     check(sum(c[3] for c in sleeps) < 0.5 * sum(c[4] for c in sleeps), "sleeps: thread CPU time far below wall time")
     spins = [c for c in calls if c[1] == "s" and c[2] == 0]
     check(sum(c[3] for c in spins) >= 0.8 * sum(c[4] for c in spins),
