@@ -200,7 +200,7 @@ int instr_hybrid_write(FILE *out, const struct instr_hybrid *h, int format, size
         r->s_pct = 100 * ps;
         /* Binomial sampling error of the share, 2 sigma; at least one sample's worth. */
         r->err = N > 0 ? 100 * fmax(2 * sqrt(pi * (1 - pi) / N), 1 / N) : 0;
-        r->flag = N > 0 && fabs(r->s_pct - r->ee_pct) > r->err;
+        r->flag = N > 0 && fabs(r->s_pct - 100 * pi) > r->err; /* against the reference shown */
         r->rt_pct = hf->samples ? 100.0 * (double)hf->runtime / (double)hf->samples : 0;
     }
     qsort(rows, n, sizeof *rows, by_ee);
