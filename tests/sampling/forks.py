@@ -11,6 +11,7 @@ hybrid-forks:  INSTR_SAMPLE in an instrumented program keeps sampling in
                fork children: the same 5 dumps, each with samples placed on
                its own work function (but the child that execs: its ring is
                drained at chunk switches and exit, and exec discards it).
+forks-unprivileged: sample-forks and hybrid-forks as uid 65534.
 hybrid-rate:   the asked rate is in an INSTR_SAMPLE dump (SAMPLING record)
                and the --view samples header shows it beside the achieved.
 Exit 0 pass, 1 fail, 77 skip.
@@ -147,6 +148,40 @@ def scenario_hybrid_forks(work):
     check_processes(dumps_in(work), "hybrid", hybrid_samples_of, exec_child_sampled=False)
 
 
+def scenario_forks_unprivileged(work):
+    """Both, as uid 65534 (perf_event_paranoid 2): each child opens its
+    own event as the user."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        print("needs root and setpriv: skipped")
+        sys.exit(77)
+    with open("/proc/sys/kernel/perf_event_paranoid") as f:
+        if int(f.read()) > 2:
+            print("perf_event_paranoid > 2: skipped")
+            sys.exit(77)
+    os.chmod(work, 0o1777)
+    user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    progs = [shutil.copy(p, work) for p in (SAMPLE, FORKS, FORKS_I)]
+    for sub in ("s", "h"):
+        os.mkdir(os.path.join(work, sub))
+        os.chmod(os.path.join(work, sub), 0o1777)
+    r = run([*user, progs[0], "-o", os.path.join(work, "s", "%e.%p.instr"), progs[1]], cwd=work)
+    check(r.returncode == 0, "instr-sample as uid 65534 (%d: %s)" % (r.returncode, r.stderr))
+
+    def samples_of(d, fn):
+        j = functions(d)
+        f = {x["name"]: x for x in j["functions"]} if j else {}
+        return f.get(fn, {}).get("exclusive_samples", 0)
+    dumps = dumps_in(os.path.join(work, "s"))
+    check(all(os.stat(d).st_uid == 65534 for d in dumps), "instr-sample's dumps belong to the user")
+    check_processes(dumps, "instr-sample as uid 65534", samples_of)
+    r = run([*user, progs[2]], cwd=work, env={"INSTR_SAMPLE": "1000", "INSTR_LOG": "stderr",
+                                             "INSTR_OUTPUT": os.path.join(work, "h", "h.%p.instr")})
+    check(r.returncode == 0 and "perf events" not in r.stderr, "hybrid as uid 65534 (%d: %s)" % (r.returncode, r.stderr))
+    dumps = dumps_in(os.path.join(work, "h"))
+    check(all(os.stat(d).st_uid == 65534 for d in dumps), "the hybrid's dumps belong to the user")
+    check_processes(dumps, "hybrid as uid 65534", hybrid_samples_of, exec_child_sampled=False)
+
+
 def scenario_hybrid_rate(work):
     for hz in (250, 1000):
         out = os.path.join(work, "r%d.instr" % hz)
@@ -166,7 +201,7 @@ def scenario_hybrid_rate(work):
 
 with tempfile.TemporaryDirectory() as work:
     {"exe-name": scenario_exe_name, "sample-forks": scenario_sample_forks, "hybrid-forks": scenario_hybrid_forks,
-     "hybrid-rate": scenario_hybrid_rate}[scenario](work)
+     "hybrid-rate": scenario_hybrid_rate, "forks-unprivileged": scenario_forks_unprivileged}[scenario](work)
 if failures:
     sys.exit(1)
 print("ok")
