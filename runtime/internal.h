@@ -295,6 +295,8 @@ int instr__lifecycle_init(void);
 void instr__calibrate(void);
 void instr__calibrate_reemit(void);
 void instr__meta_hook_cost(const uint64_t v[5]); /* metadata.c: one HOOK_COST record */
+void instr__meta_sampling(uint64_t rate_hz, uint64_t period_ns, uint64_t stack_bytes,
+                          const char *unwinder); /* metadata.c: the SAMPLING record, lock held */
 
 /* fatal-signals.c */
 void instr__fatal_signals_init(void);
@@ -307,6 +309,7 @@ struct instr__sampler;
 void instr__sampler_thread(struct instr__thread *t);
 void instr__sampler_drain(struct instr__thread *t);
 void instr__sampler_thread_end(struct instr__thread *t);
+void instr__sampler_fork_child(struct instr__thread *t);
 
 /* count.c: count mode (plugin mode=count, hook-abi.h). */
 void instr__count_thread(const struct instr_count_module *m, uintptr_t *delta); /* the slot's hook */

@@ -107,6 +107,7 @@ static void child_after_fork(void)
     pthread_mutex_unlock(&instr__rt.meta_lock);
     if (t) {
         instr__thread_restart(t);
+        instr__sampler_fork_child(t);
         t->busy = 0;
     }
 out:

@@ -640,3 +640,16 @@ void instr__meta_site_calls(uint32_t caller, uint32_t line, uint32_t flags, cons
         meta_put(INSTR_META_SITE_CALLS, f, 5);
     pthread_mutex_unlock(&instr__rt.meta_lock);
 }
+
+/* A SAMPLING record (meta lock held): INSTR_SAMPLE's rate asked, its period,
+ * the stack bytes copied per sample and the unwinder (dump-format.h). */
+void instr__meta_sampling(uint64_t rate_hz, uint64_t period_ns, uint64_t stack_bytes, const char *unwinder)
+{
+    struct field f[] = {
+        {F_VARINT, rate_hz, NULL},
+        {F_VARINT, period_ns, NULL},
+        {F_VARINT, stack_bytes, NULL},
+        {F_STRING, 0, unwinder},
+    };
+    meta_put(INSTR_META_SAMPLING, f, 4);
+}

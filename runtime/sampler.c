@@ -19,13 +19,16 @@
  * write (ring full: a thread that ran long without a slow path) become a
  * LOST record.
  *
- * A fork child's inherited ring is the parent's event: the child drops it
- * (its threads are not sampled).  Where perf events are not allowed, one
+ * A fork child has none of the parent's events (the kernel does not copy a
+ * perf ring's mapping into a child): its forking thread, the only one left,
+ * lets go of the parent's state without touching it and opens its own
+ * event, so the child is sampled into its own dump like the parent.  Where perf events are not allowed, one
  * line says so and the program is recorded without samples.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +130,13 @@ void instr__sampler_thread(struct instr__thread *t)
     s->ring = ring;
     s->pid = getpid();
     t->sampler = s;
+    /* The rate asked, once per dump (a fork child's is a new dump). */
+    static pid_t recorded;
+    if (__atomic_exchange_n(&recorded, s->pid, __ATOMIC_RELAXED) != s->pid && instr__rt.header) {
+        pthread_mutex_lock(&instr__rt.meta_lock);
+        instr__meta_sampling((uint64_t)hz, a.sample_period, 0, "none: the PC on the shadow stack");
+        pthread_mutex_unlock(&instr__rt.meta_lock);
+    }
     errno = saved;
 }
 
@@ -173,9 +183,8 @@ void instr__sampler_drain(struct instr__thread *t)
     struct instr__sampler *s = t->sampler;
     if (!s)
         return;
-    if (s->pid != getpid()) { /* a fork child: the parent's event */
+    if (s->pid != getpid()) { /* a fork child: the parent's event (its ring is not mapped here) */
         t->sampler = NULL;
-        munmap(s->ring, (1 + RING_PAGES) * PAGE);
         instr__chunk_unmap(&s->win);
         munmap(s, (sizeof *s + PAGE - 1) & ~(size_t)(PAGE - 1));
         return;
@@ -210,6 +219,21 @@ void instr__sampler_drain(struct instr__thread *t)
     if (s->chunk)
         __atomic_store_n(&s->chunk->used_bytes, (uint32_t)(s->pos - (uint8_t *)s->chunk - INSTR_CHUNK_HEADER_SIZE),
                          __ATOMIC_RELEASE);
+}
+
+/* Fork child, after the thread restarted in the child's dump: the parent's
+ * chunks are the parent's file (dropped unwritten) and its ring is not
+ * mapped here (perf mappings are not copied: never munmap its address,
+ * the child's own mappings may lie there now); sample this thread anew. */
+void instr__sampler_fork_child(struct instr__thread *t)
+{
+    struct instr__sampler *s = t->sampler;
+    if (s) {
+        t->sampler = NULL;
+        instr__chunk_unmap(&s->win);
+        munmap(s, (sizeof *s + PAGE - 1) & ~(size_t)(PAGE - 1));
+    }
+    instr__sampler_thread(t);
 }
 
 void instr__sampler_thread_end(struct instr__thread *t)

@@ -200,7 +200,7 @@ int instr_hybrid_write(FILE *out, const struct instr_hybrid *h, int format, size
         r->s_pct = 100 * ps;
         /* Binomial sampling error of the share, 2 sigma; at least one sample's worth. */
         r->err = N > 0 ? 100 * fmax(2 * sqrt(pi * (1 - pi) / N), 1 / N) : 0;
-        r->flag = N > 0 && fabs(r->s_pct - r->ee_pct) > r->err;
+        r->flag = N > 0 && fabs(r->s_pct - 100 * pi) > r->err; /* against the reference shown */
         r->rt_pct = hf->samples ? 100.0 * (double)hf->runtime / (double)hf->samples : 0;
     }
     qsort(rows, n, sizeof *rows, by_ee);
@@ -209,6 +209,7 @@ int instr_hybrid_write(FILE *out, const struct instr_hybrid *h, int format, size
         n = limit;
     double secs = h->tick_rate > 0 ? (double)(has_cpu ? cpu_total : h->thread_ticks) / h->tick_rate / 1e9 : 0;
     double achieved = secs > 0 ? (double)h->samples / secs : 0;
+    const uint64_t asked = p->dump->sample_rate_hz; /* the SAMPLING record; 0 = none (older dumps) */
     double rt_share = h->samples ? 100.0 * (double)h->runtime_samples / (double)h->samples : 0;
     struct instr_json j;
     if (format == 2) {
@@ -222,6 +223,10 @@ int instr_hybrid_write(FILE *out, const struct instr_hybrid *h, int format, size
         instr_json_key_u64(&j, "lost", h->lost);
         instr_json_key_u64(&j, "in_runtime", h->runtime_samples);
         instr_json_key_num(&j, "in_runtime_pct", "%.4f", rt_share);
+        if (asked)
+            instr_json_key_u64(&j, "rate_asked_hz", asked);
+        else
+            instr_json_key_null(&j, "rate_asked_hz");
         instr_json_key_num(&j, "rate_achieved_hz", "%.1f", achieved);
         instr_json_key_str(&j, "compared_with", has_cpu ? "on_cpu_exclusive_pct" : "elapsed_exclusive_pct");
         instr_json_close(&j);
@@ -235,9 +240,12 @@ int instr_hybrid_write(FILE *out, const struct instr_hybrid *h, int format, size
                 "Samples on the instrumented stack: %" PRIu64 " samples (%" PRIu64 " placed on a frame, %" PRIu64
                 " on an empty stack, %" PRIu64 " in the runtime's own work, %" PRIu64 " lost)\n",
                 h->samples, h->placed, h->empty_samples, h->gap_samples, h->lost);
-        fprintf(out, "Rate achieved: %.0f Hz of %s time;  PC inside instr's runtime: %.2f %% of samples "
+        char askeds[32] = "unknown (not recorded)";
+        if (asked)
+            snprintf(askeds, sizeof askeds, "%" PRIu64 " Hz", asked);
+        fprintf(out, "Rate: asked %s, achieved %.0f Hz of %s time;  PC inside instr's runtime: %.2f %% of samples "
                      "(measured probe overhead)\n",
-                achieved, has_cpu ? "on-CPU" : "thread", rt_share);
+                askeds, achieved, has_cpu ? "on-CPU" : "thread", rt_share);
         fprintf(out, "Compared with: %s; flagged where they differ by more than the sampling error (+/-)\n\n", ref);
         fprintf(out, "%-32s %9s %10s %10s %10s %8s %10s\n", "Function", "EE %", "On-CPU EE %", "Excl Smp",
                 "Excl Smp %", "+/- %", "In hooks %");

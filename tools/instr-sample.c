@@ -59,6 +59,7 @@ struct proc {
     uint32_t pid, ppid;
     char exe[1024];
     int fork_child;            /* the image began with fork, not exec */
+    int exe_pending;           /* exec seen: the next file mapping names the image */
     uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
     struct instr_dump_writer *w;
     struct instr_umap *maps; /* sorted by start */
@@ -217,12 +218,16 @@ static struct thread *thread_of(struct proc *p, uint32_t tid, int create)
     return t;
 }
 
+static void read_exe(struct proc *p);
+
 /* The dump of a process image, created at its first sample. */
 static int open_dump(struct proc *p)
 {
     if (p->w)
         return 0;
     char base[4096], path[4096];
+    if (!p->exe[0])
+        read_exe(p); /* the exec's mapping not seen (yet): ask /proc while it lives */
     const char *tmpl = g.out_template ? g.out_template : "%e.%p.instr";
     if (expand(tmpl, p, base, sizeof base) < 0 || create_unique(base, path, sizeof path) < 0) {
         say("cannot create %s: %s; process %u not recorded", base, strerror(errno), p->pid);
@@ -319,7 +324,12 @@ static void reset_image(struct proc *p, uint64_t t)
     p->fork_child = 0;
     p->start_ns = t;
     p->samples = 0;
-    read_exe(p);
+    /* Its name comes with the records, not from /proc: the process may be
+     * gone (or have exec'd again) by the time this record is drained.  The
+     * kernel maps the executable (or a script's interpreter) first, before
+     * the dynamic loader: the next file mapping names the image. */
+    p->exe[0] = 0;
+    p->exe_pending = 1;
     if (p->unw)
         instr_unwinder_flush(p->unw);
 }
@@ -517,6 +527,10 @@ static void on_record(const uint8_t *r, size_t size)
         if (!memchr(name, 0, maxlen))
             return;
         struct proc *p = proc_of(pid, 1);
+        if (p && p->exe_pending && name[0] == '/') {
+            snprintf(p->exe, sizeof p->exe, "%s", name);
+            p->exe_pending = 0;
+        }
         if (p)
             add_map(p, addr, addr + len, pgoff, name, t);
         break;

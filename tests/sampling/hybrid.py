@@ -10,6 +10,11 @@ application:  the Application time of a run with sampling is within a
 unprivileged: the same as uid 65534 (perf_event_paranoid 2).
 deny:         perf events refused (seccomp): one line says so, the run is
               recorded without samples.
+align:        (BUSY = hybrid-short) the kernel's sample times and the hooks'
+              ticks line up: samples whose PC is inside a ~0.3 us function
+              are placed on that function (checked against the program's
+              symbols and the dump's events, outside the report), and its
+              sampled share matches its exact on-CPU EE share.
 Exit 0 pass, 1 fail, 77 skip.
 """
 import json
@@ -176,9 +181,87 @@ def scenario_deny(work):
     check(rs.returncode == 1 and "no samples" in rs.stderr, "no samples in the dump (%s)" % rs.stderr)
 
 
+def pc_agreement(dump, prog, fn):
+    """Of the samples whose PC lies in fn (nm), how many the dump's events
+    put on fn at the sample's time (converted with the header's pairs, as
+    tools/hybrid.c does)."""
+    import bisect
+    import re
+    txt = run([os.path.join(os.path.dirname(REPORT), "instr-dump"), dump]).stdout.splitlines()
+    hdr = dict(re.findall(r"(\w+)=(\S+)", txt[1]))
+    st, sn, et, en = (int(hdr[k]) for k in ("start_tsc", "start_ns", "end_tsc", "end_ns"))
+    rate = (et - st) / (en - sn)
+    fname, sites, base = {}, {}, None
+    for l in txt:
+        m = re.match(r"module 1 \S+ load=(0x[0-9a-f]+)", l)
+        if m:
+            base = int(m.group(1), 16)
+        m = re.match(r"function (\d+) .*name=(\S+)", l)
+        if m:
+            fname[int(m.group(1))] = m.group(2)
+        m = re.match(r"callsite (\d+) .*callee=(\S+)", l)
+        if m:
+            sites[int(m.group(1))] = m.group(2)
+    lo = hi = None
+    for l in run(["nm", "-S", prog]).stdout.splitlines():
+        p = l.split()
+        if len(p) == 4 and p[3] == fn:
+            lo = base + int(p[0], 16)
+            hi = lo + int(p[1], 16)
+    starts, tops, stack, samples = [], [], [], []
+    for l in txt:
+        f = l.split()
+        if len(f) < 3 or f[0] != "0" or not f[1].isdigit():
+            continue
+        t, k = int(f[1]), f[2]
+        if k == "stack":
+            samples.append((t, int(f[-1], 16)))
+            continue
+        if k == "enter":
+            stack.append(fname[int(f[3])])
+        elif k == "call":
+            stack.append("site " + sites[int(f[3])])
+        elif k in ("exit", "return"):
+            if stack:
+                stack.pop()
+        else:
+            continue
+        starts.append(t)
+        tops.append(stack[-1] if stack else None)
+    inside = placed = 0
+    for ns, pc in samples:
+        if lo is None or not lo <= pc < hi:
+            continue
+        inside += 1
+        i = bisect.bisect_right(starts, st + (ns - sn) * rate) - 1
+        placed += i >= 0 and tops[i] == fn
+    return inside, placed
+
+
+def scenario_align(work):
+    ok = []
+    for k in range(2):
+        dump, r = record(work, "al%d" % k, 1000, rounds="500000", extra=("200",))
+        inside, placed = pc_agreement(dump, BUSY, "short_fn")
+        print("samples with the PC in short_fn: %d, placed on short_fn: %d" % (inside, placed))
+        check(inside >= 10, "enough samples inside short_fn (%d)" % inside)
+        ok.append(placed >= 0.9 * inside)
+        j = samples_json(dump)
+        if j:
+            f = {x["name"]: x for x in j["functions"]}
+            s = f.get("short_fn", {})
+            ref = j["session"]["compared_with"]
+            print("short_fn sampled %.2f%%, %s %.2f%% (error %.2f)" % (s.get("exclusive_samples_pct", 0), ref,
+                                                                      s.get(ref) or 0, s.get("sampling_error_pct", 0)))
+            # generous: 3 sampling errors, at least 5 points
+            check(s and abs(s["exclusive_samples_pct"] - s[ref]) <= max(5, 1.5 * s["sampling_error_pct"]),
+                  "short_fn's sampled share matches its exact share: %s" % s)
+    check(all(ok), "samples inside short_fn are placed on it (>= 90%% in each run): %s" % ok)
+
+
 with tempfile.TemporaryDirectory() as work:
     {"shares": scenario_shares, "application": scenario_application, "unprivileged": scenario_unprivileged,
-     "deny": scenario_deny}[scenario](work)
+     "deny": scenario_deny, "align": scenario_align}[scenario](work)
 if failures:
     sys.exit(1)
 print("ok")
