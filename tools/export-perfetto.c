@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protobuf.h"
 #include "report.h"
 #include "writers.h"
 
@@ -61,107 +62,13 @@ enum {
 };
 enum { CAT_FUNCTION = 1, CAT_CALL = 2 }; /* category iids */
 
-/* A growable byte buffer with a stack of open messages. */
-#define MAX_NEST 4
-struct pb {
-    uint8_t *b;
-    size_t n, cap;
-    size_t open[MAX_NEST]; /* where each open message's content starts */
-    int depth;
-    int oom;
-};
-
-static void reserve(struct pb *p, size_t more)
-{
-    if (p->n + more <= p->cap || p->oom)
-        return;
-    size_t nc = p->cap ? p->cap : 256;
-    while (nc < p->n + more)
-        nc *= 2;
-    uint8_t *b = realloc(p->b, nc);
-    if (!b) {
-        p->oom = 1;
-        return;
-    }
-    p->b = b;
-    p->cap = nc;
-}
-
-static size_t varint_len(uint64_t v)
-{
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
-static void varint(struct pb *p, uint64_t v)
-{
-    reserve(p, 10);
-    if (p->oom)
-        return;
-    while (v >= 0x80) {
-        p->b[p->n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p->b[p->n++] = (uint8_t)v;
-}
-
-static void field_u64(struct pb *p, unsigned field, uint64_t v)
-{
-    varint(p, (uint64_t)field << 3); /* wire type 0: varint */
-    varint(p, v);
-}
-
-static void field_bytes(struct pb *p, unsigned field, const void *s, size_t len)
-{
-    varint(p, (uint64_t)field << 3 | 2); /* wire type 2: length-delimited */
-    varint(p, len);
-    reserve(p, len);
-    if (p->oom)
-        return;
-    memcpy(p->b + p->n, s, len);
-    p->n += len;
-}
-
-static void field_str(struct pb *p, unsigned field, const char *s)
-{
-    field_bytes(p, field, s ? s : "", strlen(s ? s : ""));
-}
-
-/* A sub-message: its content goes after the tag, its length is put in
- * front of it when it closes. */
-static void msg_begin(struct pb *p, unsigned field)
-{
-    varint(p, (uint64_t)field << 3 | 2);
-    p->open[p->depth++] = p->n;
-}
-
-static void msg_end(struct pb *p)
-{
-    size_t at = p->open[--p->depth];
-    if (p->oom)
-        return;
-    size_t len = p->n - at, ll = varint_len(len);
-    reserve(p, ll);
-    if (p->oom)
-        return;
-    memmove(p->b + at + ll, p->b + at, len);
-    size_t end = p->n + ll;
-    p->n = at;
-    varint(p, len);
-    p->n = end;
-}
-
 struct counter_track {
     uint64_t label;
 };
 
 struct pexp {
     FILE *out;
-    struct pb pkt;
+    struct instr_pb pkt;
     const struct instr_dump *dumps;
     uint64_t t0_ns;          /* the session's start */
     size_t dump;
@@ -204,14 +111,14 @@ static uint64_t counter_uuid(const struct pexp *c, size_t label_index)
 /* A packet of the current dump's sequence: begin, fill, end. */
 static void packet_begin(struct pexp *c)
 {
-    c->pkt.n = 0;
+    c->pkt.len = 0;
     c->pkt.depth = 0;
-    field_u64(&c->pkt, PKT_SEQUENCE_ID, c->dump + 1);
+    instr_pb_u64(&c->pkt, PKT_SEQUENCE_ID, c->dump + 1);
     if (c->first_packet) {
-        field_u64(&c->pkt, PKT_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED | SEQ_NEEDS_INCREMENTAL_STATE);
+        instr_pb_u64(&c->pkt, PKT_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED | SEQ_NEEDS_INCREMENTAL_STATE);
         c->first_packet = 0;
     } else {
-        field_u64(&c->pkt, PKT_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+        instr_pb_u64(&c->pkt, PKT_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
     }
 }
 
@@ -223,13 +130,13 @@ static void packet_end(struct pexp *c)
     }
     uint8_t head[12];
     size_t n = 0;
-    uint64_t len = c->pkt.n;
+    uint64_t len = c->pkt.len;
     head[n++] = TRACE_PACKET << 3 | 2;
     do {
         head[n++] = (uint8_t)(len >= 0x80 ? (len & 0x7f) | 0x80 : len);
         len >>= 7;
     } while (len);
-    if (fwrite(head, 1, n, c->out) != n || fwrite(c->pkt.b, 1, c->pkt.n, c->out) != c->pkt.n)
+    if (fwrite(head, 1, n, c->out) != n || fwrite(c->pkt.b, 1, c->pkt.len, c->out) != c->pkt.len)
         c->rc = INSTR_EIO;
 }
 
@@ -246,25 +153,25 @@ static void describe_process(struct pexp *c)
 {
     const struct instr_dump *d = &c->dumps[c->dump];
     packet_begin(c);
-    msg_begin(&c->pkt, PKT_TRACK_DESCRIPTOR);
-    field_u64(&c->pkt, TD_UUID, process_uuid(c));
-    msg_begin(&c->pkt, TD_PROCESS);
-    field_u64(&c->pkt, PD_PID, d->hdr.pid);
+    instr_pb_begin(&c->pkt, PKT_TRACK_DESCRIPTOR);
+    instr_pb_u64(&c->pkt, TD_UUID, process_uuid(c));
+    instr_pb_begin(&c->pkt, TD_PROCESS);
+    instr_pb_u64(&c->pkt, PD_PID, d->hdr.pid);
     for (size_t k = 0; d->argv && k < d->argc; k++)
-        field_str(&c->pkt, PD_CMDLINE, d->argv[k]);
-    field_str(&c->pkt, PD_NAME, instr_basename(d->hdr.exe_path));
-    msg_end(&c->pkt);
-    msg_end(&c->pkt);
+        instr_pb_str(&c->pkt, PD_CMDLINE, d->argv[k]);
+    instr_pb_str(&c->pkt, PD_NAME, instr_basename(d->hdr.exe_path));
+    instr_pb_end(&c->pkt);
+    instr_pb_end(&c->pkt);
     /* The sequence's first packet: its interned categories. */
-    msg_begin(&c->pkt, PKT_INTERNED);
+    instr_pb_begin(&c->pkt, PKT_INTERNED);
     static const char *const cats[] = {[CAT_FUNCTION] = "function", [CAT_CALL] = "call"};
     for (unsigned k = CAT_FUNCTION; k <= CAT_CALL; k++) {
-        msg_begin(&c->pkt, ID_CATEGORIES);
-        field_u64(&c->pkt, IID, k);
-        field_str(&c->pkt, IID_NAME, cats[k]);
-        msg_end(&c->pkt);
+        instr_pb_begin(&c->pkt, ID_CATEGORIES);
+        instr_pb_u64(&c->pkt, IID, k);
+        instr_pb_str(&c->pkt, IID_NAME, cats[k]);
+        instr_pb_end(&c->pkt);
     }
-    msg_end(&c->pkt);
+    instr_pb_end(&c->pkt);
     packet_end(c);
 }
 
@@ -286,15 +193,15 @@ static void describe_threads(struct pexp *c)
         }
         c->thread_uuids[c->threads_described] = c->next_uuid++;
         packet_begin(c);
-        msg_begin(&c->pkt, PKT_TRACK_DESCRIPTOR);
-        field_u64(&c->pkt, TD_UUID, thread_uuid(c, c->threads_described));
-        field_u64(&c->pkt, TD_PARENT, process_uuid(c));
-        msg_begin(&c->pkt, TD_THREAD);
-        field_u64(&c->pkt, THD_PID, c->dumps[c->dump].hdr.pid);
-        field_u64(&c->pkt, THD_TID, th->tid);
-        field_str(&c->pkt, THD_NAME, th->name && th->name[0] ? th->name : "thread");
-        msg_end(&c->pkt);
-        msg_end(&c->pkt);
+        instr_pb_begin(&c->pkt, PKT_TRACK_DESCRIPTOR);
+        instr_pb_u64(&c->pkt, TD_UUID, thread_uuid(c, c->threads_described));
+        instr_pb_u64(&c->pkt, TD_PARENT, process_uuid(c));
+        instr_pb_begin(&c->pkt, TD_THREAD);
+        instr_pb_u64(&c->pkt, THD_PID, c->dumps[c->dump].hdr.pid);
+        instr_pb_u64(&c->pkt, THD_TID, th->tid);
+        instr_pb_str(&c->pkt, THD_NAME, th->name && th->name[0] ? th->name : "thread");
+        instr_pb_end(&c->pkt);
+        instr_pb_end(&c->pkt);
         packet_end(c);
     }
 }
@@ -338,12 +245,12 @@ static uint64_t label_iid(size_t k)
     return 2 * (uint64_t)k + 2;
 }
 
-static void interned_name(struct pb *p, uint64_t iid, const char *name)
+static void interned_name(struct instr_pb *p, uint64_t iid, const char *name)
 {
-    msg_begin(p, ID_NAMES);
-    field_u64(p, IID, iid);
-    field_str(p, IID_NAME, name);
-    msg_end(p);
+    instr_pb_begin(p, ID_NAMES);
+    instr_pb_u64(p, IID, iid);
+    instr_pb_str(p, IID_NAME, name);
+    instr_pb_end(p);
 }
 
 static int on_open(void *ctx, uint32_t thread, uint32_t func, uint64_t tick)
@@ -357,33 +264,33 @@ static int on_open(void *ctx, uint32_t thread, uint32_t func, uint64_t tick)
     const struct instr_pfunc *f = &c->p->funcs[func];
     int has_loc = f->fn && f->fn->file && f->fn->file[0];
     packet_begin(c);
-    field_u64(&c->pkt, PKT_TIMESTAMP, ns_of(c, tick));
+    instr_pb_u64(&c->pkt, PKT_TIMESTAMP, ns_of(c, tick));
     if (!*fl) {
         char *name = instr_profile_func_name(c->p, func);
         if (!name)
             return INSTR_ENOMEM;
-        msg_begin(&c->pkt, PKT_INTERNED);
+        instr_pb_begin(&c->pkt, PKT_INTERNED);
         interned_name(&c->pkt, func_iid(func), name);
         if (has_loc) {
-            msg_begin(&c->pkt, ID_SOURCE_LOCATIONS);
-            field_u64(&c->pkt, IID, func + 1);
-            field_str(&c->pkt, SL_FILE, f->fn->file);
-            field_str(&c->pkt, SL_FUNCTION, name);
-            field_u64(&c->pkt, SL_LINE, f->fn->line);
-            msg_end(&c->pkt);
+            instr_pb_begin(&c->pkt, ID_SOURCE_LOCATIONS);
+            instr_pb_u64(&c->pkt, IID, func + 1);
+            instr_pb_str(&c->pkt, SL_FILE, f->fn->file);
+            instr_pb_str(&c->pkt, SL_FUNCTION, name);
+            instr_pb_u64(&c->pkt, SL_LINE, f->fn->line);
+            instr_pb_end(&c->pkt);
         }
-        msg_end(&c->pkt);
+        instr_pb_end(&c->pkt);
         free(name);
         *fl = 1;
     }
-    msg_begin(&c->pkt, PKT_TRACK_EVENT);
-    field_u64(&c->pkt, TE_TYPE, TYPE_SLICE_BEGIN);
-    field_u64(&c->pkt, TE_TRACK, thread_uuid(c, thread));
-    field_u64(&c->pkt, TE_CATEGORY_IIDS, f->pseudo ? CAT_CALL : CAT_FUNCTION);
-    field_u64(&c->pkt, TE_NAME_IID, func_iid(func));
+    instr_pb_begin(&c->pkt, PKT_TRACK_EVENT);
+    instr_pb_u64(&c->pkt, TE_TYPE, TYPE_SLICE_BEGIN);
+    instr_pb_u64(&c->pkt, TE_TRACK, thread_uuid(c, thread));
+    instr_pb_u64(&c->pkt, TE_CATEGORY_IIDS, f->pseudo ? CAT_CALL : CAT_FUNCTION);
+    instr_pb_u64(&c->pkt, TE_NAME_IID, func_iid(func));
     if (has_loc)
-        field_u64(&c->pkt, TE_SOURCE_LOCATION_IID, func + 1);
-    msg_end(&c->pkt);
+        instr_pb_u64(&c->pkt, TE_SOURCE_LOCATION_IID, func + 1);
+    instr_pb_end(&c->pkt);
     packet_end(c);
     c->depth++;
     return c->rc;
@@ -399,17 +306,17 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
         return 0;
     c->depth--;
     packet_begin(c);
-    field_u64(&c->pkt, PKT_TIMESTAMP, ns_of(c, tick));
-    msg_begin(&c->pkt, PKT_TRACK_EVENT);
-    field_u64(&c->pkt, TE_TYPE, TYPE_SLICE_END);
-    field_u64(&c->pkt, TE_TRACK, thread_uuid(c, thread));
+    instr_pb_u64(&c->pkt, PKT_TIMESTAMP, ns_of(c, tick));
+    instr_pb_begin(&c->pkt, PKT_TRACK_EVENT);
+    instr_pb_u64(&c->pkt, TE_TYPE, TYPE_SLICE_END);
+    instr_pb_u64(&c->pkt, TE_TRACK, thread_uuid(c, thread));
     if (incomplete) {
-        msg_begin(&c->pkt, TE_DEBUG);
-        field_str(&c->pkt, DA_NAME, "incomplete");
-        field_u64(&c->pkt, DA_BOOL, 1);
-        msg_end(&c->pkt);
+        instr_pb_begin(&c->pkt, TE_DEBUG);
+        instr_pb_str(&c->pkt, DA_NAME, "incomplete");
+        instr_pb_u64(&c->pkt, DA_BOOL, 1);
+        instr_pb_end(&c->pkt);
     }
-    msg_end(&c->pkt);
+    instr_pb_end(&c->pkt);
     packet_end(c);
     return c->rc;
 }
@@ -456,18 +363,18 @@ static int on_mark(void *ctx, uint32_t thread, uint64_t label, uint64_t tick)
     if (k < 0)
         return INSTR_ENOMEM;
     packet_begin(c);
-    field_u64(&c->pkt, PKT_TIMESTAMP, ns_of(c, tick));
+    instr_pb_u64(&c->pkt, PKT_TIMESTAMP, ns_of(c, tick));
     if (!(c->label_flags[k] & 1)) {
-        msg_begin(&c->pkt, PKT_INTERNED);
+        instr_pb_begin(&c->pkt, PKT_INTERNED);
         interned_name(&c->pkt, label_iid((size_t)k), label_text(c, label));
-        msg_end(&c->pkt);
+        instr_pb_end(&c->pkt);
         c->label_flags[k] |= 1;
     }
-    msg_begin(&c->pkt, PKT_TRACK_EVENT);
-    field_u64(&c->pkt, TE_TYPE, TYPE_INSTANT);
-    field_u64(&c->pkt, TE_TRACK, thread_uuid(c, thread));
-    field_u64(&c->pkt, TE_NAME_IID, label_iid((size_t)k));
-    msg_end(&c->pkt);
+    instr_pb_begin(&c->pkt, PKT_TRACK_EVENT);
+    instr_pb_u64(&c->pkt, TE_TYPE, TYPE_INSTANT);
+    instr_pb_u64(&c->pkt, TE_TRACK, thread_uuid(c, thread));
+    instr_pb_u64(&c->pkt, TE_NAME_IID, label_iid((size_t)k));
+    instr_pb_end(&c->pkt);
     packet_end(c);
     return c->rc;
 }
@@ -483,23 +390,23 @@ static int on_counter(void *ctx, uint32_t thread, uint64_t label, int64_t value,
     if (!(c->label_flags[k] & 2)) {
         c->counter_uuids[k] = c->next_uuid++;
         packet_begin(c);
-        msg_begin(&c->pkt, PKT_TRACK_DESCRIPTOR);
-        field_u64(&c->pkt, TD_UUID, counter_uuid(c, (size_t)k));
-        field_u64(&c->pkt, TD_PARENT, process_uuid(c));
-        field_str(&c->pkt, TD_NAME, label_text(c, label));
-        msg_begin(&c->pkt, TD_COUNTER);
-        msg_end(&c->pkt);
-        msg_end(&c->pkt);
+        instr_pb_begin(&c->pkt, PKT_TRACK_DESCRIPTOR);
+        instr_pb_u64(&c->pkt, TD_UUID, counter_uuid(c, (size_t)k));
+        instr_pb_u64(&c->pkt, TD_PARENT, process_uuid(c));
+        instr_pb_str(&c->pkt, TD_NAME, label_text(c, label));
+        instr_pb_begin(&c->pkt, TD_COUNTER);
+        instr_pb_end(&c->pkt);
+        instr_pb_end(&c->pkt);
         packet_end(c);
         c->label_flags[k] |= 2;
     }
     packet_begin(c);
-    field_u64(&c->pkt, PKT_TIMESTAMP, ns_of(c, tick));
-    msg_begin(&c->pkt, PKT_TRACK_EVENT);
-    field_u64(&c->pkt, TE_TYPE, TYPE_COUNTER);
-    field_u64(&c->pkt, TE_TRACK, counter_uuid(c, (size_t)k));
-    field_u64(&c->pkt, TE_COUNTER_VALUE, (uint64_t)value); /* int64: two's complement, 10 bytes if < 0 */
-    msg_end(&c->pkt);
+    instr_pb_u64(&c->pkt, PKT_TIMESTAMP, ns_of(c, tick));
+    instr_pb_begin(&c->pkt, PKT_TRACK_EVENT);
+    instr_pb_u64(&c->pkt, TE_TYPE, TYPE_COUNTER);
+    instr_pb_u64(&c->pkt, TE_TRACK, counter_uuid(c, (size_t)k));
+    instr_pb_u64(&c->pkt, TE_COUNTER_VALUE, (uint64_t)value); /* int64: two's complement, 10 bytes if < 0 */
+    instr_pb_end(&c->pkt);
     packet_end(c);
     return c->rc;
 }
@@ -536,7 +443,7 @@ static int finish(struct pexp *c, int rc)
         rc = c->rc;
     if (!rc && fflush(c->out))
         rc = INSTR_EIO;
-    free(c->pkt.b);
+    instr_pb_free(&c->pkt);
     free(c->interned);
     free(c->labels);
     free(c->label_flags);

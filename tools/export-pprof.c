@@ -28,77 +28,14 @@
 
 #include "report.h"
 #include "writers.h"
+#include "protobuf.h"
 #include "strtab.h"
 
-/* ---- protobuf encoding ---------------------------------------------------- */
-
-struct pbuf {
-    uint8_t *b;
-    size_t len, cap;
-    int oom;
-};
-
-static void pb_raw(struct pbuf *p, const void *src, size_t n)
-{
-    if (p->oom)
-        return;
-    if (p->len + n > p->cap) {
-        size_t nc = p->cap ? p->cap : 4096;
-        while (nc < p->len + n)
-            nc *= 2;
-        uint8_t *b = realloc(p->b, nc);
-        if (!b) {
-            p->oom = 1;
-            return;
-        }
-        p->b = b;
-        p->cap = nc;
-    }
-    memcpy(p->b + p->len, src, n);
-    p->len += n;
-}
-
-static void pb_varint(struct pbuf *p, uint64_t v)
-{
-    uint8_t b[10];
-    size_t n = 0;
-    do {
-        b[n] = (uint8_t)(v & 0x7f);
-        v >>= 7;
-        b[n++] |= v ? 0x80 : 0;
-    } while (v);
-    pb_raw(p, b, n);
-}
-
-enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
-
-static void pb_tag(struct pbuf *p, unsigned field, unsigned wire)
-{
-    pb_varint(p, (uint64_t)field << 3 | wire);
-}
-
 /* An integer field; zero is the default and is left out. */
-static void pb_int(struct pbuf *p, unsigned field, uint64_t v)
+static void pb_int(struct instr_pb *p, unsigned field, uint64_t v)
 {
-    if (!v)
-        return;
-    pb_tag(p, field, WIRE_VARINT);
-    pb_varint(p, v);
-}
-
-static void pb_bytes(struct pbuf *p, unsigned field, const void *src, size_t n)
-{
-    pb_tag(p, field, WIRE_LEN);
-    pb_varint(p, n);
-    pb_raw(p, src, n);
-}
-
-/* A sub-message built in sub (then emptied for reuse). */
-static void pb_msg(struct pbuf *p, unsigned field, struct pbuf *sub)
-{
-    p->oom |= sub->oom;
-    pb_bytes(p, field, sub->b, sub->len);
-    sub->len = 0;
+    if (v)
+        instr_pb_u64(p, field, v);
 }
 
 /* ---- string table ----------------------------------------------------------- */
@@ -201,25 +138,25 @@ static uint64_t ns_of(const struct instr_dump *d, uint64_t ticks)
     return (uint64_t)llround((double)ticks * 1e9 / d->tick_hz);
 }
 
-static void value_type(struct pbuf *p, unsigned field, struct pbuf *sub, struct strtab *st, const char *type,
+static void value_type(struct instr_pb *p, unsigned field, struct instr_pb *sub, struct strtab *st, const char *type,
                        const char *unit)
 {
     pb_int(sub, 1, str_id(st, type));
     pb_int(sub, 2, str_id(st, unit));
-    pb_msg(p, field, sub);
+    instr_pb_sub(p, field, sub);
 }
 
-static void label(struct pbuf *sample, struct pbuf *sub, struct strtab *st, const char *key, const char *str,
+static void label(struct instr_pb *sample, struct instr_pb *sub, struct strtab *st, const char *key, const char *str,
                   uint64_t num)
 {
     pb_int(sub, 1, str_id(st, key));
     if (str)
         pb_int(sub, 2, str_id(st, str));
     else {
-        pb_tag(sub, 3, WIRE_VARINT);
-        pb_varint(sub, num);
+        instr_pb_tag(sub, 3, INSTR_PB_VARINT);
+        instr_pb_varint(sub, num);
     }
-    pb_msg(sample, 3, sub);
+    instr_pb_sub(sample, 3, sub);
 }
 
 /* The module load address of the function row's module in some dump. */
@@ -232,9 +169,9 @@ static uint64_t module_start(const struct instr_session *s, const char *path)
     return 0;
 }
 
-static int encode(struct pbuf *p, struct strtab *st, const struct instr_session *s)
+static int encode(struct instr_pb *p, struct strtab *st, const struct instr_session *s)
 {
-    struct pbuf sub = {0}, sub2 = {0}, packed = {0};
+    struct instr_pb sub = {0}, sub2 = {0}, packed = {0};
     int app = !s->no_app;
     str_id(st, "");
     value_type(p, 1, &sub, st, "calls", "count");
@@ -267,14 +204,14 @@ static int encode(struct pbuf *p, struct strtab *st, const struct instr_session 
                 stack[depth++] = (uint64_t)s->func_rows[i][pr->nodes[k].func] + 1;
             }
             for (size_t k = 0; k < depth; k++)
-                pb_varint(&packed, stack[k]);
-            pb_bytes(&sub, 1, packed.b, packed.len);
+                instr_pb_varint(&packed, stack[k]);
+            instr_pb_bytes(&sub, 1, packed.b, packed.len);
             packed.len = 0;
-            pb_varint(&packed, nd->calls);
-            pb_varint(&packed, ns_of(d, nd->ee));
+            instr_pb_varint(&packed, nd->calls);
+            instr_pb_varint(&packed, ns_of(d, nd->ee));
             if (app)
-                pb_varint(&packed, ns_of(d, nd->ae));
-            pb_bytes(&sub, 2, packed.b, packed.len);
+                instr_pb_varint(&packed, ns_of(d, nd->ae));
+            instr_pb_bytes(&sub, 2, packed.b, packed.len);
             sub.oom |= packed.oom;
             packed.len = 0;
             const struct instr_pthread *th = &pr->threads[nd->thread];
@@ -282,7 +219,7 @@ static int encode(struct pbuf *p, struct strtab *st, const struct instr_session 
             label(&sub, &sub2, st, "tid", NULL, th->tid);
             if (th->name && th->name[0])
                 label(&sub, &sub2, st, "thread", th->name, 0);
-            pb_msg(p, 2, &sub);
+            instr_pb_sub(p, 2, &sub);
         }
     }
     free(stack);
@@ -317,7 +254,7 @@ static int encode(struct pbuf *p, struct strtab *st, const struct instr_session 
         pb_int(&sub, 7, 1); /* has_functions: symbolized already */
         pb_int(&sub, 8, 1);
         pb_int(&sub, 9, 1);
-        pb_msg(p, 3, &sub);
+        instr_pb_sub(p, 3, &sub);
     }
     for (uint32_t key = 0; key < s->nfunctions; key++) {
         const struct instr_row *r = instr_function_row(s, key);
@@ -325,8 +262,8 @@ static int encode(struct pbuf *p, struct strtab *st, const struct instr_session 
         pb_int(&sub, 2, map_of_row[key] + 1);
         pb_int(&sub2, 1, key + 1);
         pb_int(&sub2, 2, r->line);
-        pb_msg(&sub, 4, &sub2);
-        pb_msg(p, 4, &sub);
+        instr_pb_sub(&sub, 4, &sub2);
+        instr_pb_sub(p, 4, &sub);
     }
     for (uint32_t key = 0; key < s->nfunctions; key++) {
         const struct instr_row *r = instr_function_row(s, key);
@@ -335,7 +272,7 @@ static int encode(struct pbuf *p, struct strtab *st, const struct instr_session 
         pb_int(&sub, 3, str_id(st, r->mangled && r->mangled[0] ? r->mangled : r->name));
         pb_int(&sub, 4, str_id(st, r->file));
         pb_int(&sub, 5, r->line);
-        pb_msg(p, 5, &sub);
+        instr_pb_sub(p, 5, &sub);
     }
     free(maps);
     free(map_of_row);
@@ -354,7 +291,7 @@ static int encode(struct pbuf *p, struct strtab *st, const struct instr_session 
     pb_int(p, 13, cmt);
     pb_int(p, 14, str_id(st, "elapsed"));
     for (size_t i = 0; i < st->t.n; i++)
-        pb_bytes(p, 6, st->t.s[i], strlen(st->t.s[i]));
+        instr_pb_bytes(p, 6, st->t.s[i], strlen(st->t.s[i]));
     p->oom |= sub.oom | sub2.oom | packed.oom | st->oom;
     free(sub.b), free(sub2.b), free(packed.b);
     return p->oom ? INSTR_ENOMEM : 0;
@@ -393,7 +330,7 @@ int instr_export_pprof(FILE *out, const struct instr_session *s, const struct in
     (void)o;
     if (!s->have_rate)
         return INSTR_EARG; /* nanoseconds need a tick rate */
-    struct pbuf p = {0};
+    struct instr_pb p = {0};
     struct strtab st = {0};
     int rc = encode(&p, &st, s);
     if (rc == 0)
