@@ -76,6 +76,8 @@ static double ticks_per_ns(void)
  * or -1 if not known (then nothing is written). */
 int instr__offcpu_ticks(struct instr__thread *t, uint64_t delta, uint64_t *off)
 {
+    if (!instr__may_syscall()) /* sandbox.c */
+        return -1;
     int saved = errno;
     uint64_t cpu;
     /* The clock read is a system call of ours: with sud it must not trap,

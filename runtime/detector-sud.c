@@ -134,7 +134,8 @@ static void on_sigsys(int sig, siginfo_t *si, void *ucv)
         if (si->si_syscall == SYS_rt_sigaction)
             saw_sigaction = 1;
         if (si->si_syscall == SYS_prctl || si->si_syscall == SYS_seccomp) /* sandbox.c */
-            instr__sandbox_syscall(si->si_syscall, (unsigned long)uc->uc_mcontext.gregs[REG_RDI]);
+            instr__sandbox_syscall(si->si_syscall, (unsigned long)uc->uc_mcontext.gregs[REG_RDI],
+                                   (unsigned long)uc->uc_mcontext.gregs[REG_RSI]);
         uc->uc_mcontext.gregs[REG_RIP] -= 2; /* run the syscall again, now allowed */
         instr__rseq_restore();
         return;

@@ -61,8 +61,8 @@ static const struct instr__detector_ops *const backends[] = {
  * handler (registered earlier), which re-arms. */
 static void child_after_fork(void)
 {
-    struct instr__thread *t = instr__tls;
-    if (!t || t == &instr__idle_thread)
+    struct instr__thread *t = instr__thread_own(instr__tls);
+    if (!t)
         return;
     int saved = errno;
     for (size_t i = 0; i < NBACKENDS; i++) {

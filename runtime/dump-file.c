@@ -643,11 +643,10 @@ out:
  * window. */
 void instr__dump_trim(void)
 {
-    struct instr__thread *t = instr__tls;
+    struct instr__thread *t = instr__thread_own(instr__tls);
     pthread_mutex_lock(&instr__rt.meta_lock);
     pthread_mutex_lock(&instr__rt.chunk_lock);
-    struct instr__window *ws[2] = {&instr__rt.meta_win,
-                                   t && t != &instr__idle_thread ? &t->win : NULL};
+    struct instr__window *ws[2] = {&instr__rt.meta_win, t ? &t->win : NULL};
     for (int i = 0; i < 2; i++) {
         struct instr__window *w = ws[i];
         if (!w || !w->base || w->next + 1 >= w->usable)

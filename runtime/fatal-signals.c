@@ -40,14 +40,24 @@
  * cannot be caught: a killed process's dump has no end (the report says
  * the process did not finish).  SIGSYS belongs to the detectors.
  *
+ * In a seccomp sandbox (sandbox.c) a filter may refuse sigaction.  When
+ * sud sees the sandbox coming, the handlers are made one-shot first
+ * (SA_RESETHAND: the kernel puts SIG_DFL back as it delivers, the fault
+ * happens again on return and kills, as without us).  Otherwise a refused
+ * sigaction ends the process with _exit(128 + signal), the nearest the
+ * sandbox allows (the fault would come back to the handler for ever).
+ *
  * Async-signal-safe: only atomic stores into the header page, the vDSO
  * clocks, sigaction and raise.  No lock is taken (the signal may have
  * interrupted the runtime itself).
  */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <signal.h>
 #include <string.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "fatal-signals.h"
@@ -55,25 +65,92 @@
 
 static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM};
 
+/* Whether pc lies in an executable segment of the module this code is in
+ * (the runtime): read from our own ELF program headers, no call. */
+static int own_code(uintptr_t pc)
+{
+    extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
+    const ElfW(Ehdr) *eh = &__ehdr_start;
+    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
+    uintptr_t base = (uintptr_t)eh;
+    for (unsigned i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_LOAD && !ph[i].p_offset)
+            base -= ph[i].p_vaddr; /* the segment holding the ELF header */
+    for (unsigned i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) && pc - (base + ph[i].p_vaddr) < ph[i].p_memsz)
+            return 1;
+    return 0;
+}
+
+/* A SIGSEGV from one of our own rdtsc or rdtscp: the TSC was taken from
+ * the thread (seccomp strict mode entered without sud seeing it,
+ * PR_SET_TSC).  The thread stops recording (sandbox.c: no system call from
+ * now on, not even here), the hook goes on with the thread's last tick
+ * (and any other read of the clock it makes on the way out faults here
+ * again: the same tick), and the program with it. */
+static __thread uint64_t frozen_tsc __attribute__((tls_model("initial-exec")));
+
+/* Set once our handlers reset themselves on delivery (SA_RESETHAND):
+ * needed in a sandbox, where sigaction may be refused. */
+static int oneshot;
+
+static int tsc_taken(int sig, const siginfo_t *si, ucontext_t *uc)
+{
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    if (sig != SIGSEGV || si->si_code != SI_KERNEL || !own_code(pc))
+        return 0;
+    const uint8_t *op = (const uint8_t *)pc;
+    unsigned len = op[0] == 0x0f && op[1] == 0x31                    ? 2  /* rdtsc */
+                   : op[0] == 0x0f && op[1] == 0x01 && op[2] == 0xf9 ? 3  /* rdtscp */
+                                                                     : 0;
+    if (!len)
+        return 0;
+    if (!instr__tsc_gone) {
+        struct instr__thread *t = instr__thread_own(instr__tls);
+        frozen_tsc = t ? t->last_tsc : instr__rt.header ? instr__rt.header->last_tsc : 0;
+        instr__sandbox_enter("the TSC was disabled on a thread (seccomp strict mode, or PR_SET_TSC)");
+        instr__sandbox_thread_stop(1);
+    }
+    uc->uc_mcontext.gregs[REG_RAX] = (greg_t)(uint32_t)frozen_tsc;
+    uc->uc_mcontext.gregs[REG_RDX] = (greg_t)(frozen_tsc >> 32);
+    if (len == 3)
+        uc->uc_mcontext.gregs[REG_RCX] = 0; /* TSC_AUX */
+    uc->uc_mcontext.gregs[REG_RIP] += len;
+    return 1;
+}
+
 static void on_fatal(int sig, siginfo_t *si, void *uc)
 {
-    (void)si;
-    (void)uc;
+    if (tsc_taken(sig, si, uc))
+        return;
     int saved = errno;
+    int calls = instr__may_syscall(); /* sandbox.c: in a sandbox, header stores only */
     struct instr_dump_header *h = instr__rt.header;
     /* Not in a vfork child (the header is its parent's), and only once. */
-    if (h && h->pid == (uint64_t)getpid() &&
+    if (h && (!calls || h->pid == (uint64_t)getpid()) &&
         !(__atomic_load_n(&h->flags, __ATOMIC_ACQUIRE) & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED))) {
-        instr__header_end(h);
+        if (!instr__tsc_gone) /* else the last event ends it */
+            instr__header_end(h);
         h->end_signal = (uint32_t)sig;
-        h->end_signal_tid = instr__gettid();
+        h->end_signal_tid = calls ? instr__gettid() : 0;
         __atomic_fetch_or(&h->flags, INSTR_DUMP_SIGNALED, __ATOMIC_RELEASE);
+    }
+    if (!calls && __atomic_load_n(&oneshot, __ATOMIC_RELAXED)) {
+        /* Delivery put SIG_DFL back: a fault happens again and kills. */
+        if (si->si_code <= 0)
+            raise(sig); /* sent: send it again, if the sandbox lets us */
+        errno = saved;
+        return;
     }
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
-    sigaction(sig, &dfl, NULL);
+    if (sigaction(sig, &dfl, NULL)) {
+        /* A sandbox refused it (an errno filter): the fault would come
+         * back here for ever.  End as close to the signal as it allows. */
+        _exit(128 + sig);
+    }
     raise(sig); /* blocked until we return */
     errno = saved;
 }
@@ -91,6 +168,22 @@ void instr__fatal_signals_init(void)
         sigemptyset(&sa.sa_mask);
         sigaction(fatal[i], &sa, NULL);
     }
+}
+
+/* A sandbox is about to close (sandbox.c, from the SIGSYS handler, the
+ * filter not yet installed): our handlers become one-shot, so that a
+ * crash inside it needs no system call to end as it would without us. */
+void instr__fatal_signals_oneshot(void)
+{
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+        struct sigaction cur;
+        if (sigaction(fatal[i], NULL, &cur) || !(cur.sa_flags & SA_SIGINFO) ||
+            cur.sa_sigaction != on_fatal || (cur.sa_flags & SA_RESETHAND))
+            continue;
+        cur.sa_flags |= SA_RESETHAND;
+        sigaction(fatal[i], &cur, NULL);
+    }
+    __atomic_store_n(&oneshot, 1, __ATOMIC_RELAXED);
 }
 
 /* The program is about to ask about, or set, a disposition: ours become

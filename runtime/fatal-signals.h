@@ -11,4 +11,8 @@ int instr__fatal_signals_api(const char *callee);
  * its own signals. */
 void instr__fatal_signals_hide(void);
 
+/* Our handlers reset themselves on delivery from now on: a sandbox that
+ * may refuse sigaction is coming (sandbox.c). */
+void instr__fatal_signals_oneshot(void);
+
 #endif

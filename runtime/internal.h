@@ -206,6 +206,13 @@ extern struct instr__thread instr__idle_thread;
  * events counted as dropped. */
 extern struct instr__thread instr__lost_thread;
 
+/* t if it is a thread's own state, NULL for none or a static one (idle,
+ * lost): the static states are never written. */
+static inline struct instr__thread *instr__thread_own(struct instr__thread *t)
+{
+    return t == &instr__idle_thread || t == &instr__lost_thread ? NULL : t;
+}
+
 /* bind.c */
 __attribute__((visibility("default"))) int instr__bind(instr_hook_fn *table, unsigned slots,
                                                        unsigned abi);
@@ -279,7 +286,12 @@ int instr__foreign_task(const struct instr__thread *t);
  * to run (sud), 1 if it stopped recording. */
 int instr__may_syscall(void);
 void instr__sandbox_enter(const char *why);
-int instr__sandbox_syscall(long nr, unsigned long arg0);
+int instr__sandbox_syscall(long nr, unsigned long arg0, unsigned long arg1);
+/* The calling thread records nothing more: its hooks count their events
+ * as dropped; tsc_gone: rdtsc faults on it from now on (instr__tsc_gone:
+ * the runtime's exit and crash paths then read no clock). */
+void instr__sandbox_thread_stop(int tsc_gone);
+extern __thread int instr__tsc_gone __attribute__((tls_model("initial-exec")));
 
 /* clock.c */
 static inline uint64_t instr__tsc(void) { return __builtin_ia32_rdtsc(); }

@@ -34,9 +34,9 @@ static void at_exit(int status, void *arg)
     if (!h || (instr__may_syscall() && h->pid != (uint64_t)getpid()))
         return;
     int saved = errno;
-    struct instr__thread *t = instr__tls;
+    struct instr__thread *t = instr__thread_own(instr__tls);
     uintptr_t was_busy = 1;
-    if (t && t != &instr__idle_thread) {
+    if (t) {
         was_busy = t->busy;
         t->busy = 1;
     }
@@ -45,14 +45,15 @@ static void at_exit(int status, void *arg)
         instr__thread_names_all();
     if (calls)
         instr__count_flush(); /* count mode: the counts */
-    instr__header_end(h);
+    if (!instr__tsc_gone) /* else the last event ends it (sandbox.c) */
+        instr__header_end(h);
     h->exit_status = status;
     __atomic_fetch_or(&h->flags, INSTR_DUMP_COMPLETE, __ATOMIC_RELEASE);
-    if (calls && t && t != &instr__idle_thread)
+    if (calls && t)
         instr__sampler_drain(t);
     if (calls)
         instr__dump_trim();
-    if (t && t != &instr__idle_thread) {
+    if (t) {
         instr__detector_rearm(t);
         t->busy = was_busy;
     }
@@ -78,9 +79,7 @@ static void child_after_fork(void)
     pthread_mutex_init(&instr__rt.meta_lock, NULL);
     if (!instr__rt.header)
         goto out;
-    struct instr__thread *t = instr__tls;
-    if (t == &instr__idle_thread)
-        t = NULL;
+    struct instr__thread *t = instr__thread_own(instr__tls);
     if (t)
         t->busy = 1;
     /* Let go of the parent's file without touching it. */

@@ -24,13 +24,22 @@
  * (containers, systemd services) allowed the exec and is assumed to allow
  * the ordinary calls the runtime makes.
  *
- * Async-signal-safe: called from the SIGSYS handler.
+ * The thread that enters the sandbox stops at once, without even a tick:
+ * strict mode also disables the TSC for it (rdtsc then raises SIGSEGV), so
+ * its hooks only count their events as dropped from then on.  A thread
+ * whose TSC goes away unseen (no sud, or PR_SET_TSC) faults once in a hook:
+ * fatal-signals.c recognises our own rdtsc and does the same.
+ *
+ * Async-signal-safe: called from the SIGSYS and SIGSEGV handlers.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <linux/seccomp.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
+#include "fatal-signals.h"
 #include "internal.h"
 
 static int sandboxed;
@@ -59,15 +68,32 @@ void instr__sandbox_enter(const char *why)
     d[used] = 0;
 }
 
-int instr__sandbox_syscall(long nr, unsigned long arg0)
+__thread int instr__tsc_gone __attribute__((tls_model("initial-exec")));
+
+void instr__sandbox_thread_stop(int tsc_gone)
 {
-    if (nr == SYS_seccomp || (nr == SYS_prctl && arg0 == PR_SET_SECCOMP)) {
+    if (tsc_gone)
+        instr__tsc_gone = 1;
+    if (instr__thread_own(instr__tls))
+        instr__tls = &instr__lost_thread; /* busy == LOST: count, no tick */
+}
+
+int instr__sandbox_syscall(long nr, unsigned long arg0, unsigned long arg1)
+{
+    if (nr == SYS_seccomp || (nr == SYS_prctl && arg0 == PR_SET_SECCOMP))
         instr__sandbox_enter("the program installs a seccomp filter");
-        return 1;
-    }
-    if (nr == SYS_prctl && arg0 == PR_SET_NO_NEW_PRIVS) {
+    else if (nr == SYS_prctl && arg0 == PR_SET_NO_NEW_PRIVS)
         instr__sandbox_enter("the program sets no_new_privs (a seccomp filter follows)");
-        return 1;
-    }
-    return 0;
+    else
+        return 0;
+    /* The last moment the runtime may make a system call, if no filter
+     * is there yet (a second filter: the first may forbid anything). */
+    int saved = errno;
+    if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 0)
+        instr__fatal_signals_oneshot();
+    errno = saved;
+    /* Strict mode takes the thread's TSC away with its system calls. */
+    instr__sandbox_thread_stop((nr == SYS_seccomp && arg0 == SECCOMP_SET_MODE_STRICT) ||
+                               (nr == SYS_prctl && arg1 == SECCOMP_MODE_STRICT));
+    return 1;
 }

@@ -54,7 +54,12 @@ def seccomp_case(how, env=None):
         if orc.rc == 95 or orc.rc == 96:
             print("SKIP: this kernel refuses the program's seccomp filter")
             raise SystemExit(SKIP)
-        if env:
+        if env and how == "strict":
+            # Without sud, strict mode is met at the next hook: its rdtsc
+            # faults (the kernel disables the TSC), the runtime sees its own
+            # instruction and stops without a system call.
+            check(not inst.instr_lines, f"the runtime said nothing on stderr ({inst.instr_lines})")
+        elif env:
             # Without sud the filter is met at the next chunk switch: refused
             # (EPERM), recording stops with one line.
             check(len(inst.instr_lines) == 1 and "Operation not permitted" in inst.instr_lines[0],
@@ -71,7 +76,9 @@ def seccomp_case(how, env=None):
         # no call the filter forbids: it stopped recording and says why.
         got = calls(rep, "work")
         check(got >= 100, f"the 100 calls before the filter recorded ({got})")
-        if how != "strict":  # strict mode ends with SYS_exit: no exit handlers, as with _exit
+        if how == "crash":  # the crash handler ran inside the sandbox
+            check(programs(rep)[0].get("end_signal") == 11, f"the dump ends with SIGSEGV ({programs(rep)[0].get('end_signal')})")
+        elif how != "strict":  # strict mode ends with SYS_exit: no exit handlers, as with _exit
             check(programs(rep)[0]["complete"], "the dump is complete (the exit was recorded)")
         detail = programs(rep)[0]["detector_detail"]
         dropped = session(rep)["dropped"]
@@ -82,6 +89,29 @@ def seccomp_case(how, env=None):
             check(abs(got + dropped / 4 - 300100) <= 3000,
                   f"recorded + dropped account for all 300100 calls ({got} + {dropped}/4)")
     return case
+
+
+def case_tsc_sigsegv(a, work):
+    """A program that takes its own TSC away (prctl PR_SET_TSC): the hooks'
+    rdtsc faults once, the runtime stops recording and the program goes on."""
+    inst, orc, dumps = pair(a, work, ["tsc-sigsegv"])
+    if orc.rc == 95:
+        print("SKIP: this kernel refuses PR_SET_TSC")
+        raise SystemExit(SKIP)
+    check(not inst.instr_lines, f"the runtime said nothing on stderr ({inst.instr_lines})")
+    check(len(dumps) == 1, f"one dump ({len(dumps)})")
+    if not dumps:
+        return
+    rep, proc = report(a.report, dumps)
+    if not rep:
+        return
+    got, dropped = calls(rep, "work"), session(rep)["dropped"]
+    detail = programs(rep)[0]["detector_detail"]
+    check(got >= 100, f"the 100 calls before PR_SET_TSC recorded ({got})")
+    check("TSC was disabled" in detail, f"the dump says why recording stopped ({detail!r})")
+    check(programs(rep)[0]["complete"], "the dump is complete (the exit was recorded)")
+    check(abs(got + dropped / 4 - 300100) <= 3000,
+          f"recorded + dropped account for all 300100 calls ({got} + {dropped}/4)")
 
 
 def case_clone_vm(a, work):
@@ -157,6 +187,9 @@ CASES = {
     "seccomp-trap": seccomp_case("trap"),
     "seccomp-direct": seccomp_case("direct"),
     "seccomp-strict": seccomp_case("strict"),
+    "seccomp-strict-nosud": seccomp_case("strict", {"INSTR_DETECTOR": "none"}),
+    "seccomp-crash": seccomp_case("crash"),
+    "tsc-sigsegv": case_tsc_sigsegv,
     "clone-vm": case_clone_vm,
     "setuid-planted": case_setuid_planted,
 }

@@ -10,7 +10,12 @@
  *   seccomp-kill      fails with EPERM / kills the process / raises SIGSYS)
  *   seccomp-trap      through prctl, then go on computing and exit
  *   seccomp-direct    the kill filter through a raw seccomp syscall
- *   seccomp-strict    strict mode (read, write, exit, sigreturn only)
+ *   seccomp-strict    strict mode (read, write, exit, sigreturn only; the
+ *                     kernel also disables the TSC: rdtsc raises SIGSEGV)
+ *   seccomp-crash     the errno filter, then a NULL write: death by SIGSEGV
+ *                     in a sandbox that refuses sigaction and kill
+ *   tsc-sigsegv       prctl(PR_SET_TSC, PR_TSC_SIGSEGV), then compute: a
+ *                     program that needs no TSC and forbids itself one
  *   clone-vm          clone(CLONE_VM) children (no CLONE_THREAD) computing
  *                     beside their parent in its memory
  *   return            100 calls and exit 0
@@ -23,6 +28,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +119,10 @@ static int sandboxed_work(int strict)
 {
     char line[64];
     int s = work_n(300000);
+    if (strict < 0) {
+        write(1, "crashing\n", 9);
+        *(volatile int *)(uintptr_t)(s & 0) = s;
+    }
     int n = snprintf(line, sizeof line, "sandboxed result %d\n", s);
     if (write(1, line, (size_t)n) != n)
         return 97;
@@ -143,7 +153,7 @@ static int mode_seccomp(const char *how)
                            "d"(prog), "r"(r10)
                          : "rcx", "r11", "memory");
     } else {
-        unsigned deny = !strcmp(how, "errno") ? SECCOMP_RET_ERRNO | EPERM
+        unsigned deny = !strcmp(how, "errno") || !strcmp(how, "crash") ? SECCOMP_RET_ERRNO | EPERM
                         : !strcmp(how, "trap") ? SECCOMP_RET_TRAP
                                                : SECCOMP_RET_KILL_PROCESS;
         rc = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, allow_list(deny), 0, 0);
@@ -152,7 +162,16 @@ static int mode_seccomp(const char *how)
         printf("cannot install the filter\n");
         return 95;
     }
-    return sandboxed_work(!strcmp(how, "strict"));
+    return sandboxed_work(!strcmp(how, "strict") ? 1 : !strcmp(how, "crash") ? -1 : 0);
+}
+
+static int mode_tsc_sigsegv(void)
+{
+    work_n(100);
+    if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0))
+        return 95;
+    printf("result %d\n", work_n(300000));
+    return 0;
 }
 
 /* ---- clone(CLONE_VM) without CLONE_THREAD -------------------------------------- */
@@ -193,6 +212,8 @@ int main(int argc, char **argv)
         return mode_seccomp(m + 8);
     if (!strcmp(m, "clone-vm"))
         return mode_clone_vm();
+    if (!strcmp(m, "tsc-sigsegv"))
+        return mode_tsc_sigsegv();
     if (!strcmp(m, "return")) {
         work_n(100);
         printf("returning 0\n");
