@@ -1,5 +1,6 @@
 /* session.c - a session from its dumps: per-process profiles, then rows
  * merged across processes (functions, modules), threads and processes. */
+#define _GNU_SOURCE /* memmem */
 #include "report.h"
 
 #include <inttypes.h>
@@ -62,10 +63,14 @@ static int add_dump_warnings(struct instr_session *s, const struct instr_dump *d
                              "RLIMIT_AS); their events are counted as dropped",
                           d->path, d->hdr.unrecorded_threads)))
         return rc;
+    /* The runtime names why it stopped when it knows (sandbox.c). */
+    const char *why = memmem(d->hdr.detector_detail, strnlen(d->hdr.detector_detail, sizeof d->hdr.detector_detail),
+                             "recording stopped: ", 19);
     if (d->hdr.dropped_events > p->repairs.dropped &&
-        (rc = add_warning(s, "%s: %" PRIu64 " events dropped after recording stopped (disk full, "
-                             "file size limit or no descriptors): values undercount",
-                          d->path, d->hdr.dropped_events - p->repairs.dropped)))
+        (rc = add_warning(s, "%s: %" PRIu64 " events dropped after recording stopped (%.*s): values undercount",
+                          d->path, d->hdr.dropped_events - p->repairs.dropped,
+                          why ? (int)strnlen(why + 19, (size_t)(d->hdr.detector_detail + sizeof d->hdr.detector_detail - why - 19)) : 50,
+                          why ? why + 19 : "disk full, file size limit or no descriptors")))
         return rc;
     return 0;
 }
