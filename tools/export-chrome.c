@@ -520,7 +520,10 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
     b = put_lit(b, ",\"ts\":");
     b = put_us(b, t0);
     b = put_lit(b, ",\"dur\":");
-    b = put_us(b, t1 - t0);
+    /* The difference of the rounded ends, not the rounded difference: a
+     * call then never overlaps the next one by a rounding (a viewer
+     * would nest it), and durations add up to their parent's. */
+    b = put_us(b, (double)(llround(t1 * 1e3) - llround(t0 * 1e3)) / 1e3);
     memcpy(b, x->tail, x->tlen);
     b += x->tlen;
     b = put_lit(b, incomplete ? ",\"args\":{\"incomplete\":true}}" : "}");
