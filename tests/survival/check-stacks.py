@@ -153,11 +153,17 @@ def case_coroutines(a, work):
         # running) when main returns: main's own stack closed cleanly.
         check(r["incomplete_frames"] <= 6, f"{det}: only the coroutines' frames are left open ({r['incomplete_frames']})")
         # Each switching function's inclusive time is its own stack's work,
-        # not the other two stacks' (they run while it is suspended): about
-        # a third each; a shared shadow stack gave ping nearly all of it.
+        # not the other two stacks' (they run while it is suspended): the
+        # three shares add up to the whole, once (a shared shadow stack
+        # nested them: ping nearly all of it, pong1 two thirds, pong2 a
+        # third, 200% in all).  One share alone is about a third, but a
+        # preemption on a loaded machine lands in one of them (ping 67%
+        # was seen), so each is only checked to be well below the whole.
+        pcts = [(fn(rep, n) or {}).get("elapsed_inclusive_pct", 0) for n in ("ping", "pong1", "pong2")]
+        check(80 <= sum(pcts) <= 120, f"{det}: ping, pong1 and pong2 share the run once ({sum(pcts):.1f}%)")
         for name in ("ping", "pong1", "pong2"):
             f = fn(rep, name)
-            check(f is not None and f["elapsed_inclusive_pct"] < 60,
+            check(f is not None and f["elapsed_inclusive_pct"] < 90,
                   f"{det}: {name}'s Elapsed Inclusive is its own stack's ({f and f['elapsed_inclusive_pct']}%)")
         # The ratio below: Application time, so a preemption (the machine
         # is shared) is left out; rseq_cs alone, so no per-syscall check of
