@@ -75,7 +75,7 @@ const struct instr_export_options instr_chrome_options = {
 /* ---- the export ---- */
 
 struct open_call {
-    double t0;     /* start, µs */
+    uint64_t tick0; /* start, ticks (µs only when the call is written) */
     uint32_t func;
     int begun;     /* a "B" for it is in the current part: it closes with an "E" */
 };
@@ -108,6 +108,7 @@ struct cexp {
     const struct instr_report_opts *o;
     const struct chrome_opts *co; /* o's export_opts */
     size_t dump;
+    double short_ticks; /* calls shorter than this many ticks are below --min-duration for sure */
     const struct instr_profile *p;
     uint64_t bytes;   /* written to the current part */
     unsigned part;
@@ -282,6 +283,7 @@ static void part_begin(struct cexp *c)
 
 static int in_range(const struct cexp *c, double t0, double t1);
 static const char *func_name(struct cexp *c, uint32_t func);
+static double us(const struct cexp *c, uint64_t tick);
 
 /* A "B" or "E" of open call k at t (see the top). */
 static int edge(struct cexp *c, size_t k, char ph, double t)
@@ -317,7 +319,7 @@ static int maybe_split(struct cexp *c, double t)
     t = clip(c, t);
     for (size_t k = 0; k < c->nopen && !rc; k++)
         if (!c->open[k].begun)
-            rc = edge(c, k, 'B', clip(c, c->open[k].t0)); /* opened in this part */
+            rc = edge(c, k, 'B', clip(c, us(c, c->open[k].tick0))); /* opened in this part */
     for (size_t k = c->nopen; k-- > 0 && !rc;)
         rc = edge(c, k, 'E', t);
     if (rc)
@@ -478,11 +480,13 @@ static int on_open(void *ctx, uint32_t thread, uint32_t func, uint64_t tick)
 {
     struct cexp *c = ctx;
     see_thread(c, thread);
-    struct open_call *a = instr_grow(c->open, &c->capopen, c->nopen + 1, sizeof *a, 64);
-    if (!a)
-        return INSTR_ENOMEM;
-    c->open = a;
-    c->open[c->nopen++] = (struct open_call){us(c, tick), func, 0};
+    if (c->nopen == c->capopen) {
+        struct open_call *a = instr_grow(c->open, &c->capopen, c->nopen + 1, sizeof *a, 64);
+        if (!a)
+            return INSTR_ENOMEM;
+        c->open = a;
+    }
+    c->open[c->nopen++] = (struct open_call){tick, func, 0};
     return 0;
 }
 
@@ -492,7 +496,11 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
     if (!c->nopen)
         return 0;
     struct open_call oc = c->open[--c->nopen];
-    double t0 = oc.t0, t1 = us(c, tick);
+    /* Most calls of a big run are short: left out by ticks, before any
+     * conversion (clipping only shortens a call). */
+    if (!oc.begun && (double)(tick - oc.tick0) < c->short_ticks)
+        return 0;
+    double t0 = us(c, oc.tick0), t1 = us(c, tick);
     if (oc.begun) {
         /* Its "B" opened this part: the "E" closes it, whatever its length. */
         c->open[c->nopen].begun = 0;
@@ -579,6 +587,10 @@ static int dump_begin(void *ctx, size_t dump, const struct instr_profile *p)
     forget_names(c);
     c->dump = dump;
     c->p = p;
+    /* --min-duration in ticks, a millionth under (the exact test in µs
+     * follows for the calls above it). */
+    const struct instr_dump *d = &c->dumps[dump];
+    c->short_ticks = d->tick_hz > 0 ? c->co->tl.min_dur_us * 1e-6 * d->tick_hz * (1 - 1e-6) : 0;
     c->thread = UINT32_MAX;
     c->nopen = 0;
     process_name(c);
