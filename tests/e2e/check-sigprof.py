@@ -48,9 +48,13 @@ def main():
     check(d["application_inclusive_ns"] <= ei - only,
           f"default: leaf loses its signal intervals (AI {d['application_inclusive_ns']/1e6:.2f} ms of EI {ei/1e6:.2f} ms, "
           f"signal-only >= {only/1e6:.2f} ms)")
+    # On a loaded machine SIGPROF (sent at a scheduler tick) and a
+    # preemption (decided at the same tick) often share an interval: that
+    # time stays out (sched), and the lower bound is then <= 0.
     gain = n["application_inclusive_ns"] - d["application_inclusive_ns"]
-    check(gain > 0 and gain >= only,
-          f"--os-events without signal gives them back (+{gain/1e6:.2f} ms, AI {n['application_inclusive_ns']/1e6:.2f} ms)")
+    check(gain >= max(only, 0) and (gain > 0 or only <= 0),
+          f"--os-events without signal gives them back (+{gain/1e6:.2f} ms, at least {max(only, 0)/1e6:.2f} ms; "
+          f"AI {n['application_inclusive_ns']/1e6:.2f} ms)")
     check(nosig["session"]["os_events"] == "sched,syscall,fault", "the session says which kinds counted")
     print(f"{len(failures)} failed")
     return 1 if failures else 0
