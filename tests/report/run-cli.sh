@@ -74,6 +74,14 @@ run 0 "$R" --units ticks --format json -o "$work/o.json" "$work/n.instr"
 cmp -s "$work/o.json" "$work/a.json" || bad "-o FILE differs"
 run 0 "$R" --units ticks --format=json --output="$work/o2.json" "$work/n.instr"
 cmp -s "$work/o2.json" "$work/a.json" || bad "--output=FILE differs"
+# instr-dump --from-text -o -: the dump on stdout, the same bytes as -o FILE,
+# and no file named '-'.
+(cd "$work" && rm -f ./- && run 0 "$D" --from-text "$src/traces/nesting.txt" -o -
+ cmp -s "$work/out" "$work/n.instr" || bad "instr-dump -o - is not the dump on stdout"
+ [ -e ./- ] && bad "instr-dump -o - wrote a file named '-'"
+ run 2 "$D" --from-text "$work/missing.txt" -o -; prefixed instr-dump
+ [ -s "$work/out" ] && bad "instr-dump -o - wrote to stdout after an error"
+ exit $fail) || fail=1
 
 # Usage errors (exit 1) and unusable input (exit 2): one reason, prefixed.
 for args in "--units hours" "--format yaml" "--export nope" "--depth x" "--sort nope" "--diff" \
