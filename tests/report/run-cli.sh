@@ -1,5 +1,5 @@
 #!/bin/sh
-# GNU command lines of instr-report and instr-dump (getopt_long): both
+# GNU command lines of instr-report, instr-dump and instr-sample (getopt_long): both
 # spellings of a value, abbreviations, --help/--version on stdout with exit
 # 0, getopt's messages for unknown or ambiguous options, '-o -', every
 # error line starting with the program's name, the documented exit codes.
@@ -51,6 +51,27 @@ run 0 "$R" --version
 [ "$(cat "$work/out")" = "instr-report (instr) $version" ] || bad "--version printed '$(cat "$work/out")'"
 run 0 "$D" --version
 [ "$(cat "$work/out")" = "instr-dump (instr) $version" ] || bad "instr-dump --version printed '$(cat "$work/out")'"
+
+# instr-sample (when built): the same conventions, its own exit codes
+# (125: instr-sample failed, usage included).  Options end at PROGRAM, whose
+# own options are its business.
+Smp="$bin/instr-sample"
+if [ -x "$Smp" ]; then
+    run 0 "$Smp" --version
+    [ "$(cat "$work/out")" = "instr-sample (instr) $version" ] || bad "instr-sample --version printed '$(cat "$work/out")'"
+    for h in --help -h --he; do
+        run 0 "$Smp" $h
+        grep -q "^usage: instr-sample" "$work/out" || bad "instr-sample $h: no usage on stdout"
+    done
+    run 125 "$Smp" --bogus true
+    [ "$(head -1 "$work/err")" = "instr-sample: unrecognized option '--bogus'" ] || bad "instr-sample --bogus: $(head -1 "$work/err")"
+    prefixed instr-sample
+    run 125 "$Smp" --ra; grep -q "^instr-sample: option '--rate' requires an argument" "$work/err" || bad "instr-sample --ra (abbreviated, no value)"
+    prefixed instr-sample
+    run 125 "$Smp" --rate=0 true; prefixed instr-sample
+    run 125 "$Smp"; prefixed instr-sample
+    run 127 "$Smp" -o "$work/s.%p.instr" "$work/no-such-program"; prefixed instr-sample
+fi
 
 # Unknown options, before or after an input.
 run 1 "$R" --bogus "$work/n.instr"
