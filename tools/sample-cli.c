@@ -2,6 +2,7 @@
  * one line on stderr for each problem. */
 #include "sample-cli.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,7 +60,7 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
     }
     FILE *out = outpath ? fopen(outpath, "w") : stdout;
     if (!out) {
-        perror(outpath);
+        fprintf(stderr, "instr-report: %s: %s\n", outpath, strerror(errno));
         instr_sprofile_free(&p);
         return EXIT_USAGE;
     }
@@ -116,7 +117,7 @@ int instr_sample_diff_cli(const struct instr_dump *a, const struct instr_dump *b
     int status = EXIT_OK;
     FILE *out = outpath ? fopen(outpath, "w") : stdout;
     if (!out) {
-        perror(outpath);
+        fprintf(stderr, "instr-report: %s: %s\n", outpath, strerror(errno));
         status = EXIT_USAGE;
     } else {
         int rc = instr_sreport_diff(out, &p[0], &p[1], format, sort, threshold);

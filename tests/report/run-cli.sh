@@ -71,6 +71,14 @@ if [ -x "$Smp" ]; then
     run 125 "$Smp" --rate=0 true; prefixed instr-sample
     run 125 "$Smp"; prefixed instr-sample
     run 127 "$Smp" -o "$work/s.%p.instr" "$work/no-such-program"; prefixed instr-sample
+    # A sampling dump goes through its own front end (sample-cli.c): the
+    # same prefixed message for an output that cannot be written.
+    "$Smp" -o "$work/sampled.instr" true >/dev/null 2>&1
+    if [ $? = 0 ]; then
+        run 1 "$R" -o "$work/no-such-dir/out.txt" "$work/sampled.instr"; prefixed instr-report
+        run 1 "$R" --diff -o "$work/no-such-dir/out.txt" "$work/sampled.instr" "$work/sampled.instr"
+        prefixed instr-report
+    fi
 fi
 
 # Unknown options, before or after an input.
@@ -103,6 +111,8 @@ cmp -s "$work/o2.json" "$work/a.json" || bad "--output=FILE differs"
  run 2 "$D" --from-text "$work/missing.txt" -o -; prefixed instr-dump
  [ -s "$work/out" ] && bad "instr-dump -o - wrote to stdout after an error"
  exit $fail) || fail=1
+
+run 1 "$R" -o "$work/no-such-dir/out.txt" "$work/n.instr"; prefixed instr-report
 
 # Usage errors (exit 1) and unusable input (exit 2): one reason, prefixed.
 for args in "--units hours" "--format yaml" "--export nope" "--depth x" "--sort nope" "--diff" \
