@@ -16,8 +16,8 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
                      size_t limit, double threshold, const char *export, const char *outpath, const char *func,
                      size_t depth)
 {
-    if (export && strcmp(export, "folded") && strcmp(export, "callgrind")) {
-        fprintf(stderr, "instr-report: --export %s is not available for sampling dumps (folded, callgrind)\n",
+    if (export && strcmp(export, "folded") && strcmp(export, "callgrind") && strcmp(export, "pprof")) {
+        fprintf(stderr, "instr-report: --export %s is not available for sampling dumps (folded, callgrind, pprof)\n",
                 export);
         return EXIT_USAGE;
     }
@@ -64,7 +64,9 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
         instr_sprofile_free(&p);
         return EXIT_USAGE;
     }
-    int rc = export ? (strcmp(export, "folded") ? instr_sreport_callgrind(out, &p) : instr_sreport_folded(out, &p))
+    int rc = export ? (!strcmp(export, "folded")  ? instr_sreport_folded(out, &p)
+                       : !strcmp(export, "pprof") ? instr_sreport_pprof(out, &p)
+                                                  : instr_sreport_callgrind(out, &p))
              : v == INSTR_VIEW_CALLTREE ? instr_sreport_calltree(out, &p, &o, depth)
              : v == INSTR_VIEW_LINES    ? instr_sreport_lines(out, &p, dumps, nd, &o)
              : v >= INSTR_VIEW_CALLERS  ? instr_sreport_relations(out, &p, &o, func, v == INSTR_VIEW_CALLERS)
