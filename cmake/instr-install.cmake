@@ -1,6 +1,7 @@
 # What `cmake --install build --prefix P` puts under P:
 #
-#   bin/instr-report, bin/instr-dump      the tools (INSTR_PROGRAMS below)
+#   bin/instr-report, bin/instr-dump,     the tools (INSTR_PROGRAMS below)
+#   bin/instr-sample
 #   lib/instr/instr.so                    the plugin users pass to -fplugin= (the
 #   lib/instr/instr-gccNN.so              version shim) and the plugin per GCC
 #   lib/instr/libinstr-rt.so              the runtime, beside the plugin

@@ -2,10 +2,12 @@
 # the tree of cmake/instr-install.cmake under /usr.
 #
 # Dependencies:
-#  - libc6, libstdc++6 (the plugins are C++): dpkg-shlibdeps reads them
-#    from the installed ELF files (CPACK_DEBIAN_PACKAGE_SHLIBDEPS).  The
-#    tools link libiberty statically (Debian ships only libiberty.a); no
-#    part of instr links libunwind.
+#  - the shared libraries the installed ELF files link, read from them by
+#    dpkg-shlibdeps (CPACK_DEBIAN_PACKAGE_SHLIBDEPS): libc6, libstdc++6 and
+#    libgcc-s1 (the plugins are C++), zlib1g (the pprof export) and libdw1
+#    (the line tables of --view lines) for the tools, libunwind8 for
+#    instr-sample's unwinder (when the build found it).  The tools link
+#    libiberty statically (Debian ships only libiberty.a).
 #  - the GCC the plugin was built for, exactly: a plugin runs inside cc1
 #    and checks (plugin/instr-plugin.cc, plugin_default_version_check)
 #    the version, date stamp, revision and configure arguments of the GCC

@@ -18,6 +18,18 @@
  * cum is Inclusive with recursion counted once: the report's values.  A
  * session without Application data (a visualiser file) has no application
  * sample type.  Times need a tick rate (INSTR_EARG without one).
+ *
+ * Sampling dumps (instr-sample) have their own profile, instr_sreport_pprof:
+ *
+ *   sample_type: [samples/count, cpu/nanoseconds]  (Go's own CPU profiles':
+ *                cpu = samples x the period 1e9 / the asked rate)
+ *   sample:      one per distinct stack (merged across threads, as the
+ *                sampling report counts), leaf first, values samples, cpu
+ *   location, function, mapping: one per function row / module path, as
+ *                above; no file or line (the sampling rows have none)
+ *
+ * pprof's flat is then the report's Exclusive Samples and cum its Inclusive
+ * Samples (a function once per sample).
  */
 #include <elf.h>
 #include <inttypes.h>
@@ -27,6 +39,7 @@
 #include <zlib.h>
 
 #include "report.h"
+#include "sample-report.h"
 #include "writers.h"
 #include "protobuf.h"
 #include "strtab.h"
@@ -322,6 +335,97 @@ static int gzip_to(FILE *out, const uint8_t *b, size_t n)
     if (rc == 0 && zr != Z_STREAM_END)
         rc = INSTR_EIO;
     deflateEnd(&z);
+    return rc;
+}
+
+/* ---- sampling dumps ------------------------------------------------------------ */
+
+static int encode_sampled(struct instr_pb *p, struct strtab *st, const struct instr_sprofile *sp)
+{
+    struct instr_pb sub = {0}, sub2 = {0}, packed = {0};
+    const struct instr_srow *rows = sp->rows[INSTR_SVIEW_FUNCTIONS];
+    size_t nrows = sp->nrows[INSTR_SVIEW_FUNCTIONS];
+    uint64_t period = sp->rate_hz ? 1000000000u / sp->rate_hz : 0;
+    str_id(st, "");
+    value_type(p, 1, &sub, st, "samples", "count");
+    value_type(p, 1, &sub, st, "cpu", "nanoseconds");
+
+    const struct instr_sstack *k;
+    for (size_t i = 0; (k = instr_sstack_next(sp, &i));) {
+        for (size_t j = k->len; j-- > 0;) /* the pool is root first; pprof wants the leaf first */
+            instr_pb_varint(&packed, (uint64_t)sp->pool[k->off + j] + 1);
+        instr_pb_bytes(&sub, 1, packed.b, packed.len);
+        packed.len = 0;
+        instr_pb_varint(&packed, k->samples);
+        instr_pb_varint(&packed, k->samples * period);
+        instr_pb_bytes(&sub, 2, packed.b, packed.len);
+        sub.oom |= packed.oom;
+        packed.len = 0;
+        instr_pb_sub(p, 2, &sub);
+    }
+
+    /* Mappings: one per module path, the program's first (pprof names the
+     * profile after it); addresses are not kept, so each spans [0, its size). */
+    struct mapping *maps = calloc(nrows + 2, sizeof *maps);
+    uint32_t *map_of_row = calloc(nrows + 1, sizeof *map_of_row);
+    if (!maps || !map_of_row) {
+        free(maps);
+        free(map_of_row);
+        free(sub.b), free(sub2.b), free(packed.b);
+        return INSTR_ENOMEM;
+    }
+    size_t nmaps = 0;
+    if (sp->program && sp->program[0])
+        find_mapping(maps, &nmaps, sp->program, 0);
+    for (size_t r = 0; r < nrows; r++)
+        map_of_row[r] = (uint32_t)find_mapping(maps, &nmaps, rows[r].module ? rows[r].module : "", 0);
+    for (size_t i = 0; i < nmaps; i++) {
+        struct elfinfo e;
+        elf_info(maps[i].path, &e);
+        pb_int(&sub, 1, i + 1);
+        pb_int(&sub, 3, e.span ? e.span : 1);
+        pb_int(&sub, 5, str_id(st, maps[i].path[0] ? maps[i].path : "[unknown]"));
+        pb_int(&sub, 6, str_id(st, e.build_id));
+        pb_int(&sub, 7, 1); /* has_functions: symbolized already */
+        instr_pb_sub(p, 3, &sub);
+    }
+    for (size_t r = 0; r < nrows; r++) {
+        pb_int(&sub, 1, r + 1);
+        pb_int(&sub, 2, map_of_row[r] + 1);
+        pb_int(&sub2, 1, r + 1);
+        instr_pb_sub(&sub, 4, &sub2);
+        instr_pb_sub(p, 4, &sub);
+    }
+    for (size_t r = 0; r < nrows; r++) {
+        pb_int(&sub, 1, r + 1);
+        pb_int(&sub, 2, str_id(st, rows[r].name));
+        pb_int(&sub, 3, str_id(st, rows[r].name));
+        instr_pb_sub(p, 5, &sub);
+    }
+    free(maps);
+    free(map_of_row);
+
+    value_type(p, 11, &sub, st, "cpu", "nanoseconds");
+    pb_int(p, 12, period);
+    pb_int(p, 13, str_id(st, "instr-sample: one sample per distinct stack, all threads merged; flat = exclusive, "
+                             "cum = inclusive samples"));
+    pb_int(p, 14, str_id(st, "samples"));
+    for (size_t i = 0; i < st->t.n; i++)
+        instr_pb_bytes(p, 6, st->t.s[i], strlen(st->t.s[i]));
+    p->oom |= sub.oom | sub2.oom | packed.oom | st->oom;
+    free(sub.b), free(sub2.b), free(packed.b);
+    return p->oom ? INSTR_ENOMEM : 0;
+}
+
+int instr_sreport_pprof(FILE *out, const struct instr_sprofile *sp)
+{
+    struct instr_pb p = {0};
+    struct strtab st = {0};
+    int rc = encode_sampled(&p, &st, sp);
+    if (rc == 0)
+        rc = gzip_to(out, p.b, p.len);
+    free(p.b);
+    instr_strtab_free(&st.t);
     return rc;
 }
 

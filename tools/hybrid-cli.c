@@ -2,7 +2,9 @@
  * with INSTR_SAMPLE (prints; see hybrid.h). */
 #include "hybrid-cli.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "hybrid.h"
 
@@ -12,7 +14,7 @@ int instr_hybrid_cli(const struct instr_dump *dumps, size_t nd, int format, size
 {
     FILE *out = outpath ? fopen(outpath, "w") : stdout;
     if (!out) {
-        perror(outpath);
+        fprintf(stderr, "instr-report: %s: %s\n", outpath, strerror(errno));
         return EXIT_USAGE;
     }
     int status = EXIT_OK, warned = 0;

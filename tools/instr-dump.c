@@ -2,6 +2,7 @@
  *
  *   instr-dump DUMP                          text form on stdout
  *   instr-dump --from-text TRACE.txt -o OUT  binary dump from the text form
+ *                                            (-o -: on stdout)
  *
  * Exit codes: 0 ok, 1 usage, 2 input unusable, 3 printed with warnings.
  */
@@ -9,7 +10,9 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dump-reader.h"
 #include "text-trace.h"
@@ -28,12 +31,47 @@ static void usage(FILE *f)
           "binary dump from that text form ('-' reads standard input).\n"
           "\n"
           "  --from-text FILE    build a dump from the text form in FILE\n"
-          "  -o, --output FILE   the dump --from-text writes\n"
+          "  -o, --output FILE   the dump --from-text writes ('-': standard output)\n"
           "  -h, --help          this text\n"
           "  --version           the version\n"
           "\n"
           "Exit codes: 0 ok, 1 usage, 2 input unusable, 3 printed with warnings.\n",
           f);
+}
+
+/* --from-text ... -o -: the writer seeks back to fill in the header, so
+ * the dump is built in a temporary file, then copied to standard output. */
+static int text_to_stdout(FILE *in, const char *from, char *err, size_t errlen)
+{
+    const char *dir = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/instr-dump.XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        snprintf(err, errlen, "temporary file in %.400s: %s", dir && *dir ? dir : "/tmp", strerror(errno));
+        return -1;
+    }
+    close(fd);
+    int rc = instr_text_to_dump(in, from, path, err, errlen);
+    FILE *f = rc < 0 ? NULL : fopen(path, "rb");
+    if (rc >= 0 && !f) {
+        snprintf(err, errlen, "%.400s: %s", path, strerror(errno));
+        rc = -1;
+    }
+    if (f) {
+        char buf[1 << 16];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+            if (fwrite(buf, 1, n, stdout) != n)
+                break;
+        if (ferror(f) || fflush(stdout) != 0 || ferror(stdout)) {
+            snprintf(err, errlen, "writing the dump to standard output: %s", strerror(errno));
+            rc = -1;
+        }
+        fclose(f);
+    }
+    remove(path);
+    return rc;
 }
 
 static int usage_error(const char *what)
@@ -87,12 +125,14 @@ int main(int argc, char **argv)
             fprintf(stderr, PROG ": %s: %s\n", from, strerror(errno));
             return 2;
         }
-        int rc = instr_text_to_dump(in, from, out, err, sizeof err);
+        int to_stdout = !strcmp(out, "-");
+        int rc = to_stdout ? text_to_stdout(in, from, err, sizeof err) : instr_text_to_dump(in, from, out, err, sizeof err);
         if (in != stdin)
             fclose(in);
         if (rc < 0) {
             fprintf(stderr, PROG ": %s\n", err);
-            remove(out);
+            if (!to_stdout)
+                remove(out);
             return 2;
         }
         return 0;

@@ -42,7 +42,10 @@
 #include "sample-perf.h"
 #include "sample-unwind.h"
 
-#define INSTR_SAMPLE_VERSION "0.1"
+#ifndef INSTR_VERSION
+#define INSTR_VERSION "unknown"
+#endif
+#define PROG "instr-sample"
 
 enum { EXIT_NOT_ALLOWED = 124, EXIT_FAILED = 125, EXIT_NOEXEC = 126, EXIT_NOTFOUND = 127 };
 
@@ -95,7 +98,7 @@ static void say(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("instr-sample: ", stderr);
+    fputs(PROG ": ", stderr);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
@@ -672,6 +675,7 @@ int main(int argc, char **argv)
     g.out_template = getenv("INSTR_OUTPUT");
     if (g.out_template && !*g.out_template)
         g.out_template = NULL;
+    argv[0] = (char *)PROG; /* getopt's messages start with it */
     int c;
     while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
         char *end;
@@ -698,15 +702,15 @@ int main(int argc, char **argv)
             usage(stdout);
             return 0;
         case 'V':
-            printf("instr-sample %s\n", INSTR_SAMPLE_VERSION);
+            printf(PROG " (instr) %s\n", INSTR_VERSION);
             return 0;
-        default:
-            usage(stderr);
+        default: /* getopt said why */
+            say("try '" PROG " --help' for more information");
             return EXIT_FAILED;
         }
     }
     if (optind >= argc) {
-        usage(stderr);
+        say("no PROGRAM to run; try '" PROG " --help'");
         return EXIT_FAILED;
     }
     g.period_ns = 1000000000u / g.rate_hz;

@@ -2,6 +2,7 @@
  * one line on stderr for each problem. */
 #include "sample-cli.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,8 +16,8 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
                      size_t limit, double threshold, const char *export, const char *outpath, const char *func,
                      size_t depth)
 {
-    if (export && strcmp(export, "folded") && strcmp(export, "callgrind")) {
-        fprintf(stderr, "instr-report: --export %s is not available for sampling dumps (folded, callgrind)\n",
+    if (export && strcmp(export, "folded") && strcmp(export, "callgrind") && strcmp(export, "pprof")) {
+        fprintf(stderr, "instr-report: --export %s is not available for sampling dumps (folded, callgrind, pprof)\n",
                 export);
         return EXIT_USAGE;
     }
@@ -59,11 +60,13 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
     }
     FILE *out = outpath ? fopen(outpath, "w") : stdout;
     if (!out) {
-        perror(outpath);
+        fprintf(stderr, "instr-report: %s: %s\n", outpath, strerror(errno));
         instr_sprofile_free(&p);
         return EXIT_USAGE;
     }
-    int rc = export ? (strcmp(export, "folded") ? instr_sreport_callgrind(out, &p) : instr_sreport_folded(out, &p))
+    int rc = export ? (!strcmp(export, "folded")  ? instr_sreport_folded(out, &p)
+                       : !strcmp(export, "pprof") ? instr_sreport_pprof(out, &p)
+                                                  : instr_sreport_callgrind(out, &p))
              : v == INSTR_VIEW_CALLTREE ? instr_sreport_calltree(out, &p, &o, depth)
              : v == INSTR_VIEW_LINES    ? instr_sreport_lines(out, &p, dumps, nd, &o)
              : v >= INSTR_VIEW_CALLERS  ? instr_sreport_relations(out, &p, &o, func, v == INSTR_VIEW_CALLERS)
@@ -116,7 +119,7 @@ int instr_sample_diff_cli(const struct instr_dump *a, const struct instr_dump *b
     int status = EXIT_OK;
     FILE *out = outpath ? fopen(outpath, "w") : stdout;
     if (!out) {
-        perror(outpath);
+        fprintf(stderr, "instr-report: %s: %s\n", outpath, strerror(errno));
         status = EXIT_USAGE;
     } else {
         int rc = instr_sreport_diff(out, &p[0], &p[1], format, sort, threshold);

@@ -115,6 +115,10 @@ int instr_sreport_relations(FILE *out, const struct instr_sprofile *p, const str
  * samples per function, inclusive samples per call edge. */
 int instr_sreport_callgrind(FILE *out, const struct instr_sprofile *p);
 
+/* The gzip'd profile.proto of pprof (export-pprof.c): samples and cpu
+ * nanoseconds per distinct stack. */
+int instr_sreport_pprof(FILE *out, const struct instr_sprofile *p);
+
 /* --diff A B (sample-diff.c): Inclusive/Exclusive % per function in each
  * run and the change, by the absolute change of sort ("inclusive",
  * "exclusive"; NULL = inclusive), hiding changes below threshold points.

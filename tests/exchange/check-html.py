@@ -217,7 +217,7 @@ def check_chromium(args):
     # mark strip and counter lane of the first thread (layout constants above)
     mark_y, ctr_y = RULER + PH + TH + MARKH // 2, RULER + PH + TH + MARKH + 4 * RH + 4 + 17
     steps = {"bars": [["rec", 0], ["rec", 1], ["rec", 2], ["cmp", 0]], "zoom": 4, "hover": ["rec", 1], "sort": 1,
-             "hoverAt": [[500, mark_y], [5000, ctr_y]]}
+             "hoverAt": [[500, mark_y], [5000, ctr_y]], "fold": 0}
     out, console = page_test(args, path, steps)
     screenshot(args, path, os.path.join(args.work, "small.png"), {"hover": ["rec", 1], "select": "rec"})
     check(not out["errors"] and not console, f"small: no errors ({out['errors']}, {console})")
@@ -252,6 +252,12 @@ def check_chromium(args):
     tips = out.get("tipsAt") or [None, None]
     check(tips[0] == "mark: Frame Startat 500 ns, thread 100", f"small: mark tooltip {tips[0]}")
     check(tips[1] == "counter: queue depthvalue3since2.000 µsmin / max3 / 3thread100", f"small: counter tooltip {tips[1]}")
+    # A click on the process header folds its threads away, another brings them back.
+    fo, un = out.get("folded") or {}, out.get("unfolded") or {}
+    check(fo.get("lanes") == [["proc", "pid 42  app"]] and fo.get("bars") == [None] * 4,
+          f"small: a click on the process folds it: lanes {fo.get('lanes')}, bars {fo.get('bars')}")
+    check(un.get("lanes") == out["lanes"] and un.get("bars") == out["bars1"],
+          f"small: a second click unfolds it: lanes {un.get('lanes')}")
     screenshot(args, path, os.path.join(args.work, "small-zoom.png"), {"focus": ["qsort", 0, 3]})
 
     bdumps = big(args)
@@ -260,6 +266,9 @@ def check_chromium(args):
     screenshot(args, bpath, os.path.join(args.work, "big.png"))
     check(not out["errors"] and not console, f"big: no errors ({out['errors']}, {console[:3]})")
     check(out["note"].startswith("Thinned:"), f"big: the page says what was thinned: {out['note']}")
+    # The long note wraps the header onto more lines; the timeline starts below it.
+    check(out["top"][0] > 40 and abs(out["top"][1] - out["top"][0]) < 1,
+          f"big: the timeline starts below the header (header {out['top'][0]} px, timeline at {out['top'][1]} px)")
     # Level of detail: at most about one bar per pixel column and call level, however many calls.
     cols = out["view"]["width"] - out["view"]["left"]
     check(out["embedded"] > 500_000 and out["drawn0"] <= out["levels"] * cols * 1.2,

@@ -21,8 +21,12 @@ for f in bin/instr-report bin/instr-dump \
          share/bash-completion/completions/instr-report; do
     [ -f "$p/$f" ] || { echo "missing: $f"; status=1; }
 done
-for f in bin/instr-report bin/instr-dump; do
-    [ -x "$p/$f" ] || { echo "not executable: $f"; status=1; }
+# instr-sample, when this build made it (libunwind found).
+tools="bin/instr-report bin/instr-dump"
+[ -x "$build/bin/instr-sample" ] && tools="$tools bin/instr-sample"
+for f in $tools; do
+    [ -x "$p/$f" ] || { echo "not executable or missing: $f"; status=1; }
+    "$p/$f" --version >/dev/null || { echo "installed $f --version failed"; status=1; }
 done
 # Nothing installed may name where it was installed (binaries included).
 if grep -rl "$work/first" "$p"; then

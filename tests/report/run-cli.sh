@@ -1,5 +1,5 @@
 #!/bin/sh
-# GNU command lines of instr-report and instr-dump (getopt_long): both
+# GNU command lines of instr-report, instr-dump and instr-sample (getopt_long): both
 # spellings of a value, abbreviations, --help/--version on stdout with exit
 # 0, getopt's messages for unknown or ambiguous options, '-o -', every
 # error line starting with the program's name, the documented exit codes.
@@ -52,6 +52,35 @@ run 0 "$R" --version
 run 0 "$D" --version
 [ "$(cat "$work/out")" = "instr-dump (instr) $version" ] || bad "instr-dump --version printed '$(cat "$work/out")'"
 
+# instr-sample (when built): the same conventions, its own exit codes
+# (125: instr-sample failed, usage included).  Options end at PROGRAM, whose
+# own options are its business.
+Smp="$bin/instr-sample"
+if [ -x "$Smp" ]; then
+    run 0 "$Smp" --version
+    [ "$(cat "$work/out")" = "instr-sample (instr) $version" ] || bad "instr-sample --version printed '$(cat "$work/out")'"
+    for h in --help -h --he; do
+        run 0 "$Smp" $h
+        grep -q "^usage: instr-sample" "$work/out" || bad "instr-sample $h: no usage on stdout"
+    done
+    run 125 "$Smp" --bogus true
+    [ "$(head -1 "$work/err")" = "instr-sample: unrecognized option '--bogus'" ] || bad "instr-sample --bogus: $(head -1 "$work/err")"
+    prefixed instr-sample
+    run 125 "$Smp" --ra; grep -q "^instr-sample: option '--rate' requires an argument" "$work/err" || bad "instr-sample --ra (abbreviated, no value)"
+    prefixed instr-sample
+    run 125 "$Smp" --rate=0 true; prefixed instr-sample
+    run 125 "$Smp"; prefixed instr-sample
+    run 127 "$Smp" -o "$work/s.%p.instr" "$work/no-such-program"; prefixed instr-sample
+    # A sampling dump goes through its own front end (sample-cli.c): the
+    # same prefixed message for an output that cannot be written.
+    "$Smp" -o "$work/sampled.instr" true >/dev/null 2>&1
+    if [ $? = 0 ]; then
+        run 1 "$R" -o "$work/no-such-dir/out.txt" "$work/sampled.instr"; prefixed instr-report
+        run 1 "$R" --diff -o "$work/no-such-dir/out.txt" "$work/sampled.instr" "$work/sampled.instr"
+        prefixed instr-report
+    fi
+fi
+
 # Unknown options, before or after an input.
 run 1 "$R" --bogus "$work/n.instr"
 [ "$(head -1 "$work/err")" = "instr-report: unrecognized option '--bogus'" ] || bad "--bogus: $(head -1 "$work/err")"
@@ -74,6 +103,16 @@ run 0 "$R" --units ticks --format json -o "$work/o.json" "$work/n.instr"
 cmp -s "$work/o.json" "$work/a.json" || bad "-o FILE differs"
 run 0 "$R" --units ticks --format=json --output="$work/o2.json" "$work/n.instr"
 cmp -s "$work/o2.json" "$work/a.json" || bad "--output=FILE differs"
+# instr-dump --from-text -o -: the dump on stdout, the same bytes as -o FILE,
+# and no file named '-'.
+(cd "$work" && rm -f ./- && run 0 "$D" --from-text "$src/traces/nesting.txt" -o -
+ cmp -s "$work/out" "$work/n.instr" || bad "instr-dump -o - is not the dump on stdout"
+ [ -e ./- ] && bad "instr-dump -o - wrote a file named '-'"
+ run 2 "$D" --from-text "$work/missing.txt" -o -; prefixed instr-dump
+ [ -s "$work/out" ] && bad "instr-dump -o - wrote to stdout after an error"
+ exit $fail) || fail=1
+
+run 1 "$R" -o "$work/no-such-dir/out.txt" "$work/n.instr"; prefixed instr-report
 
 # Usage errors (exit 1) and unusable input (exit 2): one reason, prefixed.
 for args in "--units hours" "--format yaml" "--export nope" "--depth x" "--sort nope" "--diff" \

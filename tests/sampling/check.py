@@ -130,6 +130,7 @@ def scenario_exact(work):
     r = run([REPORT, "--export", "folded", dump])
     want_folded = sorted(["main;%s 2" % hname, "main;light 1", "main;light;light 1", "main 1", "main;[unknown] 1"])
     check(sorted(r.stdout.splitlines()) == want_folded, "folded %s" % r.stdout.splitlines())
+    check_pprof(work, dump, hname)
     r = run([REPORT, "--format", "csv", "--view", "modules", dump])
     check(r.stdout.splitlines()[0] == "modules,inclusive_samples,exclusive_samples,inclusive_pct,exclusive_pct",
           "csv header")
@@ -177,6 +178,56 @@ def scenario_exact(work):
     r = run([REPORT, dump])
     check("Lost: 3 samples" in r.stdout and "achieved 1000 Hz" in r.stdout and "Truncated stacks: 1" in r.stdout,
           "text header says lost, rate, truncated:\n" + r.stdout)
+
+
+def check_pprof(work, dump, hname):
+    """--export pprof of the exact dump, decoded by tests/exchange/check-pprof.py
+    and, when Go is installed, read by `go tool pprof -top`: per function,
+    flat = exclusive and cum = inclusive samples, cpu = samples x the period."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "check_pprof", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "exchange", "check-pprof.py"))
+    cp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cp)
+    pb = os.path.join(work, "exact.pb.gz")
+    r = run([REPORT, "--export", "pprof", "-o", pb, dump])
+    check(r.returncode == 0, "--export pprof of a sampling dump exits 0 (%d: %s)" % (r.returncode, r.stderr))
+    prof = cp.decode(pb)
+    check(prof["types"] == [("samples", "count"), ("cpu", "nanoseconds")] and prof["default"] == "samples",
+          "pprof sample types %s, default %s" % (prof["types"], prof["default"]))
+    flat, cum = {}, {}
+    for smp in prof["samples"]:
+        names = [prof["funcs"][prof["locs"][l]["func"]]["name"] for l in smp["loc"]]
+        check(smp["val"][1] == smp["val"][0] * 1000000, "pprof cpu = samples x 1 ms: %s" % smp["val"])
+        leaf = names[0] if names else None
+        flat[leaf] = flat.get(leaf, 0) + smp["val"][0]
+        for n in set(names):
+            cum[n] = cum.get(n, 0) + smp["val"][0]
+    want = {"main": (6, 1), "light": (2, 2), hname: (2, 2), "[unknown]": (1, 1)}
+    got = {n: (cum.get(n), flat.get(n, 0)) for n in want}
+    check(got == want and sum(flat.values()) == 6, "pprof cum/flat per function %s, want %s" % (got, want))
+    note = run(["readelf", "-n", SPLIT]).stdout
+    bid = note.split("Build ID: ")[1].split()[0] if "Build ID: " in note else None
+    check(any(m["file"] == SPLIT and m["build_id"] == bid for m in prof["maps"].values()),
+          "pprof mapping of %s with its build id %s: %s" % (SPLIT, bid, list(prof["maps"].values())))
+    if not shutil.which("go"):
+        print("go tool pprof: skipped (no `go`; Debian golang-go)")
+        return
+    tmp = tempfile.mkdtemp(prefix="instr-go-")
+    env = dict(os.environ, HOME=tmp, GOCACHE=os.path.join(tmp, "cache"), GOPATH=os.path.join(tmp, "gopath"),
+               GOTOOLCHAIN="local", GOPROXY="off", PPROF_TMPDIR=tmp)
+    try:
+        r = run(["go", "tool", "pprof", "-top", "-nodefraction=0", "-sample_index=samples", pb], env=env)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    check(r.returncode == 0 and "of 6 total" in r.stdout, "go tool pprof: 6 samples in all:\n" + r.stdout + r.stderr)
+    rows = {}
+    for line in r.stdout.splitlines():
+        f = line.split()
+        if len(f) == 6 and f[0].isdigit() and f[3].isdigit():
+            rows[f[5]] = (int(f[3]), int(f[0]))
+    check(rows.get("light") == (2, 2) and rows.get("main") == (6, 1), "go tool pprof: light, main cum/flat %s" % rows)
+    print("go tool pprof read it: cum/flat %s" % sorted(rows.items()))
 
 
 def scenario_split(work):
