@@ -14,8 +14,9 @@ PACKAGES="$PACKAGES pkg-config man-db bash-completion dpkg-dev file"
 PACKAGES="$PACKAGES zlib1g-dev golang-go"
 # libdw: --view lines of sampling dumps reads DWARF line tables.
 PACKAGES="$PACKAGES libdw-dev"
-# chromium: the --export html page is loaded headless (tests/exchange).
-PACKAGES="$PACKAGES chromium"
+# chromium, firefox-esr: the --export html page is loaded headless in both
+# (tests/exchange: exchange-html-chromium, exchange-html-firefox).
+PACKAGES="$PACKAGES chromium firefox-esr"
 # nodejs, npm: speedscope's importer reads our chrome and folded exports
 # (tests/exchange check-speedscope.py; the npm package is installed below).
 # A node that did not come from Debian (with its own npm) is kept.
