@@ -114,6 +114,12 @@ struct instr_fn_desc {
 
 /* Site flags. */
 #define INSTR_SITE_INDIRECT 0x01u /* a call through a pointer (function pointer, virtual call) */
+/* The call may put the thread in a seccomp sandbox (runtime/sandbox.c):
+ * prctl (PR_SET_NO_NEW_PRIVS or PR_SET_SECCOMP), syscall (SYS_seccomp or
+ * SYS_prctl with those), seccomp_load () of libseccomp.  The runtime stops
+ * recording before the call runs; never written to the dump. */
+#define INSTR_SITE_SANDBOX 0x02u
+#define INSTR_SITE_SANDBOX_STRICT 0x04u /* ... maybe strict mode: the thread loses its TSC */
 
 struct instr_site_desc {
     uint32_t id;        /* direct sites: the CALL event's id once registered; indirect: 0 */

@@ -123,7 +123,7 @@ static void build_site_type(void)
     gcc_assert(tree_to_uhwi(TYPE_SIZE_UNIT(site_type)) == sizeof(struct instr_site_desc));
 }
 
-tree instr_build_site_descriptor(tree caller_desc, const char *callee, bool indirect,
+tree instr_build_site_descriptor(tree caller_desc, const char *callee, unsigned flags,
                                  location_t loc)
 {
     build_site_type();
@@ -133,8 +133,7 @@ tree instr_build_site_descriptor(tree caller_desc, const char *callee, bool indi
     CONSTRUCTOR_APPEND_ELT(v, site_fields[1],
                            build_int_cst(unsigned_char_type_node, INSTR_HOOK_ABI_VERSION));
     CONSTRUCTOR_APPEND_ELT(v, site_fields[2],
-                           build_int_cst(unsigned_char_type_node,
-                                         indirect ? INSTR_SITE_INDIRECT : 0));
+                           build_int_cst(unsigned_char_type_node, flags));
     CONSTRUCTOR_APPEND_ELT(v, site_fields[4], build_int_cst(uint32_type_node, xl.line));
     CONSTRUCTOR_APPEND_ELT(v, site_fields[6],
                            build_fold_addr_expr_with_type(caller_desc, ptr_type_node));

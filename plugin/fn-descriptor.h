@@ -11,9 +11,9 @@ tree instr_build_fn_descriptor(tree fndecl);
 
 /* Creates and finalizes a call-site descriptor (struct instr_site_desc):
  * caller_desc is the calling function's descriptor, callee the direct
- * callee's assembler name (NULL for an indirect call), loc the call's
- * location (its line is recorded). */
-tree instr_build_site_descriptor(tree caller_desc, const char *callee, bool indirect,
+ * callee's assembler name (NULL for an indirect call), flags its
+ * INSTR_SITE_* bits, loc the call's location (its line is recorded). */
+tree instr_build_site_descriptor(tree caller_desc, const char *callee, unsigned flags,
                                  location_t loc);
 
 /* The site descriptors' record type lives across functions (GC roots). */

@@ -263,6 +263,63 @@ static const char *site_skip_reason(gcall *call, tree *callee_name, tree *target
     return NULL;
 }
 
+/* Calls that may put the thread in a seccomp sandbox (INSTR_SITE_SANDBOX,
+ * runtime/sandbox.c): once the filter exists, a system call of the
+ * runtime's may kill the process, so the runtime stops recording before
+ * such a call runs.  With the sud detector it sees the system call itself;
+ * this is what it sees without sud.  The option is a constant in nearly
+ * every program; a call whose option is not (a wrapper passing it on)
+ * is not marked, but seccomp_load () of libseccomp always is.  Linux
+ * x86-64 numbers, spelled here: the GCC headers poison the system ones. */
+enum {
+    NR_PRCTL = 157,
+    NR_SECCOMP = 317,
+    PR_SET_SECCOMP_ = 22,
+    PR_SET_NO_NEW_PRIVS_ = 38,
+    SECCOMP_MODE_STRICT_ = 1,    /* prctl (PR_SET_SECCOMP, mode) */
+    SECCOMP_SET_MODE_STRICT_ = 0 /* seccomp (operation, ...) */
+};
+
+/* Whether argument i of call is the integer constant v (-1: not a constant). */
+static int const_arg(gcall *call, unsigned i, HOST_WIDE_INT v)
+{
+    if (i >= gimple_call_num_args(call))
+        return -1;
+    tree a = gimple_call_arg(call, i);
+    if (TREE_CODE(a) != INTEGER_CST || !tree_fits_shwi_p(a))
+        return -1;
+    return tree_to_shwi(a) == v;
+}
+
+/* prctl's arguments from argument i on: its INSTR_SITE_SANDBOX* bits. */
+static unsigned prctl_sandbox(gcall *call, unsigned i)
+{
+    if (const_arg(call, i, PR_SET_NO_NEW_PRIVS_) == 1)
+        return INSTR_SITE_SANDBOX;
+    if (const_arg(call, i, PR_SET_SECCOMP_) == 1)
+        return INSTR_SITE_SANDBOX |
+               (const_arg(call, i + 1, SECCOMP_MODE_STRICT_) != 0 ? INSTR_SITE_SANDBOX_STRICT : 0);
+    return 0;
+}
+
+static unsigned sandbox_flags(gcall *call, const char *callee)
+{
+    if (!callee)
+        return 0;
+    if (!strcmp(callee, "seccomp_load"))
+        return INSTR_SITE_SANDBOX;
+    if (!strcmp(callee, "prctl"))
+        return prctl_sandbox(call, 0);
+    if (!strcmp(callee, "syscall")) {
+        if (const_arg(call, 0, NR_SECCOMP) == 1)
+            return INSTR_SITE_SANDBOX |
+                   (const_arg(call, 1, SECCOMP_SET_MODE_STRICT_) != 0 ? INSTR_SITE_SANDBOX_STRICT : 0);
+        if (const_arg(call, 0, NR_PRCTL) == 1)
+            return prctl_sandbox(call, 1);
+    }
+    return 0;
+}
+
 /* The normal way out of a call that ends its block (it can throw): the one
  * successor edge that is neither EH nor abnormal, or NULL. */
 static edge fallthrough_edge(basic_block bb)
@@ -313,8 +370,14 @@ static unsigned instrument_call_sites(function *fun, tree fn_desc)
             }
             continue;
         }
-        tree site = instr_build_site_descriptor(
-            fn_desc, callee ? IDENTIFIER_POINTER(callee) : NULL, callee == NULL_TREE, loc);
+        const char *name = callee ? IDENTIFIER_POINTER(callee) : NULL;
+        unsigned flags = (callee == NULL_TREE ? INSTR_SITE_INDIRECT : 0) | sandbox_flags(call, name);
+        if (dump_file && (flags & INSTR_SITE_SANDBOX)) {
+            fprintf(dump_file, "instr: call site may enter a seccomp sandbox%s: ",
+                    flags & INSTR_SITE_SANDBOX_STRICT ? " (strict)" : "");
+            print_gimple_stmt(dump_file, call, 0, TDF_SLIM);
+        }
+        tree site = instr_build_site_descriptor(fn_desc, name, flags, loc);
         gimple_stmt_iterator gsi = gsi_for_stmt(call);
         gimple_call_set_tail(call, false); /* the "after" hook follows it now */
         if (target) {

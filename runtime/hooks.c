@@ -458,6 +458,10 @@ static uint8_t *call_write(struct instr__thread *t, uint8_t *p, uint64_t now, un
 static __attribute__((noinline)) void call_slow(struct instr_site_desc *s, void *cfa_p,
                                                 void *target, void *ra)
 {
+    /* Never registered (the thread stops here), so every call of such a
+     * site comes this way. */
+    if (INSTR_UNLIKELY(s->flags & INSTR_SITE_SANDBOX))
+        instr__sandbox_call_site(!!(s->flags & INSTR_SITE_SANDBOX_STRICT));
     struct instr__thread *t = instr__record_thread();
     if (INSTR_UNLIKELY(foreign(t, (uintptr_t)cfa_p)))
         return;

@@ -287,6 +287,9 @@ int instr__foreign_task(const struct instr__thread *t);
 int instr__may_syscall(void);
 void instr__sandbox_enter(const char *why);
 int instr__sandbox_syscall(long nr, unsigned long arg0, unsigned long arg1);
+/* A call site marked INSTR_SITE_SANDBOX is about to run its call: recording
+ * stops (strict: the call may take the thread's TSC away). */
+void instr__sandbox_call_site(int strict);
 /* The calling thread records nothing more: its hooks count their events
  * as dropped; tsc_gone: rdtsc faults on it from now on (instr__tsc_gone:
  * the runtime's exit and crash paths then read no clock). */

@@ -414,7 +414,7 @@ uint32_t instr__register_site(struct instr_site_desc *s, void *target, void *ret
     memset(st, 0, sizeof *st);
     st->caller = caller;
     st->line = s->line;
-    st->flags = s->flags;
+    st->flags = s->flags & INSTR_SITE_INDIRECT; /* the others are the runtime's */
     st->site_off = module_offset(registry[caller - 1].module, ret_addr);
     const void *addr = target;
     const char *name = "";

@@ -12,17 +12,24 @@
  * that write too).
  *
  * Seen coming (before the filter exists):
+ *  - at the call site, whatever the detector: the plugin marks calls from
+ *    instrumented code to prctl(PR_SET_NO_NEW_PRIVS or PR_SET_SECCOMP),
+ *    syscall(SYS_seccomp or SYS_prctl with those) and libseccomp's
+ *    seccomp_load() (INSTR_SITE_SANDBOX, hook-abi.h), and the call hook
+ *    stops recording before the call runs (instr__sandbox_call_site);
  *  - with the sud detector, the interval's first system call traps into
  *    our SIGSYS handler before it runs: prctl(PR_SET_SECCOMP),
  *    prctl(PR_SET_NO_NEW_PRIVS) (what an unprivileged process must do
- *    first) and seccomp() stop recording there;
- * Not seen: without sud, or when the filter is installed by a later system
- * call of the same interval (a library such as libseccomp making several
- * calls between two hooks) - then the next runtime system call meets the
- * filter: refused with an errno, recording stops with one line on stderr;
- * a KILL or strict filter ends the process.  A filter inherited at start
- * (containers, systemd services) allowed the exec and is assumed to allow
- * the ordinary calls the runtime makes.
+ *    first) and seccomp() stop recording there, from any code.
+ * Not seen: without sud, a filter installed from uninstrumented code (a
+ * library calling prctl itself, a raw syscall instruction), with an option
+ * that is not a constant, or by a later system call of the same interval
+ * (a library such as libseccomp making several calls between two hooks) -
+ * then the next runtime system call meets the filter: refused with an
+ * errno, recording stops with one line on stderr; a KILL or strict filter
+ * ends the process.  A filter inherited at start (containers, systemd
+ * services) allowed the exec and is assumed to allow the ordinary calls
+ * the runtime makes.
  *
  * The thread that enters the sandbox stops at once, without even a tick:
  * strict mode also disables the TSC for it (rdtsc then raises SIGSEGV), so
@@ -78,6 +85,16 @@ void instr__sandbox_thread_stop(int tsc_gone)
         instr__tls = &instr__lost_thread; /* busy == LOST: count, no tick */
 }
 
+/* The last moment the runtime may make a system call, if no filter is
+ * there yet (a second filter: the first may forbid anything). */
+static void last_call(void)
+{
+    int saved = errno;
+    if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 0)
+        instr__fatal_signals_oneshot();
+    errno = saved;
+}
+
 int instr__sandbox_syscall(long nr, unsigned long arg0, unsigned long arg1)
 {
     if (nr == SYS_seccomp || (nr == SYS_prctl && arg0 == PR_SET_SECCOMP))
@@ -86,14 +103,18 @@ int instr__sandbox_syscall(long nr, unsigned long arg0, unsigned long arg1)
         instr__sandbox_enter("the program sets no_new_privs (a seccomp filter follows)");
     else
         return 0;
-    /* The last moment the runtime may make a system call, if no filter
-     * is there yet (a second filter: the first may forbid anything). */
-    int saved = errno;
-    if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 0)
-        instr__fatal_signals_oneshot();
-    errno = saved;
+    last_call();
     /* Strict mode takes the thread's TSC away with its system calls. */
     instr__sandbox_thread_stop((nr == SYS_seccomp && arg0 == SECCOMP_SET_MODE_STRICT) ||
                                (nr == SYS_prctl && arg1 == SECCOMP_MODE_STRICT));
     return 1;
+}
+
+void instr__sandbox_call_site(int strict)
+{
+    if (instr__may_syscall()) {
+        instr__sandbox_enter("the program installs a seccomp filter (seen at its call site)");
+        last_call();
+    }
+    instr__sandbox_thread_stop(strict);
 }

@@ -142,6 +142,21 @@ callsites)
     fi
     [ "$mode" = none ] || echo "$body" | grep -q "call site skipped (noreturn" || fail "abort() not skipped as noreturn"
     ;;
+sandbox)
+    # Calls that may install a seccomp filter are marked for the runtime
+    # (it stops recording before they run); other prctl and syscall calls,
+    # and options that are not constants, are not.
+    compile sandbox.c "$@"
+    marks() { sed -n "/^;; Function $1 /,/^;; Function /p" ./*.instr | grep "call site may enter a seccomp sandbox$2"; }
+    n=$(marks marked ': ' | wc -l); echo "marked: $n"
+    [ "$n" = 5 ] || fail "marked: expected 5 marked call sites, got $n"
+    n=$(marks marked_strict ' (strict): ' | wc -l); echo "marked_strict: $n strict"
+    [ "$n" = 3 ] || fail "marked_strict: expected 3 strict call sites, got $n"
+    n=$(marks unmarked '' | wc -l); echo "unmarked: $n"
+    [ "$n" = 0 ] || fail "unmarked: expected no marked call site, got $n"
+    sed -n '/^;; Function unmarked /,/^;; Function /p' ./*.instr | grep -q '__instr_call (' ||
+        fail "unmarked: its calls are call sites all the same"
+    ;;
 builtins)
     # In the assembly, every call instruction of the program is bracketed
     # by __instr_call ... __instr_return, and no such pair brackets nothing.

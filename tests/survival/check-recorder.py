@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Recording-path survival cases (issue 14 items 8, 9, 10, 10a, 14, 17):
+"""Recording-path survival cases (issue 14 items 9, 10, 10a, 14, 17):
 recorder.c built with the plugin and without (the oracle); like check.py,
 the program must behave as uninstrumented, and the dump must hold every
 event or say what it lost.  Exit 77 = skipped (needs root, mount...)."""
@@ -132,7 +132,67 @@ def case_max_size(a, work):
           f"one line naming INSTR_MAX_SIZE ({inst.instr_lines})")
 
 
-CASES = {"chroot": case_chroot, "fork-exec-space": case_fork_exec_space, "preempt": case_preempt,
+def tmpfs(path, size):
+    """A tmpfs of `size` at path (made), or None with the reason printed."""
+    os.mkdir(path)
+    m = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", path], capture_output=True, text=True)
+    if m.returncode:
+        print(f"SKIP: cannot mount a tmpfs ({m.stderr.strip()})")
+        return None
+    return path
+
+
+def case_default_size(a, work):
+    """Item 17, without INSTR_MAX_SIZE: the default cap is a quarter of the
+    space free when the dump is made (at least 64 MiB); and whatever the
+    cap, the processes of a session leave 2% of the file system free."""
+    if os.geteuid() != 0:
+        print("SKIP: needs root to mount a tmpfs")
+        return SKIP
+    big = tmpfs(os.path.join(work, "big"), "320m")
+    if not big:
+        return SKIP
+    try:
+        sv = os.statvfs(big)
+        free = sv.f_bavail * sv.f_frsize
+        # ~10 bytes a call: 12 million calls want about 120 MB, past the cap.
+        inst, _ = both(a, ["lots"], work, outdir=big,
+                       env_extra={"INSTR_MAX_SIZE": "", "RECORDER_CALLS": "12000000"})
+        dumps = glob.glob(os.path.join(big, "*.instr"))
+        size = os.path.getsize(dumps[0]) if dumps else 0
+        print(f"# {free >> 20} MiB free at start, the dump {size / (1 << 20):.1f} MiB")
+        check(64 << 20 <= size <= free // 4, f"the dump stops at a quarter of the free space ({size} <= {free // 4})")
+        check(len(inst.instr_lines) == 1 and "INSTR_MAX_SIZE" in inst.instr_lines[0],
+              f"one line naming INSTR_MAX_SIZE ({inst.instr_lines})")
+        rep, _ = sc.one_dump(a, dumps)
+        if rep:
+            got, dropped = calls(rep, "work"), session(rep)["dropped"]
+            check(dropped > 0 and got < 12000000, f"events dropped and counted ({got} calls kept, {dropped} dropped)")
+    finally:
+        subprocess.run(["umount", big])
+    small = tmpfs(os.path.join(work, "small"), "16m")
+    if not small:
+        return SKIP
+    try:
+        # No cap per dump: 4 processes of ~20 MB each in 16 MiB.
+        lines = []
+        for i in range(4):
+            inst, _ = both(a, ["lots"], work, outdir=small, env_extra={"INSTR_MAX_SIZE": "unlimited"})
+            lines += inst.instr_lines
+        sv = os.statvfs(small)
+        dumps = glob.glob(os.path.join(small, "*.instr"))
+        floor = sv.f_blocks * sv.f_frsize * 2 // 100
+        left = sv.f_bavail * sv.f_frsize
+        print(f"# {len(dumps)} dumps, {left >> 10} KiB left free of {sv.f_blocks * sv.f_frsize >> 10} KiB")
+        # Each dump's header page is made before the guard is asked.
+        check(left + len(dumps) * 4096 >= floor, f"2% of the file system left free ({left} + headers >= {floor})")
+        check(len(lines) == 4 and all("2%" in l for l in lines),
+              f"each process says one line naming the 2% guard ({lines})")
+    finally:
+        subprocess.run(["umount", small])
+
+
+CASES = {"default-size": case_default_size, "chroot": case_chroot, "fork-exec-space": case_fork_exec_space, "preempt": case_preempt,
          "planted-names": case_planted_names, "max-size": case_max_size}
 
 

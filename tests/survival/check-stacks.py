@@ -129,57 +129,83 @@ def case_coroutines(a, work):
     function without the switch (ping_cal), not the other stacks' work."""
     n = 20000
     for det in ("none", "auto", "rseq_cs"):
-        p = run(a.exe, [str(n)], work, {"INSTR_DETECTOR": det})
-        check(p.returncode == 0, f"{det}: the program exits 0 (got {p.returncode}: {p.stderr[:200]})")
-        want = counted(p.stdout)
-        slices = chrome_nests(a, work) if det == "none" else None
-        rep = report(a, work)
-        if not rep:
-            continue
-        for name in ("ping", "pong1", "co1_body") if slices else ():
-            f = fn(rep, name)
-            ei = f and f["elapsed_inclusive_ns"]
-            check(ei and abs(slices.get(name, 0) - ei) <= 0.02 * ei + 1000,
-                  f"{det}: {name}'s slices on the timeline last its Elapsed Inclusive "
-                  f"({slices.get(name, 0):.0f} ns, report {ei} ns)")
-        for name, calls in want.items():
-            f = fn(rep, name)
-            check(f is not None and f["calls"] == calls,
-                  f"{det}: {name} called {calls} times (report: {f and f['calls']})")
-        r = rep["session"]["repairs"]
-        check(r["unwound_stack"] == 0 and r["unmatched_exits"] == 0 and r["runtime_unmatched_exits"] == 0,
-              f"{det}: no frame repaired: each stack keeps its own frames ({r})")
-        # ping, pong1, pong2 and the two bodies are open (suspended or
-        # running) when main returns: main's own stack closed cleanly.
-        check(r["incomplete_frames"] <= 6, f"{det}: only the coroutines' frames are left open ({r['incomplete_frames']})")
-        # Each switching function's inclusive time is its own stack's work,
-        # not the other two stacks' (they run while it is suspended): the
-        # three shares add up to at most the whole (a shared shadow stack
-        # nested them: ping nearly all of it, pong1 two thirds, pong2 a
-        # third, 200% in all).  One share alone is about a third, but a
-        # preemption on a loaded machine lands in one of them (ping 67%
-        # was seen) or in the calibration loop (the three 78%), so each is
-        # only checked to be well below the whole.
-        pcts = [(fn(rep, n) or {}).get("elapsed_inclusive_pct", 0) for n in ("ping", "pong1", "pong2")]
-        check(sum(pcts) <= 120, f"{det}: ping, pong1 and pong2 do not nest ({sum(pcts):.1f}% in all)")
-        for name in ("ping", "pong1", "pong2"):
-            f = fn(rep, name)
-            check(f is not None and f["elapsed_inclusive_pct"] < 90,
-                  f"{det}: {name}'s Elapsed Inclusive is its own stack's ({f and f['elapsed_inclusive_pct']}%)")
-        # The ratio below: Application time, so a preemption (the machine
-        # is shared) is left out; rseq_cs alone, so no per-syscall check of
-        # sud's is in ping's intervals and not in ping_cal's.
-        if det != "rseq_cs" or rep["session"].get("detector_set") != "rseq_cs":
-            continue
-        cal, ping = fn(rep, "ping_cal"), fn(rep, "ping")
-        if cal and ping:
-            per_cal = cal["application_exclusive_ns"] / n
-            per_ping = ping["application_exclusive_ns"] / n
-            check(per_ping <= 8 * per_cal + 200,
-                  f"{det}: ping's own time per call {per_ping:.0f} ns is that of ping_cal's "
-                  f"({per_cal:.0f} ns), not the other stacks' work")
-            sw = fn(rep, "swapcontext")
-            check(sw is not None and sw["calls"] == 3 * n, f"{det}: swapcontext called {3 * n} times")
+        # Each share is checked on the lowest of up to 3 runs: one
+        # preemption of half a second landed in ping on a loaded machine
+        # (95%, the others 5% in all); a shared shadow stack gives ping
+        # nearly all of it in every run.
+        lowest = {}
+        for attempt in range(3):
+            rep = coroutines_run(a, work, det, n, attempt)
+            if not rep:
+                break
+            for name in ("ping", "pong1", "pong2"):
+                pct = (fn(rep, name) or {}).get("elapsed_inclusive_pct", 100)
+                lowest[name] = min(lowest.get(name, 100), pct)
+            if max(lowest.values()) < 90:
+                break
+        for name in ("ping", "pong1", "pong2") if rep else ():
+            check(lowest[name] < 90, f"{det}: {name}'s Elapsed Inclusive is its own stack's "
+                  f"({lowest[name]}%, the lowest of {attempt + 1} run(s))")
+        if rep:
+            ratio_check(rep, det, n)
+
+
+def coroutines_run(a, work, det, n, attempt):
+    """One run of the coroutines program with detector det: the exact
+    checks (calls, repairs, nesting); returns the report."""
+    tag = f"{det}" if attempt == 0 else f"{det}, run {attempt}"
+    p = run(a.exe, [str(n)], work, {"INSTR_DETECTOR": det})
+    check(p.returncode == 0, f"{tag}: the program exits 0 (got {p.returncode}: {p.stderr[:200]})")
+    want = counted(p.stdout)
+    slices = chrome_nests(a, work) if det == "none" else None
+    rep = report(a, work)
+    if not rep:
+        return None
+    for name in ("ping", "pong1", "co1_body") if slices else ():
+        f = fn(rep, name)
+        ei = f and f["elapsed_inclusive_ns"]
+        check(ei and abs(slices.get(name, 0) - ei) <= 0.02 * ei + 1000,
+              f"{tag}: {name}'s slices on the timeline last its Elapsed Inclusive "
+              f"({slices.get(name, 0):.0f} ns, report {ei} ns)")
+    for name, calls in want.items():
+        f = fn(rep, name)
+        check(f is not None and f["calls"] == calls,
+              f"{tag}: {name} called {calls} times (report: {f and f['calls']})")
+    r = rep["session"]["repairs"]
+    check(r["unwound_stack"] == 0 and r["unmatched_exits"] == 0 and r["runtime_unmatched_exits"] == 0,
+          f"{tag}: no frame repaired: each stack keeps its own frames ({r})")
+    # ping, pong1, pong2 and the two bodies are open (suspended or
+    # running) when main returns: main's own stack closed cleanly.
+    check(r["incomplete_frames"] <= 6, f"{tag}: only the coroutines' frames are left open ({r['incomplete_frames']})")
+    # Each switching function's inclusive time is its own stack's work,
+    # not the other two stacks' (they run while it is suspended): the
+    # three shares add up to at most the whole (a shared shadow stack
+    # nested them: ping nearly all of it, pong1 two thirds, pong2 a
+    # third, 200% in all).  One share alone is about a third, but a
+    # preemption on a loaded machine lands in one of them (ping 67% and
+    # 95% were seen) or in the calibration loop (the three 78%), so each
+    # is only checked to be well below the whole, in the best run.
+    pcts = [(fn(rep, n) or {}).get("elapsed_inclusive_pct", 0) for n in ("ping", "pong1", "pong2")]
+    check(sum(pcts) <= 120, f"{tag}: ping, pong1 and pong2 do not nest ({sum(pcts):.1f}% in all)")
+    return rep
+
+
+def ratio_check(rep, det, n):
+    """The switching function's own time per call is that of the same
+    function without the switch.  Application time, so a preemption (the
+    machine is shared) is left out; rseq_cs alone, so no per-syscall check
+    of sud's is in ping's intervals and not in ping_cal's."""
+    if det != "rseq_cs" or rep["session"].get("detector_set") != "rseq_cs":
+        return
+    cal, ping = fn(rep, "ping_cal"), fn(rep, "ping")
+    if cal and ping:
+        per_cal = cal["application_exclusive_ns"] / n
+        per_ping = ping["application_exclusive_ns"] / n
+        check(per_ping <= 8 * per_cal + 200,
+              f"{det}: ping's own time per call {per_ping:.0f} ns is that of ping_cal's "
+              f"({per_cal:.0f} ns), not the other stacks' work")
+        sw = fn(rep, "swapcontext")
+        check(sw is not None and sw["calls"] == 3 * n, f"{det}: swapcontext called {3 * n} times")
 
 
 CASES = {"coroutines": case_coroutines, "altstack": case_altstack, "dispositions": case_dispositions}

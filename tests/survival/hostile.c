@@ -10,6 +10,10 @@
  *   seccomp-kill      fails with EPERM / kills the process / raises SIGSYS)
  *   seccomp-trap      through prctl, then go on computing and exit
  *   seccomp-direct    the kill filter through a raw seccomp syscall
+ *   seccomp-syscall   the kill filter through glibc's syscall(SYS_seccomp)
+ *   seccomp-hidden    the errno filter through a raw seccomp syscall, after
+ *                     prctl(PR_SET_NO_NEW_PRIVS) with an option the
+ *                     compiler cannot see: no call site tells it coming
  *   seccomp-strict    strict mode (read, write, exit, sigreturn only; the
  *                     kernel also disables the TSC: rdtsc raises SIGSEGV)
  *   seccomp-crash     the errno filter, then a NULL write: death by SIGSEGV
@@ -136,16 +140,26 @@ static int mode_seccomp(const char *how)
     work_n(100);
     printf("installing the filter\n");
     fflush(stdout);
-    /* root may install a filter without no_new_privs: the direct case
-     * then shows the runtime only the seccomp call itself. */
-    if ((strcmp(how, "direct") || geteuid() != 0) && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-        return 96;
+    /* no_new_privs first, as an unprivileged process must; root may leave
+     * it out: the direct, hidden and syscall cases then show the runtime
+     * only the seccomp call itself.  hidden passes the option as a value
+     * the compiler cannot see. */
+    int direct = !strcmp(how, "direct") || !strcmp(how, "hidden");
+    int nnp = PR_SET_NO_NEW_PRIVS;
+    OPAQUE(nnp);
+    if (geteuid() != 0 || !(direct || !strcmp(how, "syscall"))) {
+        if (!strcmp(how, "hidden") ? prctl(nnp, 1, 0, 0, 0) : prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+            return 96;
+    }
     long rc;
     if (!strcmp(how, "strict")) {
         rc = prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0);
-    } else if (!strcmp(how, "direct")) {
+    } else if (!strcmp(how, "syscall")) {
+        rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, allow_list(SECCOMP_RET_KILL_PROCESS));
+    } else if (direct) {
         /* A raw syscall instruction: no libc function a hook could see. */
-        struct sock_fprog *prog = allow_list(SECCOMP_RET_KILL_PROCESS);
+        struct sock_fprog *prog = allow_list(!strcmp(how, "hidden") ? SECCOMP_RET_ERRNO | EPERM
+                                                                    : SECCOMP_RET_KILL_PROCESS);
         register long r10 __asm__("r10") = 0;
         __asm__ volatile("syscall"
                          : "=a"(rc)
