@@ -10,6 +10,10 @@ application:  the Application time of a run with sampling is within a
 unprivileged: the same as uid 65534 (perf_event_paranoid 2).
 deny:         perf events refused (seccomp): one line says so, the run is
               recorded without samples.
+libc:         memset's call-site frame (libc, uninstrumented) gets the
+              samples taken inside memset: its sampled share matches its
+              EE share (a call site's frame is decided by the next event:
+              the samples under it once landed on the caller).
 align:        (BUSY = hybrid-short) the kernel's sample times and the hooks'
               ticks line up: samples whose PC is inside a ~0.3 us function
               are placed on that function (checked against the program's
@@ -57,7 +61,7 @@ def samples_json(dump):
     return json.loads(r.stdout) if r.returncode == 0 else None
 
 
-def check_shares(j, who):
+def check_shares(j, who, names=("heavy", "light")):
     s = j["session"]
     check(s["samples"] >= 200, "%s: enough samples (%s)" % (who, s))
     check(s["lost"] == 0, "%s: no sample lost (%s)" % (who, s))
@@ -65,7 +69,7 @@ def check_shares(j, who):
     check(800 <= s["rate_achieved_hz"] <= 1100, "%s: rate achieved near 1000 Hz (%s)" % (who, s))
     ref = s["compared_with"]
     f = {r["name"]: r for r in j["functions"]}
-    for name in ("heavy", "light"):
+    for name in names:
         r = f.get(name)
         check(r is not None, "%s: %s has a row" % (who, name))
         if r:
@@ -129,6 +133,17 @@ def scenario_shares(work):
     r = run([REPORT, "--view", "samples", plain])
     check(r.returncode == 1 and "no samples" in r.stderr and len(r.stderr.splitlines()) == 1,
           "without samples: one line (%d: %s)" % (r.returncode, r.stderr))
+
+
+def scenario_libc(work):
+    dump, r = record(work, "l", 1000, rounds="40", extra=("libc",))
+    j = samples_json(dump)
+    if j:
+        print(json.dumps(j["session"]))
+        check_shares(j, "libc", ("heavy", "light", "memset"))
+        f = {x["name"]: x for x in j["functions"]}
+        check(f["memset"]["exclusive_samples"] >= 50, "memset's frame has samples: %s" % f["memset"])
+        check(f["main"]["exclusive_samples"] <= 0.05 * j["session"]["samples"], "few on main: %s" % f["main"])
 
 
 def scenario_application(work):
@@ -260,7 +275,7 @@ def scenario_align(work):
 
 
 with tempfile.TemporaryDirectory() as work:
-    {"shares": scenario_shares, "application": scenario_application, "unprivileged": scenario_unprivileged,
+    {"shares": scenario_shares, "application": scenario_application, "libc": scenario_libc, "unprivileged": scenario_unprivileged,
      "deny": scenario_deny, "align": scenario_align}[scenario](work)
 if failures:
     sys.exit(1)
