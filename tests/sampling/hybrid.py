@@ -14,6 +14,10 @@ libc:         memset's call-site frame (libc, uninstrumented) gets the
               samples taken inside memset: its sampled share matches its
               EE share (a call site's frame is decided by the next event:
               the samples under it once landed on the caller).
+instr-sample: instr-sample run on the instrumented program: its dump's
+              samples, given beside the instrumented dump, are placed on
+              the shadow stack by time (shares agree as above), and the
+              frames below memset's call site are libc's.
 align:        (BUSY = hybrid-short) the kernel's sample times and the hooks'
               ticks line up: samples whose PC is inside a ~0.3 us function
               are placed on that function (checked against the program's
@@ -146,6 +150,41 @@ def scenario_libc(work):
         check(f["main"]["exclusive_samples"] <= 0.05 * j["session"]["samples"], "few on main: %s" % f["main"])
 
 
+def scenario_instr_sample(work):
+    sample = os.path.join(os.path.dirname(REPORT), "instr-sample")
+    if not os.path.exists(sample):
+        print("no instr-sample: skipped")
+        sys.exit(77)
+    rt = os.path.join(work, "rt.instr")
+    sd = os.path.join(work, "s.instr")
+    r = run([sample, "-o", sd, BUSY, "40", "libc"], env={"INSTR_OUTPUT": rt})
+    check(r.returncode == 0, "instr-sample on the instrumented program exits 0 (%d: %s)" % (r.returncode, r.stderr))
+    r = run([REPORT, "--view", "samples", "--format", "json", rt, sd])
+    check(r.returncode == 0, "--view samples RT SD exits 0 (%d: %s)" % (r.returncode, r.stderr))
+    if r.returncode:
+        return
+    j = json.loads(r.stdout)
+    print(json.dumps(j["session"]))
+    check(j["session"]["samples_from"] == "instr-sample", "samples from instr-sample: %s" % j["session"])
+    check_shares(j, "instr-sample", ("heavy", "light", "memset"))
+    f = {x["name"]: x for x in j["functions"]}
+    below = j["below_call_sites"]
+    print(json.dumps(below))
+    mb = [b for b in below if b["call_site"] == "memset"]
+    check(mb and all(b["module"] == "libc.so.6" and "memset" in b["frames"] for b in mb),
+          "below memset: libc's memset frames: %s" % mb)
+    n = sum(b["samples"] for b in mb)
+    check(n >= 0.9 * f["memset"]["exclusive_samples"] and f["memset"]["exclusive_samples"] >= 50,
+          "memset's samples have the frames below it: %d of %s" % (n, f["memset"]))
+    check(all(b["call_site"] in f for b in below), "below rows are under call sites")
+    # the text form says so; the sampling dump alone, or with no partner, still reports
+    t = run([REPORT, "--view", "samples", rt, sd]).stdout
+    check("Below call sites" in t and "Samples from: instr-sample" in t, "text sections:\n" + t)
+    r = run([REPORT, "--view", "samples", sd])
+    check(r.returncode == 1 and "instrumented dump of the same process" in r.stderr and len(r.stderr.splitlines()) == 1,
+          "a sampling dump alone: one line (%d: %s)" % (r.returncode, r.stderr))
+
+
 def scenario_application(work):
     """Sampling delivers no signal: it must not flag intervals, so the
     Application time stays (a signal-based 1 kHz sampler drops it ~15x)."""
@@ -275,7 +314,8 @@ def scenario_align(work):
 
 
 with tempfile.TemporaryDirectory() as work:
-    {"shares": scenario_shares, "application": scenario_application, "libc": scenario_libc, "unprivileged": scenario_unprivileged,
+    {"shares": scenario_shares, "application": scenario_application, "libc": scenario_libc,
+     "instr-sample": scenario_instr_sample, "unprivileged": scenario_unprivileged,
      "deny": scenario_deny, "align": scenario_align}[scenario](work)
 if failures:
     sys.exit(1)
