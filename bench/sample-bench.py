@@ -59,6 +59,7 @@ def main():
     ap.add_argument("--program", default="gzip", choices=["gzip", "xz"])
     ap.add_argument("--size-mb", type=int, default=48)
     a = ap.parse_args()
+    a.sample, a.report, a.dump = (os.path.abspath(x) for x in (a.sample, a.report, a.dump))  # runs in its work dir
     work = tempfile.mkdtemp(prefix="instr-sample-bench-")
     try:
         inp = os.path.join(work, "input")

@@ -13,8 +13,13 @@ interleaved so the host's load hits all alike:
   perf record -F 1000 -e cpu-clock --call-graph dwarf
   perf record -F 1000 -e cpu-clock -g    (frame pointers: the cheap peer)
 
-Reported: median wall and CPU seconds (the program's and its children's,
-so instr-sample's own unwinding counts), and the ratio to bare.
+Reported: median wall and CPU seconds of the whole command (the program's
+and the profiler's, so instr-sample's own unwinding counts), the ratio to
+bare; the program's own CPU seconds (/usr/bin/time around it, under the
+profiler: what sampling costs inside the program, the kernel's stack copies
+included); and the median of each round's ratio to that round's bare run
+(pairs taken seconds apart: less of the host's load drift than a ratio of
+medians).
 
   bench/sample-overhead.py --sample build/bin/instr-sample --report build/bin/instr-report \\
       [--runs 7] [--scale 1] [--cache build/bench/real]
@@ -58,14 +63,16 @@ def main():
     ap.add_argument("--scale", default="1")
     ap.add_argument("--cache", default=os.path.join(os.path.dirname(HERE), "build", "bench", "real"))
     a = ap.parse_args()
-    a.sample, a.report = os.path.abspath(a.sample), os.path.abspath(a.report)
+    a.sample, a.report, a.cache = os.path.abspath(a.sample), os.path.abspath(a.report), os.path.abspath(a.cache)
     rr = run_real()
     files, cflags, libs = rr.lua_sources(rr.fetch_lua(a.cache))
     work = tempfile.mkdtemp(prefix="instr-sample-overhead-")
     try:
         lua = os.path.join(work, "lua")
         rr.sh(["gcc", "-O2", "-g", *cflags, "-o", lua, *files, *libs])
-        base = [lua, os.path.join(HERE, "real", "bench.lua"), a.scale]
+        tfile = os.path.join(work, "time.txt")
+        # the program's own wall and CPU, wherever it runs (GNU time waits in wait4: no CPU of its own)
+        base = ["/usr/bin/time", "-f", "%e %U %S", "-o", tfile, lua, os.path.join(HERE, "real", "bench.lua"), a.scale]
         variants = {"bare": base,
                     "instr-sample --rate 1000": [a.sample, "--rate", "1000", "-o", os.path.join(work, "s.%p.instr"),
                                                  *base]}
@@ -80,6 +87,7 @@ def main():
         else:
             print("perf record not usable here: compared with the bare run only")
         res = {k: [] for k in variants}
+        prog = {k: [] for k in variants}  # (wall, CPU) of the program alone
         info = []
         for i in range(a.runs):
             for name, cmd in variants.items():
@@ -87,6 +95,9 @@ def main():
                     if f.startswith("s.") or f.startswith("p.data"):
                         os.unlink(os.path.join(work, f))
                 res[name].append(timed(cmd, work))
+                with open(tfile) as f:
+                    e, u, sy = (float(x) for x in f.read().split()[-3:])
+                prog[name].append((e, u + sy))
                 if name.startswith("instr-sample"):
                     dumps = [os.path.join(work, f) for f in os.listdir(work) if f.startswith("s.")]
                     j = json.loads(subprocess.run([a.report, "--format", "json", *dumps], capture_output=True,
@@ -97,12 +108,17 @@ def main():
         bw = statistics.median(w for w, _ in res["bare"])
         bc = statistics.median(c for _, c in res["bare"])
         print("lua 5.4 bench.lua %s, %d interleaved rounds, medians (%d CPUs)" % (a.scale, a.runs, os.cpu_count()))
-        print("%-34s %9s %8s %9s %8s   %s" % ("", "wall s", "x bare", "CPU s", "x bare", "all walls"))
+        pc0 = statistics.median(c for _, c in prog["bare"])
+        print("%-34s %8s %7s %8s %7s %9s %7s %9s   %s" % ("", "wall s", "x bare", "CPU s", "x bare", "prog CPU",
+                                                        "x bare", "paired", "all walls (min-max)"))
         for name, v in res.items():
             w = statistics.median(x for x, _ in v)
             c = statistics.median(x for _, x in v)
-            print("%-34s %9.3f %8.3f %9.3f %8.3f   %s" % (name, w, w / bw, c, c / bc,
-                                                         " ".join("%.2f" % x for x, _ in v)))
+            pc = statistics.median(x for _, x in prog[name])
+            paired = statistics.median(x[0] / b[0] for x, b in zip(v, res["bare"]))
+            print("%-34s %8.3f %7.3f %8.3f %7.3f %9.3f %7.3f %9.3f   %.2f-%.2f" % (
+                name, w, w / bw, c, c / bc, pc, pc / pc0, paired, min(x for x, _ in v), max(x for x, _ in v)))
+        print("(paired: median over rounds of wall / that round's bare wall)")
         if info:
             print("instr-sample: achieved Hz %s; samples %s; lost %s; truncated %s" % tuple(
                 [round(x[k]) for x in info] for k in range(4)))

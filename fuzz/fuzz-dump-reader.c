@@ -1,11 +1,13 @@
 /* fuzz-dump-reader.c - any bytes as a dump file: open, validate, decode every
  * event, build the profile and every report, write the text form; then the
  * sampling side: every sample record, symbolised, in every table and the
- * folded stacks. */
+ * folded stacks, the --diff of the dump with itself; and an instrumented
+ * dump's samples (INSTR_SAMPLE) placed on its shadow stack (hybrid.c). */
 #include <stdio.h>
 
 #include "dump-reader.h"
 #include "fuzz-common.h"
+#include "hybrid.h"
 #include "sample-report.h"
 
 static void read_samples(const char *path)
@@ -32,8 +34,15 @@ static void read_samples(const char *path)
             instr_sreport_calltree(null, &p, &o, 0);
             instr_sreport_relations(null, &p, &o, "[sh]", 1);
             instr_sreport_relations(null, &p, &o, "[sh]", 0);
+            instr_sreport_diff(null, &p, &p, f, "exclusive", 0);
         }
         instr_sprofile_free(&p);
+    }
+    struct instr_hybrid h;
+    if (instr_hybrid_has_samples(&d) && instr_hybrid_build(&h, &d, err, sizeof err) == 0) {
+        for (int f = 0; f < 3; f++)
+            instr_hybrid_write(null, &h, f, 0);
+        instr_hybrid_free(&h);
     }
     instr_dump_close(&d);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hybrid.h"
+#include "sample-report.h"
 
 enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_INPUT = 2, EXIT_WARNED = 3 };
 
@@ -18,20 +19,43 @@ int instr_hybrid_cli(const struct instr_dump *dumps, size_t nd, int format, size
         return EXIT_USAGE;
     }
     int status = EXIT_OK, warned = 0;
+    /* A sampling dump (instr-sample on the instrumented program) gives its
+     * samples to the instrumented dump of the same process. */
+    size_t ninstr = 0;
+    for (size_t i = 0; i < nd; i++)
+        ninstr += !instr_dump_is_sampled(&dumps[i]);
     for (size_t i = 0; i < nd && status == EXIT_OK; i++) {
-        if (!instr_hybrid_has_samples(&dumps[i])) {
+        if (!instr_dump_is_sampled(&dumps[i]))
+            continue;
+        size_t k = 0;
+        while (k < nd && (instr_dump_is_sampled(&dumps[k]) || dumps[k].hdr.pid != dumps[i].hdr.pid))
+            k++;
+        if (k == nd) {
+            fprintf(stderr, "instr-report: %s: no instrumented dump of its process (pid %llu) to place its samples on\n",
+                    dumps[i].path, (unsigned long long)dumps[i].hdr.pid);
+            status = EXIT_USAGE;
+        }
+    }
+    for (size_t i = 0; i < nd && status == EXIT_OK; i++) {
+        if (instr_dump_is_sampled(&dumps[i]))
+            continue;
+        const struct instr_dump *sd = NULL;
+        for (size_t k = 0; k < nd && !sd; k++)
+            if (instr_dump_is_sampled(&dumps[k]) && dumps[k].hdr.pid == dumps[i].hdr.pid)
+                sd = &dumps[k];
+        if (!sd && !instr_hybrid_has_samples(&dumps[i])) {
             fprintf(stderr, "instr-report: %s holds no samples (record with INSTR_SAMPLE=HZ)\n", dumps[i].path);
             status = EXIT_USAGE;
             break;
         }
         char err[600];
         struct instr_hybrid h;
-        if (instr_hybrid_build(&h, &dumps[i], err, sizeof err) < 0) {
+        if (instr_hybrid_build_with(&h, &dumps[i], sd, err, sizeof err) < 0) {
             fprintf(stderr, "instr-report: %s\n", err);
             status = EXIT_INPUT;
             break;
         }
-        if (nd > 1 && format == 0)
+        if (ninstr > 1 && format == 0)
             fprintf(out, "%s%s\n", i ? "\n" : "", dumps[i].path);
         int rc = instr_hybrid_write(out, &h, format, limit);
         if (h.bad_chunks) {

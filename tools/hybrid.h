@@ -11,7 +11,17 @@
  * placed samples, and the binomial sampling error 2 sqrt(p(1-p)/n) (at
  * least 1/n) within which they should agree; and the share of its samples
  * whose PC was inside instr's runtime (the hooks): measured probe
- * overhead.  Library code: never prints or exits.
+ * overhead.
+ *
+ * The samples may also come from instr-sample run on the instrumented
+ * program (a sampling dump of the same process, sd): matched by thread id,
+ * placed the same way by time; their unwound stacks (DWARF, instr-sample)
+ * then also say where in uninstrumented code a sample under a call-site
+ * frame was: the frames from the leaf up to the first frame in one of the
+ * instrumented dump's modules ("below" the call site), counted per site and
+ * chain.  A leaf PC inside instr's runtime (libinstr-rt, or a __instr_* /
+ * instr_* symbol of a static runtime) counts as in the hooks.
+ * Library code: never prints or exits.
  */
 #ifndef INSTR_HYBRID_H
 #define INSTR_HYBRID_H
@@ -27,6 +37,15 @@ struct instr_hybrid_fn {
     uint64_t runtime; /* of which the PC was in instr's runtime */
 };
 
+/* Samples under a call-site frame with the uninstrumented frames below it
+ * (from a sampling dump's stacks). */
+struct instr_hybrid_below {
+    uint32_t site;    /* p.funcs index of the call-site frame (the shadow stack's top) */
+    char *chain;      /* the frames below it, outermost first, ";"-separated */
+    char *module;     /* the leaf's module file name */
+    uint64_t samples;
+};
+
 struct instr_hybrid {
     uint64_t samples;         /* all STACK samples */
     uint64_t placed;          /* on a frame */
@@ -39,6 +58,9 @@ struct instr_hybrid {
     double tick_rate;         /* ticks per ns */
     struct instr_hybrid_fn *fn; /* per p.funcs index */
     size_t nfn;
+    int from_sampler;           /* the samples came from a sampling dump (instr-sample) */
+    struct instr_hybrid_below *below; /* from_sampler: by site and chain */
+    size_t nbelow, capbelow;
     struct instr_profile p;
 };
 
@@ -46,6 +68,10 @@ struct instr_hybrid {
 int instr_hybrid_has_samples(const struct instr_dump *d);
 /* 0, or a negative INSTR_E* with a reason in err. */
 int instr_hybrid_build(struct instr_hybrid *h, const struct instr_dump *d, char *err, size_t errlen);
+/* The same with the samples of sd, a sampling dump of the same process
+ * (instr-sample on the instrumented program), instead of d's own. */
+int instr_hybrid_build_with(struct instr_hybrid *h, const struct instr_dump *d, const struct instr_dump *sd, char *err,
+                            size_t errlen);
 void instr_hybrid_free(struct instr_hybrid *h);
 /* format 0 text, 1 csv, 2 json; limit rows (0 = all), by EE % descending. */
 int instr_hybrid_write(FILE *out, const struct instr_hybrid *h, int format, size_t limit);

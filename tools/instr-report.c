@@ -827,6 +827,11 @@ static int sampled_inputs(const struct cli *c, struct instr_dump *dumps, size_t 
         i++;
     if (i == nd)
         return 0;
+    /* instr-sample's dump beside the instrumented one: the hybrid view */
+    if ((instr_views[c->o.view].dumps & INSTR_VIEW_ON_HYBRID) && !c->diff && !c->export)
+        for (size_t k = 0; k < nd; k++)
+            if (!instr_dump_is_sampled(&dumps[k]))
+                return 0;
     int fmt = c->export ? 0 : !strcmp(c->format->name, "csv") ? 1 : !strcmp(c->format->name, "json") ? 2 : 0;
     if (c->diff) {
         *status = instr_sample_diff_cli(&dumps[0], &dumps[1], fmt, c->sort, c->o.threshold, c->outpath);

@@ -115,6 +115,8 @@ struct walker {
     uint64_t pend_raw;                /* the pending call site's dump tick */
     uint64_t pend_gap[4][2];          /* EXT RUNTIME gaps while it pends (wall_pending_gap) */
     int pend_ngaps;
+    uint64_t pend_iv[8][2];           /* intervals under it, told to iv once its frame is known */
+    int pend_niv;
 
     /* The thread being walked: its stack of open frames. */
     uint32_t thread;     /* its index in p->threads */
@@ -524,13 +526,34 @@ static void charge_kinds(struct node *n, unsigned bits, uint64_t d)
         }
 }
 
-/* The observer: the interval (from, to] with the current top function. */
+/* The observer: the interval (from, to] with the current top function.
+ * Under a call site whose frame is not decided yet (the callee's, merged,
+ * or the site's pseudo-frame: resolve_pending), the intervals wait for
+ * the decision, so a sample in an uninstrumented callee lands on its
+ * pseudo-frame, not on the caller.  More than fit: the last one grows. */
 static int observe_interval(struct walker *w, uint64_t from, uint64_t to)
 {
     uint32_t d = w->depth;
-    if (d && w->stack[d] == PENDING_NODE)
-        d--;
+    if (d && w->stack[d] == PENDING_NODE) {
+        if (w->pend_niv < 8) {
+            w->pend_iv[w->pend_niv][0] = from;
+            w->pend_iv[w->pend_niv++][1] = to;
+        } else {
+            w->pend_iv[7][1] = to;
+        }
+        return 0;
+    }
     return w->iv->interval(w->iv->ctx, w->thread, from, to, d ? w->nodes[w->stack[d]].fn : UINT32_MAX);
+}
+
+/* The intervals held while the call site pended, now that it has a frame. */
+static int observe_pending(struct walker *w)
+{
+    int n = w->pend_niv, rc = 0;
+    w->pend_niv = 0;
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = observe_interval(w, w->pend_iv[i][0], w->pend_iv[i][1]);
+    return rc;
 }
 
 /* Charges the interval of d ticks that ev ends to the frame on top (the
@@ -639,6 +662,7 @@ static inline int push_site(struct walker *w, uint64_t site, int reenter, uint64
     w->pend_tick = tick - w->cut;
     w->pend_raw = tick;
     w->pend_ngaps = 0;
+    w->pend_niv = 0;
     if (INSTR_PROFILE_UNLIKELY(w->wall != NULL) && w->depth == 1)
         instr_wall_root_open(w->wall, tick);
     return 0;
@@ -707,6 +731,8 @@ static int resolve_pending(struct walker *w, const struct instr_event *ev)
     if (INSTR_PROFILE_UNLIKELY(w->wall != NULL))
         wall_resolved(w, n->fn);
     int rc = observe_open(w, c, w->pend_tick);
+    if (rc == 0 && INSTR_PROFILE_UNLIKELY(w->iv != NULL))
+        rc = observe_pending(w);
     return rc < 0 ? rc : merged;
 }
 

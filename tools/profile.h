@@ -197,8 +197,9 @@ int instr_profile_build_excluding(struct instr_profile *p, const struct instr_du
 void instr_profile_free(struct instr_profile *p);
 
 /* An observer of every interval (from, to] of each thread, in dump ticks
- * (no cut), with the function on top of its stack (index into p->funcs; a
- * call site still undecided counts as its caller), UINT32_MAX if the stack
+ * (no cut), with the function on top of its stack (index into p->funcs; an
+ * interval under a call site is told once the next event decides its
+ * frame: the callee's, or the site's pseudo-frame), UINT32_MAX if the stack
  * is empty; threads in order, intervals in time order (hybrid.c places
  * samples with it).  Returns 0, or a negative code that stops the walk. */
 struct instr_interval_observer {

@@ -27,6 +27,11 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
     struct instr_sreport_opts o = {.format = format, .limit = limit, .threshold = threshold};
     const struct instr_view_def *vd = instr_view_find(view);
     int v = vd ? (int)(vd - instr_views) : -1;
+    if (vd && (vd->dumps & INSTR_VIEW_ON_HYBRID) && !(vd->dumps & INSTR_VIEW_ON_SAMPLED)) {
+        fprintf(stderr, "instr-report: --view %s places a sampling dump's samples on the instrumented dump of the same "
+                        "process: give both (%s)\n", view, dumps[0].path);
+        return EXIT_USAGE;
+    }
     if (!vd || !(vd->dumps & INSTR_VIEW_ON_SAMPLED)) {
         fprintf(stderr, "instr-report: --view %s is not a view of sampling dumps\n", view);
         return EXIT_USAGE;

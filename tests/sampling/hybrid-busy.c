@@ -1,8 +1,13 @@
 /* hybrid-busy.c - built with the plugin: CPU time split about 70/30 between
  * heavy() and light().  Arguments: rounds (default 300), then "tiny": light()
  * also calls tiny() every 64 iterations, so the events fill chunks (the
- * sampler drains at chunk switches) and many samples land in the hooks. */
+ * sampler drains at chunk switches) and many samples land in the hooks; or
+ * "libc": each round also fills a buffer with libc's memset (uninstrumented
+ * code under a call-site frame), and is 16 times longer: a round of about
+ * a millisecond, the sampling period, locked the samples to one phase of
+ * it (moire), so each function got a share that drifted from run to run. */
 #include <stdlib.h>
+#include <string.h>
 
 static volatile unsigned long sink;
 
@@ -17,7 +22,8 @@ __attribute__((noinline)) void heavy(unsigned long n)
         sink += i * i;
 }
 
-static int use_tiny;
+static int use_tiny, use_libc;
+static char *buf;
 
 __attribute__((noinline)) void light(unsigned long n)
 {
@@ -31,11 +37,22 @@ __attribute__((noinline)) void light(unsigned long n)
 int main(int argc, char **argv)
 {
     unsigned long rounds = argc > 1 ? strtoul(argv[1], NULL, 10) : 300;
-    if (argc > 2)
+    if (argc > 2 && !strcmp(argv[2], "libc"))
+        use_libc = 1;
+    else if (argc > 2)
         use_tiny = 1;
+    size_t bufsize = (size_t)8 << 20;
+    if (use_libc && !(buf = malloc(bufsize)))
+        return 1;
+    unsigned long m = use_libc ? 16 : 1;
     for (unsigned long r = 0; r < rounds; r++) {
-        heavy(1400000);
-        light(600000);
+        heavy(1400000 * m);
+        light(600000 * m);
+        if (use_libc) {
+            for (unsigned long k = 0; k < 4 * m; k++)
+                memset(buf, (int)(r + k), bufsize);
+            sink += (unsigned char)buf[r % bufsize];
+        }
     }
     return 0;
 }
