@@ -9,6 +9,12 @@
 
 opt_pass *instr_make_instrument_pass(gcc::context *ctxt);
 
+/* The late GIMPLE pass: call-site hooks for the calls the optimiser made
+ * after the instrument pass (loop distribution's memset/memcpy/memmove).
+ * -fdump-tree-instr-late shows its result. */
+#define INSTR_LATE_PASS_NAME "instr-late"
+opt_pass *instr_make_late_sites_pass(gcc::context *ctxt);
+
 /* Functions instrumented so far in this translation unit. */
 unsigned instr_instrumented_count(void);
 
