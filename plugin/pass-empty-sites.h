@@ -5,7 +5,8 @@
 
 #include "gcc-compat.h"
 
-/* -fdump-rtl-instr-sites shows what it removed (also in -fdump-rtl-all). */
+/* -fdump-rtl-all writes what it removed (*.instr-sites; GCC parses
+ * -fdump-rtl-NAME before it loads plugins). */
 #define INSTR_EMPTY_SITES_PASS_NAME "instr-sites"
 
 opt_pass *instr_make_empty_sites_pass(gcc::context *ctxt);

@@ -336,13 +336,40 @@ static edge fallthrough_edge(basic_block bb)
     return found;
 }
 
+/* Whether stmt is a call to the hook named name. */
+static bool calls_hook(gimple *stmt, const char *name)
+{
+    gcall *call = dyn_cast<gcall *>(stmt);
+    tree fndecl = call ? gimple_call_fndecl(call) : NULL_TREE;
+    return fndecl && !strcmp(IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(fndecl)), name);
+}
+
+/* Whether call lies inside a call-site hook pair: walking back in its
+ * block, an __instr_call comes before any other hook (the pair the first
+ * pass put around it, or around a call a later pass rewrote into several).
+ * A call outside every pair was made after the first pass. */
+static bool inside_site(gimple *call)
+{
+    gimple_stmt_iterator gsi = gsi_for_stmt(call);
+    for (gsi_prev(&gsi); !gsi_end_p(gsi); gsi_prev(&gsi)) {
+        gimple *stmt = gsi_stmt(gsi);
+        if (calls_hook(stmt, INSTR_HOOK_CALL))
+            return true;
+        if (calls_hook(stmt, INSTR_HOOK_RETURN) || calls_hook(stmt, INSTR_HOOK_ENTER) ||
+            calls_hook(stmt, INSTR_HOOK_LANDING))
+            return false;
+    }
+    return false;
+}
+
 /* Brackets each hookable call with __instr_call/__instr_return.  Calls are
  * collected first, so the hooks inserted here (and the other hooks, inserted
  * later) are never candidates.  The "after" hook goes right after the call,
  * or at the head of a new block on its fallthrough edge when the call ends
  * its block; the EH edge gets nothing: an exception leaving the call is
- * closed by the landing hook of the frame that catches it (hook-abi.h). */
-static unsigned instrument_call_sites(function *fun, tree fn_desc)
+ * closed by the landing hook of the frame that catches it (hook-abi.h).
+ * late: only the calls outside every hook pair (the late pass). */
+static unsigned instrument_call_sites(function *fun, tree fn_desc, bool late = false)
 {
     if (instr_opts.callsites == instr_options::CALLSITES_NONE)
         return 0;
@@ -351,7 +378,8 @@ static unsigned instrument_call_sites(function *fun, tree fn_desc)
     FOR_EACH_BB_FN(bb, fun) {
         for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi); gsi_next(&gsi))
             if (gcall *call = dyn_cast<gcall *>(gsi_stmt(gsi)))
-                calls.safe_push(call);
+                if (!late || !inside_site(call))
+                    calls.safe_push(call);
     }
     unsigned count = 0, i;
     gcall *call;
@@ -584,4 +612,132 @@ public:
 opt_pass *instr_make_instrument_pass(gcc::context *ctxt)
 {
     return new instrument_pass(ctxt);
+}
+
+/* Smaller aggregates are always copied by moves (x86-64: two 8-byte moves
+ * at most), so their assignments need no hooks. */
+#define INSTR_BLOCK_MOVE_MIN 17
+
+/* The library function a statement may expand into a call of, when it is
+ * an aggregate assignment: a struct or array copied (memcpy) or cleared
+ * (memset) as a block.  Whether that becomes a call or moves is decided
+ * in expansion, like a builtin's; NULL_TREE for anything else. */
+static tree block_move_callee(gimple *stmt)
+{
+    if (!gimple_assign_single_p(stmt) || gimple_clobber_p(stmt) || stmt_ends_bb_p(stmt))
+        return NULL_TREE;
+    tree lhs = gimple_assign_lhs(stmt), rhs = gimple_assign_rhs1(stmt);
+    if (!AGGREGATE_TYPE_P(TREE_TYPE(lhs)) || TREE_CODE(lhs) == SSA_NAME)
+        return NULL_TREE;
+    tree size = TYPE_SIZE_UNIT(TREE_TYPE(lhs));
+    if (size && tree_fits_uhwi_p(size) && tree_to_uhwi(size) < INSTR_BLOCK_MOVE_MIN)
+        return NULL_TREE;
+    if (TREE_CODE(rhs) == CONSTRUCTOR)
+        return CONSTRUCTOR_NELTS(rhs) == 0 ? builtin_decl_explicit(BUILT_IN_MEMSET) : NULL_TREE;
+    return builtin_decl_explicit(BUILT_IN_MEMCPY);
+}
+
+/* Brackets every block-move assignment outside a hook pair with the hooks
+ * of a call to its library function (the RTL pass removes the pair when
+ * the move became no call). */
+static unsigned instrument_block_moves(function *fun, tree fn_desc)
+{
+    auto_vec<gimple *> moves;
+    basic_block bb;
+    FOR_EACH_BB_FN(bb, fun) {
+        for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi); gsi_next(&gsi))
+            if (block_move_callee(gsi_stmt(gsi)))
+                moves.safe_push(gsi_stmt(gsi));
+    }
+    unsigned count = 0, i;
+    gimple *stmt;
+    FOR_EACH_VEC_ELT(moves, i, stmt) {
+        tree fndecl = block_move_callee(stmt);
+        if (!fndecl || inside_site(stmt) || instr_options_excluded_callee(fndecl))
+            continue;
+        const char *callee = IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(fndecl));
+        location_t loc = or_fallback(gimple_location(stmt), DECL_SOURCE_LOCATION(fun->decl));
+        tree site = instr_build_site_descriptor(fn_desc, callee, false, loc);
+        gimple_stmt_iterator gsi = gsi_for_stmt(stmt);
+        insert_site_hook(&gsi, false, hook_call, site, null_pointer_node, loc);
+        gsi = gsi_for_stmt(stmt);
+        insert_site_hook(&gsi, true, hook_return, site, NULL_TREE, loc);
+        if (dump_file) {
+            fprintf(dump_file, "instr: block move hooked as a call to %s: ", callee);
+            print_gimple_stmt(dump_file, stmt, 0, TDF_SLIM);
+        }
+        count++;
+    }
+    return count;
+}
+
+/* The descriptor the function's own entry hook passes (&desc), found on the
+ * straight path from the function's entry; NULL_TREE if the function has no
+ * entry hook (not instrumented). */
+static tree own_descriptor(function *fun)
+{
+    basic_block bb = single_succ(ENTRY_BLOCK_PTR_FOR_FN(fun));
+    for (int n = 0; n < 8 && bb && bb != EXIT_BLOCK_PTR_FOR_FN(fun); n++) {
+        for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi); gsi_next(&gsi))
+            if (calls_hook(gsi_stmt(gsi), INSTR_HOOK_ENTER)) {
+                tree arg = gimple_call_arg(as_a<gcall *>(gsi_stmt(gsi)), 0);
+                return TREE_CODE(arg) == ADDR_EXPR && VAR_P(TREE_OPERAND(arg, 0)) ? TREE_OPERAND(arg, 0)
+                                                                                  : NULL_TREE;
+            }
+        bb = single_succ_p(bb) ? single_succ(bb) : NULL;
+    }
+    return NULL_TREE;
+}
+
+namespace {
+
+const pass_data late_sites_pass_data = {
+    GIMPLE_PASS,
+    INSTR_LATE_PASS_NAME,
+    OPTGROUP_NONE,
+    TV_NONE,
+    PROP_cfg | PROP_ssa, /* properties_required */
+    0,                   /* properties_provided */
+    0,                   /* properties_destroyed */
+    0,                   /* todo_flags_start */
+    0,                   /* todo_flags_finish: execute() says what it changed */
+};
+
+/* Calls the instrument pass could not see: loop distribution turns a loop
+ * that clears or copies an array into a call to memset, memcpy or memmove
+ * (-ftree-loop-distribute-patterns, on at -O2) after it ran, and expansion
+ * turns a large struct or array assignment into a memcpy or memset call
+ * (a block move): call instructions with no hooks around them.  This pass,
+ * the last before expansion, gives each its pair, by the same rules; the
+ * RTL pass then removes the pairs around what expanded to no call, like
+ * the others. */
+class late_sites_pass : public gimple_opt_pass {
+public:
+    late_sites_pass(gcc::context *ctxt) : gimple_opt_pass(late_sites_pass_data, ctxt) {}
+
+    unsigned int execute(function *fun) final override
+    {
+        if (!hook_call)
+            return 0; /* nothing instrumented in this unit */
+        tree desc = own_descriptor(fun);
+        if (!desc)
+            return 0;
+        unsigned sites = instrument_call_sites(fun, desc, true);
+        unsigned moves = instrument_block_moves(fun, desc);
+        if (dump_file)
+            fprintf(dump_file, "instr: %u call sites made after the instrument pass, %u block moves\n\n", sites,
+                    moves);
+        sites += moves;
+        if (!sites)
+            return 0;
+        mark_virtual_operands_for_renaming(fun);
+        return TODO_update_ssa_only_virtuals;
+    }
+};
+
+} // namespace
+
+opt_pass *instr_make_late_sites_pass(gcc::context *ctxt)
+{
+    return new late_sites_pass(ctxt);
 }

@@ -4,10 +4,17 @@
 
 #include "gcc-compat.h"
 
-/* The pass's name: -fdump-tree-instr shows its result. */
+/* The pass's name: -fdump-tree-all writes its result (*.instr). */
 #define INSTR_PASS_NAME "instr"
 
 opt_pass *instr_make_instrument_pass(gcc::context *ctxt);
+
+/* The late GIMPLE pass: call-site hooks for the calls the optimiser made
+ * after the instrument pass (loop distribution's memset/memcpy/memmove).
+ * -fdump-tree-all writes its result (*.instr-late; a plugin pass's own
+ * -fdump-tree-NAME is not known when GCC parses its options). */
+#define INSTR_LATE_PASS_NAME "instr-late"
+opt_pass *instr_make_late_sites_pass(gcc::context *ctxt);
 
 /* Functions instrumented so far in this translation unit. */
 unsigned instr_instrumented_count(void);

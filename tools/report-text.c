@@ -248,8 +248,10 @@ static int grouped(FILE *out, const struct instr_session *s, header_text f)
 /* What the CPU values are (shown when every dump ran cpuclock). */
 static void print_cpu_lines(FILE *out, const struct instr_session *s)
 {
+    /* Compensation takes the hooks' cost out of the on-CPU part too. */
     fprintf(out, "CPU:        Elapsed less each interval's exact off-CPU time (cpuclock); includes the kernel's "
-                 "work for the thread (system calls, faults) and the hooks' cost\n");
+                 "work for the thread (system calls, faults)%s\n",
+            s->comp.applied ? "; the hooks' cost subtracted, as from Elapsed" : " and the hooks' cost");
     if (s->offcpu_unknown)
         fprintf(out, "CPU:        %" PRIu64 " flagged interval(s) without an off-CPU time (the clock could not be "
                      "read), counted as on the CPU\n", s->offcpu_unknown);

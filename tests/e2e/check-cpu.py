@@ -27,6 +27,8 @@ def main():
         print("skipped: the cpuclock backend did not run (" + rep["session"]["detector_set"] + ")")
         return 77
     check("CPU Incl" in text and "\nCPU:  " in text, "the text report shows CPU values and says what they are")
+    if (rep["session"].get("probe_overhead") or {}).get("compensated"):
+        check("the hooks' cost subtracted" in text, "the CPU header line says the hooks' cost was subtracted")
     fns = {f["name"]: f for f in rep["functions"]}
     for name in ("busy_loop", "busy_calls"):
         measured = int(proc.stdout.split(name + "_cpu_ns=")[1].split()[0])

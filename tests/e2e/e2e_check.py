@@ -12,10 +12,12 @@ def check(cond, what):
     print(("ok    " if cond else "FAIL  ") + what)
 
 
-def parse_args():
+def parse_args(dump_tool=False):
     ap = argparse.ArgumentParser()
     ap.add_argument("--exe", required=True)
     ap.add_argument("--report", required=True)
+    if dump_tool:
+        ap.add_argument("--dump-tool", required=True)
     return ap.parse_args()
 
 

@@ -8,7 +8,15 @@ checks for every instrumented function of the executable:
   - the calls it made (its callees in instr, instrumented or not) equal
     callgrind's calls out of it, the instr hooks left out.
 So a frame exists exactly when a call instruction runs (plugin: library
-builtins expanded inline make no frame, real calls to them do).
+builtins expanded inline make no frame, real calls to them do, also those
+the optimiser made from loops).
+
+Explained, not hidden: the calls instr does not hook by rule (README, "Call
+sites": noreturn and returns_twice callees, which have no single "after")
+are counted apart from callgrind's, by name (NOT_HOOKED), and printed.
+Inlining makes no difference with the default inline=after: a call GCC
+inlined is no call instruction, and instr instruments the code after
+inlining, so neither side sees it.
 
 usage: check-callgrind.py --exe PROGRAM --report INSTR-REPORT [--arg A]...
 Exit 0 pass, 1 fail, 77 skip (no valgrind).
@@ -25,6 +33,15 @@ import sys
 import tempfile
 
 HOOKS = ("__instr_",)
+# Library functions whose calls instr does not bracket by rule: noreturn
+# (no "after" point) and returns_twice (the "after" would run twice), as
+# callgrind names them.  Calls to them are reported apart.
+NOT_HOOKED = {
+    "_setjmp", "setjmp", "__sigsetjmp", "sigsetjmp", "vfork",                     # returns_twice
+    "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk", "__libc_longjmp",         # noreturn
+    "exit", "_exit", "_Exit", "abort", "__assert_fail", "__stack_chk_fail", "pthread_exit",
+    "__cxa_throw", "__cxa_rethrow", "_Unwind_Resume", "__cxa_bad_cast", "__cxa_bad_typeid",
+}
 # GCC moves a function's unlikely parts (a catch block) to "F.cold", a
 # symbol of its own that callgrind names; it is still F's code.
 COLD = re.compile(r"\.cold(\.[0-9]+)?$")
@@ -54,6 +71,7 @@ def parse_callgrind(path, exe):
     by mangled name; calls to instr's hook trampolines are left out."""
     calls_in = collections.Counter()
     calls_out = collections.Counter()
+    not_hooked = collections.defaultdict(collections.Counter)
     ob = fn = cob = cfn = None
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
@@ -79,9 +97,12 @@ def parse_callgrind(path, exe):
                     if callee_ob == exe:
                         calls_in[cfn] += n
                     if ob == exe and fn and not fn.startswith(HOOKS):
-                        calls_out[fn] += n
+                        if cfn in NOT_HOOKED and callee_ob != exe:
+                            not_hooked[fn][cfn] += n
+                        else:
+                            calls_out[fn] += n
                 cob = cfn = None
-    return calls_in, calls_out
+    return calls_in, calls_out, not_hooked
 
 
 def report_csv(report, dump, *args):
@@ -115,7 +136,7 @@ def main():
                        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         fail("program under callgrind exited %d:\n%s" % (r.returncode, r.stderr[-2000:]))
-    calls_in, calls_out = parse_callgrind(cg, exe)
+    calls_in, calls_out, not_hooked = parse_callgrind(cg, exe)
     addr = symbol_addresses(exe)
 
     def by_address(counter):
@@ -125,6 +146,9 @@ def main():
         return merged
 
     calls_in, calls_out = by_address(calls_in), by_address(calls_out)
+    explained = {}
+    for name, callees in not_hooked.items():
+        explained.setdefault(addr.get(name, name), collections.Counter()).update(callees)
 
     rows = report_csv(a.report, dump)
     mine = [row for row in rows if os.path.realpath(row["module"] or "/") == exe and row["line"] != "0"]
@@ -132,6 +156,7 @@ def main():
         fail("no instrumented function of %s in the report" % exe)
     bad = []
     checked_out = 0
+    apart_total = 0  # calls of the checked functions to NOT_HOOKED ones
     for row in mine:
         name, mangled, calls = row["function"], row["mangled"], int(row["calls"])
         key = addr.get(mangled, mangled)
@@ -142,12 +167,18 @@ def main():
         if made != calls_out[key]:
             bad.append("%s: made %d calls in instr, %d in callgrind" % (name, made, calls_out[key]))
         checked_out += made
-        print("%-40s calls %8d (callgrind %8d)   made %8d (callgrind %8d)"
-              % (name[:40], calls, calls_in[key], made, calls_out[key]))
+        apart = explained.get(key)
+        apart_total += sum(apart.values()) if apart else 0
+        print("%-40s calls %8d (callgrind %8d)   made %8d (callgrind %8d)%s"
+              % (name[:40], calls, calls_in[key], made, calls_out[key],
+                 "   not hooked by rule: " + ", ".join("%d to %s" % (n, c) for c, n in sorted(apart.items()))
+                 if apart else ""))
     if bad:
         fail("\n  ".join(["call counts differ from callgrind's:"] + bad))
-    print("PASS: %d functions, %d calls into them and %d calls out of them equal callgrind's"
-          % (len(mine), sum(int(r["calls"]) for r in mine), checked_out))
+    apart = apart_total
+    print("PASS: %d functions, %d calls into them and %d calls out of them equal callgrind's%s"
+          % (len(mine), sum(int(r["calls"]) for r in mine), checked_out,
+             " (and %d calls to noreturn or returns_twice functions, not hooked by rule)" % apart if apart else ""))
     shutil.rmtree(work, ignore_errors=True)
 
 

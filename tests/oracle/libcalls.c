@@ -35,6 +35,37 @@ NOINLINE static int by_value(const void *a, const void *b)
     return *(const int *)a - *(const int *)b;
 }
 
+/* Loops that loop distribution turns into memset and memcpy calls at -O2,
+ * after the plugin's instrument pass: real calls all the same. */
+static long zeros[512], from[512], copy[512];
+
+NOINLINE static void clear_and_copy(size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        zeros[i] = 0;
+    for (size_t i = 0; i < n; i++)
+        copy[i] = from[i];
+    from[n / 2] += 1;
+    sink += (size_t)copy[n / 2] + (size_t)zeros[n / 3];
+}
+
+/* Struct assignments expansion makes into memcpy and memset calls (a
+ * block move), and one it makes into moves. */
+struct big { long v[4096]; };
+struct small { long v[4]; };
+static struct big big_a, big_b;
+static struct small small_a, small_b;
+
+NOINLINE static void assign(unsigned i)
+{
+    big_a = big_b;                     /* a call to memcpy */
+    big_b = (struct big){0};           /* a call to memset */
+    small_a = small_b;                 /* moves */
+    big_b.v[i % 4096] = (long)i;
+    small_b.v[i % 4] = (long)i;
+    sink += (size_t)big_a.v[i % 4096] + (size_t)small_a.v[i % 4];
+}
+
 NOINLINE static unsigned depth(unsigned n)
 {
     return n ? 1 + depth(n - 1) : 0;
@@ -49,6 +80,8 @@ int main(int argc, char **argv)
         copies(base + i % 7);
         sink += (size_t)compares(i % 3 ? argv[0] : "a");
         sink += depth(i % 20);
+        clear_and_copy(base + i % 300);
+        assign(i);
     }
     for (unsigned i = 0; i < 64; i++)
         v[i] = (int)((i * 2654435761u) >> 7) % 1000;

@@ -20,3 +20,24 @@ int cmp_const(const char *s) { return strcmp(s, "a"); }
 
 /* Not a library function at all: never a frame. */
 long expect(long x) { return __builtin_expect(x, 0); }
+
+/* Loops the optimiser turns into library calls after the instrument pass
+ * (loop distribution, at -O2): real calls, hooked by the late pass. */
+void clear_loop(long *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        v[i] = 0;
+}
+void copy_loop(long *restrict d, const long *restrict s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        d[i] = s[i];
+}
+
+/* Aggregate assignments: expansion makes a large one a memcpy or memset
+ * call (hooked by the late pass), a small one moves (no hooks left). */
+struct big { char b[65536]; };
+struct mid { long v[8]; };
+void copy_big(struct big *a, const struct big *b) { *a = *b; }
+void clear_big(struct big *a) { *a = (struct big){0}; }
+void copy_mid(struct mid *a, const struct mid *b) { *a = *b; }

@@ -182,15 +182,19 @@ builtins)
     st=$?
     cat calls.txt
     [ $st = 0 ] || fail "call-site hooks do not match the call instructions"
-    for f in copy_var:memcpy set_var:memset move_var:memmove plain_var:memcpy; do
+    for f in copy_var:memcpy set_var:memset move_var:memmove plain_var:memcpy copy_big:memcpy clear_big:memset; do
         grep -q "^calls ${f%%:*}: ${f#*:}$" calls.txt || fail "${f%%:*} should make one hooked call to ${f#*:}"
     done
-    for f in copy_const plain_const expect; do
+    for f in copy_const plain_const expect copy_mid; do
         grep -q "^calls $f:" calls.txt && fail "$f makes a call"
         sed -n "/^$f:/,/\.size.$f,/p" x.s | grep -q __instr_call && fail "$f has call-site hooks"
     done
     case " $* " in
     *" -O0 "*) grep -q "^calls cmp_const: strcmp$" calls.txt || fail "cmp_const should call strcmp at -O0" ;;
+    *" -O2 "*)
+        for f in clear_loop:memset copy_loop:memcpy; do
+            grep -q "^calls ${f%%:*}: ${f#*:}$" calls.txt || fail "${f%%:*} should make one hooked call to ${f#*:}"
+        done ;;
     esac
     ;;
 threshold)

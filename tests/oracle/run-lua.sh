@@ -1,0 +1,24 @@
+#!/bin/sh
+# Call counts of a real program against callgrind: Lua 5.4 (Debian's
+# source, as bench/run-real.py fetches it), built with the plugin at -O2,
+# running oracle.lua; check-callgrind.py compares every function.
+#   run-lua.sh GCC PLUGIN LUA_SRC_DIR WORK_DIR CHECK_ARGS...
+# LUA_SRC_DIR: the source package's src/ (lua.c, lvm.c...); empty or
+# missing: skipped (77).  bench/run-real.py --only lua leaves one under
+# BUILD/bench/real/src/lua5.4-*/src.
+set -eu
+cc=$1 plugin=$2 src=$3 work=$4
+shift 4
+if [ -z "$src" ] || [ ! -f "$src/lvm.c" ]; then
+    echo "SKIP: no Lua source (configure with -DINSTR_LUA_SOURCE=.../lua5.4-*/src)"
+    exit 77
+fi
+mkdir -p "$work/inc"
+echo '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"' >"$work/inc/lua5.4-deb-multiarch.h"
+files=
+for f in "$src"/*.c; do
+    [ "$(basename "$f")" = luac.c ] || files="$files $f"
+done
+# shellcheck disable=SC2086
+"$cc" -O2 -I"$work/inc" -DLUA_USE_POSIX -fplugin="$plugin" -o "$work/lua" $files -lm
+exec "$@" --exe "$work/lua" --arg "$(dirname "$0")/oracle.lua"
