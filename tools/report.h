@@ -137,6 +137,10 @@ struct instr_report_opts {
      * part number part (2, 3...) of -o FILE. */
     FILE *(*next_part)(void *ctx, unsigned part);
     void *part_ctx;
+    /* An export that left calls out on its own (chrome past what browser
+     * viewers load, unless told otherwise) says so here, for the front end
+     * to tell the user (writers.h); NULL: nobody asks. */
+    struct instr_thinned *thinned;
 };
 
 /* Microseconds from the session's start (its earliest process start) to
