@@ -10,7 +10,7 @@
  *    "strings": [...],                   names, modules, files, labels
  *    "funcs": [[name, module, file, line, pseudo, calls, ei, ee, ai, ae], ...]
  *                                        ns, by function row key (ai/ae null without Application data)
- *    "procs": [{"pid", "name", "threads": [{"tid", "name",
+ *    "procs": [{"pid", "name", "end" (its process's end), "threads": [{"tid", "name",
  *               "calls": [dstart, dur, dur - excl, func, depth, ...],
  *               "marks": [t, label, ...],
  *               "counters": [[label, [t, value, ...]], ...]}]}]}
@@ -411,7 +411,9 @@ static int write_json(FILE *out, struct hexp *h)
     fprintf(out, "],\n\"procs\":[");
     for (size_t i = 0; i < s->ndumps; i++) {
         const struct hproc *pr = &h->procs[i];
-        fprintf(out, "%s{\"pid\":%" PRIu64 ",\"name\":%u,\"threads\":[", i ? ",\n" : "", pr->pid, pr->name);
+        fprintf(out, "%s{\"pid\":%" PRIu64 ",\"name\":%u,\"end\":", i ? ",\n" : "", pr->pid, pr->name);
+        jnum(out, instr_session_end_ns(s, i));
+        fprintf(out, ",\"threads\":[");
         for (size_t k = 0; k < pr->nthreads; k++) {
             struct hthread *t = &pr->threads[k];
             fprintf(out, "%s{\"tid\":%" PRIu64 ",\"name\":%u,\"calls\":[", k ? ",\n" : "", t->tid, t->name);

@@ -146,6 +146,9 @@ struct instr_report_opts {
 /* Microseconds from the session's start (its earliest process start) to
  * tick of dump i; NAN without a tick rate. */
 double instr_session_us(const struct instr_session *s, size_t i, uint64_t tick);
+/* Nanoseconds from the session's start to the end of dump i's process
+ * (its exit, or the latest calibration of one that was killed). */
+double instr_session_end_ns(const struct instr_session *s, size_t i);
 
 /* ---- --diff A B: instr_diff_text/csv/json in formats.h (diff.c) ---- */
 
