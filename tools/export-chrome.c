@@ -24,6 +24,14 @@
  * min_dur drops short calls, split_bytes ends a part (a complete file, with
  * the metadata events again) once it holds that many bytes.
  *
+ * Without any of those, a trace of more calls than browser viewers load
+ * (CHROME_MAX_CALLS) keeps the longest (thin.h): every call of at least
+ * the cut, so no call without its caller, and otherData says so
+ * ("thinned").  The calls are first counted into a histogram of their
+ * durations in a walk that writes nothing, then written in a second walk;
+ * a run whose dumps cannot hold that many calls (instr_thin_may_exceed)
+ * is written in one walk, as before.
+ *
  * A part opens on its own: the calls open at its edges are repeated there
  * as begin/end pairs.  When a part ends, each open call gets a "B" at its
  * start (unless its "B" opened the part) and an "E" at the split; the next part begins with a "B" at the split for each, and the
@@ -44,7 +52,17 @@
 #include "arrays.h"
 #include "export-options.h"
 #include "report.h"
+#include "thin.h"
 #include "writers.h"
+
+/* The calls a trace keeps by default, the longest: what browser viewers
+ * load.  The export writes about 100 bytes a call with short names (95 to
+ * 100 measured on instrumented C programs; a longer name adds its length),
+ * so about 200 MB, under the 256 MB where Perfetto UI and chrome://tracing
+ * give up (instr-report's warning), with room for names 50 bytes longer.
+ * INSTR_CHROME_MAX_CALLS sets another (a test switch: a small trace past
+ * the cap). */
+#define CHROME_MAX_CALLS 2000000u
 
 /* ---- its options ---- */
 
@@ -119,6 +137,9 @@ struct cexp {
     char **names;     /* per function of the current profile: its name, made when first needed */
     struct xcache *x; /* per function: its X events' fixed text, made when first needed */
     size_t nnames;
+    struct instr_thin_hist *hist; /* the counting walk's durations (thinning by default), or NULL */
+    uint64_t keep_ns; /* calls shorter than this (dur_ns) are left out by default; 0: none */
+    struct instr_thinned thinned; /* what keep_ns left out (calls 0: nothing) */
 };
 
 static void flush(struct obuf *b)
@@ -270,8 +291,13 @@ static void see_thread(struct cexp *c, uint32_t thread)
 
 static void part_end(struct cexp *c)
 {
-    put(c, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"instr-report\",\"part\":%u}}\n",
-        c->part);
+    put(c, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"instr-report\",\"part\":%u", c->part);
+    const struct instr_thinned *t = &c->thinned;
+    if (t->calls)
+        put(c, ",\"thinned\":{\"calls\":%" PRIu64 ",\"kept\":%" PRIu64 ",\"min_dur_us\":%.3f,\"max_calls\":%" PRIu64
+               ",\"note\":\"the longest calls only, every one of at least min_dur_us; "
+               "instr-report --min-duration 0 keeps every call\"}", t->calls, t->kept, (double)t->min_ns / 1e3, t->cap);
+    put(c, "}}\n");
 }
 
 static void part_begin(struct cexp *c)
@@ -476,10 +502,8 @@ fail:
     return NULL;
 }
 
-static int on_open(void *ctx, uint32_t thread, uint32_t func, uint64_t tick)
+static int push_open(struct cexp *c, uint32_t func, uint64_t tick)
 {
-    struct cexp *c = ctx;
-    see_thread(c, thread);
     if (c->nopen == c->capopen) {
         struct open_call *a = instr_grow(c->open, &c->capopen, c->nopen + 1, sizeof *a, 64);
         if (!a)
@@ -488,6 +512,20 @@ static int on_open(void *ctx, uint32_t thread, uint32_t func, uint64_t tick)
     }
     c->open[c->nopen++] = (struct open_call){tick, func, 0};
     return 0;
+}
+
+static int on_open(void *ctx, uint32_t thread, uint32_t func, uint64_t tick)
+{
+    struct cexp *c = ctx;
+    see_thread(c, thread);
+    return push_open(c, func, tick);
+}
+
+/* A call's duration in the trace, ns: the difference of its rounded ends
+ * (see on_close), what the thinning by default compares. */
+static int64_t dur_ns(double t0, double t1)
+{
+    return llround(t1 * 1e3) - llround(t0 * 1e3);
 }
 
 static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, int incomplete)
@@ -515,6 +553,11 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
     t1 = clip(c, t1);
     if (t1 - t0 < c->co->tl.min_dur_us)
         return 0;
+    int64_t dur = dur_ns(t0, t1);
+    if (dur < (int64_t)c->keep_ns)
+        return 0;
+    if (c->keep_ns && (uint64_t)dur < c->thinned.min_ns)
+        c->thinned.min_ns = (uint64_t)dur;
     const struct xcache *x = xtext(c, func);
     if (!x)
         return INSTR_ENOMEM;
@@ -531,7 +574,7 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
     /* The difference of the rounded ends, not the rounded difference: a
      * call then never overlaps the next one by a rounding (a viewer
      * would nest it), and durations add up to their parent's. */
-    b = put_us(b, (double)(llround(t1 * 1e3) - llround(t0 * 1e3)) / 1e3);
+    b = put_us(b, (double)dur / 1e3);
     memcpy(b, x->tail, x->tlen);
     b += x->tlen;
     b = put_lit(b, incomplete ? ",\"args\":{\"incomplete\":true}}" : "}");
@@ -580,21 +623,74 @@ static int on_counter(void *ctx, uint32_t thread, uint64_t label, int64_t value,
     return maybe_split(c, t);
 }
 
-/* A dump's walk begins. */
+/* A dump's walk begins, the walk that counts or the one that writes. */
+static int count_begin(void *ctx, size_t dump, const struct instr_profile *p)
+{
+    struct cexp *c = ctx;
+    c->dump = dump;
+    c->p = p;
+    c->thread = UINT32_MAX;
+    c->nopen = 0;
+    return 0;
+}
+
 static int dump_begin(void *ctx, size_t dump, const struct instr_profile *p)
 {
     struct cexp *c = ctx;
     forget_names(c);
-    c->dump = dump;
-    c->p = p;
-    /* --min-duration in ticks, a millionth under (the exact test in µs
-     * follows for the calls above it). */
+    count_begin(c, dump, p);
+    /* --min-duration in ticks, a millionth under, and the thinning's cut
+     * 2 ns under (a rounded duration is at most 1 ns over the call's): the
+     * exact tests follow for the calls above. */
     const struct instr_dump *d = &c->dumps[dump];
-    c->short_ticks = d->tick_hz > 0 ? c->co->tl.min_dur_us * 1e-6 * d->tick_hz * (1 - 1e-6) : 0;
-    c->thread = UINT32_MAX;
-    c->nopen = 0;
+    double below = fmax(c->co->tl.min_dur_us * 1e-6 * (1 - 1e-6), ((double)c->keep_ns - 2) * 1e-9);
+    c->short_ticks = d->tick_hz > 0 ? below * d->tick_hz : 0;
     process_name(c);
     return 0;
+}
+
+/* ---- thinning by default: the walk that counts (writes nothing) ---- */
+
+/* The cap of the thinning by default, or 0: the user chose what to leave
+ * out (--time-range, --min-duration, even 0) or asked for parts
+ * (--split-size). */
+static uint64_t default_cap(const struct chrome_opts *co)
+{
+    if (co->tl.chosen || co->split_bytes)
+        return 0;
+    const char *e = getenv("INSTR_CHROME_MAX_CALLS");
+    char *end;
+    unsigned long long v = e && *e ? strtoull(e, &end, 10) : 0;
+    return v && !*end ? v : CHROME_MAX_CALLS;
+}
+
+static int count_open(void *ctx, uint32_t thread, uint32_t func, uint64_t tick)
+{
+    struct cexp *c = ctx;
+    if (c->thread != thread) {
+        c->thread = thread;
+        c->nopen = 0;
+    }
+    return push_open(c, func, tick);
+}
+
+static int count_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, int incomplete)
+{
+    struct cexp *c = ctx;
+    (void)thread, (void)func, (void)incomplete;
+    if (c->nopen) {
+        uint64_t tick0 = c->open[--c->nopen].tick0;
+        instr_thin_add(c->hist, (uint64_t)dur_ns(us(c, tick0), us(c, tick)));
+    }
+    return 0;
+}
+
+/* After the counting walk: the cut, if the calls are more than the cap
+ * (the shortest call kept is known once they are written). */
+static void cut(struct cexp *c, uint64_t cap)
+{
+    if ((c->keep_ns = instr_thin_cut(c->hist, cap, cap)))
+        c->thinned = (struct instr_thinned){c->hist->calls, instr_thin_at_least(c->hist, c->keep_ns), UINT64_MAX, cap};
 }
 
 static void start(struct cexp *c, FILE *out, const struct instr_dump *dumps, size_t n,
@@ -610,6 +706,12 @@ static void start(struct cexp *c, FILE *out, const struct instr_dump *dumps, siz
 
 static int finish(struct cexp *c, FILE *out, int rc)
 {
+    if (c->thinned.calls) {
+        if (c->thinned.min_ns == UINT64_MAX) /* none kept */
+            c->thinned.min_ns = c->keep_ns;
+        if (c->o->thinned)
+            *c->o->thinned = c->thinned;
+    }
     part_end(c);
     flush(&c->ob);
     if (c->ob.nomem && !rc)
@@ -633,8 +735,20 @@ int instr_export_chrome_walk(FILE *out, struct instr_session *s, const struct in
     struct cexp c;
     start(&c, out, dumps, n, o);
     struct instr_session_observer obs = {&c, dump_begin, {&c, on_open, on_close, on_mark, on_counter}};
-    int rc = instr_session_build_observed(s, dumps, n, x, &obs, err, errlen);
-    *wrc = finish(&c, out, 0);
+    uint64_t cap = default_cap(c.co);
+    if (!cap || !instr_thin_may_exceed(dumps, n, cap)) {
+        int rc = instr_session_build_observed(s, dumps, n, x, &obs, err, errlen);
+        *wrc = finish(&c, out, 0);
+        return rc;
+    }
+    /* Perhaps too many calls: the session's walk counts them, a second writes. */
+    struct instr_thin_hist hist = {0};
+    struct instr_session_observer count = {&c, count_begin, {&c, count_open, count_close, NULL, NULL}};
+    c.hist = &hist;
+    int rc = instr_session_build_observed(s, dumps, n, x, &count, err, errlen);
+    if (rc == 0)
+        cut(&c, cap);
+    *wrc = finish(&c, out, rc == 0 ? instr_session_rewalk(s, &obs) : 0);
     return rc;
 }
 
@@ -646,5 +760,14 @@ int instr_export_chrome(FILE *out, const struct instr_session *s, const struct i
     struct cexp c;
     start(&c, out, s->dumps, s->ndumps, o);
     struct instr_session_observer obs = {&c, dump_begin, {&c, on_open, on_close, on_mark, on_counter}};
-    return finish(&c, out, instr_session_rewalk(s, &obs));
+    uint64_t cap = default_cap(c.co);
+    int rc = 0;
+    if (cap && instr_thin_may_exceed(s->dumps, s->ndumps, cap)) {
+        struct instr_thin_hist hist = {0};
+        struct instr_session_observer count = {&c, count_begin, {&c, count_open, count_close, NULL, NULL}};
+        c.hist = &hist;
+        if ((rc = instr_session_rewalk(s, &count)) == 0)
+            cut(&c, cap);
+    }
+    return finish(&c, out, rc ? rc : instr_session_rewalk(s, &obs));
 }

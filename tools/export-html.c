@@ -10,7 +10,7 @@
  *    "strings": [...],                   names, modules, files, labels
  *    "funcs": [[name, module, file, line, pseudo, calls, ei, ee, ai, ae], ...]
  *                                        ns, by function row key (ai/ae null without Application data)
- *    "procs": [{"pid", "name", "threads": [{"tid", "name",
+ *    "procs": [{"pid", "name", "end" (its process's end), "threads": [{"tid", "name",
  *               "calls": [dstart, dur, dur - excl, func, depth, ...],
  *               "marks": [t, label, ...],
  *               "counters": [[label, [t, value, ...]], ...]}]}]}
@@ -22,14 +22,15 @@
  * whole call's exclusive time, so dur - excl may be negative).  Calls come from the call timeline
  * (instr_profile_build_timeline), so a bar is exactly a call of the report.
  *
- * Thinning: at most INSTR_HTML_MAX_CALLS calls are embedded.  Past that the
- * shortest go first (the longest cap calls stay, min_dur_ns is the shortest
- * kept), and since a callee never lasts longer than its caller, what is
- * kept is closed under callers (no bar without its parent).  Up to 4 x the
- * cap is held in memory; past that a histogram of the first walk's
- * durations gives a threshold for a second walk.  The page says
- * how many calls were left out and below which duration.  --time-range and
- * --min-duration (shared with chrome) cut further.
+ * Thinning (thin.h): at most INSTR_HTML_MAX_CALLS calls are embedded.
+ * Past that the shortest go first (the longest cap calls stay, min_dur_ns
+ * is the shortest kept), so what is kept is closed under callers (no bar
+ * without its parent).  Up to 4 x the cap is held in memory; past that the
+ * histogram of the first walk's durations gives a threshold for a second
+ * walk.  The exact cut is made among the calls held, ties taken callers
+ * first.  The page says how many calls were left out and below which
+ * duration.  --time-range and --min-duration (shared with chrome) cut
+ * further.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -41,12 +42,9 @@
 #include "report.h"
 #include "writers.h"
 #include "strtab.h"
+#include "thin.h"
 
 #define INSTR_HTML_MAX_CALLS 1000000u
-
-/* Duration histogram buckets: 16 per power of two of ns. */
-#define HBITS 4
-#define HBUCKETS (64 << HBITS)
 
 struct hcall {
     uint64_t t0, dur, excl; /* ns since the session start; duration; own time */
@@ -86,8 +84,8 @@ struct hexp {
     size_t dump;
     const struct instr_profile *p;
     uint64_t thresh;        /* calls shorter than this are not kept (ns); after thinning, the shortest kept */
-    uint64_t walked, kept;  /* calls seen (in range, long enough for the options), calls held */
-    uint64_t hist[HBUCKETS];
+    uint64_t kept;          /* calls held */
+    struct instr_thin_hist hist; /* of the calls seen (in range, long enough for the options) */
     int overflow;           /* stopped holding calls (too many): a second walk with thresh */
     double t0_us;           /* the session start (instr_session_us of the earliest dump) */
 };
@@ -128,23 +126,6 @@ static uint64_t ns_at(const struct hexp *h, uint64_t tick)
     return us > 0 ? (uint64_t)llround(us * 1e3) : 0;
 }
 
-static unsigned bucket(uint64_t dur)
-{
-    if (dur < (1u << HBITS))
-        return (unsigned)dur;
-    unsigned e = 63u - (unsigned)__builtin_clzll(dur); /* >= HBITS */
-    return ((e - HBITS + 1) << HBITS) | (unsigned)((dur >> (e - HBITS)) & ((1u << HBITS) - 1));
-}
-
-/* The smallest duration of bucket b. */
-static uint64_t bucket_floor(unsigned b)
-{
-    if (b < (1u << HBITS))
-        return b;
-    unsigned e = (b >> HBITS) + HBITS - 1;
-    return (1ull << e) | (uint64_t)(b & ((1u << HBITS) - 1)) << (e - HBITS);
-}
-
 static int on_open(void *ctx, uint32_t thread, uint32_t func, uint64_t tick)
 {
     struct hexp *h = ctx;
@@ -179,8 +160,7 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
     uint64_t cdur = c1 - c0;
     if ((double)cdur < o->min_dur_us * 1e3)
         return 0;
-    h->walked++;
-    h->hist[bucket(cdur)]++;
+    instr_thin_add(&h->hist, cdur);
     if (cdur < h->thresh || h->overflow)
         return 0;
     if (h->kept >= 4ull * INSTR_HTML_MAX_CALLS) {
@@ -249,9 +229,9 @@ static int walk(struct hexp *h)
     struct instr_timeline tl = {h, on_open, on_close, on_mark, on_counter};
     if (!(h->procs = calloc(h->s->ndumps, sizeof *h->procs)))
         return INSTR_ENOMEM;
-    h->walked = h->kept = 0;
+    h->kept = 0;
     h->overflow = 0;
-    memset(h->hist, 0, sizeof h->hist);
+    memset(&h->hist, 0, sizeof h->hist);
     for (size_t i = 0; i < h->s->ndumps; i++) {
         struct instr_profile p;
         char err[600];
@@ -274,20 +254,6 @@ static int walk(struct hexp *h)
         instr_profile_free(&p);
         if (rc < 0 || (p.nthreads && !last))
             return INSTR_ENOMEM;
-    }
-    return 0;
-}
-
-/* For a second walk: the floor of the histogram bucket where the cap falls
- * when holding all of that bucket fits in memory (the exact cut is then made
- * in memory), else the next bucket's (at most the cap is held). */
-static uint64_t threshold(const struct hexp *h)
-{
-    uint64_t n = 0;
-    for (unsigned b = HBUCKETS; b-- > 0;) {
-        if (n + h->hist[b] > INSTR_HTML_MAX_CALLS)
-            return n + h->hist[b] <= 4ull * INSTR_HTML_MAX_CALLS ? bucket_floor(b) : bucket_floor(b + 1);
-        n += h->hist[b];
     }
     return 0;
 }
@@ -420,7 +386,7 @@ static int write_json(FILE *out, struct hexp *h)
     jnum(out, s->total_ns[0]);
     fprintf(out, ",\"total_ai\":");
     jnum(out, s->no_app ? NAN : s->total_ns[1]);
-    fprintf(out, ",\"calls\":%" PRIu64 ",\"kept\":%" PRIu64 ",\"min_dur_ns\":%" PRIu64 ",\"limit\":%u", h->walked,
+    fprintf(out, ",\"calls\":%" PRIu64 ",\"kept\":%" PRIu64 ",\"min_dur_ns\":%" PRIu64 ",\"limit\":%u", h->hist.calls,
             h->kept, h->thresh, INSTR_HTML_MAX_CALLS);
     fprintf(out, ",\"range\":[%.0f,", o->from_us * 1e3);
     jnum(out, o->to_us < 0 ? NAN : o->to_us * 1e3);
@@ -445,7 +411,9 @@ static int write_json(FILE *out, struct hexp *h)
     fprintf(out, "],\n\"procs\":[");
     for (size_t i = 0; i < s->ndumps; i++) {
         const struct hproc *pr = &h->procs[i];
-        fprintf(out, "%s{\"pid\":%" PRIu64 ",\"name\":%u,\"threads\":[", i ? ",\n" : "", pr->pid, pr->name);
+        fprintf(out, "%s{\"pid\":%" PRIu64 ",\"name\":%u,\"end\":", i ? ",\n" : "", pr->pid, pr->name);
+        jnum(out, instr_session_end_ns(s, i));
+        fprintf(out, ",\"threads\":[");
         for (size_t k = 0; k < pr->nthreads; k++) {
             struct hthread *t = &pr->threads[k];
             fprintf(out, "%s{\"tid\":%" PRIu64 ",\"name\":%u,\"calls\":[", k ? ",\n" : "", t->tid, t->name);
@@ -507,7 +475,7 @@ int instr_export_html(FILE *out, const struct instr_session *s, const struct ins
     h.t0_us = s->ndumps ? instr_session_us(s, first, s->dumps[first].hdr.start_tsc) : 0;
     int rc = walk(&h);
     if (rc == 0 && h.overflow) { /* not everything was held: walk again, holding only what may stay */
-        h.thresh = threshold(&h);
+        h.thresh = instr_thin_cut(&h.hist, INSTR_HTML_MAX_CALLS, 4ull * INSTR_HTML_MAX_CALLS);
         free_procs(&h);
         rc = walk(&h);
     }

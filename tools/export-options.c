@@ -20,6 +20,7 @@ static int parse_range(void *opts, const char *v)
     char *end;
     if (!colon)
         return -1;
+    t->chosen = 1;
     t->from_us = colon == v ? 0 : strtod(v, &end) * 1e3;
     if (colon != v && end != colon)
         return -1;
@@ -29,11 +30,15 @@ static int parse_range(void *opts, const char *v)
 
 static int parse_min_duration(void *opts, const char *v)
 {
-    return instr_opt_double(v, &((struct instr_timeline_opts *)opts)->min_dur_us, 0);
+    struct instr_timeline_opts *t = opts;
+    t->chosen = 1;
+    return instr_opt_double(v, &t->min_dur_us, 0);
 }
 
 const struct instr_option instr_opt_time_range = {
     "time-range", "FROM:TO",
     "only what overlaps FROM..TO ms since the\nsession's start (either may be empty)", parse_range, 0};
 const struct instr_option instr_opt_min_duration = {
-    "min-duration", "US", "leave out calls shorter than US microseconds", parse_min_duration, 0};
+    "min-duration", "US",
+    "leave out calls shorter than US microseconds\n(without it, --time-range or --split-size, chrome keeps\nonly the longest calls of a trace too big for browser\nviewers; 0 keeps every call)",
+    parse_min_duration, 0};

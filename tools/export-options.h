@@ -46,8 +46,10 @@ struct instr_export_options {
 struct instr_timeline_opts {
     double from_us, to_us; /* keep what overlaps [from, to] µs since the session start; to < 0: to the end */
     double min_dur_us;     /* leave out calls shorter than this, µs */
+    int chosen;            /* --time-range or --min-duration given: the user chose what to leave out
+                              (chrome then thins nothing by default) */
 };
-#define INSTR_TIMELINE_OPTS_DEFAULT {0, -1, 0}
+#define INSTR_TIMELINE_OPTS_DEFAULT {0, -1, 0, 0}
 extern const struct instr_option instr_opt_time_range, instr_opt_min_duration;
 
 /* v as a number >= min (whole string).  0, or -1. */

@@ -695,11 +695,15 @@ static int run_diff(const struct cli *c, const struct instr_dump *dumps)
     return status;
 }
 
+/* What the export left out on its own (chrome past what viewers load). */
+static struct instr_thinned thinned;
+
 /* The options an exporter reads, with the -o FILE parts of --split-size. */
 static struct instr_report_opts export_opts(const struct cli *c, struct parts *parts)
 {
     struct instr_report_opts o = c->o;
     if (c->export) {
+        o.thinned = &thinned;
         o.export_opts = c->xo[c->format - instr_formats];
         if (c->outpath) {
             o.next_part = next_part;
@@ -759,12 +763,17 @@ static int build_session(const struct cli *c, struct instr_dump *dumps, size_t n
  * is their limit; a 548 MB file opened as an empty view). */
 #define BIG_TRACE_BYTES (256ull << 20)
 
-/* A trace too big to open says so, and how to make it fit.  Not thinned by
- * default: what is left out changes what the timeline shows, so the user
- * chooses (parts that open on their own, a time range, short calls left
- * out). */
+/* A trace the export thinned says so, and how to have every call.  One
+ * still too big to open (every call asked for, or long names) says so,
+ * and how to make it fit: parts that open on their own, a time range,
+ * short calls left out. */
 static void warn_big_trace(const struct cli *c, FILE *out)
 {
+    if (thinned.calls)
+        fprintf(stderr,
+                PROG ": note: the trace keeps the %" PRIu64 " longest of %" PRIu64 " calls (every one of at least "
+                     "%.3f µs): browser trace viewers load about %" PRIu64 "; --min-duration 0 keeps every call\n",
+                thinned.kept, thinned.calls, (double)thinned.min_ns / 1e3, thinned.cap);
     struct stat st;
     if (strcmp(c->format->name, "chrome") || parts_asked(c) || fflush(out) || fstat(fileno(out), &st) ||
         !S_ISREG(st.st_mode) || (uint64_t)st.st_size <= BIG_TRACE_BYTES)

@@ -137,11 +137,18 @@ struct instr_report_opts {
      * part number part (2, 3...) of -o FILE. */
     FILE *(*next_part)(void *ctx, unsigned part);
     void *part_ctx;
+    /* An export that left calls out on its own (chrome past what browser
+     * viewers load, unless told otherwise) says so here, for the front end
+     * to tell the user (writers.h); NULL: nobody asks. */
+    struct instr_thinned *thinned;
 };
 
 /* Microseconds from the session's start (its earliest process start) to
  * tick of dump i; NAN without a tick rate. */
 double instr_session_us(const struct instr_session *s, size_t i, uint64_t tick);
+/* Nanoseconds from the session's start to the end of dump i's process
+ * (its exit, or the latest calibration of one that was killed). */
+double instr_session_end_ns(const struct instr_session *s, size_t i);
 
 /* ---- --diff A B: instr_diff_text/csv/json in formats.h (diff.c) ---- */
 

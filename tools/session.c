@@ -265,6 +265,21 @@ static int add_process(struct instr_session *s, size_t i, const struct instr_exc
     return 0;
 }
 
+/* When d's process ended, CLOCK_MONOTONIC ns: its exit, or (killed) its
+ * latest calibration. */
+static double end_mono_ns(const struct instr_dump *d)
+{
+    return (double)((d->hdr.flags & INSTR_DUMP_COMPLETE) ? d->hdr.end_mono_ns : d->hdr.last_mono_ns);
+}
+
+double instr_session_end_ns(const struct instr_session *s, size_t i)
+{
+    double t0 = INFINITY;
+    for (size_t k = 0; k < s->ndumps; k++)
+        t0 = fmin(t0, (double)s->dumps[k].hdr.start_mono_ns);
+    return end_mono_ns(&s->dumps[i]) - t0;
+}
+
 /* From the earliest start to the latest end of the session's processes. */
 static double session_duration(const struct instr_dump *dumps, size_t n)
 {
@@ -272,7 +287,7 @@ static double session_duration(const struct instr_dump *dumps, size_t n)
     for (size_t i = 0; i < n; i++) {
         const struct instr_dump *d = &dumps[i];
         double start = (double)d->hdr.start_mono_ns;
-        double end = (double)((d->hdr.flags & INSTR_DUMP_COMPLETE) ? d->hdr.end_mono_ns : d->hdr.last_mono_ns);
+        double end = end_mono_ns(d);
         if (start < t0)
             t0 = start;
         if (end > t1)

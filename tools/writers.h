@@ -23,6 +23,15 @@ int instr_export_folded(FILE *out, const struct instr_session *s, const struct i
 int instr_export_pprof(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
 int instr_export_html(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
 int instr_export_perfetto(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+/* What an export left out on its own (instr_report_opts.thinned): it keeps
+ * the kept longest of calls, those of at least min_ns; kept < calls. */
+struct instr_thinned {
+    uint64_t calls;  /* calls of the timeline */
+    uint64_t kept;   /* written */
+    uint64_t min_ns; /* the shortest call kept, ns: every call of at least this kept, every shorter one left out */
+    uint64_t cap;    /* the most it keeps by default */
+};
+
 /* chrome and visualiser as they run inside the session's build (one walk
  * of each dump, instr_session_build_observed): build s from dumps[0..n)
  * while writing out.  Returns the build's code (err says why); *wrc gets

@@ -13,6 +13,12 @@ CHECK: callgrind  callgrind_annotate reads our file; its totals and
        chrome     the trace-event rules Perfetto and chrome://tracing rely
                   on; per function, the outermost complete events add up
                   to its Elapsed Inclusive; --split-size parts are valid
+       chrome-thin  a trace of more calls than the cap (lowered with
+                  INSTR_CHROME_MAX_CALLS, the test switch) keeps by default
+                  exactly the calls of at least the cut, the most under the
+                  cap, each with its caller; the note on stderr and in
+                  otherData; --min-duration 0, --time-range, --split-size
+                  keep every call; under the cap nothing changes
        folded     per frame, the weights of the lines containing it (once
                   per line: recursion) add up to its inclusive value
        roundtrip  export visualiser -> import: Elapsed values equal within
@@ -278,6 +284,138 @@ def check_chrome(args):
     return 0
 
 
+# ---- chrome: thinned by default --------------------------------------------
+
+def thin_trace(args):
+    """A text trace at 1 GHz (ticks = ns) of random call trees on two
+    threads: durations from a set of values 6% apart (a histogram bucket is
+    1.1% wide: the cut falls between two of them), many calls of each (ties
+    at the cut), and pairs of a caller and a callee of the same ticks (a tie
+    that must go or stay together).  Returns the dump and its calls as
+    {(tid, start, dur, name): parent key or None}."""
+    import random
+    rng = random.Random(11)
+    durs = sorted({int(70 * 1.06 ** k) for k in range(70)})
+    names = ["f%d" % i for i in range(1, 9)] + ["tie_outer", "tie_inner"]
+    lines = ["instr-dump 1",
+             "header pid=7 ppid=1 exe=/opt/thin start_tsc=0 start_ns=0 end_tsc=100000000 end_ns=100000000 "
+             "detector=rseq_cs sees=sched,signal flags=complete,tsc_invariant",
+             "module 1 /opt/thin"]
+    lines += [f"function {i + 1} module=1 line={i + 1} file=thin.c name={n}" for i, n in enumerate(names)]
+    lines += ["thread 0 tid=700 name=main", "thread 1 tid=701 name=worker"]
+    calls, events = {}, []
+
+    def call(th, tid, t0, dur, parent, depth):
+        if rng.random() < 0.04 and depth < 6:  # a caller and its callee of the same ticks
+            outer = (tid, t0, dur, "tie_outer")
+            inner = (tid, t0, dur, "tie_inner")
+            calls[outer], calls[inner] = parent, outer
+            events.extend([(th, t0, "enter 9"), (th, t0, "enter 10"), (th, t0 + dur, "exit"), (th, t0 + dur, "exit")])
+            return
+        name = rng.randrange(8)
+        key = (tid, t0, dur, names[name])
+        calls[key] = parent
+        events.append((th, t0, f"enter {name + 1}"))
+        t = t0 + 1
+        while depth < 6:
+            fit = [d for d in durs if d <= t0 + dur - t - 1]
+            if not fit or rng.random() < 0.3:
+                break
+            d = rng.choice(fit[-12:] if rng.random() < 0.5 else fit)
+            call(th, tid, t, d, key, depth + 1)
+            t += d + rng.randrange(1, 4)
+        events.append((th, t0 + dur, "exit"))
+
+    for th, tid in ((0, 700), (1, 701)):
+        t = 10
+        for _ in range(40):
+            d = rng.choice(durs[-20:]) * 8
+            call(th, tid, t, d, None, 0)
+            t += d + 5
+    for th in (0, 1):
+        lines += [f"{e[0]} {e[1]} {e[2]}" for e in events if e[0] == th]
+    os.makedirs(args.work, exist_ok=True)
+    txt = os.path.join(args.work, "thin.txt")
+    with open(txt, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    d = os.path.join(args.work, "thin.instr")
+    run([os.path.join(args.bin, "instr-dump"), "--from-text", txt, "-o", d])
+    return d, calls
+
+
+def x_events(ev):
+    return sorted((e["tid"], round(e["ts"] * 1000), round(e["dur"] * 1000), e["name"]) for e in ev if e["ph"] == "X")
+
+
+def check_chrome_thin(args):
+    d, calls = thin_trace(args)
+    total = len(calls)
+    cap = total // 4
+    env = dict(os.environ, INSTR_CHROME_MAX_CALLS=str(cap))
+    rb = os.path.join(args.bin, "instr-report")
+
+    def chrome(name, *extra, cap_env=env):
+        out = os.path.join(args.work, name)
+        p = run([rb, "--export", "chrome", "-o", out, *extra, d], env=cap_env)
+        return p.stderr, out
+
+    # Every call, asked for: all of them, no note.
+    err, whole = chrome("all.json", "--min-duration", "0")
+    check(x_events(validate_trace(whole)) == sorted(calls), f"--min-duration 0: every call ({total}), as generated")
+    check(err == "", f"--min-duration 0: nothing on stderr ({err!r})")
+    # By default: the calls of at least D, D the shortest duration whose
+    # calls and longer ones fit under the cap.
+    ds = sorted({k[2] for k in calls}, reverse=True)
+    cut = ds[0]
+    for dd in ds:
+        if sum(1 for k in calls if k[2] >= dd) > cap:
+            break
+        cut = dd
+    want = sorted(k for k in calls if k[2] >= cut)
+    err, thin = chrome("thin.json")
+    ev = validate_trace(thin)
+    got = x_events(ev)
+    check(got == want, f"by default: the {len(want)} calls of at least {cut} ns, the most under the cap {cap} "
+                       f"(got {len(got)} of {total})")
+    check(len(want) <= cap < sum(1 for k in calls if k[2] >= ds[ds.index(cut) + 1]),
+          "the cut: one duration shorter would pass the cap")
+    kept = set(got)
+    check(all(calls[k] is None or calls[k] in kept for k in kept), "every kept call's caller is kept")
+    check(any(k[3] == "tie_inner" for k in kept) and any(k[3] == "tie_outer" and k[2] < cut for k in calls),
+          "callers and callees of the same length on both sides of the cut")
+    nest = True
+    for tid in (700, 701):
+        iv = sorted((k[1], -k[2], k[1] + k[2]) for k in kept if k[0] == tid)
+        stack = []
+        for a, _, b in iv:
+            while stack and stack[-1] <= a:
+                stack.pop()
+            if stack and b > stack[-1]:
+                nest = False
+            stack.append(b)
+    check(nest, "the kept calls nest (each inside its caller or apart)")
+    other = json.load(open(thin))["otherData"].get("thinned", {})
+    check(other.get("calls") == total and other.get("kept") == len(want) and other.get("max_calls") == cap and
+          round(other.get("min_dur_us", 0) * 1000) == cut and "--min-duration 0" in other.get("note", ""),
+          f"otherData says it: {other}")
+    note = (f"instr-report: note: the trace keeps the {len(want)} longest of {total} calls (every one of at least "
+            f"{cut / 1000:.3f} µs): browser trace viewers load about {cap}; --min-duration 0 keeps every call\n")
+    check(err == note, f"the note on stderr: {err!r}")
+    # Any choice of the user's keeps what it keeps, every call otherwise.
+    err, ranged = chrome("range.json", "--time-range", ":")
+    check(len(x_events(validate_trace(ranged))) == total and not err, "--time-range : keeps every call, no note")
+    for p in glob.glob(os.path.join(args.work, "part*.json")):
+        os.remove(p)
+    err, parts = chrome("part.json", "--split-size", "100")
+    check(len(x_events(validate_trace(parts))) == total and not err and not glob.glob(os.path.join(args.work, "part.2*")),
+          "--split-size 100 keeps every call, no note")
+    # Under the cap: byte for byte the trace of every call.
+    err, under = chrome("under.json", cap_env=dict(os.environ, INSTR_CHROME_MAX_CALLS=str(total)))
+    check(open(under, "rb").read() == open(whole, "rb").read() and not err,
+          f"a cap of {total} (every call): the same file as --min-duration 0, no note")
+    return 0
+
+
 # ---- folded ----------------------------------------------------------------
 
 def check_folded(args):
@@ -463,7 +601,8 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--exe")
     args = ap.parse_args()
-    fn = {"callgrind": check_callgrind, "callgrind-lines": check_callgrind_lines, "chrome": check_chrome, "folded": check_folded,
+    fn = {"callgrind": check_callgrind, "callgrind-lines": check_callgrind_lines, "chrome": check_chrome,
+          "chrome-thin": check_chrome_thin, "folded": check_folded,
           "roundtrip": check_roundtrip, "fixture": check_fixture, "bad-lines": check_bad_lines,
           "api": check_api, "api-plain": check_api_plain}[args.check]
     rc = fn(args)

@@ -57,6 +57,18 @@ def big(args):
     return sorted(glob.glob(os.path.join(d, "*.instr")))
 
 
+def child(args):
+    """The golden trace as a second process (pid 43), started 5 µs later
+    and ending at 15 µs: one shared time axis."""
+    txt = open(os.path.join(args.src, "traces", "exchange.txt")).read()
+    path = os.path.join(args.work, "child.txt")
+    open(path, "w").write(txt.replace("pid=42 ppid=1", "pid=43 ppid=42").replace("start_ns=0", "start_ns=5000")
+                          .replace("end_ns=10000", "end_ns=15000"))
+    cd = os.path.join(args.work, "child.instr")
+    run([os.path.join(args.bin, "instr-dump"), "--from-text", path, "-o", cd])
+    return cd
+
+
 def export(args, dumps, out, *extra):
     t = time.monotonic()
     run([os.path.join(args.bin, "instr-report"), "--export", "html", "-o", out, *extra, *dumps], ok=(0, 3))
@@ -106,6 +118,7 @@ def check_data(args):
     th = {t["tid"]: t for p in d["procs"] for t in p["threads"]}
     check(d["procs"][0]["pid"] == 42 and S[d["procs"][0]["name"]] == "app" and sorted(th) == [100, 101]
           and S[th[101]["name"]] == "worker", "process and threads named")
+    check(d["procs"][0]["end"] == 10000, f"the process's end: {d['procs'][0].get('end')} ns")
     check(th[100]["marks"] == [500, S.index("Frame Start")] and th[101]["marks"] == [3000, S.index("Frame Start")],
           "marks: time and label")
     check(th[100]["counters"] == [[S.index("queue depth"), [2000, 3]]]
@@ -131,16 +144,11 @@ def check_data(args):
                    (101, 4000, 2000, 4000, "rec", 0)], f"--time-range 0.004:0.0085 keeps what overlaps, clipped {got3}")
 
     # Two processes, the second started 5 µs later: one shared time axis.
-    txt = open(os.path.join(args.src, "traces", "exchange.txt")).read()
-    child = os.path.join(args.work, "child.txt")
-    open(child, "w").write(txt.replace("pid=42 ppid=1", "pid=43 ppid=42").replace("start_ns=0", "start_ns=5000")
-                           .replace("end_ns=10000", "end_ns=15000"))
-    cd = os.path.join(args.work, "child.instr")
-    run([os.path.join(args.bin, "instr-dump"), "--from-text", child, "-o", cd])
-    _, d5 = embedded(export(args, dumps + [cd], os.path.join(args.work, "two.html")))
+    _, d5 = embedded(export(args, dumps + [child(args)], os.path.join(args.work, "two.html")))
     p43 = [p for p in d5["procs"] if p["pid"] == 43]
     check([p["pid"] for p in d5["procs"]] == [42, 43] and d5["meta"]["duration_ns"] == 15000 and p43
           and p43[0]["threads"][0]["calls"][:2] == [5000, 10000], "two processes: a group each, the child 5 µs later")
+    check([p["end"] for p in d5["procs"]] == [10000, 15000], "two processes: each its own end")
 
     # A visualiser file: no Application data, null values (the page shows n/a).
     fx = os.path.join(args.work, "visualiser-example.txt")
@@ -259,6 +267,18 @@ def check_chromium(args):
     check(un.get("lanes") == out["lanes"] and un.get("bars") == out["bars1"],
           f"small: a second click unfolds it: lanes {un.get('lanes')}")
     screenshot(args, path, os.path.join(args.work, "small-zoom.png"), {"focus": ["qsort", 0, 3]})
+
+    # Two processes, the first ending at 10 µs, the second at 15 µs: a
+    # counter's last value holds until its own process ends, not the session.
+    tpath = export(args, dumps + [child(args)], os.path.join(args.work, "two.html"))
+    out, console = page_test(args, tpath, {"hoverAt": [[9000, ctr_y], [12000, ctr_y]]})
+    screenshot(args, tpath, os.path.join(args.work, "two.png"))
+    check(not out["errors"] and not console, f"two: no errors ({out['errors']}, {console})")
+    check(out["counterEnds"] == [10000, 10000, 15000, 15000],
+          f"two: each counter's step plot ends with its process {out['counterEnds']}")
+    tips = out.get("tipsAt") or [None, None]
+    check(tips[0] is not None and tips[0].startswith("counter: queue depthvalue3") and tips[1] is None,
+          f"two: the first process's counter has a value at 9 µs, none at 12 µs (it ended at 10 µs): {tips}")
 
     bdumps = big(args)
     bpath = export(args, bdumps, os.path.join(args.work, "big.html"))
