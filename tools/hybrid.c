@@ -287,7 +287,8 @@ int instr_hybrid_build_with(struct instr_hybrid *h, const struct instr_dump *d, 
             free(h->below[i].module);
         }
     h->nbelow = nb;
-    qsort(h->below, nb, sizeof *h->below, by_below);
+    if (nb) /* below is NULL when nothing was below a site */
+        qsort(h->below, nb, sizeof *h->below, by_below);
     for (size_t i = 0; i < h->p.nthreads; i++)
         if (h->p.threads[i].end_tick > h->p.threads[i].first_tick)
             h->thread_ticks += h->p.threads[i].end_tick - h->p.threads[i].first_tick;
