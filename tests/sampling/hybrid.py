@@ -275,12 +275,15 @@ def scenario_leaf_exact(work):
         "0 700500 stack %#x" % pc,                # ns below 1200000, tick above: libB
         "0 800500 stack %#x" % pc,                # libB
     ]
-    txt = os.path.join(work, "leaf.txt")
-    with open(txt, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    dump = os.path.join(work, "leaf.instr")
-    r = run([dump_tool, "--from-text", txt, "-o", dump])
-    check(r.returncode == 0, "instr-dump --from-text (%s)" % r.stderr)
+
+    def from_text(name, lines):
+        txt, dump = os.path.join(work, name + ".txt"), os.path.join(work, name + ".instr")
+        with open(txt, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        r = run([dump_tool, "--from-text", txt, "-o", dump])
+        check(r.returncode == 0, "instr-dump --from-text %s (%s)" % (name, r.stderr))
+        return dump
+    dump = from_text("leaf", lines)
     r = run([dump_tool, dump])
     check("flags=runtime" in r.stdout and "map 3 " in r.stdout, "the text form goes round: %s" % r.stdout[-600:])
     j = samples_json(dump)
@@ -301,11 +304,7 @@ def scenario_leaf_exact(work):
     check("the sampled PC only" in t and "dl_busy                           3    42.86%  dl_busy  [libA.so]" in t,
           "the text section: %s" % t)
     # the same dump without its MAP records: no section, and JSON says so
-    bare = os.path.join(work, "bare.txt")
-    with open(bare, "w") as f:
-        f.write("\n".join(l for l in lines if not l.startswith("map ")) + "\n")
-    r = run([dump_tool, "--from-text", bare, "-o", os.path.join(work, "bare.instr")])
-    j = samples_json(os.path.join(work, "bare.instr"))
+    j = samples_json(from_text("bare", [l for l in lines if not l.startswith("map ")]))
     check(j and j["session"]["below_frames"] is None and "below_call_sites" not in j, "without maps: %s" % j)
 
 
