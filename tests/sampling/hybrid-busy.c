@@ -8,7 +8,8 @@
  * it (moire), so each function got a share that drifted from run to run.
  * Or "dl LIB": after the first round, dlopen LIB (uninstrumented,
  * hybrid-dl-lib.c) and call its dl_busy() through a pointer each round
- * (a library mapped after the sampler started). */
+ * (a library mapped after the sampler started); rounds 8 times longer, for
+ * the same reason. */
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,7 @@ int main(int argc, char **argv)
     size_t bufsize = (size_t)8 << 20;
     if (use_libc && !(buf = malloc(bufsize)))
         return 1;
-    unsigned long m = use_libc ? 16 : 1;
+    unsigned long m = use_libc ? 16 : lib ? 8 : 1;
     for (unsigned long r = 0; r < rounds; r++) {
         if (lib && r == 1) {
             void *h = dlopen(lib, RTLD_NOW);
@@ -62,7 +63,7 @@ int main(int argc, char **argv)
         heavy(1400000 * m);
         light(600000 * m);
         if (dl_busy)
-            dl_busy(900000);
+            dl_busy(900000 * m);
         if (use_libc) {
             for (unsigned long k = 0; k < 4 * m; k++)
                 memset(buf, (int)(r + k), bufsize);

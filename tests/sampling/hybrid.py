@@ -219,7 +219,7 @@ def scenario_instr_sample(work):
 
 
 def scenario_dlopen(work):
-    dump, r = record(work, "dl", 1000, rounds="150", extra=("dl", DL_LIB))
+    dump, r = record(work, "dl", 1000, rounds="40", extra=("dl", DL_LIB))
     j = samples_json(dump)
     if j:
         print(json.dumps(j["session"]))
