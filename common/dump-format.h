@@ -243,7 +243,8 @@ enum instr_detector {
                                   source file ("" = a module's sum): one unit built with the \
                                   plugin's threshold=N (hook-abi.h); the reader sums them */ \
     X(MAP, 16, "map")          /* varint module id, u64 start, u64 end (exclusive), u64 file offset \
-                                  of start, u64 ticks when mapped: an executable mapping (SAMPLED) */ \
+                                  of start, u64 ticks when mapped: an executable mapping (SAMPLED, \
+                                  and INSTR_SAMPLE's dumps: see below) */ \
     X(SAMPLING, 17, "sampling") /* varint rate asked (Hz of CPU time), varint period (ns), varint \
                                    stack bytes copied per sample, str unwinder (SAMPLED) */       \
     X(CPU_TIME, 18, "cpu-time") /* varint thread index, varint CPU ns the thread ran while sampled */ \
@@ -264,6 +265,15 @@ enum instr_detector {
  * rounds; rounds: hooks of that kind measured.  Measured in this process,
  * with its detectors, when the runtime started.  A dump without these
  * records (older runtimes, converted inputs) has no known hook cost. */
+
+/* MAP records in an instrumented dump (INSTR_SAMPLE=HZ, runtime/maps.c):
+ * every loaded object's executable segments, page-rounded, of a MODULE
+ * record (the functions' module table).  Written at the sampler's start
+ * (ticks 0: before every sample), then, when objects were loaded, the new
+ * ones with the ticks of the runtime's last look that did not see them (a
+ * lower bound: they were mapped after it, before the samples drained with
+ * them).  A mapping is not unwritten when its object is unloaded: the
+ * tools take the latest map holding an address by a sample's ticks. */
 
 /* CALLSITE record: varint site id (the CALL event's), varint caller function
  * id, varint line, varint INSTR_SITE_* flags (hook-abi.h), str callee, varint

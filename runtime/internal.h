@@ -312,6 +312,10 @@ void instr__calibrate_reemit(void);
 void instr__meta_hook_cost(const uint64_t v[5]); /* metadata.c: one HOOK_COST record */
 void instr__meta_sampling(uint64_t rate_hz, uint64_t period_ns, uint64_t stack_bytes,
                           const char *unwinder); /* metadata.c: the SAMPLING record, lock held */
+/* metadata.c (lock held): the module at base (its MODULE record the first
+ * time; 0 if the table is full), and one MAP record. */
+uint32_t instr__meta_module(const char *path, uintptr_t base);
+void instr__meta_map(uint32_t module, uint64_t start, uint64_t end, uint64_t offset, uint64_t tick);
 
 /* fatal-signals.c */
 void instr__fatal_signals_init(void);
@@ -325,6 +329,10 @@ void instr__sampler_thread(struct instr__thread *t);
 void instr__sampler_drain(struct instr__thread *t);
 void instr__sampler_thread_end(struct instr__thread *t);
 void instr__sampler_fork_child(struct instr__thread *t);
+/* maps.c: MAP records of the executable mappings, written again when the
+ * set of loaded objects changed (or into a fork child's new dump).  Slow
+ * paths only (the sampler's start and drain); takes the meta lock. */
+void instr__maps_check(void);
 
 /* count.c: count mode (plugin mode=count, hook-abi.h). */
 void instr__count_thread(const struct instr_count_module *m, uintptr_t *delta); /* the slot's hook */

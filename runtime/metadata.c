@@ -308,8 +308,14 @@ static uint32_t module_of(const void *addr)
         path = lm->l_name;
     else if (!lm && info.dli_fname && info.dli_fname[0] == '/')
         path = info.dli_fname;
-    /* Base and path: a library loaded where a dlclose'd one was is another
-     * module. */
+    return instr__meta_module(path, base);
+}
+
+/* The module at base with this path; writes its MODULE record the first
+ * time (meta lock held).  Base and path: a library loaded where a
+ * dlclose'd one was is another module. */
+uint32_t instr__meta_module(const char *path, uintptr_t base)
+{
     for (uint32_t i = 0; i < module_count; i++)
         if (modules[i].base == base && !strcmp(modules[i].path, path))
             return i + 1;
@@ -652,4 +658,18 @@ void instr__meta_sampling(uint64_t rate_hz, uint64_t period_ns, uint64_t stack_b
         {F_STRING, 0, unwinder},
     };
     meta_put(INSTR_META_SAMPLING, f, 4);
+}
+
+/* A MAP record (meta lock held): an executable mapping of a module
+ * (INSTR_SAMPLE, maps.c; dump-format.h). */
+void instr__meta_map(uint32_t module, uint64_t start, uint64_t end, uint64_t offset, uint64_t tick)
+{
+    struct field f[] = {
+        {F_VARINT, module, NULL},
+        {F_U64, start, NULL},
+        {F_U64, end, NULL},
+        {F_U64, offset, NULL},
+        {F_U64, tick, NULL},
+    };
+    meta_put(INSTR_META_MAP, f, 5);
 }

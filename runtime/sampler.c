@@ -17,7 +17,10 @@
  * tick the CLOCK_MONOTONIC ns of the sample: the tools convert them to
  * ticks with the header's calibration pairs.  Samples the kernel could not
  * write (ring full: a thread that ran long without a slow path) become a
- * LOST record.
+ * LOST record.  Beside them, maps.c writes the executable mappings (MAP
+ * records), at the start and, when objects were loaded or unloaded, at a
+ * drain before its samples: the tools name a PC in an uninstrumented
+ * library with them.
  *
  * A fork child has none of the parent's events (the kernel does not copy a
  * perf ring's mapping into a child): its forking thread, the only one left,
@@ -137,6 +140,7 @@ void instr__sampler_thread(struct instr__thread *t)
         instr__meta_sampling((uint64_t)hz, a.sample_period, 0, "none: the PC on the shadow stack");
         pthread_mutex_unlock(&instr__rt.meta_lock);
     }
+    instr__maps_check(); /* the executable mappings (maps.c): the first thread writes them */
     errno = saved;
 }
 
@@ -189,6 +193,7 @@ void instr__sampler_drain(struct instr__thread *t)
         munmap(s, (sizeof *s + PAGE - 1) & ~(size_t)(PAGE - 1));
         return;
     }
+    instr__maps_check(); /* a library loaded since the last drain: its map before its samples */
     struct perf_event_mmap_page *m = s->ring;
     const uint8_t *data = (const uint8_t *)m + PAGE;
     const uint64_t size = (uint64_t)RING_PAGES * PAGE;

@@ -21,8 +21,8 @@ struct place {
     uint64_t raw; /* s's own time (CLOCK_MONOTONIC ns) */
     int have; /* s holds the next sample, not yet placed */
     const struct instr_dump *sd;  /* the samples' dump: d itself, or instr-sample's */
-    struct instr_symbolizer *sym; /* sd != d: names the sampled stacks' frames */
-    char *has_fns;                /* sd != d: per d->modules, 1 if it has instrumented functions */
+    struct instr_symbolizer *sym; /* names the sampled frames (sd's MAP records), or NULL */
+    char *has_fns;                /* with sym: per d->modules, 1 if it has instrumented functions */
 };
 
 /* ns (CLOCK_MONOTONIC) of a hybrid sample -> dump ticks. */
@@ -76,7 +76,7 @@ static int in_runtime(const struct instr_frame_sym *f)
 static int add_below(struct instr_hybrid *h, uint32_t site, const char *chain, const char *module, uint64_t w)
 {
     for (size_t i = 0; i < h->nbelow; i++)
-        if (h->below[i].site == site && !strcmp(h->below[i].chain, chain)) {
+        if (h->below[i].site == site && !strcmp(h->below[i].chain, chain) && !strcmp(h->below[i].module, module)) {
             h->below[i].samples += w;
             return 0;
         }
@@ -109,19 +109,22 @@ static int by_below(const void *a, const void *b)
 
 #define BELOW_MAX 6 /* frames of a chain below a call site */
 
-/* A sample from instr-sample: whether its leaf is in instr's runtime, and,
- * under a call-site frame, the uninstrumented frames below the site. */
+/* A sample with its frames named: whether its leaf is in instr's runtime,
+ * and, under a call-site frame, the uninstrumented frames below the site
+ * (instr-sample's unwound stack; INSTR_SAMPLE's one frame: the leaf). */
 static int read_stack(struct place *pl, const struct instr_sample *s, uint32_t top, int *rt)
 {
     struct instr_frame_sym f[BELOW_MAX];
     size_t n = 0;
     int rc;
+    /* MAP ticks are the samples' dump's: ns in instr-sample's, TSC in ours */
+    const uint64_t at = pl->sd == pl->d ? s->tick : pl->raw;
     for (size_t k = 0; k < s->nframes && n < BELOW_MAX; k++) {
         /* a return address names the call before it */
-        if ((rc = instr_symbolize(pl->sym, pl->sd, k ? s->frames[k] - 1 : s->frames[k], pl->raw, &f[n])) < 0)
+        if ((rc = instr_symbolize(pl->sym, pl->sd, k ? s->frames[k] - 1 : s->frames[k], at, &f[n])) < 0)
             return rc;
         if (k == 0)
-            *rt = in_runtime(&f[0]);
+            *rt = *rt || in_runtime(&f[0]); /* the runtime's own flag stands */
         if (*rt || !f[n].module || instrumented_module(pl, f[n].module))
             break;
         n++;
@@ -232,8 +235,11 @@ int instr_hybrid_build_with(struct instr_hybrid *h, const struct instr_dump *d, 
 {
     memset(h, 0, sizeof *h);
     struct place pl = {.h = h, .d = d, .thread = UINT32_MAX, .sd = sd ? sd : d};
-    if (sd && sd != d) {
-        h->from_sampler = 1;
+    h->from_sampler = sd && sd != d;
+    /* INSTR_SAMPLE's own samples are named through the runtime's MAP
+     * records (runtime/maps.c; none in older dumps): the leaf only. */
+    h->leaf_only = !h->from_sampler && d->nmaps;
+    if (h->from_sampler || h->leaf_only) {
         if (!(pl.has_fns = calloc(d->nmodules + 1, 1)) || instr_symbolizer_new(&pl.sym) < 0) {
             free(pl.has_fns);
             snprintf(err, errlen, "%s", instr_tool_strerror(INSTR_ENOMEM));
@@ -281,7 +287,8 @@ int instr_hybrid_build_with(struct instr_hybrid *h, const struct instr_dump *d, 
             free(h->below[i].module);
         }
     h->nbelow = nb;
-    qsort(h->below, nb, sizeof *h->below, by_below);
+    if (nb) /* below is NULL when nothing was below a site */
+        qsort(h->below, nb, sizeof *h->below, by_below);
     for (size_t i = 0; i < h->p.nthreads; i++)
         if (h->p.threads[i].end_tick > h->p.threads[i].first_tick)
             h->thread_ticks += h->p.threads[i].end_tick - h->p.threads[i].first_tick;
@@ -329,7 +336,12 @@ static int by_ee(const void *a, const void *b)
 static int write_below(FILE *out, const struct instr_hybrid *h, int format, size_t limit, struct instr_json *j)
 {
     size_t n = limit && h->nbelow > limit ? limit : h->nbelow;
-    if (format == 0 && n)
+    if (format == 0 && n && h->leaf_only)
+        fprintf(out,
+                "\nBelow call sites (uninstrumented code, the sampled PC only: without instr-sample the frames between "
+                "the call site and the leaf are not known):\n%-24s %10s %9s  %s\n",
+                "Call site", "Samples", "Of site %", "Leaf function  [its module]");
+    else if (format == 0 && n)
         fprintf(out, "\nBelow call sites (uninstrumented code, from instr-sample's unwound stacks):\n%-24s %10s %9s  %s\n",
                 "Call site", "Samples", "Of site %", "Frames below it (outermost first)  [leaf module]");
     if (format == 2)
@@ -427,6 +439,10 @@ int instr_hybrid_write(FILE *out, const struct instr_hybrid *h, int format, size
         instr_json_key_num(&j, "rate_achieved_hz", "%.1f", achieved);
         instr_json_key_str(&j, "compared_with", has_cpu ? "on_cpu_exclusive_pct" : "elapsed_exclusive_pct");
         instr_json_key_str(&j, "samples_from", h->from_sampler ? "instr-sample" : "INSTR_SAMPLE");
+        if (h->from_sampler || h->leaf_only)
+            instr_json_key_str(&j, "below_frames", h->from_sampler ? "unwound" : "leaf");
+        else
+            instr_json_key_null(&j, "below_frames");
         instr_json_close(&j);
         instr_json_open(&j, "functions", '[', INSTR_JSON_LINES);
     } else if (format == 1) {
@@ -490,7 +506,7 @@ int instr_hybrid_write(FILE *out, const struct instr_hybrid *h, int format, size
     free(rows);
     if (format == 2)
         instr_json_close(&j); /* functions */
-    if (h->from_sampler && format != 1) {
+    if ((h->from_sampler || h->leaf_only) && format != 1) {
         int rc = write_below(out, h, format, limit, &j);
         if (rc < 0)
             return rc;

@@ -21,6 +21,12 @@
  * instrumented dump's modules ("below" the call site), counted per site and
  * chain.  A leaf PC inside instr's runtime (libinstr-rt, or a __instr_* /
  * instr_* symbol of a static runtime) counts as in the hooks.
+ *
+ * INSTR_SAMPLE's own samples carry the PC only, but the runtime also
+ * writes the process's executable mappings (MAP records, runtime/maps.c):
+ * a sample under a call-site frame whose PC is in an uninstrumented module
+ * is named the same way, its "chain" the leaf alone (what lies between the
+ * call site and the leaf is not known without instr-sample).
  * Library code: never prints or exits.
  */
 #ifndef INSTR_HYBRID_H
@@ -38,7 +44,7 @@ struct instr_hybrid_fn {
 };
 
 /* Samples under a call-site frame with the uninstrumented frames below it
- * (from a sampling dump's stacks). */
+ * (from a sampling dump's stacks; with INSTR_SAMPLE's, the leaf alone). */
 struct instr_hybrid_below {
     uint32_t site;    /* p.funcs index of the call-site frame (the shadow stack's top) */
     char *chain;      /* the frames below it, outermost first, ";"-separated */
@@ -59,7 +65,9 @@ struct instr_hybrid {
     struct instr_hybrid_fn *fn; /* per p.funcs index */
     size_t nfn;
     int from_sampler;           /* the samples came from a sampling dump (instr-sample) */
-    struct instr_hybrid_below *below; /* from_sampler: by site and chain */
+    int leaf_only;              /* INSTR_SAMPLE's own samples, named through the dump's MAP
+                                   records: below a call site, only the leaf is known */
+    struct instr_hybrid_below *below; /* from_sampler or leaf_only: by site and chain */
     size_t nbelow, capbelow;
     struct instr_profile p;
 };

@@ -19,8 +19,11 @@ static void put_flags(FILE *out, uint64_t flags)
         fprintf(out, "%struncated", sep), sep = ",";
     if (flags & INSTR_STACK_FP)
         fprintf(out, "%sfp", sep), sep = ",";
-    if (flags & ~(uint64_t)(INSTR_STACK_TRUNCATED | INSTR_STACK_FP))
-        fprintf(out, "%s%#" PRIx64, sep, flags & ~(uint64_t)(INSTR_STACK_TRUNCATED | INSTR_STACK_FP));
+    if (flags & INSTR_STACK_RUNTIME)
+        fprintf(out, "%sruntime", sep), sep = ",";
+    const uint64_t known = INSTR_STACK_TRUNCATED | INSTR_STACK_FP | INSTR_STACK_RUNTIME;
+    if (flags & ~known)
+        fprintf(out, "%s%#" PRIx64, sep, flags & ~known);
 }
 
 void instr_sample_text_write(FILE *out, const struct instr_dump *d, size_t *nbad)
@@ -126,6 +129,8 @@ int instr_sample_text_parse(struct instr_dump_writer *w, int ntok, char *const *
                             flags |= INSTR_STACK_TRUNCATED;
                         else if (n == 2 && !strncmp(f, "fp", 2))
                             flags |= INSTR_STACK_FP;
+                        else if (n == 7 && !strncmp(f, "runtime", 7))
+                            flags |= INSTR_STACK_RUNTIME;
                         else
                             return BAD("stack: unknown flag '%.*s'", (int)n, f);
                         f += n + (f[n] == ',');

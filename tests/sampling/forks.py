@@ -10,7 +10,8 @@ sample-forks:  instr-sample follows fork and exec: the parent, its 3 forked
 hybrid-forks:  INSTR_SAMPLE in an instrumented program keeps sampling in
                fork children: the same 5 dumps, each with samples placed on
                its own work function (but the child that execs: its ring is
-               drained at chunk switches and exit, and exec discards it).
+               drained at chunk switches and exit, and exec discards it),
+               and each with its executable mappings (MAP records).
 forks-unprivileged: sample-forks and hybrid-forks as uid 65534.
 hybrid-rate:   the asked rate is in an INSTR_SAMPLE dump (SAMPLING record)
                and the --view samples header shows it beside the achieved.
@@ -146,6 +147,15 @@ def scenario_hybrid_forks(work):
                             "INSTR_LOG": "stderr"})
     check(r.returncode == 0, "instrumented run exits 0 (%d: %s)" % (r.returncode, r.stderr))
     check_processes(dumps_in(work), "hybrid", hybrid_samples_of, exec_child_sampled=False)
+    # every process's dump has the executable mappings (runtime/maps.c),
+    # fork children theirs too: libc's among them
+    dump = os.path.join(os.path.dirname(REPORT), "instr-dump")
+    for d in dumps_in(work):
+        txt = run([dump, d]).stdout
+        mods = dict(re.findall(r"^module (\d+) (\S+)", txt, re.M))
+        maps = re.findall(r"^map (\d+) ", txt, re.M)
+        check(any(mods.get(m, "").endswith("/libc.so.6") for m in maps),
+              "hybrid: %s has a map of libc (maps of modules %s)" % (os.path.basename(d), maps))
 
 
 def scenario_forks_unprivileged(work):

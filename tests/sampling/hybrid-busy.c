@@ -5,7 +5,12 @@
  * "libc": each round also fills a buffer with libc's memset (uninstrumented
  * code under a call-site frame), and is 16 times longer: a round of about
  * a millisecond, the sampling period, locked the samples to one phase of
- * it (moire), so each function got a share that drifted from run to run. */
+ * it (moire), so each function got a share that drifted from run to run.
+ * Or "dl LIB": after the first round, dlopen LIB (uninstrumented,
+ * hybrid-dl-lib.c) and call its dl_busy() through a pointer each round
+ * (a library mapped after the sampler started); rounds 8 times longer, for
+ * the same reason. */
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +29,7 @@ __attribute__((noinline)) void heavy(unsigned long n)
 
 static int use_tiny, use_libc;
 static char *buf;
+static void (*dl_busy)(unsigned long);
 
 __attribute__((noinline)) void light(unsigned long n)
 {
@@ -37,17 +43,27 @@ __attribute__((noinline)) void light(unsigned long n)
 int main(int argc, char **argv)
 {
     unsigned long rounds = argc > 1 ? strtoul(argv[1], NULL, 10) : 300;
+    const char *lib = NULL;
     if (argc > 2 && !strcmp(argv[2], "libc"))
         use_libc = 1;
+    else if (argc > 3 && !strcmp(argv[2], "dl"))
+        lib = argv[3];
     else if (argc > 2)
         use_tiny = 1;
     size_t bufsize = (size_t)8 << 20;
     if (use_libc && !(buf = malloc(bufsize)))
         return 1;
-    unsigned long m = use_libc ? 16 : 1;
+    unsigned long m = use_libc ? 16 : lib ? 8 : 1;
     for (unsigned long r = 0; r < rounds; r++) {
+        if (lib && r == 1) {
+            void *h = dlopen(lib, RTLD_NOW);
+            if (!h || !(dl_busy = (void (*)(unsigned long))dlsym(h, "dl_busy")))
+                return 2;
+        }
         heavy(1400000 * m);
         light(600000 * m);
+        if (dl_busy)
+            dl_busy(900000 * m);
         if (use_libc) {
             for (unsigned long k = 0; k < 4 * m; k++)
                 memset(buf, (int)(r + k), bufsize);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Hybrid sampling (INSTR_SAMPLE=HZ on an instrumented program):
-hybrid.py SCENARIO INSTR_REPORT BUSY DENY_PERF.
+hybrid.py SCENARIO INSTR_REPORT BUSY DENY_PERF [DL_LIB].
 
 shares:       samples placed on the shadow stack agree with the on-CPU
               Elapsed Exclusive shares within the sampling error; the rate
@@ -13,7 +13,20 @@ deny:         perf events refused (seccomp): one line says so, the run is
 libc:         memset's call-site frame (libc, uninstrumented) gets the
               samples taken inside memset: its sampled share matches its
               EE share (a call site's frame is decided by the next event:
-              the samples under it once landed on the caller).
+              the samples under it once landed on the caller); and, with
+              INSTR_SAMPLE alone, the runtime's MAP records name the leaf
+              below the call site: libc's memset (an ifunc variant), for
+              >= 90% of the site's samples.
+leaf-exact:   a synthetic INSTR_SAMPLE dump (text form, hand-chosen ticks
+              and PCs in DL_LIB, copied as libA.so and libB.so mapped at
+              the same address, libB's map later): exact rows of the
+              section below the call site; a sample is named by the map
+              holding its PC at its time in ticks (not its raw ns); one in
+              the hooks and one outside every map are not named; one under
+              the caller's own frame is not below a call site.
+dlopen:       (DL_LIB, uninstrumented, dlopen'ed after the first round) the
+              library's map is written after the start (ticks > 0) and the
+              samples under its call site name its function as the leaf.
 instr-sample: instr-sample run on the instrumented program: its dump's
               samples, given beside the instrumented dump, are placed on
               the shadow stack by time (shares agree as above), and the
@@ -27,6 +40,7 @@ Exit 0 pass, 1 fail, 77 skip.
 """
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -34,6 +48,7 @@ import sys
 import tempfile
 
 scenario, REPORT, BUSY, DENY = sys.argv[1:5]
+DL_LIB = sys.argv[5] if len(sys.argv) > 5 else None
 failures = []
 
 
@@ -150,6 +165,22 @@ def scenario_libc(work):
         f = {x["name"]: x for x in j["functions"]}
         check(f["memset"]["exclusive_samples"] >= 50, "memset's frame has samples: %s" % f["memset"])
         check(f["main"]["exclusive_samples"] <= 0.05 * j["session"]["samples"], "few on main: %s" % f["main"])
+        check_below(j, "memset", "libc.so.6", "memset")
+
+
+def check_below(j, site, module, leaf):
+    """INSTR_SAMPLE alone: the leaf below the call site, named through the
+    runtime's MAP records, for >= 90% of the site's samples."""
+    check(j["session"].get("below_frames") == "leaf", "below_frames is leaf: %s" % j["session"])
+    f = {x["name"]: x for x in j["functions"]}
+    below = j.get("below_call_sites", [])
+    print(json.dumps(below))
+    mb = [b for b in below if b["call_site"] == site]
+    good = sum(b["samples"] for b in mb if b["module"] == module and leaf in b["frames"] and ";" not in b["frames"])
+    n = f.get(site, {}).get("exclusive_samples", 0)
+    print("%s: %d of its %d samples have a leaf in %s naming %s" % (site, good, n, module, leaf))
+    check(n >= 50 and good >= 0.9 * n, "below %s: a leaf %s in %s for >= 90%% of %d samples: %d" % (site, leaf, module, n, good))
+    check(all(b["call_site"] in f for b in below), "below rows are under call sites")
 
 
 def scenario_instr_sample(work):
@@ -185,6 +216,96 @@ def scenario_instr_sample(work):
     r = run([REPORT, "--view", "samples", sd])
     check(r.returncode == 1 and "instrumented dump of the same process" in r.stderr and len(r.stderr.splitlines()) == 1,
           "a sampling dump alone: one line (%d: %s)" % (r.returncode, r.stderr))
+
+
+def scenario_dlopen(work):
+    dump, r = record(work, "dl", 1000, rounds="40", extra=("dl", DL_LIB))
+    j = samples_json(dump)
+    if j:
+        print(json.dumps(j["session"]))
+        check_below(j, "dl_busy", os.path.basename(DL_LIB), "dl_busy")
+    # the library's map: written after the start (its ticks > 0: mapped
+    # after the runtime's first look), the start's at 0
+    txt = run([os.path.join(os.path.dirname(REPORT), "instr-dump"), dump]).stdout
+    mods = dict(re.findall(r"^module (\d+) (\S+)", txt, re.M))
+    maps = [(mods.get(m, ""), int(at)) for m, at in re.findall(r"^map (\d+) .* at=(\d+)$", txt, re.M)]
+    print(maps)
+    lib = [at for path, at in maps if path.endswith(os.path.basename(DL_LIB))]
+    check(len(lib) == 1 and lib[0] > 0, "one map of the dlopen'ed library, after the start: %s" % lib)
+    check(any(path.endswith("/libc.so.6") and at == 0 for path, at in maps), "libc's map at the start: %s" % maps)
+
+
+def scenario_leaf_exact(work):
+    dump_tool = os.path.join(os.path.dirname(REPORT), "instr-dump")
+    libs = [shutil.copy(DL_LIB, os.path.join(work, n)) for n in ("libA.so", "libB.so")]
+    seg = None
+    for l in run(["readelf", "-lW", DL_LIB]).stdout.splitlines():
+        p = l.split()
+        if p and p[0] == "LOAD" and "E" in p[6:-1]:
+            seg = (int(p[1], 16), int(p[2], 16))  # p_offset, p_vaddr
+    vaddr = next(int(l.split()[0], 16) for l in run(["nm", DL_LIB]).stdout.splitlines() if l.endswith(" dl_busy"))
+    start, off = 0x7f0000000000, seg[0] & ~0xfff
+    pc = vaddr + start - off + seg[0] - seg[1]  # the load bias (tools/elf-file.c instr_elf_bias)
+    # 2 ticks per ns, tick 1000 = 500 ns: a sample's ns n is tick 2n
+    tick = lambda ns: 1000 + 2 * (ns - 500)
+    lines = [
+        "instr-dump 1",
+        "header pid=7 exe=%s start_tsc=1000 start_ns=500 end_tsc=%d end_ns=1000500 flags=complete chunk_size=512"
+        % (BUSY, tick(1000500)),
+        "module 1 %s load=0x560000000000" % BUSY,
+        "module 2 %s load=%#x" % (libs[0], start - off),
+        "module 3 %s load=%#x" % (libs[1], start - off),
+        "function 1 module=1 line=1 file=x.c name=main",
+        "callsite 1 caller=1 line=2 flags=direct callee=dl_busy module=2 offset=%#x site=0" % vaddr,
+        "thread 0 tid=7 name=t",
+        "sampling rate=1000 period=1000000 stack=0 unwinder=none",
+        "map 2 %#x %#x off=%#x at=0" % (start, start + 0x1000, off),
+        # libB replaces libA at ns 600000 (tick 1200000)
+        "map 3 %#x %#x off=%#x at=%d" % (start, start + 0x1000, off, tick(600000)),
+        "0 1000 enter 1",
+        "0 3000 call 1",
+        "0 %d return" % tick(950000),
+        "0 %d exit" % tick(1000000),
+        "0 1000 stack %#x" % pc,                  # tick 2000: on main's own frame
+        "0 100500 stack %#x" % pc,                # libA
+        "0 300500 stack %#x" % (pc + 4),          # libA
+        "0 400500 stack flags=runtime %#x" % pc,  # in the hooks: not named below
+        "0 500500 stack 0x10",                    # outside every map
+        "0 550500 stack %#x" % pc,                # tick 1101000 < 1200000: libA
+        "0 700500 stack %#x" % pc,                # ns below 1200000, tick above: libB
+        "0 800500 stack %#x" % pc,                # libB
+    ]
+
+    def from_text(name, lines):
+        txt, dump = os.path.join(work, name + ".txt"), os.path.join(work, name + ".instr")
+        with open(txt, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        r = run([dump_tool, "--from-text", txt, "-o", dump])
+        check(r.returncode == 0, "instr-dump --from-text %s (%s)" % (name, r.stderr))
+        return dump
+    dump = from_text("leaf", lines)
+    r = run([dump_tool, dump])
+    check("flags=runtime" in r.stdout and "map 3 " in r.stdout, "the text form goes round: %s" % r.stdout[-600:])
+    j = samples_json(dump)
+    if not j:
+        return
+    s = j["session"]
+    print(json.dumps(s))
+    check((s["samples"], s["placed"], s["in_runtime"], s["samples_from"], s["below_frames"]) ==
+          (8, 8, 1, "INSTR_SAMPLE", "leaf"), "session: %s" % s)
+    f = {x["name"]: x for x in j["functions"]}
+    check(f["dl_busy"]["exclusive_samples"] == 7 and f["main"]["exclusive_samples"] == 1, "frames: %s" % f)
+    below = [(b["call_site"], b["frames"], b["module"], b["samples"], b["of_site_pct"]) for b in j["below_call_sites"]]
+    print(below)
+    check(below == [("dl_busy", "dl_busy", "libA.so", 3, 42.8571), ("dl_busy", "dl_busy", "libB.so", 2, 28.5714)],
+          "below call sites: %s" % below)
+    t = run([REPORT, "--view", "samples", dump]).stdout
+    print(t)
+    check("the sampled PC only" in t and "dl_busy                           3    42.86%  dl_busy  [libA.so]" in t,
+          "the text section: %s" % t)
+    # the same dump without its MAP records: no section, and JSON says so
+    j = samples_json(from_text("bare", [l for l in lines if not l.startswith("map ")]))
+    check(j and j["session"]["below_frames"] is None and "below_call_sites" not in j, "without maps: %s" % j)
 
 
 def scenario_application(work):
@@ -242,7 +363,6 @@ def pc_agreement(dump, prog, fn):
     put on fn at the sample's time (converted with the header's pairs, as
     tools/hybrid.c does)."""
     import bisect
-    import re
     txt = run([os.path.join(os.path.dirname(REPORT), "instr-dump"), dump]).stdout.splitlines()
     hdr = dict(re.findall(r"(\w+)=(\S+)", txt[1]))
     st, sn, et, en = (int(hdr[k]) for k in ("start_tsc", "start_ns", "end_tsc", "end_ns"))
@@ -318,7 +438,8 @@ def scenario_align(work):
 with tempfile.TemporaryDirectory() as work:
     {"shares": scenario_shares, "application": scenario_application, "libc": scenario_libc,
      "instr-sample": scenario_instr_sample, "unprivileged": scenario_unprivileged,
-     "deny": scenario_deny, "align": scenario_align}[scenario](work)
+     "deny": scenario_deny, "align": scenario_align, "dlopen": scenario_dlopen,
+     "leaf-exact": scenario_leaf_exact}[scenario](work)
 if failures:
     sys.exit(1)
 print("ok")
