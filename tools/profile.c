@@ -552,11 +552,11 @@ static inline int observe_close(struct walker *w, uint32_t n, uint64_t t, int in
  * nobody flagged was on the CPU throughout).  Whether the values are known
  * at all is the session's business (every dump ran cpuclock); a flagged
  * interval without off-CPU ticks is counted on the CPU, and counted. */
-static inline void charge_cpu(struct walker *w, struct node *n, const struct instr_event *ev, uint64_t d,
+static inline void charge_cpu(struct walker *w, struct node *n, unsigned os, unsigned bits, uint64_t d,
                               uint64_t off)
 {
     n->ce += d - off;
-    if (INSTR_PROFILE_UNLIKELY(ev->os) && !(ev->bits & INSTR_OS_OFFCPU_FOLLOWS))
+    if (INSTR_PROFILE_UNLIKELY(os) && !(bits & INSTR_OS_OFFCPU_FOLLOWS))
         w->p->offcpu_unknown++;
 }
 
@@ -580,30 +580,32 @@ static int observe_interval(struct walker *w, uint64_t from, uint64_t to)
     return w->iv->interval(w->iv->ctx, w->thread, from, to, d ? w->nodes[w->stack[d]].fn : UINT32_MAX);
 }
 
-/* Charges the interval of d ticks that ev ends to the frame on top (the
- * pending call site's time is held in w->pend), less the hooks' cost
- * (compensate.h), which the timeline cuts too.  It is Application time
- * unless the OS acted in it (in a kind --os-events counts) or the frame is
- * excluded (--not-application). */
-/* The rest of charge for an interval the OS acted in, or under an
- * excluded frame. */
-static void charge_flagged(struct walker *w, struct node *n, const struct instr_event *ev, uint64_t d)
+/* The rest of charge for an interval the OS acted in (os, its transition
+ * bits and off-CPU ticks), or under an excluded frame.  Scalars, not the
+ * event: the walk's event never has its address taken. */
+static void charge_flagged(struct walker *w, struct node *n, unsigned os, unsigned bits, uint64_t offcpu,
+                           uint64_t d)
 {
     /* never more than the interval; the hooks' cost came off the on-CPU part */
-    uint64_t off = ev->offcpu < d ? ev->offcpu : d;
+    uint64_t off = offcpu < d ? offcpu : d;
     struct flagged *f = flagged_of(w, n);
-    if (ev->os)
-        charge_kinds(f, ev->bits, d);
-    if ((!ev->os || !instr_os_counts(ev->bits, w->os_ignored)) && !n->excluded) {
+    if (os)
+        charge_kinds(f, bits, d);
+    if ((!os || !instr_os_counts(bits, w->os_ignored)) && !n->excluded) {
         n->ae += d;
     } else {
         f->n++;
         f->t += d;
         f->offcpu_t += off;
     }
-    charge_cpu(w, n, ev, d, off);
+    charge_cpu(w, n, os, bits, d, off);
 }
 
+/* Charges the interval of d ticks that ev ends to the frame on top (the
+ * pending call site's time is held in w->pend), less the hooks' cost
+ * (compensate.h), which the timeline cuts too.  It is Application time
+ * unless the OS acted in it (in a kind --os-events counts) or the frame is
+ * excluded (--not-application). */
 static inline void charge(struct walker *w, const struct instr_event *ev, uint64_t d)
 {
     uint64_t po, c = instr_compensate(&w->comp, &w->p->comp, ev, d, w->depth != 0, &po);
@@ -616,7 +618,7 @@ static inline void charge(struct walker *w, const struct instr_event *ev, uint64
     n->ee += d;
     n->po += po;
     if (INSTR_PROFILE_UNLIKELY(ev->os || n->excluded)) {
-        charge_flagged(w, n, ev, d);
+        charge_flagged(w, n, ev->os, ev->bits, ev->offcpu, d);
         return;
     }
     n->ae += d; /* nothing flagged it: Application time, on the CPU throughout */
@@ -734,17 +736,31 @@ static uint64_t site_key(const struct instr_profile *p, uint64_t site)
     return INSTR_KEY_SITE | (k == UINT32_MAX ? INSTR_KEY_UNNAMED | (site & (INSTR_KEY_UNNAMED - 1)) : k);
 }
 
+/* The pending call site's flagged values go to n, the frame it became. */
+static void add_pending_flagged(struct walker *w, struct node *n)
+{
+    const struct flagged *pf = &w->flagged[w->pend.flagged];
+    struct flagged *f = flagged_of(w, n);
+    f->n += pf->n;
+    f->t += pf->t;
+    f->offcpu_t += pf->offcpu_t;
+    for (int k = 0; k < INSTR_OS_NKINDS; k++) {
+        f->kind_n[k] += pf->kind_n[k];
+        f->kind_t[k] += pf->kind_t[k];
+    }
+}
+
 /* The pending call site on top gets its frame from the event after it (ev,
  * or NULL at the thread's end): the callee's entry makes one frame with the
  * call site (the event is then consumed: returns 1), anything else a
  * pseudo-frame (returns 0).  The call site's time so far goes with it. */
-static int resolve_pending(struct walker *w, const struct instr_event *ev)
+static inline int resolve_pending(struct walker *w, const struct instr_event *ev)
 {
     struct instr_profile *p = w->p;
     int merged = 0;
     if (ev && ((ev->kind == INSTR_EV_ENTER && !w->pend_reenter) ||
                (ev->kind == INSTR_EV_EXT && ev->ext == INSTR_EXT_REENTER && w->pend_reenter)))
-        merged = instr_sitemap_merges(&p->sites, p->dump, w->pend_site, ev->arg);
+        merged = instr_sitemap_merges_memo(&p->sites, p->dump, w->pend_site, ev->arg);
     uint64_t key = merged ? ev->arg & ~INSTR_KEY_SITE : site_key(p, w->pend_site);
     uint32_t c = child(w, w->stack[w->depth - 1], key);
     if (c == UINT32_MAX)
@@ -754,17 +770,8 @@ static int resolve_pending(struct walker *w, const struct instr_event *ev)
     n->ae += n->excluded ? 0 : w->pend.ae; /* an excluded callee: the call was not Application */
     n->ce += w->pend.ce;
     n->po += w->pend.po;
-    if (INSTR_PROFILE_UNLIKELY(w->pend.flagged)) {
-        const struct flagged *pf = &w->flagged[w->pend.flagged];
-        struct flagged *f = flagged_of(w, n);
-        f->n += pf->n;
-        f->t += pf->t;
-        f->offcpu_t += pf->offcpu_t;
-        for (int k = 0; k < INSTR_OS_NKINDS; k++) {
-            f->kind_n[k] += pf->kind_n[k];
-            f->kind_t[k] += pf->kind_t[k];
-        }
-    }
+    if (INSTR_PROFILE_UNLIKELY(w->pend.flagged))
+        add_pending_flagged(w, n);
     n->calls += (uint64_t)!w->pend_reenter;
     w->stack[w->depth] = c;
     w->state[w->depth] = merged ? ST_MERGED : ST_FRAME;
