@@ -782,6 +782,49 @@ static inline int resolve_pending(struct walker *w, const struct instr_event *ev
     return rc < 0 ? rc : merged;
 }
 
+/* CALL site at tick, followed in the chunk at *qp by the ENTER of the
+ * function the site calls (most calls): the two make one frame at once,
+ * the frame resolve_pending would make when that ENTER came, and the
+ * ENTER's interval is charged to it; *qp, *tick and *prev move past the
+ * ENTER.  Returns 1 if so, 0 when the general way must go on (push_site:
+ * another next event, a call site whose frame would be excluded from
+ * Application time differently than its caller, which the pending time
+ * tells apart), or a negative error.  The caller leaves out the interval
+ * observer, for which a pending site's time is its caller's. */
+static inline int call_then_enter(struct walker *w, uint64_t site, const uint8_t **qp, const uint8_t *end,
+                                  uint64_t *tick, uint64_t *prev)
+{
+    const uint8_t *q = *qp;
+    struct instr_event nx = {0};
+    if (instr_decode_event(&q, end, &nx) <= 0 || nx.kind != INSTR_EV_ENTER ||
+        !instr_sitemap_merges_memo(&w->p->sites, w->p->dump, site, nx.arg))
+        return 0;
+    if (w->depth + 1 >= w->capstack && grow_stack(w) < 0)
+        return INSTR_ENOMEM;
+    uint32_t parent = w->stack[w->depth], c = child(w, parent, nx.arg & ~INSTR_KEY_SITE);
+    if (c == UINT32_MAX)
+        return INSTR_ENOMEM;
+    if (w->nodes[c].excluded != w->nodes[parent].excluded)
+        return 0; /* the same child is found again when the ENTER resolves the site */
+    w->stack[++w->depth] = c;
+    w->state[w->depth] = ST_MERGED;
+    w->nodes[c].calls++;
+    if (INSTR_PROFILE_UNLIKELY(w->wall != NULL)) {
+        if (w->depth == 1)
+            instr_wall_root_open(w->wall, *tick);
+        instr_wall_open(w->wall, w->nodes[c].fn, *tick);
+    }
+    int rc = observe_open(w, c, *tick - w->cut);
+    if (rc < 0)
+        return rc;
+    *tick += nx.delta;
+    uint64_t d = *tick - *prev;
+    *prev = *tick;
+    charge(w, &nx, d);
+    *qp = q;
+    return 1;
+}
+
 /* EXIT, RETURN and UNWIND: the frame on top ends.  A merged frame (call
  * site + callee) is two runtime frames: the first of its two ends (EXIT,
  * or the first UNWIND) only marks it; RETURN (or the second UNWIND) pops. */
@@ -958,6 +1001,14 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
                     return rc;
                 if (rc)
                     continue; /* the callee's entry: one frame with its call site */
+            }
+            if (ev.kind == INSTR_EV_CALL && !w->iv) {
+                if ((rc = call_then_enter(w, ev.arg, &q, end, &tick, &prev)) < 0)
+                    return rc;
+                if (rc) {
+                    events++;
+                    continue;
+                }
             }
             if ((rc = apply_event(w, th, &ev, &tick, &prev)) < 0)
                 return rc;
