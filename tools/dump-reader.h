@@ -245,7 +245,8 @@ static inline __attribute__((always_inline)) unsigned instr_varint3(const uint8_
  * transition byte, ids and deltas of at most 3 bytes) when the payload has
  * room for the longest event: no bounds checks, no loop over varint bytes.
  * Anything else is the slow path's, which decodes it again from the start.
- * Always inlined: the caller's event then lives in registers. */
+ * Always inlined: a caller that takes its event's address nowhere else can
+ * keep it in registers. */
 static inline __attribute__((always_inline)) int instr_decode_event(const uint8_t **pp, const uint8_t *end,
                                                                     struct instr_event *ev)
 {

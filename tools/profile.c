@@ -508,10 +508,15 @@ static int fold_tree(struct walker *w, struct instr_pthread *th)
  *   apply_event                the event on the stack: push_frame, push_site,
  *                              pop_frame, with the repairs (profile.h).
  *
- * push_frame, resolve_pending and pop_frame are the only places a frame
- * opens or closes, and they tell the timeline observer (w->tl): an export
- * of the timeline is this same walk, with the same numbering of threads
- * and functions, not a second one.  The observer sees timeline ticks: the
+ * A CALL whose next event is the entry of its callee (most of them) takes
+ * a shortcut with the same result: call_then_enter makes the merged frame
+ * at once and charges the ENTER's interval to it, so neither push_site nor
+ * resolve_pending runs.
+ *
+ * push_frame, resolve_pending, call_then_enter and pop_frame are the only
+ * places a frame opens or closes, and they tell the timeline observer
+ * (w->tl): an export of the timeline is this same walk, with the same
+ * numbering of threads and functions, not a second one.  The observer sees timeline ticks: the
  * dump's ticks less the runtime's own work so far in the thread (EXT
  * RUNTIME, which no value is charged with either), so a call's duration on
  * the timeline is its Elapsed Inclusive in the report. */
