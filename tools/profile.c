@@ -611,7 +611,7 @@ static void charge_flagged(struct walker *w, struct node *n, unsigned os, unsign
  * (compensate.h), which the timeline cuts too.  It is Application time
  * unless the OS acted in it (in a kind --os-events counts) or the frame is
  * excluded (--not-application). */
-static inline void charge(struct walker *w, const struct instr_event *ev, uint64_t d)
+static inline __attribute__((always_inline)) void charge(struct walker *w, const struct instr_event *ev, uint64_t d)
 {
     uint64_t po, c = instr_compensate(&w->comp, &w->p->comp, ev, d, w->depth != 0, &po);
     w->cut += d - c;
@@ -755,18 +755,18 @@ static void add_pending_flagged(struct walker *w, struct node *n)
     }
 }
 
-/* The pending call site on top gets its frame from the event after it (ev,
- * or NULL at the thread's end): the callee's entry makes one frame with the
+/* The pending call site on top gets its frame from the event after it (its
+ * kind, ext and arg; kind 0 at the thread's end): the callee's entry makes one frame with the
  * call site (the event is then consumed: returns 1), anything else a
  * pseudo-frame (returns 0).  The call site's time so far goes with it. */
-static inline int resolve_pending(struct walker *w, const struct instr_event *ev)
+static int resolve_pending(struct walker *w, unsigned kind, unsigned ext, uint64_t arg)
 {
     struct instr_profile *p = w->p;
     int merged = 0;
-    if (ev && ((ev->kind == INSTR_EV_ENTER && !w->pend_reenter) ||
-               (ev->kind == INSTR_EV_EXT && ev->ext == INSTR_EXT_REENTER && w->pend_reenter)))
-        merged = instr_sitemap_merges_memo(&p->sites, p->dump, w->pend_site, ev->arg);
-    uint64_t key = merged ? ev->arg & ~INSTR_KEY_SITE : site_key(p, w->pend_site);
+    if ((kind == INSTR_EV_ENTER && !w->pend_reenter) ||
+        (kind == INSTR_EV_EXT && ext == INSTR_EXT_REENTER && w->pend_reenter))
+        merged = instr_sitemap_merges_memo(&p->sites, p->dump, w->pend_site, arg);
+    uint64_t key = merged ? arg & ~INSTR_KEY_SITE : site_key(p, w->pend_site);
     uint32_t c = child(w, w->stack[w->depth - 1], key);
     if (c == UINT32_MAX)
         return INSTR_ENOMEM;
@@ -916,7 +916,7 @@ static int close_thread(struct walker *w, struct instr_pthread *th, uint64_t pre
     int rc;
     if (prev > th->end_tick)
         th->end_tick = prev;
-    if (w->pending && (rc = resolve_pending(w, NULL)) < 0)
+    if (w->pending && (rc = resolve_pending(w, 0, 0, 0)) < 0)
         return rc;
     if (!w->depth)
         return close_saved_stacks(w, prev);
@@ -1002,7 +1002,7 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
                 continue;
             }
             if (INSTR_PROFILE_UNLIKELY(w->pending)) {
-                if ((rc = resolve_pending(w, &ev)) < 0)
+                if ((rc = resolve_pending(w, ev.kind, ev.ext, ev.arg)) < 0)
                     return rc;
                 if (rc)
                     continue; /* the callee's entry: one frame with its call site */
