@@ -508,12 +508,12 @@ static int fold_tree(struct walker *w, struct instr_pthread *th)
  *   apply_event                the event on the stack: push_frame, push_site,
  *                              pop_frame, with the repairs (profile.h).
  *
- * A CALL whose next event is the entry of its callee (most of them) takes
- * a shortcut with the same result: call_then_enter makes the merged frame
- * at once and charges the ENTER's interval to it, so neither push_site nor
- * resolve_pending runs.
+ * A CALL whose next event is its callee's ENTER or its own RETURN (most of
+ * them) takes a shortcut with the same result: call_then_next makes the
+ * frame that event decides at once and charges its interval to it, so
+ * neither push_site nor resolve_pending runs.
  *
- * push_frame, resolve_pending, call_then_enter and pop_frame are the only
+ * push_frame, resolve_pending, call_then_next and pop_frame are the only
  * places a frame opens or closes, and they tell the timeline observer
  * (w->tl): an export of the timeline is this same walk, with the same
  * numbering of threads and functions, not a second one.  The observer sees timeline ticks: the
@@ -787,32 +787,43 @@ static int resolve_pending(struct walker *w, unsigned kind, unsigned ext, uint64
     return rc < 0 ? rc : merged;
 }
 
-/* CALL site at tick, followed in the chunk at *qp by the ENTER of the
- * function the site calls (most calls): the two make one frame at once,
- * the frame resolve_pending would make when that ENTER came, and the
- * ENTER's interval is charged to it; *qp, *tick and *prev move past the
- * ENTER.  Returns 1 if so, 0 when the general way must go on (push_site:
- * another next event, a call site whose frame would be excluded from
- * Application time differently than its caller, which the pending time
- * tells apart), or a negative error.  The caller leaves out the interval
- * observer, for which a pending site's time is its caller's. */
-static inline int call_then_enter(struct walker *w, uint64_t site, const uint8_t **qp, const uint8_t *end,
-                                  uint64_t *tick, uint64_t *prev)
+/* CALL site at tick, and in the chunk at *qp the next event, when that is
+ * the ENTER of the function the site calls (most calls) or the site's
+ * RETURN (a call of an uninstrumented function that called nothing back):
+ * the frame resolve_pending would give the site when that event came is
+ * made at once, the event's interval is charged to it, and a RETURN pops
+ * it; *qp, *tick and *prev move past the event, which is consumed.
+ * Returns 1 if so, 0 when the general way must go on (push_site: another
+ * next event, the end of the chunk, or a frame excluded from Application
+ * time otherwise than its caller, which the pending time tells apart), or
+ * a negative error.  The caller leaves out the interval observer, for
+ * which a pending site's time is its caller's. */
+static inline int call_then_next(struct walker *w, uint64_t site, const uint8_t **qp, const uint8_t *end,
+                                 uint64_t *tick, uint64_t *prev)
 {
     const uint8_t *q = *qp;
     struct instr_event nx = {0};
-    if (instr_decode_event(&q, end, &nx) <= 0 || nx.kind != INSTR_EV_ENTER ||
-        !instr_sitemap_merges_memo(&w->p->sites, w->p->dump, site, nx.arg))
+    if (instr_decode_event(&q, end, &nx) <= 0)
+        return 0;
+    int merged;
+    if (nx.kind == INSTR_EV_ENTER)
+        merged = 1;
+    else if (nx.kind == INSTR_EV_RETURN)
+        merged = 0;
+    else
+        return 0;
+    if (merged && !instr_sitemap_merges_memo(&w->p->sites, w->p->dump, site, nx.arg))
         return 0;
     if (w->depth + 1 >= w->capstack && grow_stack(w) < 0)
         return INSTR_ENOMEM;
-    uint32_t parent = w->stack[w->depth], c = child(w, parent, nx.arg & ~INSTR_KEY_SITE);
+    uint32_t parent = w->stack[w->depth];
+    uint32_t c = child(w, parent, merged ? nx.arg & ~INSTR_KEY_SITE : site_key(w->p, site));
     if (c == UINT32_MAX)
         return INSTR_ENOMEM;
     if (w->nodes[c].excluded != w->nodes[parent].excluded)
-        return 0; /* the same child is found again when the ENTER resolves the site */
+        return 0; /* the same child is found again when the event resolves the site */
     w->stack[++w->depth] = c;
-    w->state[w->depth] = ST_MERGED;
+    w->state[w->depth] = merged ? ST_MERGED : ST_FRAME;
     w->nodes[c].calls++;
     if (INSTR_PROFILE_UNLIKELY(w->wall != NULL)) {
         if (w->depth == 1)
@@ -827,6 +838,8 @@ static inline int call_then_enter(struct walker *w, uint64_t site, const uint8_t
     *prev = *tick;
     charge(w, &nx, d);
     *qp = q;
+    if (!merged && (rc = pop_frame(w, *tick, 0)) < 0) /* the RETURN, as apply_event does it */
+        return rc;
     return 1;
 }
 
@@ -1008,7 +1021,7 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
                     continue; /* the callee's entry: one frame with its call site */
             }
             if (ev.kind == INSTR_EV_CALL && !w->iv) {
-                if ((rc = call_then_enter(w, ev.arg, &q, end, &tick, &prev)) < 0)
+                if ((rc = call_then_next(w, ev.arg, &q, end, &tick, &prev)) < 0)
                     return rc;
                 if (rc) {
                     events++;
