@@ -39,6 +39,14 @@ void instr_sitemap_free(struct instr_sitemap *m, size_t nsites);
  * dump has no record for it. */
 uint32_t instr_sitemap_pseudo(const struct instr_sitemap *m, const struct instr_dump *d, uint64_t site_id);
 
+/* The same, a densely numbered site answered inline (a pseudo-frame's
+ * every call asks). */
+static inline uint32_t instr_sitemap_pseudo_dense(const struct instr_sitemap *m, const struct instr_dump *d,
+                                                  uint64_t site_id)
+{
+    return site_id - 1 < m->ndense ? m->pseudo[site_id - 1] : instr_sitemap_pseudo(m, d, site_id);
+}
+
 /* Whether ENTER fn_id, as the first event after CALL site_id, is the entry
  * of the function that call called (the two are then one frame): a direct
  * site names fn; an indirect target resolved to fn's name, or resolved to

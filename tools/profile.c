@@ -737,7 +737,7 @@ static int pop_all(struct walker *w, uint64_t tick)
  * CALLSITE record) the site id itself with bit 62, named "[site N]". */
 static uint64_t site_key(const struct instr_profile *p, uint64_t site)
 {
-    uint32_t k = instr_sitemap_pseudo(&p->sites, p->dump, site);
+    uint32_t k = instr_sitemap_pseudo_dense(&p->sites, p->dump, site);
     return INSTR_KEY_SITE | (k == UINT32_MAX ? INSTR_KEY_UNNAMED | (site & (INSTR_KEY_UNNAMED - 1)) : k);
 }
 
