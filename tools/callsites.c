@@ -219,6 +219,8 @@ int instr_sitemap_build(struct instr_sitemap *m, const struct instr_dump *d)
             goto out;
         }
     }
+    while (m->ndense < d->nsites && d->sites[m->ndense].id == m->ndense + 1)
+        m->ndense++;
     rc = 0;
 out:
     for (size_t i = 0; i < ncache; i++) {

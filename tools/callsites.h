@@ -28,6 +28,7 @@ struct instr_sitemap {
     uint64_t *module;  /* per pseudo-frame: module id of the callee (0 = unknown) */
     size_t nnames;
     uint64_t *merge_memo; /* per d->sites[i]: (function id + 1) << 1 | merges, last asked */
+    size_t ndense;        /* d->sites[i].id == i + 1 for every i below it (the runtime's numbering) */
 };
 
 /* Names every call site of d.  Returns 0 or INSTR_ENOMEM. */
@@ -38,12 +39,30 @@ void instr_sitemap_free(struct instr_sitemap *m, size_t nsites);
  * dump has no record for it. */
 uint32_t instr_sitemap_pseudo(const struct instr_sitemap *m, const struct instr_dump *d, uint64_t site_id);
 
+/* The same, a densely numbered site answered inline (a pseudo-frame's
+ * every call asks). */
+static inline uint32_t instr_sitemap_pseudo_dense(const struct instr_sitemap *m, const struct instr_dump *d,
+                                                  uint64_t site_id)
+{
+    return site_id - 1 < m->ndense ? m->pseudo[site_id - 1] : instr_sitemap_pseudo(m, d, site_id);
+}
+
 /* Whether ENTER fn_id, as the first event after CALL site_id, is the entry
  * of the function that call called (the two are then one frame): a direct
  * site names fn; an indirect target resolved to fn's name, or resolved to
  * nothing inside fn's module. */
 int instr_sitemap_merges(const struct instr_sitemap *m, const struct instr_dump *d, uint64_t site_id,
                          uint64_t fn_id);
+
+/* instr_sitemap_merges, answered from the memo of a densely numbered site
+ * without a call: the question of one CALL event in four on a real program. */
+static inline int instr_sitemap_merges_memo(const struct instr_sitemap *m, const struct instr_dump *d,
+                                            uint64_t site_id, uint64_t fn_id)
+{
+    if (site_id - 1 < m->ndense && (m->merge_memo[site_id - 1] & ~1ull) == (fn_id + 1) << 1)
+        return (int)(m->merge_memo[site_id - 1] & 1);
+    return instr_sitemap_merges(m, d, site_id, fn_id);
+}
 
 /* Whether a call naming callee enters the function named fn: the same
  * symbol, or variants of one C++ constructor or destructor (C1/C2, D0/D1/D2:

@@ -790,6 +790,54 @@ const struct instr_callsite *instr_dump_callsite(const struct instr_dump *d, uin
     return i < d->nsites ? &d->sites[i] : NULL;
 }
 
+int instr_decode_event_slow(const uint8_t **pp, const uint8_t *end, struct instr_event *ev)
+{
+    const uint8_t *p = *pp;
+    uint64_t v;
+    if (p >= end || *p == 0)
+        return 0;
+    if (*p < 0x80) {
+        v = *p++;
+    } else if (instr_get_varint(&p, end, &v) < 0) {
+        return -1;
+    }
+    ev->delta = v >> 4;
+    ev->os = (uint8_t)(v >> 3 & 1);
+    ev->kind = (uint8_t)(v & 7);
+    ev->ext = 0;
+    if (ev->os) {
+        if (p >= end)
+            return -1;
+        ev->bits = *p++;
+        ev->offcpu = 0;
+        if ((ev->bits & INSTR_OS_OFFCPU_FOLLOWS) && instr_get_varint(&p, end, &ev->offcpu) < 0)
+            return -1;
+    } else {
+        ev->bits = 0;
+        ev->offcpu = 0;
+    }
+    switch (ev->kind) {
+    case INSTR_EV_ENTER:
+    case INSTR_EV_CALL:
+        if (p < end && *p < 0x80)
+            ev->arg = *p++;
+        else if (instr_get_varint(&p, end, &ev->arg) < 0)
+            return -1;
+        break;
+    case INSTR_EV_EXIT:
+    case INSTR_EV_RETURN:
+        break;
+    case INSTR_EV_EXT:
+        if (instr_get_ext(&p, end, &ev->ext, &ev->arg, &ev->value) < 0)
+            return -1;
+        break;
+    default:
+        return -1;
+    }
+    *pp = p;
+    return 1;
+}
+
 /* Drops the whole pages of [p, p + len) from this process's memory: the
  * mapping is private and read-only, so they come back from the file if
  * touched again. */

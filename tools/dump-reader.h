@@ -217,53 +217,70 @@ struct instr_event {
 /* Decodes one event at *p (before end).  Returns 1 and advances *p, 0 at the
  * end of the payload (end reached, or a zero byte where an event would
  * start), or -1 if the bytes are not a valid event (cut, unknown kind).
- * tick is not filled: the caller keeps the running tick. */
-static inline int instr_decode_event(const uint8_t **pp, const uint8_t *end, struct instr_event *ev)
+ * tick is not filled: the caller keeps the running tick.  EXIT and RETURN
+ * leave arg and value as they were.  instr_decode_event_slow is the whole
+ * decoder; instr_decode_event adds a fast path in front of it. */
+int instr_decode_event_slow(const uint8_t **pp, const uint8_t *end, struct instr_event *ev);
+
+/* A varint of at most 3 bytes at p (the caller knows 3 bytes are there):
+ * its length, its value in *v; 0 if it is longer. */
+static inline __attribute__((always_inline)) unsigned instr_varint3(const uint8_t *p, uint64_t *v)
+{
+    if (p[0] < 0x80) {
+        *v = p[0];
+        return 1;
+    }
+    if (p[1] < 0x80) {
+        *v = (p[0] & 0x7fu) | (uint64_t)p[1] << 7;
+        return 2;
+    }
+    if (p[2] < 0x80) {
+        *v = (p[0] & 0x7fu) | (uint64_t)(p[1] & 0x7fu) << 7 | (uint64_t)p[2] << 14;
+        return 3;
+    }
+    return 0;
+}
+
+/* The events of almost every interval (ENTER, EXIT, CALL, RETURN without a
+ * transition byte, ids and deltas of at most 3 bytes) when the payload has
+ * room for the longest event: no bounds checks, no loop over varint bytes.
+ * Anything else is the slow path's, which decodes it again from the start.
+ * Always inlined: a caller that takes its event's address nowhere else can
+ * keep it in registers. */
+static inline __attribute__((always_inline)) int instr_decode_event(const uint8_t **pp, const uint8_t *end,
+                                                                    struct instr_event *ev)
 {
     const uint8_t *p = *pp;
-    uint64_t v;
-    if (p >= end || *p == 0)
-        return 0;
-    if (*p < 0x80) {
-        v = *p++;
-    } else if (instr_get_varint(&p, end, &v) < 0) {
-        return -1;
-    }
-    ev->delta = v >> 4;
-    ev->os = (uint8_t)(v >> 3 & 1);
-    ev->kind = (uint8_t)(v & 7);
-    ev->ext = 0;
-    if (ev->os) {
-        if (p >= end)
-            return -1;
-        ev->bits = *p++;
-        ev->offcpu = 0;
-        if ((ev->bits & INSTR_OS_OFFCPU_FOLLOWS) && instr_get_varint(&p, end, &ev->offcpu) < 0)
-            return -1;
-    } else {
+    uint64_t v, arg;
+    unsigned n, na = 0;
+    if (__builtin_expect(end - p >= (ptrdiff_t)INSTR_EVENT_MAX_BYTES, 1) && *p && (n = instr_varint3(p, &v)) &&
+        !(v & 8)) {
+        unsigned kind = (unsigned)(v & 7);
+        if (kind == INSTR_EV_ENTER || kind == INSTR_EV_CALL) {
+            if (!(na = instr_varint3(p + n, &arg)))
+                goto slow;
+            ev->arg = arg;
+        } else if (kind != INSTR_EV_EXIT && kind != INSTR_EV_RETURN) {
+            goto slow;
+        }
+        ev->delta = v >> 4;
+        ev->os = 0;
+        ev->kind = (uint8_t)kind;
+        ev->ext = 0;
         ev->bits = 0;
         ev->offcpu = 0;
+        *pp = p + n + na;
+        return 1;
     }
-    switch (ev->kind) {
-    case INSTR_EV_ENTER:
-    case INSTR_EV_CALL:
-        if (p < end && *p < 0x80)
-            ev->arg = *p++;
-        else if (instr_get_varint(&p, end, &ev->arg) < 0)
-            return -1;
-        break;
-    case INSTR_EV_EXIT:
-    case INSTR_EV_RETURN:
-        break;
-    case INSTR_EV_EXT:
-        if (instr_get_ext(&p, end, &ev->ext, &ev->arg, &ev->value) < 0)
-            return -1;
-        break;
-    default:
-        return -1;
-    }
-    *pp = p;
-    return 1;
+slow:;
+    /* Through copies: the caller's event and pointer never have their
+     * address taken, so the compiler can keep them in registers. */
+    struct instr_event e = *ev;
+    const uint8_t *q = *pp;
+    int r = instr_decode_event_slow(&q, end, &e);
+    *ev = e;
+    *pp = q;
+    return r;
 }
 
 /* Iterates the events of one thread across its chunks, keeping the running

@@ -2,6 +2,7 @@
 #include "profile.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,28 +82,47 @@ static int map_put(struct map *m, uint64_t k1, uint32_t k2, uint32_t val)
 
 /* ---- call tree ------------------------------------------------------------ */
 
+/* A node's flagged intervals (the OS acted in them, or the frame is
+ * excluded): rare, so kept apart from the values every interval touches. */
+struct flagged {
+    uint64_t n, t, offcpu_t;                                   /* count, ticks, of which off the CPU */
+    uint64_t kind_n[INSTR_OS_NKINDS], kind_t[INSTR_OS_NKINDS]; /* per kind (charge_kinds) */
+};
+
+/* The first 64 bytes are what an interval charged to the node and a call
+ * of it touch; the node array is 64-byte aligned, so that is one cache
+ * line (a Lua run's tree of 6 k nodes stays in L2). */
 struct node {
+    uint64_t ee, ae, ce, po; /* ticks: elapsed, application, CPU exclusive; probe overhead in them */
+    uint64_t calls;
     uint64_t key;        /* frame key (function id or call site) */
-    uint32_t parent;     /* node index; the root (0) is its own parent */
-    uint32_t fn;         /* index into profile funcs */
     uint32_t last_child; /* the child found last: a one-entry cache */
+    uint32_t fn;         /* index into profile funcs */
+    uint32_t parent;     /* node index; the root (0) is its own parent */
+    uint8_t excluded;    /* --not-application: this frame or an ancestor matches */
+    uint32_t flagged;    /* index into w->flagged, 0 = none yet */
     uint64_t kid_key[4]; /* the first children, inline: most functions call few others */
     uint32_t kid[4];     /* 0 = free slot */
     uint32_t first_child, next_sibling; /* filled after the walk */
-    uint64_t ei, ee, ai, ae;            /* ticks: the four values */
-    uint64_t calls, flagged_n, flagged_t, offcpu_t;
-    uint64_t ci, ce;                    /* ticks: CPU inclusive, exclusive (charge_cpu) */
-    uint64_t kind_n[INSTR_OS_NKINDS], kind_t[INSTR_OS_NKINDS]; /* flagged, per kind (charge_kinds) */
-    uint64_t po, po_i;                  /* probe overhead: in this node's intervals, inclusive */
-    uint8_t excluded; /* --not-application: this frame or an ancestor matches */
+};
+_Static_assert(offsetof(struct node, excluded) < 64, "a node's hot fields in its first cache line");
+_Static_assert(sizeof(struct node) == 128, "nodes are two cache lines");
+
+/* A node's inclusive values, derived after the walk (fold_tree). */
+struct incl {
+    uint64_t ei, ai, ci, po;
 };
 
 struct walker {
     struct instr_profile *p;
     struct map fnmap;   /* key -> funcs index */
     struct map childmap; /* (key, parent) -> node */
-    struct node *nodes;
+    struct node *nodes;  /* 64-byte aligned (struct node) */
     size_t nnodes, capnodes;
+    struct flagged *flagged; /* per node with flagged intervals (room for capnodes + 2): [0] unused,
+                                [1] the pending call site's */
+    size_t nflagged;         /* slots in use */
+    struct incl *incl;       /* fold_tree's inclusive values, capnodes of them */
     uint32_t *fncount, *modcount; /* DFS counters */
     size_t capfncount;
     uint32_t *extcount;  /* DFS counter: pseudo-frames called by an open frame of a function */
@@ -205,6 +225,40 @@ static int func_index(struct walker *w, uint64_t key, uint32_t *out)
     return 0;
 }
 
+/* Doubles the node array (kept 64-byte aligned) and with it the room for
+ * flagged values and inclusive values. */
+static int grow_nodes(struct walker *w)
+{
+    size_t nc = w->capnodes ? w->capnodes * 2 : 1024;
+    void *n;
+    if (posix_memalign(&n, 64, nc * sizeof *w->nodes))
+        return INSTR_ENOMEM;
+    if (w->nnodes)
+        memcpy(n, w->nodes, w->nnodes * sizeof *w->nodes);
+    free(w->nodes);
+    w->nodes = n;
+    struct flagged *f = realloc(w->flagged, (nc + 2) * sizeof *f);
+    if (!f)
+        return INSTR_ENOMEM;
+    w->flagged = f;
+    free(w->incl);
+    if (!(w->incl = malloc(nc * sizeof *w->incl)))
+        return INSTR_ENOMEM;
+    w->capnodes = nc;
+    return 0;
+}
+
+/* The flagged values of n, a zeroed slot the first time (the pending call
+ * site's is slot 1, zeroed at each of its first flagged intervals). */
+static struct flagged *flagged_of(struct walker *w, struct node *n)
+{
+    if (!n->flagged) {
+        n->flagged = n == &w->pend ? 1 : (uint32_t)w->nflagged++;
+        memset(&w->flagged[n->flagged], 0, sizeof w->flagged[0]);
+    }
+    return &w->flagged[n->flagged];
+}
+
 /* Finds or creates the child of parent for key.  Returns UINT32_MAX on
  * allocation failure. */
 static uint32_t child_slow(struct walker *w, uint32_t parent, uint64_t key)
@@ -214,14 +268,8 @@ static uint32_t child_slow(struct walker *w, uint32_t parent, uint64_t key)
         uint32_t fn;
         if (w->nnodes >= UINT32_MAX - 1 || func_index(w, key, &fn) < 0)
             return UINT32_MAX;
-        if (w->nnodes == w->capnodes) {
-            size_t nc = w->capnodes * 2;
-            struct node *n = realloc(w->nodes, nc * sizeof *n);
-            if (!n)
-                return UINT32_MAX;
-            w->nodes = n;
-            w->capnodes = nc;
-        }
+        if (w->nnodes == w->capnodes && grow_nodes(w) < 0)
+            return UINT32_MAX;
         c = (uint32_t)w->nnodes++;
         struct node *n = &w->nodes[c];
         memset(n, 0, sizeof *n);
@@ -280,12 +328,15 @@ static void add_values(struct instr_values *a, const struct instr_values *b)
     }
 }
 
-/* The per-kind flagged values of node n into v (exclusive, like flagged_n). */
-static void add_kinds(struct instr_values *v, const struct node *n)
+/* A node's flagged values into v (exclusive, like flagged_n). */
+static void add_flagged(struct instr_values *v, const struct flagged *f)
 {
+    v->flagged_n += f->n;
+    v->flagged_t += f->t;
+    v->offcpu_t += f->offcpu_t;
     for (int k = 0; k < INSTR_OS_NKINDS; k++) {
-        v->kind_n[k] += n->kind_n[k];
-        v->kind_t[k] += n->kind_t[k];
+        v->kind_n[k] += f->kind_n[k];
+        v->kind_t[k] += f->kind_t[k];
     }
 }
 
@@ -316,8 +367,8 @@ static int keep_tree(struct walker *w, uint32_t thread)
             .parent = (uint32_t)(base + (i ? nd->parent : 0)),
             .func = i ? nd->fn : UINT32_MAX,
             .thread = thread,
-            .ei = nd->ei, .ee = nd->ee, .ai = nd->ai, .ae = nd->ae, .calls = nd->calls,
-            .ci = nd->ci, .ce = nd->ce,
+            .ei = w->incl[i].ei, .ee = nd->ee, .ai = w->incl[i].ai, .ae = nd->ae, .calls = nd->calls,
+            .ci = w->incl[i].ci, .ce = nd->ce,
         };
     }
     p->nnodes = base + n;
@@ -331,28 +382,30 @@ static int fold_tree(struct walker *w, struct instr_pthread *th)
 {
     struct instr_profile *p = w->p;
     struct node *nodes = w->nodes;
+    struct incl *inc = w->incl;
     size_t n = w->nnodes;
     /* Children have larger indices than their parents: one reverse pass
      * sums inclusive values and links children lists. */
     for (size_t i = 0; i < n; i++)
-        nodes[i].ei = nodes[i].ai = nodes[i].ci = nodes[i].po_i = 0, nodes[i].first_child = nodes[i].next_sibling = 0;
+        inc[i] = (struct incl){0}, nodes[i].first_child = nodes[i].next_sibling = 0;
     for (size_t i = n; i-- > 1;) {
         struct node *c = &nodes[i], *par = &nodes[c->parent];
-        c->ei += c->ee;
-        c->ai += c->ae;
-        c->ci += c->ce;
-        c->po_i += c->po;
-        par->ei += c->ei;
-        par->ai += c->ai;
-        par->ci += c->ci;
-        par->po_i += c->po_i;
+        struct incl *ci = &inc[i], *pi = &inc[c->parent];
+        ci->ei += c->ee;
+        ci->ai += c->ae;
+        ci->ci += c->ce;
+        ci->po += c->po;
+        pi->ei += ci->ei;
+        pi->ai += ci->ai;
+        pi->ci += ci->ci;
+        pi->po += ci->po;
         c->next_sibling = par->first_child;
         par->first_child = (uint32_t)i;
     }
-    th->v.ei = th->v.ee = nodes[0].ei;
-    th->v.ai = th->v.ae = nodes[0].ai;
-    th->v.ci = th->v.ce = nodes[0].ci;
-    th->v.po = nodes[0].po_i;
+    th->v.ei = th->v.ee = inc[0].ei;
+    th->v.ai = th->v.ae = inc[0].ai;
+    th->v.ci = th->v.ce = inc[0].ci;
+    th->v.po = inc[0].po;
     add_values(&p->total, &th->v);
 
     if (p->nfuncs > w->capfncount) {
@@ -395,46 +448,40 @@ static int fold_tree(struct walker *w, struct instr_pthread *th)
             continue;
         }
         struct node *nd = &nodes[top];
+        const struct incl *ni = &inc[top];
         struct instr_pfunc *f = &p->funcs[nd->fn];
         struct instr_pmodule *m = &p->modules[f->module];
         uint32_t ec = ext_caller(p, nodes, nd);
         if (ec != UINT32_MAX && w->extcount[ec]++ == 0) {
-            p->funcs[ec].v.ext_ei += nd->ei;
-            p->funcs[ec].v.ext_ai += nd->ai;
+            p->funcs[ec].v.ext_ei += ni->ei;
+            p->funcs[ec].v.ext_ai += ni->ai;
         }
         if (w->fncount[nd->fn]++ == 0) {
-            f->v.ei += nd->ei;
-            f->v.ai += nd->ai;
-            f->v.ci += nd->ci;
-            f->v.po += nd->po_i;
+            f->v.ei += ni->ei;
+            f->v.ai += ni->ai;
+            f->v.ci += ni->ci;
+            f->v.po += ni->po;
         }
         if (w->modcount[f->module]++ == 0) {
-            m->v.ei += nd->ei;
-            m->v.ai += nd->ai;
-            m->v.ci += nd->ci;
-            m->v.po += nd->po_i;
+            m->v.ei += ni->ei;
+            m->v.ai += ni->ai;
+            m->v.ci += ni->ci;
+            m->v.po += ni->po;
         }
         f->v.ee += nd->ee;
         f->v.ae += nd->ae;
         f->v.ce += nd->ce;
         m->v.ce += nd->ce;
         f->v.calls += nd->calls;
-        f->v.flagged_n += nd->flagged_n;
-        f->v.flagged_t += nd->flagged_t;
-        f->v.offcpu_t += nd->offcpu_t;
-        add_kinds(&f->v, nd);
-        add_kinds(&m->v, nd);
-        add_kinds(&th->v, nd);
+        if (nd->flagged) {
+            add_flagged(&f->v, &w->flagged[nd->flagged]);
+            add_flagged(&m->v, &w->flagged[nd->flagged]);
+            add_flagged(&th->v, &w->flagged[nd->flagged]);
+        }
         m->v.ee += nd->ee;
         m->v.ae += nd->ae;
         m->v.calls += nd->calls;
-        m->v.flagged_n += nd->flagged_n;
-        m->v.flagged_t += nd->flagged_t;
-        m->v.offcpu_t += nd->offcpu_t;
         th->v.calls += nd->calls;
-        th->v.flagged_n += nd->flagged_n;
-        th->v.flagged_t += nd->flagged_t;
-        th->v.offcpu_t += nd->offcpu_t;
         size_t need = sp + 1;
         for (uint32_t c = nd->first_child; c; c = nodes[c].next_sibling)
             need++;
@@ -463,10 +510,15 @@ static int fold_tree(struct walker *w, struct instr_pthread *th)
  *   apply_event                the event on the stack: push_frame, push_site,
  *                              pop_frame, with the repairs (profile.h).
  *
- * push_frame, resolve_pending and pop_frame are the only places a frame
- * opens or closes, and they tell the timeline observer (w->tl): an export
- * of the timeline is this same walk, with the same numbering of threads
- * and functions, not a second one.  The observer sees timeline ticks: the
+ * A CALL whose next event is its callee's ENTER or its own RETURN (most of
+ * them) takes a shortcut with the same result: call_then_next makes the
+ * frame that event decides at once and charges its interval to it, so
+ * neither push_site nor resolve_pending runs.
+ *
+ * push_frame, resolve_pending, call_then_next and pop_frame are the only
+ * places a frame opens or closes, and they tell the timeline observer
+ * (w->tl): an export of the timeline is this same walk, with the same
+ * numbering of threads and functions, not a second one.  The observer sees timeline ticks: the
  * dump's ticks less the runtime's own work so far in the thread (EXT
  * RUNTIME, which no value is charged with either), so a call's duration on
  * the timeline is its Elapsed Inclusive in the report. */
@@ -507,22 +559,22 @@ static inline int observe_close(struct walker *w, uint32_t n, uint64_t t, int in
  * nobody flagged was on the CPU throughout).  Whether the values are known
  * at all is the session's business (every dump ran cpuclock); a flagged
  * interval without off-CPU ticks is counted on the CPU, and counted. */
-static inline void charge_cpu(struct walker *w, struct node *n, const struct instr_event *ev, uint64_t d,
+static inline void charge_cpu(struct walker *w, struct node *n, unsigned os, unsigned bits, uint64_t d,
                               uint64_t off)
 {
     n->ce += d - off;
-    if (INSTR_PROFILE_UNLIKELY(ev->os) && !(ev->bits & INSTR_OS_OFFCPU_FOLLOWS))
+    if (INSTR_PROFILE_UNLIKELY(os) && !(bits & INSTR_OS_OFFCPU_FOLLOWS))
         w->p->offcpu_unknown++;
 }
 
 /* Each kind of a flagged interval gets it (--flagged, per kind), whether
  * or not --os-events counts that kind. */
-static void charge_kinds(struct node *n, unsigned bits, uint64_t d)
+static void charge_kinds(struct flagged *f, unsigned bits, uint64_t d)
 {
     for (int k = 0; k < INSTR_OS_NKINDS; k++)
         if (bits & instr_os_kinds[k].bit) {
-            n->kind_n[k]++;
-            n->kind_t[k] += d;
+            f->kind_n[k]++;
+            f->kind_t[k] += d;
         }
 }
 
@@ -556,12 +608,33 @@ static int observe_pending(struct walker *w)
     return rc;
 }
 
+/* The rest of charge for an interval the OS acted in (os, its transition
+ * bits and off-CPU ticks), or under an excluded frame.  Scalars, not the
+ * event: the walk's event never has its address taken. */
+static void charge_flagged(struct walker *w, struct node *n, unsigned os, unsigned bits, uint64_t offcpu,
+                           uint64_t d)
+{
+    /* never more than the interval; the hooks' cost came off the on-CPU part */
+    uint64_t off = offcpu < d ? offcpu : d;
+    struct flagged *f = flagged_of(w, n);
+    if (os)
+        charge_kinds(f, bits, d);
+    if ((!os || !instr_os_counts(bits, w->os_ignored)) && !n->excluded) {
+        n->ae += d;
+    } else {
+        f->n++;
+        f->t += d;
+        f->offcpu_t += off;
+    }
+    charge_cpu(w, n, os, bits, d, off);
+}
+
 /* Charges the interval of d ticks that ev ends to the frame on top (the
  * pending call site's time is held in w->pend), less the hooks' cost
  * (compensate.h), which the timeline cuts too.  It is Application time
  * unless the OS acted in it (in a kind --os-events counts) or the frame is
  * excluded (--not-application). */
-static inline void charge(struct walker *w, const struct instr_event *ev, uint64_t d)
+static inline __attribute__((always_inline)) void charge(struct walker *w, const struct instr_event *ev, uint64_t d)
 {
     uint64_t po, c = instr_compensate(&w->comp, &w->p->comp, ev, d, w->depth != 0, &po);
     w->cut += d - c;
@@ -572,18 +645,12 @@ static inline void charge(struct walker *w, const struct instr_event *ev, uint64
     struct node *n = top == PENDING_NODE ? &w->pend : &w->nodes[top];
     n->ee += d;
     n->po += po;
-    /* never more than the interval; the hooks' cost came off the on-CPU part */
-    uint64_t off = ev->offcpu < d ? ev->offcpu : d;
-    if (INSTR_PROFILE_UNLIKELY(ev->os))
-        charge_kinds(n, ev->bits, d);
-    if ((!ev->os || !instr_os_counts(ev->bits, w->os_ignored)) && !n->excluded) {
-        n->ae += d;
-    } else {
-        n->flagged_n++;
-        n->flagged_t += d;
-        n->offcpu_t += off;
+    if (INSTR_PROFILE_UNLIKELY(ev->os || n->excluded)) {
+        charge_flagged(w, n, ev->os, ev->bits, ev->offcpu, d);
+        return;
     }
-    charge_cpu(w, n, ev, d, off);
+    n->ae += d; /* nothing flagged it: Application time, on the CPU throughout */
+    n->ce += d;
 }
 
 /* ---- Wall Inclusive steps (wall.h): frames open and close in dump ticks,
@@ -654,7 +721,8 @@ static inline int push_site(struct walker *w, uint64_t site, int reenter, uint64
         return INSTR_ENOMEM;
     w->stack[++w->depth] = PENDING_NODE;
     w->state[w->depth] = ST_PENDING;
-    memset(&w->pend, 0, sizeof w->pend);
+    w->pend.ee = w->pend.ae = w->pend.ce = w->pend.po = 0;
+    w->pend.flagged = 0;
     w->pend.excluded = w->nodes[w->stack[w->depth - 1]].excluded;
     w->pending = 1;
     w->pend_site = site;
@@ -693,37 +761,46 @@ static int pop_all(struct walker *w, uint64_t tick)
  * CALLSITE record) the site id itself with bit 62, named "[site N]". */
 static uint64_t site_key(const struct instr_profile *p, uint64_t site)
 {
-    uint32_t k = instr_sitemap_pseudo(&p->sites, p->dump, site);
+    uint32_t k = instr_sitemap_pseudo_dense(&p->sites, p->dump, site);
     return INSTR_KEY_SITE | (k == UINT32_MAX ? INSTR_KEY_UNNAMED | (site & (INSTR_KEY_UNNAMED - 1)) : k);
 }
 
-/* The pending call site on top gets its frame from the event after it (ev,
- * or NULL at the thread's end): the callee's entry makes one frame with the
+/* The pending call site's flagged values go to n, the frame it became. */
+static void add_pending_flagged(struct walker *w, struct node *n)
+{
+    const struct flagged *pf = &w->flagged[w->pend.flagged];
+    struct flagged *f = flagged_of(w, n);
+    f->n += pf->n;
+    f->t += pf->t;
+    f->offcpu_t += pf->offcpu_t;
+    for (int k = 0; k < INSTR_OS_NKINDS; k++) {
+        f->kind_n[k] += pf->kind_n[k];
+        f->kind_t[k] += pf->kind_t[k];
+    }
+}
+
+/* The pending call site on top gets its frame from the event after it (its
+ * kind, ext and arg; kind 0 at the thread's end): the callee's entry makes one frame with the
  * call site (the event is then consumed: returns 1), anything else a
  * pseudo-frame (returns 0).  The call site's time so far goes with it. */
-static int resolve_pending(struct walker *w, const struct instr_event *ev)
+static int resolve_pending(struct walker *w, unsigned kind, unsigned ext, uint64_t arg)
 {
     struct instr_profile *p = w->p;
     int merged = 0;
-    if (ev && ((ev->kind == INSTR_EV_ENTER && !w->pend_reenter) ||
-               (ev->kind == INSTR_EV_EXT && ev->ext == INSTR_EXT_REENTER && w->pend_reenter)))
-        merged = instr_sitemap_merges(&p->sites, p->dump, w->pend_site, ev->arg);
-    uint64_t key = merged ? ev->arg & ~INSTR_KEY_SITE : site_key(p, w->pend_site);
+    if ((kind == INSTR_EV_ENTER && !w->pend_reenter) ||
+        (kind == INSTR_EV_EXT && ext == INSTR_EXT_REENTER && w->pend_reenter))
+        merged = instr_sitemap_merges_memo(&p->sites, p->dump, w->pend_site, arg);
+    uint64_t key = merged ? arg & ~INSTR_KEY_SITE : site_key(p, w->pend_site);
     uint32_t c = child(w, w->stack[w->depth - 1], key);
     if (c == UINT32_MAX)
         return INSTR_ENOMEM;
     struct node *n = &w->nodes[c];
     n->ee += w->pend.ee;
     n->ae += n->excluded ? 0 : w->pend.ae; /* an excluded callee: the call was not Application */
-    n->flagged_n += w->pend.flagged_n;
-    n->flagged_t += w->pend.flagged_t;
-    n->offcpu_t += w->pend.offcpu_t;
     n->ce += w->pend.ce;
-    for (int k = 0; k < INSTR_OS_NKINDS; k++) {
-        n->kind_n[k] += w->pend.kind_n[k];
-        n->kind_t[k] += w->pend.kind_t[k];
-    }
     n->po += w->pend.po;
+    if (INSTR_PROFILE_UNLIKELY(w->pend.flagged))
+        add_pending_flagged(w, n);
     n->calls += (uint64_t)!w->pend_reenter;
     w->stack[w->depth] = c;
     w->state[w->depth] = merged ? ST_MERGED : ST_FRAME;
@@ -734,6 +811,62 @@ static int resolve_pending(struct walker *w, const struct instr_event *ev)
     if (rc == 0 && INSTR_PROFILE_UNLIKELY(w->iv != NULL))
         rc = observe_pending(w);
     return rc < 0 ? rc : merged;
+}
+
+/* CALL site at tick, and in the chunk at *qp the next event, when that is
+ * the ENTER of the function the site calls (most calls) or the site's
+ * RETURN (a call of an uninstrumented function that called nothing back):
+ * the frame resolve_pending would give the site when that event came is
+ * made at once, the event's interval is charged to it, and a RETURN pops
+ * it; *qp, *tick and *prev move past the event, which is consumed.
+ * Returns 1 if so, 0 when the general way must go on (push_site: another
+ * next event, the end of the chunk, or a frame excluded from Application
+ * time otherwise than its caller, which the pending time tells apart), or
+ * a negative error.  The caller leaves out the interval observer, for
+ * which a pending site's time is its caller's. */
+static inline int call_then_next(struct walker *w, uint64_t site, const uint8_t **qp, const uint8_t *end,
+                                 uint64_t *tick, uint64_t *prev)
+{
+    const uint8_t *q = *qp;
+    struct instr_event nx = {0};
+    if (instr_decode_event(&q, end, &nx) <= 0)
+        return 0;
+    int merged;
+    if (nx.kind == INSTR_EV_ENTER)
+        merged = 1;
+    else if (nx.kind == INSTR_EV_RETURN)
+        merged = 0;
+    else
+        return 0;
+    if (merged && !instr_sitemap_merges_memo(&w->p->sites, w->p->dump, site, nx.arg))
+        return 0;
+    if (w->depth + 1 >= w->capstack && grow_stack(w) < 0)
+        return INSTR_ENOMEM;
+    uint32_t parent = w->stack[w->depth];
+    uint32_t c = child(w, parent, merged ? nx.arg & ~INSTR_KEY_SITE : site_key(w->p, site));
+    if (c == UINT32_MAX)
+        return INSTR_ENOMEM;
+    if (w->nodes[c].excluded != w->nodes[parent].excluded)
+        return 0; /* the same child is found again when the event resolves the site */
+    w->stack[++w->depth] = c;
+    w->state[w->depth] = merged ? ST_MERGED : ST_FRAME;
+    w->nodes[c].calls++;
+    if (INSTR_PROFILE_UNLIKELY(w->wall != NULL)) {
+        if (w->depth == 1)
+            instr_wall_root_open(w->wall, *tick);
+        instr_wall_open(w->wall, w->nodes[c].fn, *tick);
+    }
+    int rc = observe_open(w, c, *tick - w->cut);
+    if (rc < 0)
+        return rc;
+    *tick += nx.delta;
+    uint64_t d = *tick - *prev;
+    *prev = *tick;
+    charge(w, &nx, d);
+    *qp = q;
+    if (!merged && (rc = pop_frame(w, *tick, 0)) < 0) /* the RETURN, as apply_event does it */
+        return rc;
+    return 1;
 }
 
 /* EXIT, RETURN and UNWIND: the frame on top ends.  A merged frame (call
@@ -822,7 +955,7 @@ static int close_thread(struct walker *w, struct instr_pthread *th, uint64_t pre
     int rc;
     if (prev > th->end_tick)
         th->end_tick = prev;
-    if (w->pending && (rc = resolve_pending(w, NULL)) < 0)
+    if (w->pending && (rc = resolve_pending(w, 0, 0, 0)) < 0)
         return rc;
     if (!w->depth)
         return close_saved_stacks(w, prev);
@@ -848,6 +981,7 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
     struct instr_profile *p = w->p;
     struct instr_repairs *rep = &p->repairs;
     w->nnodes = 1;
+    w->nflagged = 2;
     memset(&w->nodes[0], 0, sizeof w->nodes[0]);
     map_clear(&w->childmap);
     w->stack[0] = 0;
@@ -907,10 +1041,18 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
                 continue;
             }
             if (INSTR_PROFILE_UNLIKELY(w->pending)) {
-                if ((rc = resolve_pending(w, &ev)) < 0)
+                if ((rc = resolve_pending(w, ev.kind, ev.ext, ev.arg)) < 0)
                     return rc;
                 if (rc)
                     continue; /* the callee's entry: one frame with its call site */
+            }
+            if (ev.kind == INSTR_EV_CALL && !w->iv) {
+                if ((rc = call_then_next(w, ev.arg, &q, end, &tick, &prev)) < 0)
+                    return rc;
+                if (rc) {
+                    events++;
+                    continue;
+                }
             }
             if ((rc = apply_event(w, th, &ev, &tick, &prev)) < 0)
                 return rc;
@@ -974,9 +1116,8 @@ int instr_profile_build_opts(struct instr_profile *p, const struct instr_dump *d
     for (size_t i = 0; i < d->nmodules; i++)
         p->modules[i].path = d->modules[i].path;
     instr_compensator_init(&w.comp, &p->comp, d);
-    w.capnodes = 1024;
     w.capstack = 256;
-    if (!(w.nodes = malloc(w.capnodes * sizeof *w.nodes)) || !(w.stack = malloc(w.capstack * sizeof *w.stack)) ||
+    if (grow_nodes(&w) < 0 || !(w.stack = malloc(w.capstack * sizeof *w.stack)) ||
         !(w.state = malloc(w.capstack)) ||
         map_init(&w.fnmap, 256) < 0 || map_init(&w.childmap, 1024) < 0 ||
         instr_sitemap_build(&p->sites, d) < 0)
@@ -992,6 +1133,8 @@ int instr_profile_build_opts(struct instr_profile *p, const struct instr_dump *d
     rc = 0;
 out:
     free(w.nodes);
+    free(w.flagged);
+    free(w.incl);
     free(w.stack);
     free(w.fncount);
     free(w.modcount);

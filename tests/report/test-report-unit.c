@@ -59,6 +59,71 @@ static void test_varint(void)
     CHECK_EQ_INT(instr_decode_event(&p, bad + 1, &ev), -1);
 }
 
+/* The decoder's fast path (instr_decode_event) and its whole decoder
+ * (instr_decode_event_slow) agree on every event, valid or not, wherever
+ * it ends: events of every kind with deltas and ids of 1 to 10 bytes,
+ * then the same buffer cut at every length, then random bytes. */
+static uint64_t rnd_state = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+    rnd_state ^= rnd_state << 13;
+    rnd_state ^= rnd_state >> 7;
+    rnd_state ^= rnd_state << 17;
+    return rnd_state;
+}
+
+static void check_same_decoding(const uint8_t *buf, size_t len)
+{
+    const uint8_t *p = buf, *q = buf, *end = buf + len;
+    for (;;) {
+        struct instr_event a, b;
+        memset(&a, 0x5a, sizeof a);
+        memset(&b, 0x5a, sizeof b);
+        int ra = instr_decode_event(&p, end, &a), rb = instr_decode_event_slow(&q, end, &b);
+        CHECK_EQ_INT(ra, rb);
+        CHECK(p == q);
+        if (ra <= 0 || ra != rb || p != q)
+            return;
+        CHECK(!memcmp(&a, &b, sizeof a));
+        if (memcmp(&a, &b, sizeof a))
+            return;
+    }
+}
+
+static void test_decode_fast(void)
+{
+    static uint8_t buf[1 << 12];
+    for (int round = 0; round < 200; round++) {
+        uint8_t *e = buf;
+        while (e < buf + sizeof buf - 64) {
+            unsigned kind = 1 + (unsigned)(rnd() % 5), os = rnd() % 8 == 0;
+            uint64_t delta = rnd() >> (rnd() % 64);
+            if (delta >> 59)
+                delta >>= 5; /* the head keeps delta << 4 */
+            e = instr_put_varint(e, instr_event_head(delta, os, kind));
+            if (os) {
+                uint8_t bits = (uint8_t)rnd();
+                *e++ = bits;
+                if (bits & INSTR_OS_OFFCPU_FOLLOWS)
+                    e = instr_put_varint(e, rnd() >> (rnd() % 64));
+            }
+            if (kind == INSTR_EV_ENTER || kind == INSTR_EV_CALL)
+                e = instr_put_varint(e, rnd() >> (rnd() % 64));
+            else if (kind == INSTR_EV_EXT)
+                e = instr_put_ext(e, 1 + (unsigned)(rnd() % 10), rnd() >> (rnd() % 64), (int64_t)rnd());
+        }
+        size_t len = (size_t)(e - buf);
+        check_same_decoding(buf, len);
+        for (size_t cut = len; cut > len - 64; cut--)
+            check_same_decoding(buf, cut);
+    }
+    for (int round = 0; round < 2000; round++) {
+        for (size_t i = 0; i < 256; i++)
+            buf[i] = (uint8_t)(rnd() | (rnd() % 4 ? 0x80 : 0)); /* long varints, few zero bytes */
+        check_same_decoding(buf, 1 + rnd() % 256);
+    }
+}
+
 /* Many events across small chunks, a resync, then a check that the reader
  * gives back the same absolute ticks and that the profile sums match. */
 static void test_roundtrip(const char *dir)
@@ -147,6 +212,7 @@ int main(int argc, char **argv)
     if (system(cmd) != 0)
         return 1;
     test_varint();
+    test_decode_fast();
     test_roundtrip(dir);
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);
