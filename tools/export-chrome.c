@@ -522,10 +522,17 @@ static int on_open(void *ctx, uint32_t thread, uint32_t func, uint64_t tick)
 }
 
 /* A call's duration in the trace, ns: the difference of its rounded ends
- * (see on_close), what the thinning by default compares. */
-static int64_t dur_ns(double t0, double t1)
+ * (see on_close), what the thinning by default compares.  In doubles: a
+ * damaged dump's times may be anything (NaN, huge, backwards). */
+static double dur_ns(double t0, double t1)
 {
-    return llround(t1 * 1e3) - llround(t0 * 1e3);
+    return round(t1 * 1e3) - round(t0 * 1e3);
+}
+
+/* As a histogram key: 0 for what is no duration. */
+static uint64_t dur_key(double ns)
+{
+    return ns > 0 && ns < 1.8e19 ? (uint64_t)ns : 0;
 }
 
 static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, int incomplete)
@@ -553,11 +560,11 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
     t1 = clip(c, t1);
     if (t1 - t0 < c->co->tl.min_dur_us)
         return 0;
-    int64_t dur = dur_ns(t0, t1);
-    if (dur < (int64_t)c->keep_ns)
+    double dur = dur_ns(t0, t1);
+    if (dur < (double)c->keep_ns)
         return 0;
-    if (c->keep_ns && (uint64_t)dur < c->thinned.min_ns)
-        c->thinned.min_ns = (uint64_t)dur;
+    if (c->keep_ns && dur_key(dur) < c->thinned.min_ns)
+        c->thinned.min_ns = dur_key(dur);
     const struct xcache *x = xtext(c, func);
     if (!x)
         return INSTR_ENOMEM;
@@ -574,7 +581,7 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
     /* The difference of the rounded ends, not the rounded difference: a
      * call then never overlaps the next one by a rounding (a viewer
      * would nest it), and durations add up to their parent's. */
-    b = put_us(b, (double)dur / 1e3);
+    b = put_us(b, dur / 1e3);
     memcpy(b, x->tail, x->tlen);
     b += x->tlen;
     b = put_lit(b, incomplete ? ",\"args\":{\"incomplete\":true}}" : "}");
@@ -680,7 +687,7 @@ static int count_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick,
     (void)thread, (void)func, (void)incomplete;
     if (c->nopen) {
         uint64_t tick0 = c->open[--c->nopen].tick0;
-        instr_thin_add(c->hist, (uint64_t)dur_ns(us(c, tick0), us(c, tick)));
+        instr_thin_add(c->hist, dur_key(dur_ns(us(c, tick0), us(c, tick))));
     }
     return 0;
 }
