@@ -43,7 +43,9 @@
  * In a seccomp sandbox (sandbox.c) a filter may refuse sigaction.  When
  * sud sees the sandbox coming, the handlers are made one-shot first
  * (SA_RESETHAND: the kernel puts SIG_DFL back as it delivers, the fault
- * happens again on return and kills, as without us).  Otherwise a refused
+ * happens again on return and kills, as without us), and SIGTERM and
+ * SIGABRT go back to SIG_DFL (a sent signal does not come again, and the
+ * sandbox may refuse to send it: a SIGTERM would be lost).  Otherwise a refused
  * sigaction ends the process with _exit(128 + signal), the nearest the
  * sandbox allows (the fault would come back to the handler for ever).
  *
@@ -180,7 +182,15 @@ void instr__fatal_signals_oneshot(void)
         if (sigaction(fatal[i], NULL, &cur) || !(cur.sa_flags & SA_SIGINFO) ||
             cur.sa_sigaction != on_fatal || (cur.sa_flags & SA_RESETHAND))
             continue;
-        cur.sa_flags |= SA_RESETHAND;
+        if (fatal[i] == SIGTERM || fatal[i] == SIGABRT) {
+            /* Sent, not faults: the handler could not send them again
+             * (kill refused), so the first would be lost.  Not ours any
+             * more: such an end is not recorded in a sandbox. */
+            cur.sa_handler = SIG_DFL;
+            cur.sa_flags = 0;
+        } else {
+            cur.sa_flags |= SA_RESETHAND;
+        }
         sigaction(fatal[i], &cur, NULL);
     }
     __atomic_store_n(&oneshot, 1, __ATOMIC_RELAXED);

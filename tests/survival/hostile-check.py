@@ -89,6 +89,20 @@ def seccomp_case(how, env=None):
     return case
 
 
+def case_seccomp_term(a, work):
+    """A sandboxed program (errno filter: sigaction and kill refused) is
+    ended by a SIGTERM from outside, as it is uninstrumented."""
+    inst, orc, dumps = pair(a, work, ["seccomp-term"])
+    if orc.rc == 95 or orc.rc == 96:
+        print("SKIP: this kernel refuses the program's seccomp filter")
+        raise SystemExit(SKIP)
+    check(orc.rc == -15, f"the oracle died of SIGTERM ({orc.rc})")
+    check(len(dumps) == 2, f"two dumps: the program's and its signalling child's ({len(dumps)})")
+    if dumps:
+        rep, proc = report(a.report, dumps)
+        check(rep is not None and calls(rep, "work") >= 100, "the dumps read, the calls before the filter in them")
+
+
 def case_tsc_sigsegv(a, work):
     """A program that takes its own TSC away (prctl PR_SET_TSC): the hooks'
     rdtsc faults once, the runtime stops recording and the program goes on."""
@@ -193,6 +207,7 @@ CASES = {
     "seccomp-strict": seccomp_case("strict"),
     "seccomp-strict-nosud": seccomp_case("strict", {"INSTR_DETECTOR": "none"}),
     "seccomp-crash": seccomp_case("crash"),
+    "seccomp-term": case_seccomp_term,
     "tsc-sigsegv": case_tsc_sigsegv,
     "clone-vm": case_clone_vm,
     "setuid-planted": case_setuid_planted,

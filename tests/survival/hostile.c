@@ -18,6 +18,8 @@
  *                     kernel also disables the TSC: rdtsc raises SIGSEGV)
  *   seccomp-crash     the errno filter, then a NULL write: death by SIGSEGV
  *                     in a sandbox that refuses sigaction and kill
+ *   seccomp-term      the errno filter, then compute until a child (forked
+ *                     before it) sends SIGTERM: death by SIGTERM
  *   tsc-sigsegv       prctl(PR_SET_TSC, PR_TSC_SIGSEGV), then compute: a
  *                     program that needs no TSC and forbids itself one
  *   clone-vm          clone(CLONE_VM) children (no CLONE_THREAD) computing
@@ -39,6 +41,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define KEEP __attribute__((noinline, noclone))
@@ -127,6 +130,14 @@ static int sandboxed_work(int strict)
         write(1, "crashing\n", 9);
         *(volatile int *)(uintptr_t)(s & 0) = s;
     }
+    if (strict == 2) { /* until SIGTERM; an unkilled run ends after 5 s (the vDSO clock: no system call) */
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do {
+            s += work_n(10000);
+            clock_gettime(CLOCK_MONOTONIC, &t);
+        } while (t.tv_sec - t0.tv_sec < 5);
+    }
     int n = snprintf(line, sizeof line, "sandboxed result %d\n", s);
     if (write(1, line, (size_t)n) != n)
         return 97;
@@ -151,6 +162,12 @@ static int mode_seccomp(const char *how)
         if (!strcmp(how, "hidden") ? prctl(nnp, 1, 0, 0, 0) : prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
             return 96;
     }
+    if (!strcmp(how, "term") && fork() == 0) {
+        struct timespec ts = {0, 300000000};
+        nanosleep(&ts, NULL);
+        kill(getppid(), SIGTERM);
+        _exit(0);
+    }
     long rc;
     if (!strcmp(how, "strict")) {
         rc = prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0);
@@ -167,7 +184,8 @@ static int mode_seccomp(const char *how)
                            "d"(prog), "r"(r10)
                          : "rcx", "r11", "memory");
     } else {
-        unsigned deny = !strcmp(how, "errno") || !strcmp(how, "crash") ? SECCOMP_RET_ERRNO | EPERM
+        unsigned deny = !strcmp(how, "errno") || !strcmp(how, "crash") || !strcmp(how, "term")
+                            ? SECCOMP_RET_ERRNO | EPERM
                         : !strcmp(how, "trap") ? SECCOMP_RET_TRAP
                                                : SECCOMP_RET_KILL_PROCESS;
         rc = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, allow_list(deny), 0, 0);
@@ -176,7 +194,7 @@ static int mode_seccomp(const char *how)
         printf("cannot install the filter\n");
         return 95;
     }
-    return sandboxed_work(!strcmp(how, "strict") ? 1 : !strcmp(how, "crash") ? -1 : 0);
+    return sandboxed_work(!strcmp(how, "strict") ? 1 : !strcmp(how, "crash") ? -1 : !strcmp(how, "term") ? 2 : 0);
 }
 
 static int mode_tsc_sigsegv(void)
