@@ -354,14 +354,28 @@ static const char *label_text(const struct pexp *c, uint64_t label)
     return l ? l->text : "[label]";
 }
 
+/* A mark's or counter's thread described and its label's index in *k: 1,
+ * or 0 with the code to return in *rc. */
+static int label_event(struct pexp *c, uint32_t thread, uint64_t label, long *k, int *rc)
+{
+    if (see_thread(c, thread)) {
+        *rc = c->rc;
+        return 0;
+    }
+    if ((*k = label_index(c, label)) < 0) {
+        *rc = INSTR_ENOMEM;
+        return 0;
+    }
+    return 1;
+}
+
 static int on_mark(void *ctx, uint32_t thread, uint64_t label, uint64_t tick)
 {
     struct pexp *c = ctx;
-    if (see_thread(c, thread))
-        return c->rc;
-    long k = label_index(c, label);
-    if (k < 0)
-        return INSTR_ENOMEM;
+    long k;
+    int rc;
+    if (!label_event(c, thread, label, &k, &rc))
+        return rc;
     packet_begin(c);
     instr_pb_u64(&c->pkt, PKT_TIMESTAMP, ns_of(c, tick));
     if (!(c->label_flags[k] & 1)) {
@@ -382,11 +396,10 @@ static int on_mark(void *ctx, uint32_t thread, uint64_t label, uint64_t tick)
 static int on_counter(void *ctx, uint32_t thread, uint64_t label, int64_t value, uint64_t tick)
 {
     struct pexp *c = ctx;
-    if (see_thread(c, thread))
-        return c->rc;
-    long k = label_index(c, label);
-    if (k < 0)
-        return INSTR_ENOMEM;
+    long k;
+    int rc;
+    if (!label_event(c, thread, label, &k, &rc))
+        return rc;
     if (!(c->label_flags[k] & 2)) {
         c->counter_uuids[k] = c->next_uuid++;
         packet_begin(c);

@@ -417,16 +417,22 @@ static int encode_sampled(struct instr_pb *p, struct strtab *st, const struct in
     return p->oom ? INSTR_ENOMEM : 0;
 }
 
+/* The profile encoded into p (rc: the encoder's code) written gzip'd to
+ * out; p and st freed. */
+static int finish(FILE *out, struct instr_pb *p, struct strtab *st, int rc)
+{
+    if (rc == 0)
+        rc = gzip_to(out, p->b, p->len);
+    free(p->b);
+    instr_strtab_free(&st->t);
+    return rc;
+}
+
 int instr_sreport_pprof(FILE *out, const struct instr_sprofile *sp)
 {
     struct instr_pb p = {0};
     struct strtab st = {0};
-    int rc = encode_sampled(&p, &st, sp);
-    if (rc == 0)
-        rc = gzip_to(out, p.b, p.len);
-    free(p.b);
-    instr_strtab_free(&st.t);
-    return rc;
+    return finish(out, &p, &st, encode_sampled(&p, &st, sp));
 }
 
 int instr_export_pprof(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
@@ -436,10 +442,5 @@ int instr_export_pprof(FILE *out, const struct instr_session *s, const struct in
         return INSTR_EARG; /* nanoseconds need a tick rate */
     struct instr_pb p = {0};
     struct strtab st = {0};
-    int rc = encode(&p, &st, s);
-    if (rc == 0)
-        rc = gzip_to(out, p.b, p.len);
-    free(p.b);
-    instr_strtab_free(&st.t);
-    return rc;
+    return finish(out, &p, &st, encode(&p, &st, s));
 }

@@ -159,6 +159,10 @@ double instr_ticks_ns(const struct instr_dump *d, uint64_t ticks);
  * to ns[0..3] (ei, ee, ai, ae): a row or a tree node taking one more. */
 void instr_values_add4(struct instr_values *v, double ns[4], const struct instr_dump *d, uint64_t ei, uint64_t ee,
                        uint64_t ai, uint64_t ae, uint64_t calls);
+/* v's percents of the session's totals: ei%, ee%, ai%, ae% to pct[0..3]
+ * (of Elapsed and Application Inclusive) and ci%, ce% to cpu[0..1] (of
+ * CPU Inclusive); 0 where the total is 0. */
+void instr_values_pct(const struct instr_values *v, const struct instr_values *total, double pct[4], double cpu[2]);
 const char *instr_units_name(enum instr_units u);
 /* A value in the chosen unit: ticks as an integer, ns rounded, us/ms with 3 decimals. */
 void instr_fmt_value(char *buf, size_t len, uint64_t ticks, double ns, enum instr_units u);

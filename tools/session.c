@@ -172,16 +172,8 @@ static int merge(struct instr_session *s, struct fref *refs, size_t n, struct in
 
 static void percents(struct instr_session *s, struct instr_row *rows, size_t n)
 {
-    double e = (double)s->total.ei, a = (double)s->total.ai, c = (double)s->total.ci;
-    for (size_t i = 0; i < n; i++) {
-        struct instr_row *r = &rows[i];
-        r->pct[4] = c > 0 ? 100.0 * (double)r->v.ci / c : 0;
-        r->pct[5] = c > 0 ? 100.0 * (double)r->v.ce / c : 0;
-        r->pct[0] = e > 0 ? 100.0 * (double)r->v.ei / e : 0;
-        r->pct[1] = e > 0 ? 100.0 * (double)r->v.ee / e : 0;
-        r->pct[2] = a > 0 ? 100.0 * (double)r->v.ai / a : 0;
-        r->pct[3] = a > 0 ? 100.0 * (double)r->v.ae / a : 0;
-    }
+    for (size_t i = 0; i < n; i++)
+        instr_values_pct(&rows[i].v, &s->total, rows[i].pct, rows[i].pct + 4);
 }
 
 int instr_session_build(struct instr_session *s, const struct instr_dump *dumps, size_t n, char *err,

@@ -14,6 +14,21 @@ double instr_ticks_ns(const struct instr_dump *d, uint64_t ticks)
     return d->tick_hz > 0 ? (double)ticks * 1e9 / d->tick_hz : NAN;
 }
 
+static double pct_of(uint64_t x, uint64_t total)
+{
+    return total ? 100.0 * (double)x / (double)total : 0;
+}
+
+void instr_values_pct(const struct instr_values *v, const struct instr_values *total, double pct[4], double cpu[2])
+{
+    pct[0] = pct_of(v->ei, total->ei);
+    pct[1] = pct_of(v->ee, total->ei);
+    pct[2] = pct_of(v->ai, total->ai);
+    pct[3] = pct_of(v->ae, total->ai);
+    cpu[0] = pct_of(v->ci, total->ci);
+    cpu[1] = pct_of(v->ce, total->ci);
+}
+
 void instr_values_add4(struct instr_values *v, double ns[4], const struct instr_dump *d, uint64_t ei, uint64_t ee,
                        uint64_t ai, uint64_t ae, uint64_t calls)
 {

@@ -73,15 +73,8 @@ static int cmp_rel(const void *a, const void *b)
 
 static void finish(const struct instr_session *s, struct instr_relation *a, size_t n)
 {
-    double e = (double)s->total.ei, ap = (double)s->total.ai, cpu = (double)s->total.ci;
-    for (size_t k = 0; k < n; k++) {
-        a[k].pct[0] = e > 0 ? 100.0 * (double)a[k].v.ei / e : 0;
-        a[k].pct[1] = e > 0 ? 100.0 * (double)a[k].v.ee / e : 0;
-        a[k].pct[2] = ap > 0 ? 100.0 * (double)a[k].v.ai / ap : 0;
-        a[k].pct[3] = ap > 0 ? 100.0 * (double)a[k].v.ae / ap : 0;
-        a[k].cpu_pct[0] = cpu > 0 ? 100.0 * (double)a[k].v.ci / cpu : 0;
-        a[k].cpu_pct[1] = cpu > 0 ? 100.0 * (double)a[k].v.ce / cpu : 0;
-    }
+    for (size_t k = 0; k < n; k++)
+        instr_values_pct(&a[k].v, &s->total, a[k].pct, a[k].cpu_pct);
     sort_s = s;
     if (n > 1)
         qsort(a, n, sizeof *a, cmp_rel);

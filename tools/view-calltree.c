@@ -132,7 +132,6 @@ int instr_tree_build(const struct instr_session *s, struct instr_tree *t)
         }
     }
     /* Children lists, largest Elapsed Inclusive first; percents. */
-    double e = (double)s->total.ei, a = (double)s->total.ai, cpu = (double)s->total.ci;
     uint32_t *kids = malloc(t->len * sizeof *kids);
     size_t *count = calloc(t->len, sizeof *count), *start = calloc(t->len + 1, sizeof *start);
     if (!kids || !count || !start) {
@@ -157,12 +156,7 @@ int instr_tree_build(const struct instr_session *s, struct instr_tree *t)
         n->first_child = count[c] ? kids[start[c]] : 0;
         for (size_t k = 0; k < count[c]; k++)
             t->n[kids[start[c] + k]].next_sibling = k + 1 < count[c] ? kids[start[c] + k + 1] : 0;
-        n->pct[0] = e > 0 ? 100.0 * (double)n->v.ei / e : 0;
-        n->pct[1] = e > 0 ? 100.0 * (double)n->v.ee / e : 0;
-        n->pct[2] = a > 0 ? 100.0 * (double)n->v.ai / a : 0;
-        n->pct[3] = a > 0 ? 100.0 * (double)n->v.ae / a : 0;
-        n->cpu_pct[0] = cpu > 0 ? 100.0 * (double)n->v.ci / cpu : 0;
-        n->cpu_pct[1] = cpu > 0 ? 100.0 * (double)n->v.ce / cpu : 0;
+        instr_values_pct(&n->v, &s->total, n->pct, n->cpu_pct);
     }
     free(kids);
     free(count);
