@@ -182,6 +182,31 @@ static uint64_t module_start(const struct instr_session *s, const char *path)
     return 0;
 }
 
+/* The profile's string table (field 6, last), then the scratch buffers
+ * freed: 0, or INSTR_ENOMEM if anything ran out of memory. */
+static int profile_end(struct instr_pb *p, struct strtab *st, struct instr_pb *sub, struct instr_pb *sub2,
+                       struct instr_pb *packed)
+{
+    for (size_t i = 0; i < st->t.n; i++)
+        instr_pb_bytes(p, 6, st->t.s[i], strlen(st->t.s[i]));
+    p->oom |= sub->oom | sub2->oom | packed->oom | st->oom;
+    free(sub->b), free(sub2->b), free(packed->b);
+    return p->oom ? INSTR_ENOMEM : 0;
+}
+
+/* The mapping table (room for nmaps) and each row's mapping (nrows),
+ * zeroed: 0, or -1 with neither allocated. */
+static int mapping_tables(size_t nmaps, size_t nrows, struct mapping **maps, uint32_t **map_of_row)
+{
+    *maps = calloc(nmaps, sizeof **maps);
+    *map_of_row = calloc(nrows, sizeof **map_of_row);
+    if (*maps && *map_of_row)
+        return 0;
+    free(*maps);
+    free(*map_of_row);
+    return -1;
+}
+
 static int encode(struct instr_pb *p, struct strtab *st, const struct instr_session *s)
 {
     struct instr_pb sub = {0}, sub2 = {0}, packed = {0};
@@ -238,11 +263,9 @@ static int encode(struct instr_pb *p, struct strtab *st, const struct instr_sess
     free(stack);
 
     /* Mappings (one per module path), locations and functions (one per row). */
-    struct mapping *maps = calloc(s->nmodules + 1, sizeof *maps);
-    uint32_t *map_of_row = calloc(s->nfunctions + 1, sizeof *map_of_row);
-    if (!maps || !map_of_row) {
-        free(maps);
-        free(map_of_row);
+    struct mapping *maps;
+    uint32_t *map_of_row;
+    if (mapping_tables(s->nmodules + 1, s->nfunctions + 1, &maps, &map_of_row)) {
         free(sub.b), free(sub2.b), free(packed.b);
         return INSTR_ENOMEM;
     }
@@ -303,11 +326,7 @@ static int encode(struct instr_pb *p, struct strtab *st, const struct instr_sess
     pb_int(p, 12, 1);
     pb_int(p, 13, cmt);
     pb_int(p, 14, str_id(st, "elapsed"));
-    for (size_t i = 0; i < st->t.n; i++)
-        instr_pb_bytes(p, 6, st->t.s[i], strlen(st->t.s[i]));
-    p->oom |= sub.oom | sub2.oom | packed.oom | st->oom;
-    free(sub.b), free(sub2.b), free(packed.b);
-    return p->oom ? INSTR_ENOMEM : 0;
+    return profile_end(p, st, &sub, &sub2, &packed);
 }
 
 /* gzip (zlib's deflate with a gzip wrapper) of b[0..n) to out. */
@@ -366,11 +385,9 @@ static int encode_sampled(struct instr_pb *p, struct strtab *st, const struct in
 
     /* Mappings: one per module path, the program's first (pprof names the
      * profile after it); addresses are not kept, so each spans [0, its size). */
-    struct mapping *maps = calloc(nrows + 2, sizeof *maps);
-    uint32_t *map_of_row = calloc(nrows + 1, sizeof *map_of_row);
-    if (!maps || !map_of_row) {
-        free(maps);
-        free(map_of_row);
+    struct mapping *maps;
+    uint32_t *map_of_row;
+    if (mapping_tables(nrows + 2, nrows + 1, &maps, &map_of_row)) {
         free(sub.b), free(sub2.b), free(packed.b);
         return INSTR_ENOMEM;
     }
@@ -410,11 +427,7 @@ static int encode_sampled(struct instr_pb *p, struct strtab *st, const struct in
     pb_int(p, 13, str_id(st, "instr-sample: one sample per distinct stack, all threads merged; flat = exclusive, "
                              "cum = inclusive samples"));
     pb_int(p, 14, str_id(st, "samples"));
-    for (size_t i = 0; i < st->t.n; i++)
-        instr_pb_bytes(p, 6, st->t.s[i], strlen(st->t.s[i]));
-    p->oom |= sub.oom | sub2.oom | packed.oom | st->oom;
-    free(sub.b), free(sub2.b), free(packed.b);
-    return p->oom ? INSTR_ENOMEM : 0;
+    return profile_end(p, st, &sub, &sub2, &packed);
 }
 
 /* The profile encoded into p (rc: the encoder's code) written gzip'd to
