@@ -72,6 +72,35 @@ static void fail(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Opens the event on one CPU and maps as big a ring as the locked-memory
+ * limit allows (1 MiB, else less).  The kernel wakes instr-sample when a
+ * quarter of the ring is waiting (30 samples with 8 KiB stacks, against
+ * every other sample with a 16 KiB watermark): each wakeup is work on the
+ * program's CPU (an interrupt, and on a VM an exit to the host), and wakes
+ * instr-sample beside it.  Lua at 1 kHz, 15 interleaved rounds: the
+ * program's CPU +2.2 % over the bare run, against +4.8 % with the 16 KiB
+ * watermark.  The 50 ms poll drains long before a ring is full.  0,
+ * perf_event_open's errno, or -1 when no ring could be mapped (errno says
+ * why). */
+static int open_ring(struct ring *r, struct perf_event_attr *a, pid_t pid, int cpu)
+{
+    for (size_t pages = 256; pages >= 8; pages /= 2) {
+        a->wakeup_watermark = (uint32_t)(pages * 4096 / 4);
+        int fd = (int)syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0)
+            return errno;
+        void *m = mmap(NULL, (pages + 1) * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (m != MAP_FAILED) {
+            *r = (struct ring){fd, m, pages * 4096};
+            return 0;
+        }
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return -1;
+}
+
 int instr_sampler_open(struct instr_sampler **sp, const struct instr_sampler_config *c, char *err, size_t errlen)
 {
     int cpus[1024];
@@ -108,56 +137,44 @@ int instr_sampler_open(struct instr_sampler **sp, const struct instr_sampler_con
     a.use_clockid = 1;
     a.clockid = CLOCK_MONOTONIC; /* the dump's tick */
     a.watermark = 1;
-    a.wakeup_watermark = 16384; /* wake instr-sample every few samples with stacks */
     for (int i = 0; i < n; i++) {
-        int fd = (int)syscall(SYS_perf_event_open, &a, c->pid, cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
-        if (fd < 0) {
-            int e = errno;
-            if (e == ENODEV || e == ENOENT)
-                continue; /* a CPU gone offline */
-            if (e == EACCES || e == EPERM) {
-                FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-                int level = -99;
-                if (f) {
-                    if (fscanf(f, "%d", &level) != 1)
-                        level = -99;
-                    fclose(f);
-                }
-                if (level > 2)
-                    fail(err, errlen,
-                         "perf events are not allowed here (kernel.perf_event_paranoid=%d); "
-                         "fix: sysctl kernel.perf_event_paranoid=2",
-                         level);
-                else
-                    fail(err, errlen,
-                         "perf events are not allowed here (perf_event_open: %s: a seccomp filter or a container "
-                         "forbids it); fix: allow perf_event_open, and sysctl kernel.perf_event_paranoid=2",
-                         strerror(e));
-                instr_sampler_close(s);
-                return INSTR_SAMPLER_NOT_ALLOWED;
+        int e = open_ring(&s->rings[s->nrings], &a, c->pid, cpus[i]);
+        if (e == ENODEV || e == ENOENT)
+            continue; /* a CPU gone offline */
+        if (e == EACCES || e == EPERM) {
+            FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+            int level = -99;
+            if (f) {
+                if (fscanf(f, "%d", &level) != 1)
+                    level = -99;
+                fclose(f);
             }
-            fail(err, errlen, "perf_event_open (CPU %d): %s", cpus[i], strerror(e));
+            if (level > 2)
+                fail(err, errlen,
+                     "perf events are not allowed here (kernel.perf_event_paranoid=%d); "
+                     "fix: sysctl kernel.perf_event_paranoid=2",
+                     level);
+            else
+                fail(err, errlen,
+                     "perf events are not allowed here (perf_event_open: %s: a seccomp filter or a container "
+                     "forbids it); fix: allow perf_event_open, and sysctl kernel.perf_event_paranoid=2",
+                     strerror(e));
             instr_sampler_close(s);
-            return INSTR_EIO;
+            return INSTR_SAMPLER_NOT_ALLOWED;
         }
-        struct ring *r = &s->rings[s->nrings++];
-        r->fd = fd;
-        /* As big a ring as the locked-memory limit allows: 1 MiB, else less. */
-        for (size_t pages = 256; pages >= 8; pages /= 2) {
-            void *m = mmap(NULL, (pages + 1) * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-            if (m != MAP_FAILED) {
-                r->base = m;
-                r->data_size = pages * 4096;
-                break;
-            }
-        }
-        if (!r->base) {
+        if (e < 0) {
             fail(err, errlen, "cannot map the sample ring: %s (locked-memory limit: ulimit -l, "
                               "kernel.perf_event_mlock_kb)", strerror(errno));
             instr_sampler_close(s);
             return INSTR_EIO;
         }
-        s->pfds[s->nrings - 1] = (struct pollfd){fd, POLLIN, 0};
+        if (e) {
+            fail(err, errlen, "perf_event_open (CPU %d): %s", cpus[i], strerror(e));
+            instr_sampler_close(s);
+            return INSTR_EIO;
+        }
+        s->pfds[s->nrings] = (struct pollfd){s->rings[s->nrings].fd, POLLIN, 0};
+        s->nrings++;
     }
     if (!s->nrings) {
         fail(err, errlen, "no CPU to sample on");
