@@ -8,10 +8,12 @@
  * consecutive chunks, reserved with fallocate (a sparse file on a full disk
  * would turn a store into SIGBUS, a failed fallocate only stops the
  * recording) and mapped in one mmap.  Handing out the next chunk of a window
- * is a few stores; when a chunk is handed out the one after it is pre-faulted
- * (MADV_POPULATE_WRITE, or a touch per page before Linux 5.14), so the hot
- * path never takes a page fault on the dump: nothing of the runtime's lands
- * inside the program's intervals, and no detector sees the runtime's faults.
+ * is a few stores; a new window's chunks are first written with zeros (64
+ * KiB at a time: see fill_zeros) and, when a chunk is handed out, the one
+ * after it is pre-faulted (MADV_POPULATE_WRITE, or a touch per page before
+ * Linux 5.14), so the hot path never takes a page fault on the dump:
+ * nothing of the runtime's lands inside the program's intervals, and no
+ * detector sees the runtime's faults.
  * Windows grow 1, 2, 4 ... INSTR_RT_WINDOW_CHUNKS chunks: a process that
  * forks and execs reserves 64 KiB, not megabytes.  A window's unused chunks
  * are given back (FALLOC_FL_PUNCH_HOLE) when its thread ends and at exit;
