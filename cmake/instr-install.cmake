@@ -8,7 +8,8 @@
 #   include/instr/instr.h                 the event and counter API
 #   lib/cmake/instr/                      find_package(instr): instr::instr, instr_instrument()
 #   lib/pkgconfig/instr.pc                pkg-config --variable=plugin instr
-#   share/man/man1, share/man/man7        instr-report(1), instr-dump(1), instr(7)
+#   share/man/man1, share/man/man7        a page per tool (instr-report(1),
+#                                         instr-dump(1), instr-sample(1)), instr(7)
 #   share/bash-completion/completions/    completion for instr-report
 #
 # The tree is relocatable: no installed file holds P.  The plugin derives
@@ -26,12 +27,14 @@ set(INSTR_INSTALL_PKGCONFIGDIR lib/pkgconfig)
 set(INSTR_INSTALL_MANDIR share/man)
 set(INSTR_INSTALL_COMPLETIONDIR share/bash-completion/completions)
 
-# Every command users run.  A new tool is one more name here; a name whose
-# target this build does not define is skipped.
+# Every command users run, each with its man page docs/man/<name>.1.  A new
+# tool is one more name here; a name whose target this build does not
+# define is skipped, page and all.
 set(INSTR_PROGRAMS instr-report instr-dump instr-sample)
 foreach(program IN LISTS INSTR_PROGRAMS)
   if(TARGET ${program})
     install(TARGETS ${program} RUNTIME DESTINATION ${INSTR_INSTALL_BINDIR})
+    install(FILES ${CMAKE_SOURCE_DIR}/docs/man/${program}.1 DESTINATION ${INSTR_INSTALL_MANDIR}/man1)
   endif()
 endforeach()
 
@@ -58,8 +61,6 @@ install(FILES ${CMAKE_BINARY_DIR}/install/instrConfig.cmake
 configure_file(${CMAKE_SOURCE_DIR}/cmake/instr.pc.in ${CMAKE_BINARY_DIR}/install/instr.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/install/instr.pc DESTINATION ${INSTR_INSTALL_PKGCONFIGDIR})
 
-install(FILES ${CMAKE_SOURCE_DIR}/docs/man/instr-report.1 ${CMAKE_SOURCE_DIR}/docs/man/instr-dump.1
-        DESTINATION ${INSTR_INSTALL_MANDIR}/man1)
 install(FILES ${CMAKE_SOURCE_DIR}/docs/man/instr.7 DESTINATION ${INSTR_INSTALL_MANDIR}/man7)
 # bash-completion loads share/bash-completion/completions/<command> on
 # first use from each directory of XDG_DATA_DIRS (default /usr/local/share

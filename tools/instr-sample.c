@@ -652,7 +652,7 @@ static void usage(FILE *f)
           "per process, PROGRAM.<pid>.instr, for instr-report.\n"
           "\n"
           "  --rate HZ           samples per CPU second of each thread (default 1000)\n"
-          "  -o DUMP             dump path: %p pid, %e executable name, %% a percent sign\n"
+          "  -o, --output DUMP   dump path: %p pid, %e executable name, %% a percent sign\n"
           "                      (default: INSTR_OUTPUT, else %e.%p.instr)\n"
           "  --stack-size BYTES  user stack copied per sample for unwinding (default 8192)\n"
           "  --help, --version\n"

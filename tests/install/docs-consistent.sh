@@ -1,12 +1,13 @@
 #!/bin/sh
-# docs-consistent.sh INSTR-REPORT INSTR-DUMP PLUGIN SOURCE-DIR
+# docs-consistent.sh INSTR-REPORT INSTR-DUMP PLUGIN SOURCE-DIR [INSTR-SAMPLE]
 # The man pages and the completion say what the programs do: every option
 # of `instr-report --help` is in instr-report(1) and in the completion,
-# every option of `instr-dump --help` in instr-dump(1), every plugin
+# every option of `instr-dump --help` in instr-dump(1), of
+# `instr-sample --help` (when this build made it) in instr-sample(1), every plugin
 # argument the plugin accepts and every INSTR_ variable of the README in
 # instr(7).  A failure names what to add where.
 set -eu
-report=$1 dump=$2 plugin=$3 src=$4
+report=$1 dump=$2 plugin=$3 src=$4 sample=${5:-}
 man=$src/docs/man
 status=0
 
@@ -33,6 +34,11 @@ done
 for opt in $(options_of "$dump"); do
     mentions "$man/instr-dump.1" "$opt" || { echo "docs/man/instr-dump.1: $opt is missing"; status=1; }
 done
+if [ -n "$sample" ]; then
+    for opt in $(options_of "$sample"); do
+        mentions "$man/instr-sample.1" "$opt" || { echo "docs/man/instr-sample.1: $opt is missing"; status=1; }
+    done
+fi
 
 # The plugin lists the keys it accepts when given one it does not.
 tmp=$(mktemp -d)
