@@ -30,16 +30,40 @@ set(INSTR_INSTALL_COMPLETIONDIR share/bash-completion/completions)
 # Every command users run, each with its man page docs/man/<name>.1.  A new
 # tool is one more name here; a name whose target this build does not
 # define is skipped, page and all.
+# Man pages are installed gzip'd (-n: no name or time inside, so the same
+# page gives the same bytes), as man-db reads them and Debian wants them.
+function(instr_install_man page section)
+  set(gz ${CMAKE_BINARY_DIR}/man/${page}.gz)
+  add_custom_command(OUTPUT ${gz}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/man
+    COMMAND gzip -9n -c ${CMAKE_SOURCE_DIR}/docs/man/${page} > ${gz}
+    DEPENDS ${CMAKE_SOURCE_DIR}/docs/man/${page} VERBATIM)
+  string(MAKE_C_IDENTIFIER "instr-man-${page}" target)
+  add_custom_target(${target} ALL DEPENDS ${gz})
+  install(FILES ${gz} DESTINATION ${INSTR_INSTALL_MANDIR}/man${section})
+endfunction()
+
 set(INSTR_PROGRAMS instr-report instr-dump instr-sample)
 foreach(program IN LISTS INSTR_PROGRAMS)
   if(TARGET ${program})
     install(TARGETS ${program} RUNTIME DESTINATION ${INSTR_INSTALL_BINDIR})
-    install(FILES ${CMAKE_SOURCE_DIR}/docs/man/${program}.1 DESTINATION ${INSTR_INSTALL_MANDIR}/man1)
+    instr_install_man(${program}.1 1)
   endif()
 endforeach()
 
 # Not executable: cc1 dlopen()s plugins, and Debian wants 0644 for them.
+# Files, not targets, so stripped here when the install strips targets
+# (`cmake --install --strip`, cpack: CPACK_STRIP_FILES).
 install(FILES ${INSTR_PLUGIN_FILES} DESTINATION ${INSTR_INSTALL_PLUGINDIR})
+foreach(plugin IN LISTS INSTR_PLUGIN_FILES)
+  get_filename_component(name ${plugin} NAME)
+  if(CMAKE_STRIP)
+    install(CODE "if(CMAKE_INSTALL_DO_STRIP)
+  execute_process(COMMAND \"${CMAKE_STRIP}\" --strip-unneeded
+                  \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${INSTR_INSTALL_PLUGINDIR}/${name}\")
+endif()")
+  endif()
+endforeach()
 install(TARGETS instr-rt LIBRARY DESTINATION ${INSTR_INSTALL_PLUGINDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/include/instr/instr.h DESTINATION ${INSTR_INSTALL_INCLUDEDIR}/instr)
 
@@ -61,7 +85,7 @@ install(FILES ${CMAKE_BINARY_DIR}/install/instrConfig.cmake
 configure_file(${CMAKE_SOURCE_DIR}/cmake/instr.pc.in ${CMAKE_BINARY_DIR}/install/instr.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/install/instr.pc DESTINATION ${INSTR_INSTALL_PKGCONFIGDIR})
 
-install(FILES ${CMAKE_SOURCE_DIR}/docs/man/instr.7 DESTINATION ${INSTR_INSTALL_MANDIR}/man7)
+instr_install_man(instr.7 7)
 # bash-completion loads share/bash-completion/completions/<command> on
 # first use from each directory of XDG_DATA_DIRS (default /usr/local/share
 # and /usr/share); another prefix adds P/share there, or sources the file.

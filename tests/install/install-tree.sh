@@ -17,7 +17,7 @@ for f in bin/instr-report bin/instr-dump \
          include/instr/instr.h \
          lib/cmake/instr/instrConfig.cmake lib/cmake/instr/instrConfigVersion.cmake \
          lib/cmake/instr/instr-instrument.cmake lib/pkgconfig/instr.pc \
-         share/man/man1/instr-report.1 share/man/man1/instr-dump.1 share/man/man7/instr.7 \
+         share/man/man1/instr-report.1.gz share/man/man1/instr-dump.1.gz share/man/man7/instr.7.gz \
          share/bash-completion/completions/instr-report; do
     [ -f "$p/$f" ] || { echo "missing: $f"; status=1; }
 done

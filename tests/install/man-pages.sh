@@ -6,7 +6,7 @@ set -eu
 prefix=$1
 status=0
 count=0
-for page in "$prefix"/share/man/man1/*.1 "$prefix"/share/man/man7/*.7; do
+for page in "$prefix"/share/man/man1/*.1.gz "$prefix"/share/man/man7/*.7.gz; do
     count=$((count + 1))
     if ! MANWIDTH=80 man --warnings -l "$page" >"$page.txt" 2>"$page.err"; then
         echo "$page: man failed"; status=1
