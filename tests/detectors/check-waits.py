@@ -21,6 +21,7 @@ def run(detector, *opts):
         run_out = subprocess.run([exe], env=env, check=True, capture_output=True, text=True).stdout
         oncpu = int(run_out.split("compute_oncpu_ns=")[1].split()[0]) / MS
         run.lock_wait = int(run_out.split("lock_wait_ns=")[1].split()[0]) / MS
+        run.turns = [int(x) / MS for x in run_out.split("compute_turns_ns=")[1].split()[0].split(",")]
         dump = glob.glob(os.path.join(work, "*.instr"))[0]
         out = subprocess.run([report, "--format", "json", *opts, dump], capture_output=True, text=True)
         if out.returncode not in (0, 3):
@@ -38,8 +39,13 @@ def ms(f, k):
 rep, fn, oncpu = run("auto")
 work, comp = fn["work"], fn["compute"]
 # A flagged compute interval (preempted) loses at most its own on-CPU part,
-# one loop turn (< 0.2 ms), from Application time.
-lost = comp["flagged_intervals"] * 0.2 + 1
+# one loop turn, from Application time: about 0.05 ms, longer when the host
+# stole the virtual CPU in it (the thread's CPU clock counts that time, the
+# guest does not see it).  Bound: the longest turns, as many as were flagged.
+k = comp["flagged_intervals"]
+turns = run.turns + [run.turns[-1]] * max(0, k - len(run.turns))
+lost = sum(max(t, 0.2) for t in turns[:k]) + 1
+print(f"compute's longest turns (ms): {', '.join(f'{t:.3f}' for t in run.turns[:8])}; allowed loss {lost:.2f} ms")
 print(f"work: EI {ms(work, 'elapsed_inclusive'):.1f} ms, AI {ms(work, 'application_inclusive'):.1f} ms; "
       f"compute on CPU {oncpu:.1f} ms, AI {ms(comp, 'application_inclusive'):.1f} ms, "
       f"{comp['flagged_intervals']} flagged intervals")
@@ -48,6 +54,10 @@ check(ms(work, "elapsed_inclusive") >= 88 + run.lock_wait * 0.9,
       "Elapsed Inclusive of work includes the three waits and the compute")
 check(ms(work, "application_inclusive") < oncpu + 5, "Application Inclusive of work leaves the waits out")
 check(ms(comp, "application_inclusive") >= oncpu - lost, "compute: Application time is its time on CPU")
+# ... and few of its intervals are flagged: a turn is flagged only when the
+# thread was switched out in it (a loaded machine: every few ms).
+check(k <= 0.25 * fn["clock_gettime"]["calls"],
+      f"compute: few flagged intervals ({k} of about {fn['clock_gettime']['calls']} turns)")
 # The pipe and the sleep wait 30 ms whatever the load; the lock waits for
 # what is left of the helper's 30 ms hold when this thread gets there,
 # which the program measured around the call (minus what the hooks add).
