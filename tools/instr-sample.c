@@ -1,14 +1,14 @@
 /* instr-sample - runs a program and samples every thread of it at a rate of
  * its CPU time, with the kernel's per-task CPU-clock sampling.
  *
- *   instr-sample [--rate HZ] [-o DUMP] [--stack-size BYTES] [--] PROGRAM [ARGS...]
+ *   instr-sample [--rate HZ] [-o DUMP] [--stack-size BYTES] [--fp-chain] [--] PROGRAM [ARGS...]
  *
  * How: fork; the child waits on a pipe; the events are opened on it (one
  * per CPU, inherited by its threads and forked children, enabled at its
  * exec); then it execs PROGRAM.  The program holds no descriptor, no
  * signal handler, no mapping of ours: the kernel writes each sample (IP,
- * user registers, a copy of the top of the user stack, the frame-pointer
- * call chain) into rings only instr-sample maps, and instr-sample drains
+ * user registers, a copy of the top of the user stack, with --fp-chain the
+ * frame-pointer call chain) into rings only instr-sample maps, and instr-sample drains
  * them, unwinds each stack with DWARF CFI (sample-unwind.c) and writes one
  * dump per process image (after exec, a new dump), like the instrumented
  * runtime.
@@ -83,6 +83,7 @@ struct proc {
 
 static struct {
     uint64_t rate_hz, period_ns, stack_bytes;
+    int fp_chain; /* --fp-chain: samples carry the kernel's frame-pointer chain */
     const char *out_template;
     struct proc *procs;
     struct instr_ufile **files;
@@ -254,7 +255,7 @@ static int open_dump(struct proc *p)
         p->w = NULL;
         return -1;
     }
-    instr_writer_sampling(p->w, g.rate_hz, g.period_ns, g.stack_bytes, instr_unwinder_name());
+    instr_writer_sampling(p->w, g.rate_hz, g.period_ns, g.stack_bytes, instr_unwinder_name(g.fp_chain));
     for (size_t i = 0; i < p->nmodules; i++)
         instr_writer_module(p->w, i + 1, p->modules[i], 0);
     for (size_t i = 0; i < p->nmaps; i++)
@@ -427,15 +428,20 @@ static uint32_t rd32(const uint8_t *p)
 
 static void on_sample(const uint8_t *r, size_t size)
 {
-    /* ip, pid tid, time, callchain, regs_user, stack_user (our sample_type order) */
+    /* ip, pid tid, time, callchain (--fp-chain), regs_user, stack_user (our
+     * sample_type order) */
     const uint8_t *p = r + 8, *end = r + size;
-    if (end - p < 32)
+    if (end - p < 24 + (g.fp_chain ? 8 : 0))
         return;
     uint64_t ip = rd64(p);
     uint32_t pid = rd32(p + 8), tid = rd32(p + 12);
     uint64_t t = rd64(p + 16);
-    uint64_t nr = rd64(p + 24);
-    p += 32;
+    p += 24;
+    uint64_t nr = 0;
+    if (g.fp_chain) {
+        nr = rd64(p);
+        p += 8;
+    }
     if (nr > (uint64_t)(end - p) / 8)
         return;
     const uint8_t *chain = p;
@@ -646,7 +652,7 @@ static void on_term(int sig)
 
 static void usage(FILE *f)
 {
-    fputs("usage: instr-sample [--rate HZ] [-o DUMP] [--stack-size BYTES] [--] PROGRAM [ARGS...]\n"
+    fputs("usage: instr-sample [--rate HZ] [-o DUMP] [--stack-size BYTES] [--fp-chain] [--] PROGRAM [ARGS...]\n"
           "Runs PROGRAM and samples every thread of it (and of the processes it forks\n"
           "and execs) at HZ per second of its CPU time, user code only; writes one dump\n"
           "per process, PROGRAM.<pid>.instr, for instr-report.\n"
@@ -655,6 +661,8 @@ static void usage(FILE *f)
           "  -o, --output DUMP   dump path: %p pid, %e executable name, %% a percent sign\n"
           "                      (default: INSTR_OUTPUT, else %e.%p.instr)\n"
           "  --stack-size BYTES  user stack copied per sample for unwinding (default 8192)\n"
+          "  --fp-chain          also the kernel's frame-pointer chain, for stacks through\n"
+          "                      code without unwind tables (JIT, some assembly, Go)\n"
           "  --help, --version\n"
           "\n"
           "Exit codes: PROGRAM's own (128+N if signal N ended it); 124 perf events are not\n"
@@ -667,6 +675,7 @@ int main(int argc, char **argv)
     static const struct option opts[] = {{"rate", required_argument, 0, 'r'},
                                          {"output", required_argument, 0, 'o'},
                                          {"stack-size", required_argument, 0, 's'},
+                                         {"fp-chain", no_argument, 0, 'f'},
                                          {"help", no_argument, 0, 'h'},
                                          {"version", no_argument, 0, 'V'},
                                          {0, 0, 0, 0}};
@@ -697,6 +706,9 @@ int main(int argc, char **argv)
             break;
         case 'o':
             g.out_template = optarg;
+            break;
+        case 'f':
+            g.fp_chain = 1;
             break;
         case 'h':
             usage(stdout);
@@ -744,7 +756,8 @@ int main(int argc, char **argv)
 
     struct instr_sampler *smp = NULL;
     char err[512];
-    struct instr_sampler_config cfg = {.pid = child, .period_ns = g.period_ns, .stack_bytes = g.stack_bytes};
+    struct instr_sampler_config cfg = {
+        .pid = child, .period_ns = g.period_ns, .stack_bytes = g.stack_bytes, .fp_chain = g.fp_chain};
     int rc = instr_sampler_open(&smp, &cfg, err, sizeof err);
     if (rc < 0) {
         /* The child is told nothing: it reads EOF and leaves without running PROGRAM. */

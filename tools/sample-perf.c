@@ -117,7 +117,12 @@ int instr_sampler_open(struct instr_sampler **sp, const struct instr_sampler_con
     a.type = PERF_TYPE_SOFTWARE;
     a.config = PERF_COUNT_SW_CPU_CLOCK;
     a.sample_period = c->period_ns;
-    a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN |
+    /* The kernel's frame-pointer chain only when asked for: in code built
+     * without frame pointers (Debian's, most code) it walks whatever %rbp
+     * holds, faulting on the way, for a chain nobody uses.  Lua at 1 kHz,
+     * 15 interleaved rounds: the program's CPU +2.9 % over bare with it,
+     * +1.65 % without. */
+    a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | (c->fp_chain ? PERF_SAMPLE_CALLCHAIN : 0) |
                     PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
     a.sample_regs_user = REGS_MASK;
     a.sample_stack_user = (uint32_t)c->stack_bytes;

@@ -15,6 +15,7 @@ struct instr_sampler_config {
     pid_t pid;            /* the task (stopped before its exec) */
     uint64_t period_ns;   /* CPU-clock ns between samples */
     uint64_t stack_bytes; /* user stack copied per sample */
+    int fp_chain;         /* also the kernel's frame-pointer call chain */
 };
 
 /* perf_event_open refused for lack of permission (paranoid, seccomp). */

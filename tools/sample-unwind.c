@@ -166,12 +166,13 @@ static unw_accessors_t accessors = {
     .get_proc_name = get_proc_name,
 };
 
-const char *instr_unwinder_name(void)
+const char *instr_unwinder_name(int fp_chain)
 {
 #define INSTR_STR2(x) #x
 #define INSTR_STR(x) INSTR_STR2(x)
-    return "libunwind " INSTR_STR(UNW_VERSION_MAJOR) "." INSTR_STR(UNW_VERSION_MINOR)
-           " (DWARF CFI on the stack copy), kernel frame-pointer chain where CFI gives nothing";
+#define INSTR_UNWINDER "libunwind " INSTR_STR(UNW_VERSION_MAJOR) "." INSTR_STR(UNW_VERSION_MINOR) \
+                       " (DWARF CFI on the stack copy)"
+    return fp_chain ? INSTR_UNWINDER ", kernel frame-pointer chain where CFI gives nothing" : INSTR_UNWINDER;
 }
 
 int instr_unwinder_new(struct instr_unwinder **up)

@@ -59,8 +59,9 @@ void instr_unwinder_flush(struct instr_unwinder *u);
 size_t instr_unwind(struct instr_unwinder *u, const struct instr_usample *s, uint64_t *frames, size_t max,
                     int *truncated);
 
-/* "libunwind 1.6 (DWARF CFI ...)": what the dump's SAMPLING record says. */
-const char *instr_unwinder_name(void);
+/* "libunwind 1.6 (DWARF CFI ...)", and the kernel's frame-pointer chain
+ * when it was asked for: what the dump's SAMPLING record says. */
+const char *instr_unwinder_name(int fp_chain);
 
 /* Fills f->ehdr_* from its file (called once per file). */
 void instr_ufile_prepare(struct instr_ufile *f);
