@@ -555,16 +555,68 @@ static void release(struct instr__window *w)
     w->mapped = w->usable = w->next = 0;
 }
 
+/* The smallest window whose successor the helper prepares (prefill.c):
+ * short-lived threads and processes never start it. */
+#define PREFILL_MIN_CHUNKS 4u
+
+static uint32_t next_grow(uint64_t n)
+{
+    return (uint32_t)(n * 2 > INSTR_RT_WINDOW_CHUNKS ? INSTR_RT_WINDOW_CHUNKS : n * 2);
+}
+
+/* Reserves the chunks of w's next window and asks the helper to prepare
+ * them (chunk lock held); nothing if it is busy, gone, or the dump has no
+ * room for them (the inline path then says why, when it gets there).  The
+ * header counts them only once taken: a request the helper never finished
+ * (the program ended first) must not make the header count chunks the
+ * file does not hold (the reader would call the dump truncated). */
+static void ask_next(struct instr__window *w, int fd)
+{
+    uint64_t idx = instr__rt.next_chunk, want = w->grow ? w->grow : 1;
+    const char *why = NULL;
+    if (want < PREFILL_MIN_CHUNKS || instr__prefill_busy() || room_for(fd, idx, want, &why) < want)
+        return;
+    off_t off = (off_t)INSTR_DUMP_HEADER_SIZE + (off_t)idx * INSTR_RT_CHUNK_SIZE;
+    if (instr__prefill_ask(fd, idx, (uint32_t)want, off))
+        return;
+    instr__rt.next_chunk = instr__rt.reserved_chunks = idx + want;
+}
+
 /* Maps a new window for w (chunk lock held): the old one is given up. */
 static int new_window(struct instr__window *w)
 {
     if (w->base && w->gen == instr__rt.dump_gen)
         punch(w, w->next);
-    release(w);
     if (w->gen != instr__rt.dump_gen) {
+        release(w);
         w->gen = instr__rt.dump_gen;
         w->grow = 0;
     }
+    uint64_t pfirst;
+    uint32_t pn;
+    uint8_t *pbase;
+    if (instr__prefill_take(&pfirst, &pn, &pbase)) {
+        if (w->base && !instr__prefill_unmap(w->base, (size_t)w->mapped * INSTR_RT_CHUNK_SIZE))
+            w->base = NULL; /* the helper unmaps it */
+        release(w);
+        w->base = pbase;
+        w->first = pfirst;
+        w->mapped = w->usable = pn;
+        w->next = 0;
+        w->prefilled = 1;
+        w->grow = next_grow(pn > w->grow ? pn : w->grow);
+        if (__atomic_load_n(&instr__rt.header->chunk_count, __ATOMIC_RELAXED) < pfirst + pn)
+            __atomic_store_n(&instr__rt.header->chunk_count, pfirst + pn, __ATOMIC_RELEASE);
+        int opened, fd = dump_fd(&opened);
+        if (fd >= 0) {
+            ask_next(w, fd);
+            if (opened)
+                close(fd);
+        }
+        return 0;
+    }
+    release(w);
+    w->prefilled = 0;
     int opened, fd = dump_fd(&opened);
     if (fd < 0) {
         if (errno == EMFILE || errno == ENFILE)
@@ -610,10 +662,15 @@ static int new_window(struct instr__window *w)
     w->first = idx;
     w->mapped = w->usable = (uint32_t)n;
     w->next = 0;
-    w->grow = (uint32_t)(want * 2 > INSTR_RT_WINDOW_CHUNKS ? INSTR_RT_WINDOW_CHUNKS : want * 2);
+    w->grow = next_grow(want);
     if (prefault(w->base, INSTR_RT_CHUNK_SIZE)) {
         stop(strerror(errno));
         return -1;
+    }
+    if (n >= PREFILL_MIN_CHUNKS && (fd = dump_fd(&opened)) >= 0) {
+        ask_next(w, fd);
+        if (opened)
+            close(fd);
     }
     return 0;
 fail:
@@ -644,7 +701,7 @@ void *instr__chunk_map(struct instr__window *w, uint16_t kind, uint32_t thread_i
     }
     c = (struct instr_chunk_header *)(w->base + (size_t)w->next * INSTR_RT_CHUNK_SIZE);
     w->next++;
-    if (w->next < w->usable && instr__may_syscall() &&
+    if (!w->prefilled && w->next < w->usable && instr__may_syscall() &&
         prefault(w->base + (size_t)w->next * INSTR_RT_CHUNK_SIZE, INSTR_RT_CHUNK_SIZE))
         w->usable = w->next; /* cannot be written safely: take a new window next time */
     c->magic = INSTR_CHUNK_MAGIC;
@@ -677,6 +734,15 @@ void instr__dump_trim(void)
             continue;
         w->usable = w->next + 1;
         punch(w, w->usable);
+    }
+    uint64_t pfirst;
+    uint32_t pn;
+    uint8_t *pbase;
+    if (instr__prefill_take(&pfirst, &pn, &pbase)) { /* prepared, never taken */
+        struct instr__window spare = {.base = pbase, .first = pfirst, .mapped = pn, .usable = pn,
+                                      .gen = instr__rt.dump_gen};
+        punch(&spare, 0);
+        release(&spare);
     }
     pthread_mutex_unlock(&instr__rt.chunk_lock);
     pthread_mutex_unlock(&instr__rt.meta_lock);

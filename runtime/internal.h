@@ -62,6 +62,7 @@ struct instr__window {
     uint32_t grow;      /* chunks in the next window */
     uint32_t gen;       /* the dump it belongs to (instr__rt.dump_gen): a fork
                            child's inherited windows are the parent's */
+    uint32_t prefilled; /* every chunk already faulted in (prefill.c) */
 };
 
 /* A hook that ran while its thread's guard was held (a signal handler that
@@ -229,6 +230,13 @@ void *instr__chunk_map(struct instr__window *w, uint16_t kind, uint32_t thread_i
 /* The stream ends (thread end), or w is a fork parent's: unmaps w, gives
  * back the space of its unused chunks (only in this process's own dump). */
 void instr__chunk_unmap(struct instr__window *w);
+
+/* prefill.c: the next window prepared off the program's threads. */
+int instr__prefill_ask(int fd, uint64_t first, uint32_t n, int64_t off);      /* chunk lock */
+int instr__prefill_busy(void);                                               /* chunk lock */
+int instr__prefill_unmap(void *base, size_t len);                            /* chunk lock */
+int instr__prefill_take(uint64_t *first, uint32_t *n, uint8_t **base);      /* chunk lock */
+void instr__prefill_fork_child(void);
 void instr__dump_trim(void);
 void instr__header_touch(void);
 void instr__header_end(struct instr_dump_header *h); /* end_* and last_* stamped now */

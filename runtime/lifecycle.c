@@ -77,6 +77,7 @@ static void child_after_fork(void)
     int saved = errno;
     pthread_mutex_init(&instr__rt.chunk_lock, NULL);
     pthread_mutex_init(&instr__rt.meta_lock, NULL);
+    instr__prefill_fork_child();
     if (!instr__rt.header)
         goto out;
     struct instr__thread *t = instr__thread_own(instr__tls);
