@@ -111,8 +111,9 @@ def mmm(v):
     return f"{statistics.median(v)*1e3:8.1f} ({min(v)*1e3:.0f}-{max(v)*1e3:.0f})"
 
 
-def bench_program(name, exes, args, report, runs, work):
+def bench_program(name, exes, args, report, runs, work, user=None):
     env = dict(os.environ, INSTR_OUTPUT=os.path.join(work, "%e.%p.instr"))
+    as_user = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"] if user is not None else []
     times = {k: [] for k in exes}
     cpu = {k: [] for k in exes}
     info = {k: {} for k in exes}
@@ -121,10 +122,12 @@ def bench_program(name, exes, args, report, runs, work):
             d = os.path.join(work, re.sub(r"[^a-z0-9]+", "-", k.lower()))
             shutil.rmtree(d, ignore_errors=True)
             os.makedirs(d)
+            if user is not None:
+                os.chmod(d, 0o1777)
             cmd = [exe, *args]
             if k.startswith("uftrace"):
                 cmd = ["uftrace", "record", "--no-libcall", "-d", os.path.join(d, "uftrace.data"), *cmd]
-            w, c = timed(cmd, dict(env, INSTR_OUTPUT=os.path.join(d, "%e.%p.instr")), d)
+            w, c = timed(as_user + cmd, dict(env, INSTR_OUTPUT=os.path.join(d, "%e.%p.instr")), d)
             times[k].append(w)
             cpu[k].append(c)
             if r == runs - 1:  # keep the last round's output to measure
@@ -269,6 +272,8 @@ def main():
     ap.add_argument("--scale", default="1")
     ap.add_argument("--only", choices=("lua", "shapes"))
     ap.add_argument("--no-uftrace", action="store_true", help="leave out the peer (its runs take minutes)")
+    ap.add_argument("--user", type=int, help="run every build as this uid (setpriv; as root): what users see, "
+                    "e.g. the prefill helper, which never runs with privilege (runtime/prefill.c)")
     a = ap.parse_args()
     b = os.path.abspath(a.build)
     plugin, report = os.path.join(b, "plugin", "instr.so"), os.path.join(b, "bin", "instr-report")
@@ -288,6 +293,8 @@ def main():
                       [], []))
     tag = str(os.stat(plugin).st_mtime_ns) + (str(os.stat(a.before).st_mtime_ns) if a.before else "")
     with tempfile.TemporaryDirectory(dir=cache) as work:
+        if a.user is not None:
+            os.chmod(work, 0o755)
         for name, cc, files, cflags, libs, args in progs:
             exes = {}
             for k, extra in vs.items():
@@ -295,7 +302,7 @@ def main():
                 out = os.path.join(cache, "bin", tag if "instr" in k else "any", slug)
                 objs = [bare_obj] if k.startswith("bare") else []
                 exes[k] = build(out, cc, files, cflags, libs, extra, objs)
-            bench_program(name, exes, args, report, a.runs, work)
+            bench_program(name, exes, args, report, a.runs, work, a.user)
     return 0
 
 
