@@ -557,7 +557,7 @@ static void release(struct instr__window *w)
 
 /* The smallest window whose successor the helper prepares (prefill.c):
  * short-lived threads and processes never start it. */
-#define PREFILL_MIN_CHUNKS 4u
+#define PREFILL_MIN_CHUNKS 2u
 
 static uint32_t next_grow(uint64_t n)
 {
