@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Real-program benchmark (not gated by CI: numbers move +-10% here).
 
-Two programs, each built uninstrumented, with the bare recorder (rdtsc + a
+Real programs, each built uninstrumented, with the bare recorder (rdtsc + a
 16-byte store per hook through -finstrument-functions: bench/bare-recorder.c,
 the floor), with instr at callsites=all (the default), external and none, and
 with -finstrument-functions for `uftrace record` (the peer; its -pg mode,
@@ -10,8 +10,13 @@ its PLT hooks crash there too, hence --no-libcall):
   - Lua 5.4 from Debian's source package, fetched with apt-get source into
     BUILD/real/src through a private apt configuration (a deb-src line of its
     own; the system's apt sources are not touched), running bench/real/bench.lua;
-  - examples/shapes.cpp from this repository (the C++ program: virtual calls,
-    a template, exceptions).
+  - the test suite of double-conversion (Google's C++ library for
+    correctly rounded number <-> text conversion, used by V8 and Firefox),
+    Debian's source fetched the same way: cctest running every test, 44 M
+    calls of instrumented functions (the C++ program);
+  - with --only shapes, examples/shapes.cpp from this repository (virtual
+    calls, a template, exceptions; 19 k calls in 5 ms: too small for
+    per-call figures).
 --before PLUGIN adds the instr builds made with another plugin (e.g. main's
 build directory), so a change is measured side by side in one run.
 
@@ -20,7 +25,7 @@ ns per call = (median - plain median) / calls of instrumented functions in
 the callsites=all dump.  Prints the targets of issue 10 beside the numbers.
 
 Usage: bench/run-real.py --build BUILD [--before OTHER_BUILD/plugin/instr.so]
-       [--runs 5] [--scale 1] [--only lua|shapes]
+       [--runs 5] [--scale 1] [--only lua|dconv|shapes] [--no-uftrace] [--user UID]
 """
 import argparse, glob, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -38,9 +43,27 @@ def sh(cmd, ok=(0,), **kw):
 
 def fetch_lua(cache):
     """Debian's lua5.4 source, unpacked under cache/src (once)."""
-    found = glob.glob(os.path.join(cache, "src", "lua5.4-*", "src", "lua.c"))
+    return os.path.dirname(fetch_debian_source(cache, "lua5.4", os.path.join("lua5.4-*", "src", "lua.c")))
+
+
+def fetch_dconv(cache):
+    """Debian's double-conversion source, unpacked under cache/src (once)."""
+    probe = os.path.join("double-conversion-*", "test", "cctest", "cctest.cc")
+    return os.path.dirname(os.path.dirname(os.path.dirname(fetch_debian_source(cache, "double-conversion", probe))))
+
+
+def dconv_sources(src):
+    files = sorted(glob.glob(os.path.join(src, "double-conversion", "*.cc")) +
+                   glob.glob(os.path.join(src, "test", "cctest", "*.cc")))
+    return files, ["-I" + src], []
+
+
+def fetch_debian_source(cache, package, probe):
+    """The path matching probe under cache/src, after `apt-get source
+    package` there if nothing matches yet."""
+    found = glob.glob(os.path.join(cache, "src", probe))
     if found:
-        return os.path.dirname(found[0])
+        return found[0]
     apt = os.path.join(cache, "apt")
     for d in ("lists/partial", "cache/archives/partial"):
         os.makedirs(os.path.join(apt, d), exist_ok=True)
@@ -50,8 +73,11 @@ def fetch_lua(cache):
             "-o", f"Dir::State::Lists={apt}/lists", "-o", f"Dir::Cache={apt}/cache", "-o", "Debug::NoLocking=1"]
     sh(["apt-get", *opts, "update"])
     os.makedirs(os.path.join(cache, "src"), exist_ok=True)
-    sh(["apt-get", *opts, "source", "lua5.4"], cwd=os.path.join(cache, "src"))
-    return fetch_lua(cache)
+    sh(["apt-get", *opts, "source", package], cwd=os.path.join(cache, "src"))
+    found = glob.glob(os.path.join(cache, "src", probe))
+    if not found:
+        raise SystemExit(f"apt-get source {package}: no {probe}")
+    return found[0]
 
 
 def lua_sources(src):
@@ -270,7 +296,7 @@ def main():
     ap.add_argument("--before", help="another plugin (instr.so) to compare against, e.g. main's build")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--scale", default="1")
-    ap.add_argument("--only", choices=("lua", "shapes"))
+    ap.add_argument("--only", choices=("lua", "dconv", "shapes"))
     ap.add_argument("--no-uftrace", action="store_true", help="leave out the peer (its runs take minutes)")
     ap.add_argument("--user", type=int, help="run every build as this uid (setpriv; as root): what users see, "
                     "e.g. the prefill helper, which never runs with privilege (runtime/prefill.c)")
@@ -288,7 +314,10 @@ def main():
         files, cflags, libs = lua_sources(fetch_lua(cache))
         progs.append(("lua 5.4 (Debian source)", "gcc", files, cflags, libs,
                       [os.path.join(HERE, "real", "bench.lua"), a.scale]))
-    if a.only in (None, "shapes"):
+    if a.only in (None, "dconv"):
+        files, cflags, libs = dconv_sources(fetch_dconv(cache))
+        progs.append(("double-conversion 3.2 tests (Debian source)", "g++", files, cflags, libs, []))
+    if a.only == "shapes":
         progs.append(("examples/shapes.cpp", "g++", [os.path.join(ROOT, "examples", "shapes.cpp")], ["-std=c++14"],
                       [], []))
     tag = str(os.stat(plugin).st_mtime_ns) + (str(os.stat(a.before).st_mtime_ns) if a.before else "")
