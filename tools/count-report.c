@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
 #include "demangle.h"
 
 #define INDIRECT "[indirect call]" /* the callee of the calls through pointers of a caller */
@@ -78,14 +79,10 @@ static int add_edge(struct ctx *x, size_t caller, size_t callee, uint64_t calls)
             x->edges[i].calls += calls;
             return 0;
         }
-    if (x->nedges == x->cape) {
-        size_t n = x->cape ? 2 * x->cape : 64;
-        struct cedge *a = realloc(x->edges, n * sizeof *a);
-        if (!a)
-            return INSTR_ENOMEM;
-        x->edges = a;
-        x->cape = n;
-    }
+    struct cedge *a = instr_grow(x->edges, &x->cape, x->nedges + 1, sizeof *a, 64);
+    if (!a)
+        return INSTR_ENOMEM;
+    x->edges = a;
     x->edges[x->nedges++] = (struct cedge){caller, callee, calls};
     return 0;
 }

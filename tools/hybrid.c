@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
 #include "emit.h"
 #include "sample-reader.h"
 #include "sample-symbols.h"
@@ -80,14 +81,10 @@ static int add_below(struct instr_hybrid *h, uint32_t site, const char *chain, c
             h->below[i].samples += w;
             return 0;
         }
-    if (h->nbelow == h->capbelow) {
-        size_t nc = h->capbelow ? 2 * h->capbelow : 64;
-        struct instr_hybrid_below *a = realloc(h->below, nc * sizeof *a);
-        if (!a)
-            return INSTR_ENOMEM;
-        h->below = a;
-        h->capbelow = nc;
-    }
+    struct instr_hybrid_below *a = instr_grow(h->below, &h->capbelow, h->nbelow + 1, sizeof *a, 64);
+    if (!a)
+        return INSTR_ENOMEM;
+    h->below = a;
     struct instr_hybrid_below *b = &h->below[h->nbelow];
     if (!(b->chain = strdup(chain)) || !(b->module = strdup(module))) {
         free(b->chain);
