@@ -106,32 +106,29 @@ INSTR_PLUGIN_EXPORT int plugin_init(struct plugin_name_args *info, struct plugin
     }
     register_callback(name, PLUGIN_PASS_MANAGER_SETUP, NULL, &pass);
 
-    /* Right after expansion to RTL, the first point where a call statement
+    /* Call-site passes, only where call sites are hooked.  The last GIMPLE
+     * pass before expansion: the calls the optimiser made after the
+     * instrument pass (loop distribution's memset) get their call-site
+     * hooks too, so the next pass decides about them with the others.
+     * Right after expansion to RTL, the first point where a call statement
      * is known to be a call instruction or not (builtins expanded inline,
      * folded copies): call-site hooks around no call are removed there
      * (pass-empty-sites.cc).  Before any RTL optimisation, so the hook calls
      * are still where the GIMPLE pass put them; this runs at -O0 too. */
-    /* The last GIMPLE pass before expansion: the calls the optimiser made
-     * after the instrument pass (loop distribution's memset) get their
-     * call-site hooks too, so the pass below decides about them with the
-     * others. */
-    struct register_pass_info late;
+    struct register_pass_info late, sites;
     late.pass = instr_make_late_sites_pass(g);
     late.pos_op = PASS_POS_INSERT_BEFORE;
     late.ref_pass_instance_number = 1;
     late.reference_pass_name = "optimized";
-    if (instr_opts.callsites != instr_options::CALLSITES_NONE &&
-        instr_opts.mode == instr_options::MODE_TIME)
-        register_callback(name, PLUGIN_PASS_MANAGER_SETUP, NULL, &late);
-
-    struct register_pass_info sites;
     sites.pass = instr_make_empty_sites_pass(g);
     sites.pos_op = PASS_POS_INSERT_AFTER;
     sites.ref_pass_instance_number = 1;
     sites.reference_pass_name = "expand";
     if (instr_opts.callsites != instr_options::CALLSITES_NONE &&
-        instr_opts.mode == instr_options::MODE_TIME)
+        instr_opts.mode == instr_options::MODE_TIME) {
+        register_callback(name, PLUGIN_PASS_MANAGER_SETUP, NULL, &late);
         register_callback(name, PLUGIN_PASS_MANAGER_SETUP, NULL, &sites);
+    }
     register_callback(name, PLUGIN_REGISTER_GGC_ROOTS, NULL,
                       const_cast<ggc_root_tab *>(instr_pass_gc_roots));
     register_callback(name, PLUGIN_REGISTER_GGC_ROOTS, NULL,
