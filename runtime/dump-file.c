@@ -9,7 +9,7 @@
  * would turn a store into SIGBUS, a failed fallocate only stops the
  * recording) and mapped in one mmap.  Handing out the next chunk of a window
  * is a few stores; a new window's chunks are first written with zeros (64
- * KiB at a time: see fill_zeros) and, when a chunk is handed out, the one
+ * KiB at a time: see instr__fill_zeros) and, when a chunk is handed out, the one
  * after it is pre-faulted (MADV_POPULATE_WRITE, or a touch per page before
  * Linux 5.14), so the hot path never takes a page fault on the dump:
  * nothing of the runtime's lands inside the program's intervals, and no
@@ -63,6 +63,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "detector.h"
@@ -518,13 +519,15 @@ static int prefault(uint8_t *p, size_t len)
  * project's VM, 256 MiB in 64 KiB chunks: 8.7 µs a page by pre-fault
  * alone after 20 s idle, 0.86 with these writes first (4 MiB writes: 10.4,
  * the folios are large again), 0.75 either way while memory is warm.  A write
- * that fails changes nothing: the pre-fault then brings the pages in. */
+ * that fails changes nothing: the pre-fault then brings the pages in.
+ * Without libc: the prefill helper (prefill.c) calls it too. */
 static uint8_t zeros[INSTR_RT_CHUNK_SIZE]; /* .bss: only ever read */
 
-static void fill_zeros(int fd, off_t off, uint64_t chunks)
+__attribute__((no_stack_protector)) void instr__fill_zeros(int fd, int64_t off, uint64_t chunks)
 {
     for (uint64_t i = 0; i < chunks; i++)
-        if (pwrite(fd, zeros, sizeof zeros, off + (off_t)(i * INSTR_RT_CHUNK_SIZE)) != (ssize_t)sizeof zeros)
+        if (instr__sys6(SYS_pwrite64, fd, (long)zeros, sizeof zeros, (long)(off + (int64_t)(i * INSTR_RT_CHUNK_SIZE)),
+                        0, 0) != (long)sizeof zeros)
             return;
 }
 
@@ -645,7 +648,7 @@ static int new_window(struct instr__window *w)
         stop(strerror(e));
         goto fail;
     }
-    fill_zeros(fd, off, n);
+    instr__fill_zeros(fd, off, n);
     void *m = mmap(NULL, (size_t)n * INSTR_RT_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
     if (m == MAP_FAILED) {
         if (errno == ENOMEM)

@@ -231,6 +231,25 @@ void *instr__chunk_map(struct instr__window *w, uint16_t kind, uint32_t thread_i
  * back the space of its unused chunks (only in this process's own dump). */
 void instr__chunk_unmap(struct instr__window *w);
 
+/* A system call without libc: no errno, no TLS (the prefill helper has
+ * none of its own).  The result, or -errno. */
+static inline long instr__sys6(long n, long a, long b, long c, long d, long e, long f)
+{
+    long ret;
+    register long r10 __asm__("r10") = d;
+    register long r8 __asm__("r8") = e;
+    register long r9 __asm__("r9") = f;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+                     : "rcx", "r11", "memory");
+    return ret;
+}
+
+/* Zeros into chunks [off, off + chunks * 64 KiB) of the dump, 64 KiB per
+ * write (dump-file.c; libc-free, for prefill.c too). */
+void instr__fill_zeros(int fd, int64_t off, uint64_t chunks);
+
 /* prefill.c: the next window prepared off the program's threads. */
 int instr__prefill_ask(int fd, uint64_t first, uint32_t n, int64_t off);      /* chunk lock */
 int instr__prefill_busy(void);                                               /* chunk lock */

@@ -2,7 +2,7 @@
  * program's threads.
  *
  * Bringing a window's pages into the page cache and mapping them costs the
- * kernel about 2 µs a 4 KiB page here (dump-file.c: fill_zeros): a tenth of
+ * kernel about 2 µs a 4 KiB page here (dump-file.c: instr__fill_zeros): a tenth of
  * the run of a call-heavy program, spent in the runtime on the program's
  * own thread (README: "Runtime:").  The helper does that work beside the
  * program: when a thread takes a window of at least PREFILL_MIN_CHUNKS
@@ -96,38 +96,19 @@ static pid_t helper_tid; /* CLONE_CHILD_SETTID/CLEARTID: 0 once it is gone */
 static int helper_fd;    /* the dump's descriptor in the helper's own table */
 static pid_t helper_parent;
 static int tried;        /* a helper was started (or refused) in this process */
-static uint8_t zeros[INSTR_RT_CHUNK_SIZE]; /* .bss: only ever read */
-
-/* A system call without libc (no errno: the helper has no TLS of its own). */
-static long sys6(long n, long a, long b, long c, long d, long e, long f)
-{
-    long ret;
-    register long r10 __asm__("r10") = d;
-    register long r8 __asm__("r8") = e;
-    register long r9 __asm__("r9") = f;
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-                     : "rcx", "r11", "memory");
-    return ret;
-}
-
 /* Fallocate, zeros 64 KiB at a time (small folios: dump-file.c), map,
  * pre-fault: the window the request names, or NULL. */
 __attribute__((no_stack_protector)) static uint8_t *prepare(void)
 {
     long len = (long)req.n * INSTR_RT_CHUNK_SIZE;
-    if (sys6(SYS_fallocate, helper_fd, 0, req.off, len, 0, 0) != 0)
+    if (instr__sys6(SYS_fallocate, helper_fd, 0, req.off, len, 0, 0) != 0)
         return NULL;
-    for (uint32_t i = 0; i < req.n; i++)
-        if (sys6(SYS_pwrite64, helper_fd, (long)zeros, INSTR_RT_CHUNK_SIZE,
-                 req.off + (long)i * INSTR_RT_CHUNK_SIZE, 0, 0) != INSTR_RT_CHUNK_SIZE)
-            break; /* the pre-fault then brings the pages in */
-    long m = sys6(SYS_mmap, 0, len, PROT_READ | PROT_WRITE, MAP_SHARED, helper_fd, req.off);
+    instr__fill_zeros(helper_fd, req.off, req.n);
+    long m = instr__sys6(SYS_mmap, 0, len, PROT_READ | PROT_WRITE, MAP_SHARED, helper_fd, req.off);
     if (m < 0 && m > -4096)
         return NULL;
-    if (sys6(SYS_madvise, m, len, 23 /* MADV_POPULATE_WRITE */, 0, 0, 0) != 0) {
-        sys6(SYS_munmap, m, len, 0, 0, 0, 0);
+    if (instr__sys6(SYS_madvise, m, len, 23 /* MADV_POPULATE_WRITE */, 0, 0, 0) != 0) {
+        instr__sys6(SYS_munmap, m, len, 0, 0, 0, 0);
         return NULL;
     }
     return (uint8_t *)m;
@@ -137,35 +118,35 @@ __attribute__((no_stack_protector)) static uint8_t *prepare(void)
  * parent's address space still ours (not after its exec). */
 __attribute__((no_stack_protector)) static int still_wanted(void)
 {
-    long parent = sys6(SYS_getppid, 0, 0, 0, 0, 0, 0);
+    long parent = instr__sys6(SYS_getppid, 0, 0, 0, 0, 0, 0);
     if (parent != helper_parent)
         return 0;
-    return sys6(SYS_kcmp, parent, sys6(SYS_getpid, 0, 0, 0, 0, 0, 0), KCMP_VM_, 0, 0, 0) == 0;
+    return instr__sys6(SYS_kcmp, parent, instr__sys6(SYS_getpid, 0, 0, 0, 0, 0, 0), KCMP_VM_, 0, 0, 0) == 0;
 }
 
 __attribute__((no_stack_protector)) static int helper_main(void *arg)
 {
     (void)arg;
     uint64_t all = ~0ull;
-    sys6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, 0, 8, 0, 0);
-    sys6(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0, 0);
-    sys6(SYS_prctl, PR_SET_NAME, (long)"instr-prefill", 0, 0, 0, 0);
+    instr__sys6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, 0, 8, 0, 0);
+    instr__sys6(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0, 0);
+    instr__sys6(SYS_prctl, PR_SET_NAME, (long)"instr-prefill", 0, 0, 0, 0);
     /* Only the dump's descriptor: no pipe or socket of the program's held open. */
-    if ((helper_fd > 0 && sys6(SYS_close_range, 0, (long)helper_fd - 1, 0, 0, 0, 0) != 0) ||
-        sys6(SYS_close_range, (long)helper_fd + 1, ~0u, 0, 0, 0, 0) != 0)
+    if ((helper_fd > 0 && instr__sys6(SYS_close_range, 0, (long)helper_fd - 1, 0, 0, 0, 0) != 0) ||
+        instr__sys6(SYS_close_range, (long)helper_fd + 1, ~0u, 0, 0, 0, 0) != 0)
         return 0;
     if (!still_wanted()) /* the maker may be gone before PDEATHSIG was set */
         return 0;
     for (;;) {
         void *gone = __atomic_load_n(&old.base, __ATOMIC_ACQUIRE);
         if (gone) {
-            sys6(SYS_munmap, (long)gone, (long)old.len, 0, 0, 0, 0);
+            instr__sys6(SYS_munmap, (long)gone, (long)old.len, 0, 0, 0, 0);
             __atomic_store_n(&old.base, NULL, __ATOMIC_RELEASE);
         }
         uint32_t st = __atomic_load_n(&req.state, __ATOMIC_ACQUIRE);
         if (st != P_ASKED) {
             struct timespec ts = {0, 50 * 1000 * 1000};
-            sys6(SYS_futex, (long)&req.state, FUTEX_WAIT_PRIVATE, st, (long)&ts, 0, 0);
+            instr__sys6(SYS_futex, (long)&req.state, FUTEX_WAIT_PRIVATE, st, (long)&ts, 0, 0);
             if (!still_wanted())
                 return 0;
             continue;
