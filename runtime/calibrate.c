@@ -25,14 +25,37 @@
  *
  * (the hook's own read is part of its cost: half on each side), each the
  * mean over the rounds of the readings not far above their median (see
- * typical()), after warm-up rounds.  About 1 ms of CPU time on a loaded
- * virtual machine (0.2 ms of it the rounds), arming the detectors included.  A signal handler that runs
- * meanwhile records into the scratch buffer, and is lost.
+ * typical()), after warm-up rounds.
+ *
+ * That is the hook alone.  A call in instrumented code also runs what the
+ * compiler adds around its hooks: their arguments, and the registers the
+ * function must keep across the hook calls (saved in its prologue,
+ * restored in its epilogue).  On this project's VM that was 16-20 % more
+ * than the hooks alone, the same share on an empty leaf and on Lua.  So
+ * whole calls are timed too, in the two shapes instrumented code has, each
+ * against the same calls without hooks (calls_*()):
+ *
+ *   A: a caller calls an empty leaf that has enter and exit hooks
+ *   B: the same with call-site hooks around the call (callsites=all)
+ *
+ *   scale(enter, exit)  = (A - plain) / (the four values of enter and exit)
+ *   scale(call, return) = (B - A) / (the four values of call and return)
+ *
+ * each time the median of REPS readings of CALLS calls.  Each kind's
+ * before and after are multiplied by its scale (split as the hook alone
+ * splits): the records hold what a hook costs with its surroundings.
+ * A scale outside [SCALE_MIN, SCALE_MAX] is taken as a disturbed
+ * measurement and left at 1.
+ *
+ * About 1 ms of CPU time on a loaded virtual machine (0.4 ms of it the
+ * rounds and calls), arming the detectors included.  A signal handler that
+ * runs meanwhile records into the scratch buffer, and is lost.
  *
  * What it cannot see: hooks in real code also pay for cache and branch
- * predictor state that the program's own code evicted, and register
- * spills around the call in the instrumented function; the measured cost
- * is a lower bound (README: "Probe overhead").
+ * predictor state that the program's own code evicted, and save or lose
+ * time beside the function's own work (an out-of-order core runs them in
+ * the shadow of a chain of dependent instructions): README, "Probe
+ * overhead".
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -46,6 +69,11 @@
 #define WARMUP 100u
 #define SCRATCH (8u * 1024u) /* event bytes written before the buffer rolls over */
 #define STACK_FRAMES 16u
+#define CALLS 16u  /* calls per timed reading of a whole-call shape */
+#define REPS 160u  /* readings per shape, after CALL_WARMUP */
+#define CALL_WARMUP 16u
+#define SCALE_MIN 500u  /* permille */
+#define SCALE_MAX 2500u
 
 /* The hook kinds measured, in round order (what their events are). */
 enum { K_CALL, K_ENTER, K_EXIT, K_RETURN, NKINDS };
@@ -117,11 +145,56 @@ __asm__(".pushsection .text\n"
 #define hook_exit instr__calib_exit
 #define hook_return instr__calib_return
 
+/* The whole-call shapes (see the top): the hooks are reached through the
+ * same trampolines, with the descriptors and CFAs of measure(). */
+static struct {
+    struct instr_fn_desc *callee;
+    struct instr_site_desc *site;
+    void *cfa_caller, *cfa_callee;
+} shape;
+
+__attribute__((noinline, noclone)) static void calls_leaf(volatile unsigned *x)
+{
+    hook_enter(shape.callee, shape.cfa_callee);
+    __asm__ volatile("" ::"r"(x));
+    hook_exit(shape.callee, shape.cfa_callee);
+}
+
+__attribute__((noinline, noclone)) static void calls_plain_leaf(volatile unsigned *x)
+{
+    __asm__ volatile("" ::"r"(x));
+}
+
+__attribute__((noinline, noclone)) static void calls_plain(volatile unsigned *x)
+{
+    for (unsigned i = 0; i < CALLS; i++)
+        calls_plain_leaf(x);
+}
+
+__attribute__((noinline, noclone)) static void calls_a(volatile unsigned *x)
+{
+    for (unsigned i = 0; i < CALLS; i++)
+        calls_leaf(x);
+}
+
+__attribute__((noinline, noclone)) static void calls_b(volatile unsigned *x)
+{
+    for (unsigned i = 0; i < CALLS; i++) {
+        hook_call(shape.site, shape.cfa_caller, NULL);
+        calls_leaf(x);
+        hook_return(shape.site, shape.cfa_caller);
+    }
+}
+
+enum { S_PLAIN, S_A, S_B, NSHAPES };
+
 /* The private state's mapping: the thread state, its shadow stack, the
- * event scratch, the samples (before and after per kind, and r). */
+ * event scratch, the samples (before and after per kind, and r; the
+ * readings of each whole-call shape). */
 struct samples {
     uint16_t v[2 * NKINDS + 1][ROUNDS]; /* ticks, at most 65535 (more is an outlier anyway) */
     uint16_t sum[ROUNDS];
+    uint16_t calls[NSHAPES][REPS];
 };
 
 static void measure(struct instr__thread *t, uint8_t *scratch, struct samples *s, uintptr_t base)
@@ -168,6 +241,30 @@ static void measure(struct instr__thread *t, uint8_t *scratch, struct samples *s
         }
         s->v[2 * NKINDS][r] = clamp16(t1 - t0);
     }
+
+    /* The whole calls, the three shapes interleaved; each reading starts
+     * the scratch afresh (CALLS calls write far less than SCRATCH). */
+    shape.callee = &callee.d;
+    shape.site = &site;
+    shape.cfa_caller = cfa_caller;
+    shape.cfa_callee = cfa_callee;
+    volatile unsigned x = 0;
+    for (unsigned i = 0; i < CALL_WARMUP + REPS; i++) {
+        t->pos = scratch;
+        uint64_t t0 = instr__tsc();
+        calls_plain(&x);
+        uint64_t t1 = instr__tsc();
+        calls_a(&x);
+        uint64_t t2 = instr__tsc();
+        calls_b(&x);
+        uint64_t t3 = instr__tsc();
+        if (i < CALL_WARMUP)
+            continue;
+        unsigned r = i - CALL_WARMUP;
+        s->calls[S_PLAIN][r] = clamp16(t1 - t0);
+        s->calls[S_A][r] = clamp16(t2 - t1);
+        s->calls[S_B][r] = clamp16(t3 - t2);
+    }
     hook_exit(&caller.d, cfa_caller);
 }
 
@@ -187,6 +284,23 @@ static uint64_t typical(uint16_t *a, size_t n)
     return kept ? (1000u * sum + kept / 2) / kept : 1000u * med;
 }
 
+/* Kinds j and k cost `total` mticks together in a whole call: their
+ * before and after values scaled to that sum (see the top). */
+static void scale_pair(int j, int k, uint64_t total)
+{
+    uint64_t alone = cost[j].before + cost[j].after + cost[k].before + cost[k].after;
+    if (!alone)
+        return;
+    uint64_t permille = (1000u * total + alone / 2) / alone;
+    if (permille < SCALE_MIN || permille > SCALE_MAX)
+        return;
+    const int kinds[2] = {j, k};
+    for (int i = 0; i < 2; i++) {
+        cost[kinds[i]].before = (cost[kinds[i]].before * permille + 500u) / 1000u;
+        cost[kinds[i]].after = (cost[kinds[i]].after * permille + 500u) / 1000u;
+    }
+}
+
 /* Into cost[] (mticks). */
 static void summarise(struct samples *s)
 {
@@ -202,6 +316,12 @@ static void summarise(struct samples *s)
         cost[k].spread = 1000u * (q3 - q1);
         cost[k].rounds = ROUNDS;
     }
+    /* The whole calls: medians, in mticks per call. */
+    uint64_t m[NSHAPES];
+    for (int j = 0; j < NSHAPES; j++)
+        m[j] = 1000u * kth(s->calls[j], REPS, REPS / 2) / CALLS;
+    scale_pair(K_ENTER, K_EXIT, m[S_A] > m[S_PLAIN] ? m[S_A] - m[S_PLAIN] : 0);
+    scale_pair(K_CALL, K_RETURN, m[S_B] > m[S_A] ? m[S_B] - m[S_A] : 0);
 }
 
 /* The backends armed for the measurement: every one that runs but perf.
