@@ -15,6 +15,7 @@ void instr_compensator_init(struct instr_compensator *c, struct instr_compensati
         c->before[hooks[i]] = (uint32_t)hc->before; /* the reader bounds them */
         c->after[hooks[i]] = (uint32_t)hc->after;
         out->known = 1;
+        c->cap += c->before[hooks[i]] + c->after[hooks[i]];
     }
     c->subtract = out->applied = out->known && !d->raw;
 }

@@ -1063,6 +1063,7 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
     }
     if ((rc = close_thread(w, th, prev)) < 0)
         return rc;
+    instr_compensator_thread_end(&w->comp, &p->comp);
     if (w->wall)
         instr_wall_thread_end(w->wall);
     th->events = events;
