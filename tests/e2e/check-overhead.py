@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
 """Probe-overhead compensation against the uninstrumented truth (overhead.c).
 
-Runs the program RUNS times.  Each run times the workload uninstrumented
-(plain_caller: thread CPU time, summed over its repetitions) and records the
-same workload instrumented (caller).  The report's Elapsed Inclusive of
-caller, compensated (the default) and --raw, is compared with it.  On a
+Runs the program RUNS times.  Each run times two workloads uninstrumented
+(plain_caller, plain_ilp_caller: thread CPU time, summed over their
+repetitions) and records the same workloads instrumented (caller,
+ilp_caller).  The report's Elapsed Inclusive of each caller, compensated
+(the default) and --raw, is compared with it.  ilp_caller's leaf has a
+known cost (independent arithmetic): its compensated value must come
+within 5 % of the truth (issue 12's target).  caller's leaf waits on its
+own stores, the case compensation cannot get right (README: "Probe
+overhead"): its value is checked in a wide window.  On a
 loaded machine the comparison uses on-CPU time: Elapsed Inclusive less the
 exact off-CPU time of caller and leaf (the cpuclock backend); without that
 backend, wall time.  Checked on every run: compensated below raw, the Probe Overhead exactly
@@ -53,32 +58,38 @@ def one_run(args, work):
           "the dump has every hook kind's cost: " +
           ", ".join(f"{k} {v['before_ticks']:.1f}+{v['after_ticks']:.1f}" for k, v in hc.items() if v))
     # The calibration records nothing of its own: no function, no thread.
-    check(sorted(f["name"] for f in comp["functions"]) == ["caller", "leaf"],
+    check(sorted(f["name"] for f in comp["functions"]) == ["caller", "ilp_caller", "ilp_leaf", "leaf"],
           "only the program's functions recorded (calibration invisible)")
     check(len(comp["threads"]) == 1, "one thread recorded")
+    print(f"clamped {po['clamped_intervals']} of {po['intervals']} intervals, "
+          f"{po['unpaid_ticks']} ticks unpaid")
     fc = {f["name"]: f for f in comp["functions"]}
     fr = {f["name"]: f for f in raw["functions"]}
-    check(fc["leaf"]["calls"] == int(out["calls"]), f"leaf called {out['calls']} times")
-    check(fc["caller"]["calls"] == int(out["caller_calls"]), "caller called as often as the program says")
-    c, r = fc["caller"], fr["caller"]
-    check(r["elapsed_inclusive_ticks"] - c["elapsed_inclusive_ticks"] == c["probe_overhead_ticks"] ==
-          r["probe_overhead_ticks"],
-          "Probe Overhead of caller = raw EI - compensated EI, the same with --raw")
-    if comp["session"]["off_cpu_exact"]:
-        off = sum(f["off_cpu_ns"] for f in comp["functions"] if f["name"] in ("caller", "leaf"))
-        truth, unit = int(out["plain_cpu_ns"]), "on-CPU"
-    else:
-        off, truth, unit = 0, int(out["plain_wall_ns"]), "wall"
-    # Per call: the plain times cover REPS repetitions, caller's values
-    # REPS + 1 (its warm-up call is recorded too).
-    truth /= int(out["plain_calls"])
-    comp_v = (c["elapsed_inclusive_ns"] - off) / int(out["calls"])
-    raw_v = (r["elapsed_inclusive_ns"] - off) / int(out["calls"])
-    rc, rr = comp_v / truth, raw_v / truth
-    print(f"ratio to uninstrumented ({unit}): compensated {rc:.3f}, raw {rr:.3f}; "
-          f"clamped {po['clamped_intervals']} of {po['intervals']} intervals")
-    check(rc < rr, "compensated below raw")
-    return rc, rr
+    ratios = []
+    for pre, key in (("", ""), ("ilp_", "ilp_")):
+        caller, leaf = pre + "caller", pre + "leaf"
+        check(fc[leaf]["calls"] == int(out[key + "calls"]), f"{leaf} called {out[key + 'calls']} times")
+        check(fc[caller]["calls"] == int(out["caller_calls"]), f"{caller} called as often as the program says")
+        c, r = fc[caller], fr[caller]
+        check(r["elapsed_inclusive_ticks"] - c["elapsed_inclusive_ticks"] == c["probe_overhead_ticks"] ==
+              r["probe_overhead_ticks"],
+              f"Probe Overhead of {caller} = raw EI - compensated EI, the same with --raw")
+        if comp["session"]["off_cpu_exact"]:
+            off = sum(f["off_cpu_ns"] for f in comp["functions"] if f["name"] in (caller, leaf))
+            truth, unit = int(out[key + "plain_cpu_ns"]), "on-CPU"
+        else:
+            off, truth, unit = 0, int(out[key + "plain_wall_ns"]), "wall"
+        # Per call: the plain times cover REPS repetitions, the callers'
+        # values REPS + 1 (their warm-up call is recorded too).
+        truth /= int(out[key + "plain_calls"])
+        comp_v = (c["elapsed_inclusive_ns"] - off) / int(out[key + "calls"])
+        raw_v = (r["elapsed_inclusive_ns"] - off) / int(out[key + "calls"])
+        rc, rr = comp_v / truth, raw_v / truth
+        print(f"{caller}: ratio to uninstrumented ({unit}): compensated {rc:.3f}, raw {rr:.3f} "
+              f"({truth:.1f} ns a call uninstrumented)")
+        check(rc < rr, f"{caller}: compensated below raw")
+        ratios.append((rc, rr))
+    return ratios
 
 
 def main():
@@ -87,17 +98,27 @@ def main():
     ap.add_argument("--report", required=True)
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
-    ratios = []
+    runs = []
     with tempfile.TemporaryDirectory() as work:
         for _ in range(args.runs):
-            ratios.append(one_run(args, work))
-    print("compensated/uninstrumented:", " ".join(f"{a:.3f}" for a, _ in ratios))
-    print("raw/uninstrumented:        ", " ".join(f"{b:.3f}" for _, b in ratios))
+            runs.append(one_run(args, work))
     # The medians over the runs: one run may lose a share of its time to
     # stalls no detector sees (the host's, on a VM), on either side.
-    mc = sorted(a for a, _ in ratios)[len(ratios) // 2]
-    mr = sorted(b for _, b in ratios)[len(ratios) // 2]
-    check(mr >= 1.03, f"raw caller EI visibly above the uninstrumented time (median {mr:.3f} >= 1.03)")
+    def medians(i, caller):
+        ratios = [r[i] for r in runs]
+        print(f"{caller} compensated/uninstrumented:", " ".join(f"{a:.3f}" for a, _ in ratios))
+        print(f"{caller} raw/uninstrumented:        ", " ".join(f"{b:.3f}" for _, b in ratios))
+        mc = sorted(a for a, _ in ratios)[len(ratios) // 2]
+        mr = sorted(b for _, b in ratios)[len(ratios) // 2]
+        check(mr >= 1.03, f"raw {caller} EI visibly above the uninstrumented time (median {mr:.3f} >= 1.03)")
+        check(mc < mr, f"{caller}: compensated below raw (medians)")
+        return mc
+
+    # The known cost: within 5 %.
+    mc = medians(1, "ilp_caller")
+    check(0.95 <= mc <= 1.05,
+          f"compensated ilp_caller EI within 5 % of the uninstrumented time (median {mc:.3f} in [0.95, 1.05])")
+    mc = medians(0, "caller")
     # The window is what this project's loaded 2-core VM allows (README:
     # "Probe overhead"): a hook's cost is not a constant the start-up
     # measurement could catch exactly.  Next to a leaf whose loop waits on
@@ -111,7 +132,6 @@ def main():
     # the hooks cost at start, gave 0.67-0.70; the forty runs around them
     # gave 0.76-1.15.  The lower bound leaves room for that state.
     check(0.6 <= mc <= 1.5, f"compensated caller EI near the uninstrumented time (median {mc:.3f} in [0.6, 1.5])")
-    check(mc < mr, "compensated below raw (medians)")
     print(f"{len(failures)} failed")
     return 1 if failures else 0
 
