@@ -12,6 +12,8 @@ interleaved so the host's load hits all alike:
   instr-sample --rate 1000               (CPU-clock per thread, 8 KiB stack copy, DWARF unwinding)
   perf record -F 1000 -e cpu-clock --call-graph dwarf
   perf record -F 1000 -e cpu-clock -g    (frame pointers: the cheap peer)
+  instr-sample --stack-size 1024         (what copying 8 KiB a sample costs)
+  perf record -F 1000 -e cpu-clock       (no stacks: the kernel's sampling floor)
 
 Reported: median wall and CPU seconds of the whole command (the program's
 and the profiler's, so instr-sample's own unwinding counts), the ratio to
@@ -75,7 +77,11 @@ def main():
         base = ["/usr/bin/time", "-f", "%e %U %S", "-o", tfile, lua, os.path.join(HERE, "real", "bench.lua"), a.scale]
         variants = {"bare": base,
                     "instr-sample --rate 1000": [a.sample, "--rate", "1000", "-o", os.path.join(work, "s.%p.instr"),
-                                                 *base]}
+                                                 *base],
+                    # what the stack copy costs: the same with 1 KiB of stack
+                    # (unwinding then stops early; its samples are not compared)
+                    "instr-sample --stack-size 1024": [a.sample, "--rate", "1000", "--stack-size", "1024", "-o",
+                                                       os.path.join(work, "t.%p.instr"), *base]}
         perf = shutil.which("perf")
         pdata = os.path.join(work, "p.data")
         if perf and subprocess.run([perf, "record", "-q", "-e", "cpu-clock", "-o", pdata, "true"],
@@ -84,6 +90,9 @@ def main():
                                                           "--call-graph", "dwarf", "-o", pdata, *base]
             variants["perf record -g (fp)"] = [perf, "record", "-q", "-F", "1000", "-e", "cpu-clock", "-g",
                                                "-o", pdata, *base]
+            # the floor: the same timer, the program counter alone
+            variants["perf record (no stacks)"] = [perf, "record", "-q", "-F", "1000", "-e", "cpu-clock",
+                                                   "-o", pdata, *base]
         else:
             print("perf record not usable here: compared with the bare run only")
         res = {k: [] for k in variants}
@@ -92,13 +101,13 @@ def main():
         for i in range(a.runs):
             for name, cmd in variants.items():
                 for f in os.listdir(work):
-                    if f.startswith("s.") or f.startswith("p.data"):
+                    if f.startswith(("s.", "t.", "p.data")):
                         os.unlink(os.path.join(work, f))
                 res[name].append(timed(cmd, work))
                 with open(tfile) as f:
                     e, u, sy = (float(x) for x in f.read().split()[-3:])
                 prog[name].append((e, u + sy))
-                if name.startswith("instr-sample"):
+                if name == "instr-sample --rate 1000":
                     dumps = [os.path.join(work, f) for f in os.listdir(work) if f.startswith("s.")]
                     j = json.loads(subprocess.run([a.report, "--format", "json", *dumps], capture_output=True,
                                                   text=True).stdout)
