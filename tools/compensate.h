@@ -19,15 +19,16 @@
  * up exactly.  An interval shorter than its hooks' cost is charged 0 and
  * counted (clamped), never hidden; the rest of its cost (the deficit) is
  * owed by the next intervals of the thread, up to the cost of one whole
- * call (the carry's cap) and the thread's end; what is left over is
- * counted (unpaid).  The deficit is real time misplaced, not a smaller
+ * call (the carry's cap), an interval charged to nobody (an empty
+ * stack) or the thread's end; what is left over is counted (unpaid).  The deficit is real time misplaced, not a smaller
  * cost: an out-of-order core reads a hook's TSC before the work around
  * it is done, or after, so the tick between two intervals moves and what
  * one interval lacks the next one holds.  On Lua (156 M intervals, most
- * of them shorter than their hooks' cost) clamping alone left a fifth of
- * the hooks' cost in the values: main's compensated Elapsed Inclusive was
- * 5x the uninstrumented run's time; with the carry, 1.1-1.7x.  The cost found in the intervals a
- * frame is charged is its Probe Overhead, measured whether or not it is
+ * of them shorter than their hooks' cost) clamping alone left about a
+ * sixth of the hooks' cost in the values, and main's compensated Elapsed
+ * Inclusive at 4.7-5.3x the uninstrumented run's time; with the carry,
+ * 1.1-1.7x (bench/run-real.py).  The cost found in the intervals a frame
+ * is charged is its Probe Overhead, measured whether or not it is
  * subtracted (inclusive like Elapsed: its own hooks' and its callees').
  *
  * The hook behind an event: ENTER, EXIT, CALL and RETURN their own; an
