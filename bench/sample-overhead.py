@@ -12,12 +12,12 @@ interleaved so the host's load hits all alike:
   instr-sample --rate 1000               (CPU-clock per thread, 8 KiB stack copy, DWARF unwinding)
   perf record -F 1000 -e cpu-clock --call-graph dwarf
   perf record -F 1000 -e cpu-clock -g    (frame pointers: the cheap peer)
-  instr-sample --stack-size 1024         (what copying 8 KiB a sample costs)
+  instr-sample --stack-size 4096, 1024   (what copying 8 KiB a sample costs)
   perf record -F 1000 -e cpu-clock       (no stacks: the kernel's sampling floor)
 
 Reported: median wall and CPU seconds of the whole command (the program's
 and the profiler's, so instr-sample's own unwinding counts), the ratio to
-bare; the program's own CPU seconds (/usr/bin/time around it, under the
+bare; the program's own CPU seconds (bench/child-rusage.c around it, under the
 profiler: what sampling costs inside the program, the kernel's stack copies
 included); and the median of each round's ratio to that round's bare run
 (pairs taken seconds apart: less of the host's load drift than a ratio of
@@ -64,6 +64,7 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--scale", default="1")
     ap.add_argument("--cache", default=os.path.join(os.path.dirname(HERE), "build", "bench", "real"))
+    ap.add_argument("--variants", help="comma-separated names (or prefixes) of the variants to run beside bare")
     a = ap.parse_args()
     a.sample, a.report, a.cache = os.path.abspath(a.sample), os.path.abspath(a.report), os.path.abspath(a.cache)
     rr = run_real()
@@ -73,13 +74,17 @@ def main():
         lua = os.path.join(work, "lua")
         rr.sh(["gcc", "-O2", "-g", *cflags, "-o", lua, *files, *libs])
         tfile = os.path.join(work, "time.txt")
+        rusage = os.path.join(work, "child-rusage")
+        rr.sh(["gcc", "-O2", "-o", rusage, os.path.join(HERE, "child-rusage.c")])
         # the program's own wall and CPU, wherever it runs (GNU time waits in wait4: no CPU of its own)
-        base = ["/usr/bin/time", "-f", "%e %U %S", "-o", tfile, lua, os.path.join(HERE, "real", "bench.lua"), a.scale]
+        base = [rusage, tfile, lua, os.path.join(HERE, "real", "bench.lua"), a.scale]
         variants = {"bare": base,
                     "instr-sample --rate 1000": [a.sample, "--rate", "1000", "-o", os.path.join(work, "s.%p.instr"),
                                                  *base],
                     # what the stack copy costs: the same with 1 KiB of stack
                     # (unwinding then stops early; its samples are not compared)
+                    "instr-sample --stack-size 4096": [a.sample, "--rate", "1000", "--stack-size", "4096", "-o",
+                                                       os.path.join(work, "t.%p.instr"), *base],
                     "instr-sample --stack-size 1024": [a.sample, "--rate", "1000", "--stack-size", "1024", "-o",
                                                        os.path.join(work, "t.%p.instr"), *base]}
         perf = shutil.which("perf")
@@ -95,6 +100,9 @@ def main():
                                                    "-o", pdata, *base]
         else:
             print("perf record not usable here: compared with the bare run only")
+        if a.variants:
+            keep = [v.strip() for v in a.variants.split(",")]
+            variants = {k: v for k, v in variants.items() if k == "bare" or any(k.startswith(p) for p in keep)}
         res = {k: [] for k in variants}
         prog = {k: [] for k in variants}  # (wall, CPU) of the program alone
         info = []
