@@ -66,6 +66,12 @@ def run(cmd, env=None, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, env=e, **kw)
 
 
+# Rounds of the busy program for check_shares: about 0.3 s of CPU, 300
+# samples at 1 kHz (300 rounds took 0.19 s on a quiet machine: 191
+# samples, under check_shares' 200).
+SHARE_ROUNDS = "500"
+
+
 def record(work, name, rate=None, prefix=(), busy=BUSY, rounds="300", extra=()):
     env = {"INSTR_OUTPUT": os.path.join(work, name + ".instr"), "INSTR_LOG": "stderr"}
     if rate:
@@ -110,7 +116,7 @@ def application_ms(dump):
 
 
 def scenario_shares(work):
-    dump, r = record(work, "s", 1000)
+    dump, r = record(work, "s", 1000, rounds=SHARE_ROUNDS)
     check("perf events" not in r.stderr, "no refusal line (%s)" % r.stderr)
     j = samples_json(dump)
     if j:
@@ -339,7 +345,7 @@ def scenario_unprivileged(work):
     os.chmod(work, 0o1777)
     busy = shutil.copy(BUSY, work)
     dump, r = record(work, "u", 1000, prefix=("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"),
-                     busy=busy)
+                     busy=busy, rounds=SHARE_ROUNDS)
     check("perf events" not in r.stderr, "no refusal as uid 65534 (%s)" % r.stderr)
     check(os.path.exists(dump) and os.stat(dump).st_uid == 65534, "the dump belongs to the user")
     if os.path.exists(dump):
