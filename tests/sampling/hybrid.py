@@ -66,10 +66,13 @@ def run(cmd, env=None, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, env=e, **kw)
 
 
-# Rounds of the busy program for check_shares: about 0.3 s of CPU, 300
-# samples at 1 kHz (300 rounds took 0.19 s on a quiet machine: 191
-# samples, under check_shares' 200).
-SHARE_ROUNDS = "500"
+# The busy program for check_shares: long rounds (10 ms, 16 times the
+# default: rounds as long as the sampling period lock the samples to one
+# phase of them), about 0.3 s of CPU, 300 samples at 1 kHz (300 short
+# rounds took 0.19 s on a quiet machine: 191 samples, under
+# check_shares' 200).
+SHARE_ROUNDS = "30"
+SHARE_EXTRA = ("long",)
 
 
 def record(work, name, rate=None, prefix=(), busy=BUSY, rounds="300", extra=()):
@@ -116,7 +119,7 @@ def application_ms(dump):
 
 
 def scenario_shares(work):
-    dump, r = record(work, "s", 1000, rounds=SHARE_ROUNDS)
+    dump, r = record(work, "s", 1000, rounds=SHARE_ROUNDS, extra=SHARE_EXTRA)
     check("perf events" not in r.stderr, "no refusal line (%s)" % r.stderr)
     j = samples_json(dump)
     if j:
@@ -345,7 +348,7 @@ def scenario_unprivileged(work):
     os.chmod(work, 0o1777)
     busy = shutil.copy(BUSY, work)
     dump, r = record(work, "u", 1000, prefix=("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"),
-                     busy=busy, rounds=SHARE_ROUNDS)
+                     busy=busy, rounds=SHARE_ROUNDS, extra=SHARE_EXTRA)
     check("perf events" not in r.stderr, "no refusal as uid 65534 (%s)" % r.stderr)
     check(os.path.exists(dump) and os.stat(dump).st_uid == 65534, "the dump belongs to the user")
     if os.path.exists(dump):
