@@ -3,6 +3,13 @@
 
 #include <string.h>
 
+/* mticks (the records) to the walk's 1/1024 ticks, rounded; the reader
+ * bounds them. */
+static uint32_t walk_units(uint64_t mticks)
+{
+    return (uint32_t)(((mticks << INSTR_COMP_SHIFT) + 500) / 1000);
+}
+
 void instr_compensator_init(struct instr_compensator *c, struct instr_compensation *out, const struct instr_dump *d)
 {
     static const unsigned hooks[] = {INSTR_EV_ENTER, INSTR_EV_EXIT, INSTR_EV_CALL, INSTR_EV_RETURN};
@@ -12,8 +19,8 @@ void instr_compensator_init(struct instr_compensator *c, struct instr_compensati
         const struct instr_hook_cost *hc = &d->hook_cost[hooks[i]];
         if (!hc->rounds)
             continue;
-        c->before[hooks[i]] = (uint32_t)hc->before; /* the reader bounds them */
-        c->after[hooks[i]] = (uint32_t)hc->after;
+        c->before[hooks[i]] = walk_units(hc->before);
+        c->after[hooks[i]] = walk_units(hc->after);
         out->known = 1;
         c->cap += c->before[hooks[i]] + c->after[hooks[i]];
     }

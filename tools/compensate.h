@@ -13,18 +13,20 @@
  *           |  ter)      | + before(exit)     | turn)     |
  *
  * so f's Elapsed Inclusive holds all four hooks' cost but before(call),
- * and main's all four.  Compensation charges each interval its length
- * less that cost.  Costs are in mticks; the remainder below one tick
- * carries to the next interval of the thread, so what is subtracted adds
- * up exactly.  An interval shorter than its hooks' cost is charged 0 and
- * counted (clamped), never hidden; the rest of its cost (the deficit) is
- * owed by the next intervals of the thread, up to the cost of one whole
- * call (the carry's cap), an interval charged to nobody (an empty
- * stack) or the thread's end; what is left over is counted (unpaid).  The deficit is real time misplaced, not a smaller
- * cost: an out-of-order core reads a hook's TSC before the work around
- * it is done, or after, so the tick between two intervals moves and what
- * one interval lacks the next one holds.  On Lua (156 M intervals, most
- * of them shorter than their hooks' cost) clamping alone left about a
+ * and main's all four.  Compensation charges each interval its length less
+ * that cost.  The walk keeps costs in 1/1024 ticks (the records' mticks
+ * rounded: a shift, not a division, on the walk's chain from one interval
+ * to the next); the remainder below one tick carries to the next interval
+ * of the thread, so what is subtracted adds up exactly.  An interval
+ * shorter than its hooks' cost is charged 0 and counted (clamped), never
+ * hidden; the rest of its cost (the deficit) is owed by the next intervals
+ * of the thread, up to the cost of one whole call (the carry's cap), an
+ * interval charged to nobody (an empty stack) or the thread's end; what is
+ * left over is counted (unpaid).  The deficit is real time misplaced, not
+ * a smaller cost: an out-of-order core reads a hook's TSC before the work
+ * around it is done, or after, so the tick between two intervals moves and
+ * what one interval lacks the next one holds.  On Lua (156 M intervals,
+ * most of them shorter than their hooks' cost) clamping alone left about a
  * sixth of the hooks' cost in the values, and main's compensated Elapsed
  * Inclusive at 4.7-5.3x the uninstrumented run's time; with the carry,
  * 1.1-1.7x (bench/run-real.py).  The cost found in the intervals a frame
@@ -46,14 +48,17 @@
 
 #define INSTR_COMP_KINDS 8 /* cost slots: INSTR_EV_* of the hook kinds; 0 = no cost */
 #define INSTR_COMP_TRANSPARENT 7u
+#define INSTR_COMP_SHIFT 10 /* the walk's cost unit: 1/1024 tick */
 
 /* One thread's walk. */
 struct instr_compensator {
-    uint32_t before[INSTR_COMP_KINDS], after[INSTR_COMP_KINDS]; /* mticks */
+    uint32_t before[INSTR_COMP_KINDS], after[INSTR_COMP_KINDS]; /* 1/1024 ticks */
     int subtract;   /* the costs come off the charged values (else only measured) */
     unsigned prev;  /* cost slot of the event the current interval started at */
-    uint64_t carry; /* mticks owed by the next interval: below one tick, or a clamped one's deficit */
-    uint64_t cap;   /* most mticks carried: one whole call's hooks */
+    uint64_t carry; /* 1/1024 ticks owed by the next interval: below one tick, or a clamped one's deficit */
+    uint64_t cap;   /* most carried: one whole call's hooks */
+    uint64_t unpaid; /* 1/1024 ticks owed that no interval took, until the thread's end
+                        (here, not in out: a store less in the walk's loop) */
 };
 
 /* What compensation found (and did) in a profile. */
@@ -63,7 +68,7 @@ struct instr_compensation {
     uint64_t intervals; /* charged intervals holding a hook cost */
     uint64_t clamped;   /* of which shorter than that cost: charged 0 */
     uint64_t ticks;     /* the hook cost found in charged intervals (subtracted when applied) */
-    uint64_t unpaid;    /* mticks of clamped intervals' deficits no later interval took (the cap, a thread's end) */
+    uint64_t unpaid;    /* 1/1024 ticks of clamped intervals' deficits no later interval took (the cap, a thread's end) */
 };
 
 /* The dump's costs; raw (d->raw) or without HOOK_COST records nothing is
@@ -80,8 +85,8 @@ static inline void instr_compensator_thread(struct instr_compensator *c)
 /* A thread ends: what it still owes is unpaid. */
 static inline void instr_compensator_thread_end(struct instr_compensator *c, struct instr_compensation *out)
 {
-    out->unpaid += c->carry;
-    c->carry = 0;
+    out->unpaid += c->unpaid + c->carry;
+    c->unpaid = c->carry = 0;
 }
 
 static inline unsigned instr_comp_slot(const struct instr_event *ev)
@@ -107,18 +112,18 @@ static inline uint64_t instr_compensate(struct instr_compensator *c, struct inst
     uint64_t mt = (uint64_t)c->after[p] + c->before[k];
     if (!d || !mt)
         return d;
-    if (!charged) {
+    if (__builtin_expect(!charged, 0)) {
         /* nobody's interval (an empty stack): what was owed stays unpaid */
-        out->unpaid += c->carry;
+        c->unpaid += c->carry;
         c->carry = 0;
     }
     mt += c->carry;
-    uint64_t cost = mt / 1000;
-    c->carry = mt % 1000;
+    uint64_t cost = mt >> INSTR_COMP_SHIFT;
+    c->carry = mt & ((1u << INSTR_COMP_SHIFT) - 1);
     if (cost > d) {
-        uint64_t owed = mt - 1000 * d;
+        uint64_t owed = mt - (d << INSTR_COMP_SHIFT);
         c->carry = owed < c->cap ? owed : c->cap;
-        out->unpaid += owed - c->carry;
+        c->unpaid += owed - c->carry;
         cost = d;
         out->clamped += (uint64_t)(charged != 0);
     }
