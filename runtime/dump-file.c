@@ -657,8 +657,6 @@ static int new_window(struct instr__window *w)
             stop(strerror(errno));
         goto fail;
     }
-    if (opened)
-        close(fd);
     instr__rt.next_chunk = instr__rt.reserved_chunks = idx + n;
     __atomic_store_n(&instr__rt.header->chunk_count, idx + n, __ATOMIC_RELEASE);
     w->base = m;
@@ -668,13 +666,12 @@ static int new_window(struct instr__window *w)
     w->grow = next_grow(want);
     if (prefault(w->base, INSTR_RT_CHUNK_SIZE)) {
         stop(strerror(errno));
-        return -1;
+        goto fail;
     }
-    if (n >= PREFILL_MIN_CHUNKS && (fd = dump_fd(&opened)) >= 0) {
-        ask_next(w, fd);
-        if (opened)
-            close(fd);
-    }
+    if (n >= PREFILL_MIN_CHUNKS)
+        ask_next(w, fd); /* the descriptor of this window, still open */
+    if (opened)
+        close(fd);
     return 0;
 fail:
     if (opened)

@@ -40,7 +40,7 @@
  *
  * A request the helper has not finished when the program ends leaves its
  * chunks as zeros or holes, which the reader skips; a ready window not
- * taken is given back at exit (instr__prefill_reclaim).
+ * taken is given back at exit (instr__dump_trim takes and punches it).
  */
 #define _GNU_SOURCE
 #include <errno.h>
