@@ -68,7 +68,7 @@ struct instr_compensation {
     uint64_t intervals; /* charged intervals holding a hook cost */
     uint64_t clamped;   /* of which shorter than that cost: charged 0 */
     uint64_t ticks;     /* the hook cost found in charged intervals (subtracted when applied) */
-    uint64_t unpaid;    /* 1/1024 ticks of clamped intervals' deficits no later interval took (the cap, a thread's end) */
+    uint64_t unpaid;    /* ticks of clamped intervals' deficits no later interval took (the cap, a thread's end) */
 };
 
 /* The dump's costs; raw (d->raw) or without HOOK_COST records nothing is
@@ -85,7 +85,7 @@ static inline void instr_compensator_thread(struct instr_compensator *c)
 /* A thread ends: what it still owes is unpaid. */
 static inline void instr_compensator_thread_end(struct instr_compensator *c, struct instr_compensation *out)
 {
-    out->unpaid += c->unpaid + c->carry;
+    out->unpaid += (c->unpaid + c->carry) >> INSTR_COMP_SHIFT;
     c->unpaid = c->carry = 0;
 }
 

@@ -242,7 +242,7 @@ static void session(struct instr_json *j, const struct instr_session *s)
         instr_json_key_ns(j, "ns", s->have_rate ? s->comp_ns : NAN);
         instr_json_key_u64(j, "intervals", s->comp.intervals);
         instr_json_key_u64(j, "clamped_intervals", s->comp.clamped);
-        instr_json_key_u64(j, "unpaid_ticks", s->comp.unpaid >> INSTR_COMP_SHIFT);
+        instr_json_key_u64(j, "unpaid_ticks", s->comp.unpaid);
         instr_json_key_ns(j, "unpaid_ns", s->have_rate ? s->comp_unpaid_ns : NAN);
         instr_json_close(j);
     }

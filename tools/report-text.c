@@ -364,7 +364,7 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
         if (grouped(out, s, hook_cost_line) < 0)
             return INSTR_ENOMEM;
         instr_fmt_value(a, sizeof a, s->comp.ticks, s->comp_ns, u);
-        instr_fmt_value(b, sizeof b, s->comp.unpaid >> INSTR_COMP_SHIFT, s->comp_unpaid_ns, u);
+        instr_fmt_value(b, sizeof b, s->comp.unpaid, s->comp_unpaid_ns, u);
         if (s->comp.applied && s->comp.clamped)
             fprintf(out, "Probe overhead: %s %s of hook costs subtracted from the values (--raw: keep them); "
                          "%" PRIu64 " of %" PRIu64 " intervals were shorter than their hooks' cost and count 0, "

@@ -72,7 +72,7 @@ struct instr_session {
     struct instr_repairs repairs;
     struct instr_compensation comp; /* summed over the dumps: known/applied if any dump's was */
     double comp_ns;            /* comp.ticks in ns */
-    double comp_unpaid_ns;     /* comp.unpaid (mticks) in ns */
+    double comp_unpaid_ns;     /* comp.unpaid in ns */
     uint64_t dropped;          /* events lost: the header count (DROPPED events say where) */
     double runtime_ns;         /* the runtime's own slow work, skipped (charged to nobody) */
     uint64_t header_unmatched; /* exits the runtime could not match */

@@ -224,7 +224,7 @@ static int add_process(struct instr_session *s, size_t i, const struct instr_exc
     s->comp.unpaid += p->comp.unpaid;
     s->comp.ticks += p->comp.ticks;
     s->comp_ns += instr_ticks_ns(d, p->comp.ticks);
-    s->comp_unpaid_ns += instr_ticks_ns(d, p->comp.unpaid >> INSTR_COMP_SHIFT);
+    s->comp_unpaid_ns += instr_ticks_ns(d, p->comp.unpaid);
     s->runtime_ns += instr_ticks_ns(d, r->runtime_ticks);
     /* The header counts every dropped event; DROPPED events say where
      * the ones before a resumed recording were. */
