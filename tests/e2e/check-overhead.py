@@ -66,9 +66,9 @@ def one_run(args, work):
     fc = {f["name"]: f for f in comp["functions"]}
     fr = {f["name"]: f for f in raw["functions"]}
     ratios = []
-    for pre, key in (("", ""), ("ilp_", "ilp_")):
+    for pre in ("", "ilp_"):  # the program's output keys carry the same prefix
         caller, leaf = pre + "caller", pre + "leaf"
-        check(fc[leaf]["calls"] == int(out[key + "calls"]), f"{leaf} called {out[key + 'calls']} times")
+        check(fc[leaf]["calls"] == int(out[pre + "calls"]), f"{leaf} called {out[pre + 'calls']} times")
         check(fc[caller]["calls"] == int(out["caller_calls"]), f"{caller} called as often as the program says")
         c, r = fc[caller], fr[caller]
         check(r["elapsed_inclusive_ticks"] - c["elapsed_inclusive_ticks"] == c["probe_overhead_ticks"] ==
@@ -76,14 +76,14 @@ def one_run(args, work):
               f"Probe Overhead of {caller} = raw EI - compensated EI, the same with --raw")
         if comp["session"]["off_cpu_exact"]:
             off = sum(f["off_cpu_ns"] for f in comp["functions"] if f["name"] in (caller, leaf))
-            truth, unit = int(out[key + "plain_cpu_ns"]), "on-CPU"
+            truth, unit = int(out[pre + "plain_cpu_ns"]), "on-CPU"
         else:
-            off, truth, unit = 0, int(out[key + "plain_wall_ns"]), "wall"
+            off, truth, unit = 0, int(out[pre + "plain_wall_ns"]), "wall"
         # Per call: the plain times cover REPS repetitions, the callers'
         # values REPS + 1 (their warm-up call is recorded too).
-        truth /= int(out[key + "plain_calls"])
-        comp_v = (c["elapsed_inclusive_ns"] - off) / int(out[key + "calls"])
-        raw_v = (r["elapsed_inclusive_ns"] - off) / int(out[key + "calls"])
+        truth /= int(out[pre + "plain_calls"])
+        comp_v = (c["elapsed_inclusive_ns"] - off) / int(out[pre + "calls"])
+        raw_v = (r["elapsed_inclusive_ns"] - off) / int(out[pre + "calls"])
         rc, rr = comp_v / truth, raw_v / truth
         print(f"{caller}: ratio to uninstrumented ({unit}): compensated {rc:.3f}, raw {rr:.3f} "
               f"({truth:.1f} ns a call uninstrumented)")
