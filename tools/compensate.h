@@ -29,7 +29,7 @@
  * most of them shorter than their hooks' cost) clamping alone left about a
  * sixth of the hooks' cost in the values, and main's compensated Elapsed
  * Inclusive at 4.7-5.3x the uninstrumented run's time; with the carry,
- * 1.1-1.7x (bench/run-real.py).  The cost found in the intervals a frame
+ * 1.1-1.8x (bench/run-real.py).  The cost found in the intervals a frame
  * is charged is its Probe Overhead, measured whether or not it is
  * subtracted (inclusive like Elapsed: its own hooks' and its callees').
  *
