@@ -12,9 +12,13 @@
 #                                         instr-dump(1), instr-sample(1)), instr(7)
 #   share/bash-completion/completions/    completion for instr-report
 #
-# The tree is relocatable: no installed file holds P.  The plugin derives
-# the runtime's path from its own location each time it compiles
-# (plugin/options.cc), instrConfig.cmake and instr.pc from theirs.
+# The tree is relocatable: the plugin derives the runtime's path from its
+# own location each time it compiles (plugin/options.cc), instrConfig.cmake
+# from its own.  instr.pc alone holds P, written when it is installed, as
+# every .pc file does: pkg-config prints paths as they are, so a prefix
+# made from ${pcfiledir} would print lib/pkgconfig/../../lib/instr/instr.so.
+# After moving the tree, `pkg-config --define-prefix` derives P from where
+# instr.pc now is.
 # `lib`, not GNUInstallDirs' multiarch `lib/x86_64-linux-gnu`: the same
 # layout under every prefix keeps those relative paths fixed, and
 # lib/instr/ is private to instr anyway.
@@ -71,7 +75,6 @@ install(FILES ${CMAKE_SOURCE_DIR}/include/instr/instr.h DESTINATION ${INSTR_INST
 # from its own directory, as many levels as INSTR_INSTALL_CMAKEDIR has.
 include(CMakePackageConfigHelpers)
 string(REGEX REPLACE "[^/]+" ".." INSTR_CMAKEDIR_TO_PREFIX "${INSTR_INSTALL_CMAKEDIR}")
-string(REGEX REPLACE "[^/]+" ".." INSTR_PKGCONFIGDIR_TO_PREFIX "${INSTR_INSTALL_PKGCONFIGDIR}")
 configure_file(${CMAKE_SOURCE_DIR}/cmake/instrConfig.cmake.in
                ${CMAKE_BINARY_DIR}/install/instrConfig.cmake @ONLY)
 # 0.x: a minor release may change what users see, so it must match.
@@ -82,7 +85,14 @@ install(FILES ${CMAKE_BINARY_DIR}/install/instrConfig.cmake
               ${CMAKE_SOURCE_DIR}/cmake/instr-instrument.cmake
         DESTINATION ${INSTR_INSTALL_CMAKEDIR})
 
-configure_file(${CMAKE_SOURCE_DIR}/cmake/instr.pc.in ${CMAKE_BINARY_DIR}/install/instr.pc @ONLY)
+# Configured at install time: CMAKE_INSTALL_PREFIX is then the prefix
+# being installed to (`cmake --install --prefix P`, cpack's /usr).
+set(INSTR_PC_PREFIX "@INSTR_PC_PREFIX@")  # left for the install-time pass
+configure_file(${CMAKE_SOURCE_DIR}/cmake/instr.pc.in ${CMAKE_BINARY_DIR}/install/instr.pc.in @ONLY)
+install(CODE "
+  set(INSTR_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+  configure_file(\"${CMAKE_BINARY_DIR}/install/instr.pc.in\"
+                 \"${CMAKE_BINARY_DIR}/install/instr.pc\" @ONLY)")
 install(FILES ${CMAKE_BINARY_DIR}/install/instr.pc DESTINATION ${INSTR_INSTALL_PKGCONFIGDIR})
 
 instr_install_man(instr.7 7)

@@ -2,16 +2,21 @@
 # install-tree.sh BUILD WORK GCC_MAJOR
 # `cmake --install BUILD --prefix WORK/first`, then moves the whole tree to
 # WORK/moved, where the other install tests use it: a relocatable tree
-# works wherever it lands.  Checks the layout of the README and that no
-# installed file still holds the first prefix.
+# works wherever it lands.  Checks the layout of the README, that
+# pkg-config prints the plugin's path as a user reads it, and that no
+# installed file but instr.pc (prefix=, as every .pc file) still holds
+# the first prefix.
 set -eu
 build=$1 work=$2 major=$3
 rm -rf "$work"
 mkdir -p "$work"
 cmake --install "$build" --prefix "$work/first" >"$work/install.log"
+status=0
+got=$(PKG_CONFIG_PATH="$work/first/lib/pkgconfig" pkg-config --variable=plugin instr)
+[ "$got" = "$work/first/lib/instr/instr.so" ] ||
+    { echo "pkg-config --variable=plugin instr: '$got', not '$work/first/lib/instr/instr.so'"; status=1; }
 mv "$work/first" "$work/moved"
 p=$work/moved
-status=0
 for f in bin/instr-report bin/instr-dump \
          lib/instr/instr.so "lib/instr/instr-gcc$major.so" lib/instr/libinstr-rt.so \
          include/instr/instr.h \
@@ -29,7 +34,7 @@ for f in $tools; do
     "$p/$f" --version >/dev/null || { echo "installed $f --version failed"; status=1; }
 done
 # Nothing installed may name where it was installed (binaries included).
-if grep -rl "$work/first" "$p"; then
+if grep -rl --exclude=instr.pc "$work/first" "$p"; then
     echo "these files hold the install prefix $work/first: the tree is not relocatable"
     status=1
 fi

@@ -4,8 +4,10 @@
 # compile with gcc -fplugin=$(pkg-config --variable=plugin instr) and the
 # include flags of pkg-config --cflags instr, run, report with
 # INSTR-REPORT.  pkg-config finds instr.pc through PKG_CONFIG_PATH (a
-# prefix) or its default path (/usr).  Also run by scripts/ci-extra.sh
-# against the installed Debian package.
+# prefix) or its default path (/usr); the tree may have been moved since
+# it was installed, so --define-prefix takes the prefix from where
+# instr.pc is (as a user of a moved tree does).  Also run by
+# scripts/ci-extra.sh against the installed Debian package.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 report=$1 work=$2
@@ -13,11 +15,15 @@ cc=${CC:-gcc}
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
-plugin=$(pkg-config --variable=plugin instr)
-runtime=$(pkg-config --variable=runtime instr)
+plugin=$(pkg-config --define-prefix --variable=plugin instr)
+runtime=$(pkg-config --define-prefix --variable=runtime instr)
 echo "plugin: $plugin"
+# The paths as a user reads them: absolute, with no ../ in them.
+case "$plugin $runtime" in
+*/../* | *//* | [!/]*) echo "pkg-config prints unnormalised paths: $plugin $runtime"; exit 1 ;;
+esac
 # shellcheck disable=SC2046
-"$cc" -O2 $(pkg-config --cflags instr) -fplugin="$plugin" -o smoke "$here/smoke.c"
+"$cc" -O2 $(pkg-config --define-prefix --cflags instr) -fplugin="$plugin" -o smoke "$here/smoke.c"
 # The binding loads the runtime beside the plugin that compiled it.
 expected=$(realpath "$runtime")
 if ! strings smoke | grep -qxF "$expected"; then
