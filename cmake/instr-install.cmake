@@ -10,7 +10,7 @@
 #   lib/pkgconfig/instr.pc                pkg-config --variable=plugin instr
 #   share/man/man1, share/man/man7        a page per tool (instr-report(1),
 #                                         instr-dump(1), instr-sample(1)), instr(7)
-#   share/bash-completion/completions/    completion for instr-report
+#   share/bash-completion/completions/    completion for each tool
 #
 # The tree is relocatable: the plugin derives the runtime's path from its
 # own location each time it compiles (plugin/options.cc), instrConfig.cmake
@@ -31,9 +31,10 @@ set(INSTR_INSTALL_PKGCONFIGDIR lib/pkgconfig)
 set(INSTR_INSTALL_MANDIR share/man)
 set(INSTR_INSTALL_COMPLETIONDIR share/bash-completion/completions)
 
-# Every command users run, each with its man page docs/man/<name>.1.  A new
-# tool is one more name here; a name whose target this build does not
-# define is skipped, page and all.
+# Every command users run, each with its man page docs/man/<name>.1 and
+# its bash completion completion/<name>.bash.  A new tool is one more name
+# here; a name whose target this build does not define is skipped, page,
+# completion and all.
 # Man pages are installed gzip'd (-n: no name or time inside, so the same
 # page gives the same bytes), as man-db reads them and Debian wants them.
 function(instr_install_man page section)
@@ -52,6 +53,12 @@ foreach(program IN LISTS INSTR_PROGRAMS)
   if(TARGET ${program})
     install(TARGETS ${program} RUNTIME DESTINATION ${INSTR_INSTALL_BINDIR})
     instr_install_man(${program}.1 1)
+    # bash-completion loads share/bash-completion/completions/<command> on
+    # first use from each directory of XDG_DATA_DIRS (default
+    # /usr/local/share and /usr/share); another prefix adds P/share there,
+    # or sources the file.
+    install(FILES ${CMAKE_SOURCE_DIR}/completion/${program}.bash
+            DESTINATION ${INSTR_INSTALL_COMPLETIONDIR} RENAME ${program})
   endif()
 endforeach()
 
@@ -96,8 +103,3 @@ install(CODE "
 install(FILES ${CMAKE_BINARY_DIR}/install/instr.pc DESTINATION ${INSTR_INSTALL_PKGCONFIGDIR})
 
 instr_install_man(instr.7 7)
-# bash-completion loads share/bash-completion/completions/<command> on
-# first use from each directory of XDG_DATA_DIRS (default /usr/local/share
-# and /usr/share); another prefix adds P/share there, or sources the file.
-install(FILES ${CMAKE_SOURCE_DIR}/completion/instr-report.bash
-        DESTINATION ${INSTR_INSTALL_COMPLETIONDIR} RENAME instr-report)

@@ -1,18 +1,20 @@
 #!/bin/bash
-# completion.sh PREFIX: the installed bash completion for instr-report
-# loads (directly, and through bash-completion's loader from
-# PREFIX/share) and completes options, their values and dump files.
+# completion.sh PREFIX: the installed bash completions for instr-report,
+# instr-dump and instr-sample load (directly, and through
+# bash-completion's loader from PREFIX/share) and complete options, their
+# values, dump files, and for instr-sample the program and its words.
 set -u
 prefix=$1
 script=$prefix/share/bash-completion/completions/instr-report
 status=0
 
-# complete WORDS...: COMPREPLY for the last word, space-separated.
+# complete WORDS...: COMPREPLY for the last word, space-separated, from
+# the completion function of the command WORDS starts with.
 complete_words() {
     COMP_WORDS=("$@")
     COMP_CWORD=$(($# - 1))
     COMPREPLY=()
-    _instr_report
+    "_${1//-/_}"
     echo "${COMPREPLY[*]}"
 }
 expect() { # expect WANT WORDS...
@@ -55,14 +57,54 @@ cd "$dir" || exit 1
 expect "sub run.123.instr run.123.instr.1" instr-report ""
 expect "run.123.instr run.123.instr.1" instr-report --units us r
 
+# instr-dump: its options, dumps as inputs, any file after --from-text.
+# shellcheck source=/dev/null
+. "$prefix/share/bash-completion/completions/instr-dump" || { echo "instr-dump's completion does not load"; exit 1; }
+expect "--from-text" instr-dump --fr
+expect "sub run.123.instr run.123.instr.1" instr-dump ""
+expect "notes.txt" instr-dump --from-text n
+
+# instr-sample (when this build made it): its options, then the program,
+# then the program's own words (as files here: bash-completion is not
+# loaded in this shell).
+if [ -x "$prefix/bin/instr-sample" ]; then
+    # shellcheck source=/dev/null
+    . "$prefix/share/bash-completion/completions/instr-sample" || { echo "instr-sample's completion does not load"; exit 1; }
+    expect "--rate" instr-sample --ra
+    expect "--stack-size" instr-sample --st
+    expect "" instr-sample --rate ""
+    expect "notes.txt" instr-sample -o n
+    touch prog && chmod +x prog
+    expect "./prog" instr-sample --rate 100 ./pr
+    expect "notes.txt" instr-sample ./prog n
+    expect "notes.txt" instr-sample -- ./prog --rate n
+    expect "$(compgen -c -- instr-rep | sort -u | head -1)" instr-sample instr-rep
+fi
+
 # bash-completion finds it under PREFIX/share on first use.
 if [ ! -f /usr/share/bash-completion/bash_completion ]; then
     echo "bash-completion is not installed (scripts/install-deps.sh installs it)"
     exit 1
 fi
-loaded=$(env XDG_DATA_DIRS="$prefix/share" bash --norc -c '
-    . /usr/share/bash-completion/bash_completion
-    __load_completion instr-report && complete -p instr-report')
-[ "$loaded" = "complete -F _instr_report instr-report" ] ||
-    { echo "bash-completion did not load it from $prefix/share: '$loaded'"; status=1; }
+tools="instr-report instr-dump"
+[ -x "$prefix/bin/instr-sample" ] && tools="$tools instr-sample"
+for tool in $tools; do
+    loaded=$(env XDG_DATA_DIRS="$prefix/share" bash --norc -c '
+        . /usr/share/bash-completion/bash_completion
+        __load_completion "$1" && complete -p "$1"' - "$tool")
+    [ "$loaded" = "complete -F _${tool//-/_} $tool" ] ||
+        { echo "bash-completion did not load $tool's from $prefix/share: '$loaded'"; status=1; }
+done
+# With bash-completion, instr-sample hands the program's words to the
+# program's own completion (here instr-dump's, installed beside it).
+if [ -x "$prefix/bin/instr-sample" ]; then
+    got=$(cd "$dir" && env XDG_DATA_DIRS="$prefix/share" PATH="$prefix/bin:$PATH" bash --norc -c '
+        . /usr/share/bash-completion/bash_completion
+        __load_completion instr-sample
+        COMP_WORDS=(instr-sample --rate 100 instr-dump --fr); COMP_CWORD=4
+        COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}
+        _instr_sample; echo "${COMPREPLY[*]}"')
+    [ "$got" = "--from-text" ] ||
+        { echo "instr-sample --rate 100 instr-dump --fr: expected instr-dump's '--from-text', got '$got'"; status=1; }
+fi
 exit $status

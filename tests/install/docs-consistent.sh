@@ -1,9 +1,10 @@
 #!/bin/sh
 # docs-consistent.sh INSTR-REPORT INSTR-DUMP PLUGIN SOURCE-DIR [INSTR-SAMPLE]
 # The man pages and the completion say what the programs do: every option
-# of `instr-report --help` is in instr-report(1) and in the completion,
-# every option of `instr-dump --help` in instr-dump(1), of
-# `instr-sample --help` (when this build made it) in instr-sample(1), every plugin
+# of `instr-report --help` is in instr-report(1) and in its completion,
+# every option of `instr-dump --help` in instr-dump(1) and its completion, of
+# `instr-sample --help` (when this build made it) in instr-sample(1) and its
+# completion, every plugin
 # argument the plugin accepts and every INSTR_ variable of the README in
 # instr(7).  A failure names what to add where.
 set -eu
@@ -33,10 +34,14 @@ for opt in $(options_of "$report"); do
 done
 for opt in $(options_of "$dump"); do
     mentions "$man/instr-dump.1" "$opt" || { echo "docs/man/instr-dump.1: $opt is missing"; status=1; }
+    mentions "$src/completion/instr-dump.bash" "$opt" ||
+        { echo "completion/instr-dump.bash: $opt is missing"; status=1; }
 done
 if [ -n "$sample" ]; then
     for opt in $(options_of "$sample"); do
         mentions "$man/instr-sample.1" "$opt" || { echo "docs/man/instr-sample.1: $opt is missing"; status=1; }
+        mentions "$src/completion/instr-sample.bash" "$opt" ||
+            { echo "completion/instr-sample.bash: $opt is missing"; status=1; }
     done
 fi
 

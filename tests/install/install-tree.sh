@@ -23,7 +23,7 @@ for f in bin/instr-report bin/instr-dump \
          lib/cmake/instr/instrConfig.cmake lib/cmake/instr/instrConfigVersion.cmake \
          lib/cmake/instr/instr-instrument.cmake lib/pkgconfig/instr.pc \
          share/man/man1/instr-report.1.gz share/man/man1/instr-dump.1.gz share/man/man7/instr.7.gz \
-         share/bash-completion/completions/instr-report; do
+         share/bash-completion/completions/instr-report share/bash-completion/completions/instr-dump; do
     [ -f "$p/$f" ] || { echo "missing: $f"; status=1; }
 done
 # instr-sample, when this build made it (libunwind found).
