@@ -1,4 +1,5 @@
 /* dump-reader.c - mapping, validation and metadata of instr dumps. */
+#define _GNU_SOURCE /* memfd_create */
 #include "dump-reader.h"
 
 #include <errno.h>
@@ -532,8 +533,67 @@ static void tick_rate(struct instr_dump *d)
         d->tick_hz = 0;
 }
 
+/* "-": standard input, read once into a file that can be mapped and read
+ * again (the tools sniff an input's first bytes, then map it): stdin itself
+ * when it is a regular file (`instr-report - < DUMP`), else an anonymous
+ * memory file filled from it (a pipe: `ssh host cat DUMP | instr-report -`).
+ * Each call returns a new descriptor for it, positioned at its start. */
+static int stdin_copy = -1;
+
+static int stdin_open(void)
+{
+    struct stat st;
+    if (stdin_copy < 0) {
+        if (fstat(STDIN_FILENO, &st) < 0)
+            return -1;
+        if (S_ISREG(st.st_mode)) {
+            stdin_copy = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+        } else {
+            int fd = memfd_create("instr-stdin", MFD_CLOEXEC);
+            if (fd < 0)
+                return -1;
+            char buf[1 << 16];
+            for (;;) {
+                ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
+                if (n < 0 && errno == EINTR)
+                    continue;
+                if (n <= 0) {
+                    if (n < 0) {
+                        int e = errno;
+                        close(fd);
+                        errno = e;
+                        return -1;
+                    }
+                    break;
+                }
+                for (ssize_t off = 0; off < n;) {
+                    ssize_t w = write(fd, buf + off, (size_t)(n - off));
+                    if (w < 0 && errno == EINTR)
+                        continue;
+                    if (w < 0) {
+                        int e = errno;
+                        close(fd);
+                        errno = e;
+                        return -1;
+                    }
+                    off += w;
+                }
+            }
+            stdin_copy = fd;
+        }
+        if (stdin_copy < 0)
+            return -1;
+    }
+    int fd = fcntl(stdin_copy, F_DUPFD_CLOEXEC, 3);
+    if (fd >= 0)
+        lseek(fd, 0, SEEK_SET);
+    return fd;
+}
+
 int instr_input_open(const char *path)
 {
+    if (!strcmp(path, "-"))
+        return stdin_open();
     /* O_NONBLOCK: opening a FIFO for reading would wait for a writer. */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     struct stat st;

@@ -175,7 +175,9 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
 
 /* Opens an input file for reading: a descriptor, or -1 with errno set;
  * EINVAL when path is not a regular file (a FIFO, a device, a directory:
- * the open itself never waits for a writer). */
+ * the open itself never waits for a writer).  "-" is standard input, read
+ * once (into memory unless it is a regular file) and opened again at its
+ * start on every call. */
 int instr_input_open(const char *path);
 void instr_dump_close(struct instr_dump *d);
 /* Frees d's PROCESS record data (cwd, argv). */

@@ -43,6 +43,7 @@ struct instr_format {
     instr_walk_exporter walk;    /* exports of the call timeline: written while the session is
                                     built, in its one walk of each dump (write: from a built one) */
     const struct instr_export_options *options; /* its own options (export-options.h), or NULL */
+    int not_for_terminal;        /* binary or a whole page: refused on a terminal without -o, as gzip does */
 };
 
 /* The exports' own options (in their export-NAME.c). */

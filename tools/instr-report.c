@@ -111,7 +111,7 @@ static void usage(FILE *f)
           "  -o, --output FILE  write to FILE instead of standard output ('-': standard output)\n"
           "  -h, --help       this text\n"
           "  --version        the version\n"
-          "Options may be abbreviated (--fo=json); --opt=VALUE and --opt VALUE are the same.\n"
+          "Options may be abbreviated (--form=json); --opt=VALUE and --opt VALUE are the same.\n"
           "\n"
           "Exit codes: 0 ok; 1 usage error; 2 input unusable (not a dump, wrong\n"
           "version, unreadable); 3 reported with warnings (truncated or incomplete\n"
@@ -560,6 +560,11 @@ static int parse_args(struct cli *c, int argc, char **argv)
     }
     if (c->diff && c->export) {
         fprintf(stderr, PROG ": --diff and --export do not go together\n");
+        return -1;
+    }
+    if (c->export && c->format->not_for_terminal && !c->outpath && isatty(STDOUT_FILENO)) {
+        fprintf(stderr, PROG ": --export %s is not for a terminal: give -o FILE, or redirect standard output\n",
+                c->format->name);
         return -1;
     }
     for (size_t i = 0; i < nxopts; i++)

@@ -33,6 +33,13 @@ run 0 "$R" --units ticks --format json "$work/n.instr"; cp "$work/out" "$work/a.
 run 0 "$R" --units=ticks --format=json "$work/n.instr"; cmp -s "$work/out" "$work/a.json" || bad "--format=json differs"
 run 0 "$R" --un=ticks --form json "$work/n.instr"; cmp -s "$work/out" "$work/a.json" || bad "--form json differs"
 cmp -s "$work/a.json" "$src/expected/nesting.json" || bad "--format json is not the golden nesting.json"
+# The abbreviation --help and instr-report(1) give as an example works.
+for ex in $("$R" --help | sed -n 's/.*abbreviated (\(--[a-z]*=json\)).*/\1/p') \
+          $(sed -n 's/^\.RB ( \\-\\-\([a-z]*=json\) );$/--\1/p' "$src/../../docs/man/instr-report.1"); do
+    run 0 "$R" --units=ticks "$ex" "$work/n.instr"; cmp -s "$work/out" "$work/a.json" || bad "the documented $ex differs"
+    found_ex=1
+done
+[ -n "${found_ex:-}" ] || bad "no abbreviation example found in --help or instr-report(1)"
 # Options after the inputs (permuted), --view callers FUNC anywhere.
 run 0 "$R" "$work/n.instr" --units ticks --format json; cmp -s "$work/out" "$work/a.json" || bad "options after the input"
 run 0 "$R" --units ticks "$work/n.instr" --view callers bar
@@ -173,5 +180,25 @@ if not lines or not lines[-1].startswith("Next: --view calltree"):
     sys.exit("FAIL: no hint on a terminal: %r" % lines[-2:])
 if "Next:" in on_tty("--format", "csv", sys.argv[2]):
     sys.exit("FAIL: hint after CSV")
+# A binary or whole-page export is refused on a terminal, as gzip does, and
+# written when -o or a redirection says where.
+for exp in ("pprof", "perfetto", "html"):
+    out = on_tty("--export", exp, sys.argv[2])
+    if "--export %s is not for a terminal: give -o FILE" % exp not in out or len(out.splitlines()) != 1:
+        sys.exit("FAIL: --export %s on a terminal: %r" % (exp, out[:200]))
+if "not for a terminal" in on_tty("--export", "folded", sys.argv[2]):
+    sys.exit("FAIL: --export folded (a few text lines) refused on a terminal")
 PY
+run 0 "$R" --export pprof "$work/n.instr"
+[ -s "$work/out" ] || bad "--export pprof into a pipe wrote nothing"
+
+# '-' reads the dump from standard input: a redirected file or a pipe.
+run 0 "$R" --units ticks --format json "$work/n.instr"
+"$R" --units ticks --format json - <"$work/n.instr" >"$work/out.stdin" 2>"$work/err" || bad "- < dump failed: $(cat "$work/err")"
+cmp -s "$work/out.stdin" "$work/a.json" || bad "- < dump differs from the dump read by name"
+cat "$work/n.instr" | "$R" --units ticks --format json - >"$work/out.stdin" 2>"$work/err" || bad "cat dump | - failed: $(cat "$work/err")"
+cmp -s "$work/out.stdin" "$work/a.json" || bad "a dump piped to - differs from the dump read by name"
+head -c 100 "$work/n.instr" | "$R" - >/dev/null 2>"$work/err"
+[ $? -eq 2 ] || bad "a truncated dump on standard input: not exit 2"
+grep -q "^instr-report: -: " "$work/err" || bad "a truncated dump on standard input: $(cat "$work/err")"
 exit $fail
