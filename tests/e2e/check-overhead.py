@@ -18,13 +18,8 @@ compensated within a window around it (see the comment at the check and
 the README: how close compensation gets depends on the machine's state)."""
 import argparse, glob, json, os, subprocess, sys, tempfile
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-    print(("ok    " if cond else "FAIL  ") + what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from instrtest import check, failures  # noqa: E402
 
 
 def report(tool, dump, *extra):
