@@ -108,7 +108,7 @@ def check_processes(dumps, who, samples_of, exec_child_sampled=True):
         for d in got:
             if kind == "child" and not exec_child_sampled and header(d)[1] in exec_pids:
                 # the hybrid drains its ring at chunk switches and exit: a
-                # child that execs first loses what it sampled since (README)
+                # child that execs first loses what it sampled since (docs/sampling.md)
                 continue
             s = samples_of(d, fn)
             # 0.15 s of CPU at 1 kHz: about 150 samples; a generous floor
