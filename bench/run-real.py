@@ -8,8 +8,9 @@ with -finstrument-functions for `uftrace record` (the peer; its -pg mode,
 which rewrites return addresses, crashes on Lua's coroutines: longjmp;
 its PLT hooks crash there too, hence --no-libcall):
   - Lua 5.4 from Debian's source package, fetched with apt-get source into
-    BUILD/real/src through a private apt configuration (a deb-src line of its
-    own; the system's apt sources are not touched), running bench/real/bench.lua;
+    BUILD/real/src through a private apt configuration (deb-src lines
+    copied from the deb entries of the system's apt sources, which are not
+    touched: scripts/apt_sources.py), running bench/real/bench.lua;
   - the test suite of double-conversion (Google's C++ library for
     correctly rounded number <-> text conversion, used by V8 and Firefox),
     Debian's source fetched the same way: cctest running every test, 44 M
@@ -31,7 +32,8 @@ import argparse, glob, json, os, re, shutil, statistics, subprocess, sys, tempfi
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-DEBIAN = "deb-src http://deb.debian.org/debian bookworm main\n"
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import apt_sources  # noqa: E402  (the machine's own apt archives, as deb-src)
 
 
 def sh(cmd, ok=(0,), **kw):
@@ -67,8 +69,11 @@ def fetch_debian_source(cache, package, probe):
     apt = os.path.join(cache, "apt")
     for d in ("lists/partial", "cache/archives/partial"):
         os.makedirs(os.path.join(apt, d), exist_ok=True)
+    lines = apt_sources.deb_src_lines()
+    if not lines:
+        raise SystemExit("apt has no deb entry to fetch sources from (/etc/apt/sources.list, sources.list.d)")
     with open(os.path.join(apt, "sources.list"), "w") as f:
-        f.write(DEBIAN)
+        f.write(lines)
     opts = ["-o", f"Dir::Etc::SourceList={apt}/sources.list", "-o", "Dir::Etc::SourceParts=/dev/null",
             "-o", f"Dir::State::Lists={apt}/lists", "-o", f"Dir::Cache={apt}/cache", "-o", "Debug::NoLocking=1"]
     sh(["apt-get", *opts, "update"])

@@ -11,7 +11,9 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 root=${1:-/var/tmp/instr-trixie}
 [ $# -gt 0 ] && shift
 majors=${*:-13 14}
-mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# The archive this machine's apt uses (a mirror, proxy or snapshot), unless
+# DEBIAN_MIRROR names another.
+mirror=${DEBIAN_MIRROR:-$(python3 "$src/scripts/apt_sources.py" --mirror)}
 
 if [ "$(id -u)" != 0 ]; then
     echo "test-newer-gcc.sh: needs root (debootstrap, chroot, mounts)" >&2

@@ -6,13 +6,8 @@ import glob, json, os, subprocess, sys, tempfile
 
 exe, report = sys.argv[1], sys.argv[2]
 MS = 1e6
-fails = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        fails.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from instrtest import check, failures as fails  # noqa: E402
 
 
 def run(detector, *opts):

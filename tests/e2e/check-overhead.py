@@ -8,23 +8,18 @@ ilp_caller).  The report's Elapsed Inclusive of each caller, compensated
 (the default) and --raw, is compared with it.  ilp_caller's leaf has a
 known cost (independent arithmetic): its compensated value must come
 within 5 % of the truth (issue 12's target).  caller's leaf waits on its
-own stores, the case compensation cannot get right (README: "Probe
+own stores, the case compensation cannot get right (docs/reading-a-report.md: "Probe
 overhead"): its value is checked in a wide window.  On a
 loaded machine the comparison uses on-CPU time: Elapsed Inclusive less the
 exact off-CPU time of caller and leaf (the cpuclock backend); without that
 backend, wall time.  Checked on every run: compensated below raw, the Probe Overhead exactly
 raw - compensated; over the runs' medians: raw visibly above the truth,
 compensated within a window around it (see the comment at the check and
-the README: how close compensation gets depends on the machine's state)."""
+docs/performance.md: how close compensation gets depends on the machine's state)."""
 import argparse, glob, json, os, subprocess, sys, tempfile
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-    print(("ok    " if cond else "FAIL  ") + what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from instrtest import check, failures  # noqa: E402
 
 
 def report(tool, dump, *extra):
@@ -119,7 +114,7 @@ def main():
     check(0.95 <= mc <= 1.05,
           f"compensated ilp_caller EI within 5 % of the uninstrumented time (median {mc:.3f} in [0.95, 1.05])")
     mc = medians(0, "caller")
-    # The window is what this project's loaded 2-core VM allows (README:
+    # The window is what this project's loaded 2-core VM allows (docs/performance.md:
     # "Probe overhead"): a hook's cost is not a constant the start-up
     # measurement could catch exactly.  Next to a leaf whose loop waits on
     # its own stores, an out-of-order core runs part of the hooks' work in

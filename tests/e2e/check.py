@@ -4,13 +4,8 @@ with instr-report --format json and assert what is stable: exact call
 counts, shapes, the spec's invariants, and timing facts as generous ratios."""
 import argparse, glob, json, os, subprocess, sys, tempfile
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-    print(("ok    " if cond else "FAIL  ") + what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from instrtest import check, failures  # noqa: E402
 
 
 def run_program(exe, workdir, env_extra=None):

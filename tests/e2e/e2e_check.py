@@ -3,13 +3,8 @@ check-wall.py): the ok/FAIL lines, their arguments, and one run of the
 instrumented program recording into a scratch directory."""
 import argparse, glob, os, subprocess, sys
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-    print(("ok    " if cond else "FAIL  ") + what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from instrtest import check, failures  # noqa: E402
 
 
 def parse_args(dump_tool=False):

@@ -16,7 +16,7 @@ void W(ilp_caller)(unsigned calls);
 /* A loop that waits on its own stores: its cost moves with the machine's
  * state (the core may forward each store to the next load at once, or
  * not), and an out-of-order core runs part of the hooks' work in the
- * shadow of that wait (README: "Probe overhead"). */
+ * shadow of that wait (docs/reading-a-report.md: "Probe overhead"). */
 NOINLINE static void W(leaf)(volatile unsigned *x)
 {
     for (unsigned i = 0; i < 150; i++)

@@ -33,13 +33,8 @@ Exit 77 = skipped (a consumer is not installed), with the reason printed."""
 import argparse, glob, json, os, re, shutil, subprocess, sys
 
 SKIP = 77
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-    print(("ok    " if cond else "FAIL  ") + what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from instrtest import check, failures  # noqa: E402
 
 
 def run(cmd, ok=(0,), **kw):

@@ -21,16 +21,11 @@ which --dump-dom prints.  Exit 77 = skipped (no chromium), with why.
 import argparse, glob, html, json, os, re, shutil, subprocess, sys, tempfile, time, urllib.parse
 
 SKIP = 77
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from instrtest import check, failures  # noqa: E402
 # The page's layout constants (export-html-page.html): ruler, process header,
 # thread header, mark strip, call row height.
 RULER, PH, TH, MARKH, RH = 26, 20, 16, 8, 15
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-    print(("ok    " if cond else "FAIL  ") + what)
 
 
 def run(cmd, ok=(0,), **kw):

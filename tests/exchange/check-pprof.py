@@ -18,13 +18,8 @@ programs given with --exe.  Exit 77 = skipped (Go not installed), with why.
 import argparse, glob, gzip, json, os, re, shutil, subprocess, sys, tempfile
 
 SKIP = 77
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-    print(("ok    " if cond else "FAIL  ") + what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from instrtest import check, failures  # noqa: E402
 
 
 def run(cmd, ok=(0,), **kw):

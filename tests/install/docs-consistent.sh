@@ -4,9 +4,9 @@
 # of `instr-report --help` is in instr-report(1) and in its completion,
 # every option of `instr-dump --help` in instr-dump(1) and its completion, of
 # `instr-sample --help` (when this build made it) in instr-sample(1) and its
-# completion, every plugin
-# argument the plugin accepts and every INSTR_ variable of the README in
-# instr(7).  A failure names what to add where.
+# completion, every plugin argument the plugin accepts and every INSTR_
+# variable of docs/environment.md in instr(7).  A failure names what to add
+# where.
 set -eu
 report=$1 dump=$2 plugin=$3 src=$4 sample=${5:-}
 man=$src/docs/man
@@ -57,8 +57,8 @@ for key in $keys; do
     tagged "$key" || { echo "docs/man/instr.7: plugin argument $key is missing"; status=1; }
 done
 
-vars=$(sed -n '/^## Environment variables/,/^## /p' "$src/README.md" | sed -n 's/^| `\(INSTR_[A-Z_]*\)`.*/\1/p')
-[ -n "$vars" ] || { echo "README.md: no INSTR_ variable found under '## Environment variables'"; status=1; }
+vars=$(sed -n 's/^| `\(INSTR_[A-Z_]*\)`.*/\1/p' "$src/docs/environment.md")
+[ -n "$vars" ] || { echo "docs/environment.md: no INSTR_ variable found in its table"; status=1; }
 for var in $vars; do
     tagged "$var" || { echo "docs/man/instr.7: $var is missing"; status=1; }
 done

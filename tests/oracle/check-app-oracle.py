@@ -14,13 +14,8 @@ switch (at most 2%, and at least 1, each way).  The program's first calls
 (runtime set-up, see app-oracle.c) are not measured."""
 import argparse, glob, json, os, subprocess, sys, tempfile
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-    print(("ok    " if cond else "FAIL  ") + what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from instrtest import check, failures  # noqa: E402
 
 
 def call_flags(text, names):

@@ -11,7 +11,7 @@ So a frame exists exactly when a call instruction runs (plugin: library
 builtins expanded inline make no frame, real calls to them do, also those
 the optimiser made from loops).
 
-Explained, not hidden: the calls instr does not hook by rule (README, "Call
+Explained, not hidden: the calls instr does not hook by rule (docs/call-sites.md, "Call
 sites": noreturn and returns_twice callees, which have no single "after")
 are counted apart from callgrind's, by name (NOT_HOOKED), and printed.
 Inlining makes no difference with the default inline=after: a call GCC

@@ -13,13 +13,8 @@ import sys
 import tempfile
 
 scenario, SAMPLE, REPORT, DUMP, SPLIT, MT, DENY = sys.argv[1:8]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from instrtest import check_quiet as check, failures  # noqa: E402
 
 
 def run(cmd, **kw):

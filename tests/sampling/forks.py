@@ -27,13 +27,8 @@ import sys
 import tempfile
 
 scenario, SAMPLE, REPORT, SPLIT, FORKS, FORKS_I = sys.argv[1:7]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from instrtest import check_quiet as check, failures  # noqa: E402
 
 
 def run(cmd, env=None, **kw):
@@ -113,7 +108,7 @@ def check_processes(dumps, who, samples_of, exec_child_sampled=True):
         for d in got:
             if kind == "child" and not exec_child_sampled and header(d)[1] in exec_pids:
                 # the hybrid drains its ring at chunk switches and exit: a
-                # child that execs first loses what it sampled since (README)
+                # child that execs first loses what it sampled since (docs/sampling.md)
                 continue
             s = samples_of(d, fn)
             # 0.15 s of CPU at 1 kHz: about 150 samples; a generous floor

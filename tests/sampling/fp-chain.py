@@ -8,13 +8,8 @@ pass, 1 fail."""
 import json, os, subprocess, sys, tempfile
 
 SAMPLE, REPORT, PROG = sys.argv[1:4]
-fails = []
-
-
-def check(cond, what):
-    print(("ok    " if cond else "FAIL  ") + what)
-    if not cond:
-        fails.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from instrtest import check, failures as fails  # noqa: E402
 
 
 # The program really has no CFI of its own: its functions have no FDE

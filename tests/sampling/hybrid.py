@@ -50,13 +50,8 @@ import tempfile
 
 scenario, REPORT, BUSY, DENY = sys.argv[1:5]
 DL_LIB = sys.argv[5] if len(sys.argv) > 5 else None
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from instrtest import check_quiet as check, failures  # noqa: E402
 
 
 def run(cmd, env=None, **kw):

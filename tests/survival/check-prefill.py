@@ -9,13 +9,8 @@ Usage: check-prefill.py EXE REPORT"""
 import glob, json, os, shutil, subprocess, sys, tempfile, time
 
 EXE, REPORT = sys.argv[1], sys.argv[2]
-fails = []
-
-
-def check(cond, what):
-    print(("ok    " if cond else "FAIL  ") + what)
-    if not cond:
-        fails.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from instrtest import check, failures as fails  # noqa: E402
 
 
 def group_members(pgid):

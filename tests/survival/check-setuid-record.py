@@ -15,13 +15,8 @@ Exit 77 = skipped (needs root, setpriv, a root-owned build tree)."""
 import argparse, os, shutil, stat, subprocess, sys, tempfile
 
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-failures = []
-
-
-def check(cond, what):
-    print(("ok    " if cond else "FAIL  ") + what)
-    if not cond:
-        failures.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from instrtest import check, failures  # noqa: E402
 
 
 def safe_chain(path):

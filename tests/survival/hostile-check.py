@@ -57,7 +57,7 @@ def seccomp_case(how, env=None):
         if env and how == "hidden":
             # Without sud, a filter no call site shows coming is met at the
             # next chunk switch: refused (EPERM), recording stops with one
-            # line.  (A killing one would end the process: README.)
+            # line.  (A killing one would end the process: docs/crashes.md.)
             check(len(inst.instr_lines) == 1 and "Operation not permitted" in inst.instr_lines[0],
                   f"one line on stderr says recording stopped ({inst.instr_lines})")
         else:

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats.h"
 #include "report.h"
 #include "writers.h"
 

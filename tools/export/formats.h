@@ -29,10 +29,6 @@ enum {
     INSTR_USES_VIEW = 1u << 0,       /* --view, --depth, --threshold, --sort, --limit, --flagged */
 };
 
-/* --diff A B in one format: the per-function changes (diff.c). */
-typedef int (*instr_diff_writer)(FILE *out, const struct instr_session *a, const struct instr_session *b,
-                                 const char *column, double threshold, enum instr_units u);
-
 struct instr_format {
     const char *name;
     const char *help;            /* a few words for --help */
@@ -56,13 +52,5 @@ extern const size_t instr_nformats;
 const struct instr_format *instr_format_find(enum instr_format_kind kind, const char *name);
 /* The names of that kind joined by sep (static storage). */
 const char *instr_format_names(enum instr_format_kind kind, const char *sep);
-
-/* diff.c */
-int instr_diff_text(FILE *out, const struct instr_session *a, const struct instr_session *b, const char *column,
-                    double threshold, enum instr_units u);
-int instr_diff_csv(FILE *out, const struct instr_session *a, const struct instr_session *b, const char *column,
-                   double threshold, enum instr_units u);
-int instr_diff_json(FILE *out, const struct instr_session *a, const struct instr_session *b, const char *column,
-                    double threshold, enum instr_units u);
 
 #endif

@@ -15,6 +15,17 @@ typedef int (*instr_exporter)(FILE *out, const struct instr_session *s, const st
 int instr_report_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
 int instr_report_csv(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
 int instr_report_json(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+/* --diff A B in one format: the per-function changes (diff.c, a view:
+ * it sits below the format table, so its writers are declared here). */
+typedef int (*instr_diff_writer)(FILE *out, const struct instr_session *a, const struct instr_session *b,
+                                 const char *column, double threshold, enum instr_units u);
+
+int instr_diff_text(FILE *out, const struct instr_session *a, const struct instr_session *b, const char *column,
+                    double threshold, enum instr_units u);
+int instr_diff_csv(FILE *out, const struct instr_session *a, const struct instr_session *b, const char *column,
+                   double threshold, enum instr_units u);
+int instr_diff_json(FILE *out, const struct instr_session *a, const struct instr_session *b, const char *column,
+                    double threshold, enum instr_units u);
 /* Exchange formats (instr-report --export), same signature: */
 int instr_export_visualiser(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
 int instr_export_chrome(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);

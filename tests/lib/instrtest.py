@@ -1,0 +1,29 @@
+"""instrtest.py - what the Python checkers of every test area share: one
+list of failed checks and the two ways of recording one.
+
+A checker puts tests/lib on its path and imports what it uses:
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+    from instrtest import check, failures
+
+and ends with `sys.exit(1 if failures else 0)` (or its own wording of
+that).  check() prints one line per check, ok or FAIL; check_quiet()
+prints only the failures, for checkers that test the same property of
+many rows and would bury the failure among thousands of ok lines."""
+
+failures = []
+
+
+def check(cond, what):
+    """Records what as failed unless cond; prints "ok    what" or
+    "FAIL  what"."""
+    if not cond:
+        failures.append(what)
+    print(("ok    " if cond else "FAIL  ") + what)
+
+
+def check_quiet(cond, what):
+    """Records what as failed unless cond, and prints it then only."""
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
