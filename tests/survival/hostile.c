@@ -22,6 +22,10 @@
  *                     before it) sends SIGTERM: death by SIGTERM
  *   tsc-sigsegv       prctl(PR_SET_TSC, PR_TSC_SIGSEGV), then compute: a
  *                     program that needs no TSC and forbids itself one
+ *   tsc-probe         whether the machine honours PR_TSC_SIGSEGV: a child
+ *                     sets it and reads the TSC; exit 0 when the read
+ *                     faults, 94 when it does not (a hypervisor that does
+ *                     not trap rdtsc), 95 when the kernel refuses the prctl
  *   clone-vm          clone(CLONE_VM) children (no CLONE_THREAD) computing
  *                     beside their parent in its memory
  *   return            100 calls and exit 0
@@ -206,6 +210,33 @@ static int mode_tsc_sigsegv(void)
     return 0;
 }
 
+/* The test of tsc-sigsegv depends on the read faulting: some hypervisors
+ * accept the prctl (PR_GET_TSC says SIGSEGV) and let rdtsc run anyway. */
+static int mode_tsc_probe(void)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return 98;
+    if (pid == 0) {
+        if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0))
+            _exit(95);
+        uint32_t lo, hi;
+        __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+        _exit(94);
+    }
+    int st;
+    if (waitpid(pid, &st, 0) != pid)
+        return 98;
+    if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV) {
+        printf("rdtsc faults after PR_SET_TSC\n");
+        return 0;
+    }
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 95)
+        return 95;
+    printf("rdtsc still works after PR_SET_TSC (the kernel accepted it)\n");
+    return 94;
+}
+
 /* ---- clone(CLONE_VM) without CLONE_THREAD -------------------------------------- */
 
 static int clone_child(void *arg)
@@ -246,6 +277,8 @@ int main(int argc, char **argv)
         return mode_clone_vm();
     if (!strcmp(m, "tsc-sigsegv"))
         return mode_tsc_sigsegv();
+    if (!strcmp(m, "tsc-probe"))
+        return mode_tsc_probe();
     if (!strcmp(m, "return")) {
         work_n(100);
         printf("returning 0\n");
