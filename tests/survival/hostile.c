@@ -28,6 +28,10 @@
  *                     not trap rdtsc), 95 when the kernel refuses the prctl
  *   clone-vm          clone(CLONE_VM) children (no CLONE_THREAD) computing
  *                     beside their parent in its memory
+ *   clone-vm-busy     one such child making 2 M iterations of two small
+ *                     functions while its parent makes as many
+ *   busy-serial       the same iterations, all in the parent (the time
+ *                     clone-vm-busy is compared with)
  *   return            100 calls and exit 0
  */
 #define _GNU_SOURCE
@@ -239,6 +243,61 @@ static int mode_tsc_probe(void)
 
 /* ---- clone(CLONE_VM) without CLONE_THREAD -------------------------------------- */
 
+KEEP int small_a(int x)
+{
+    OPAQUE(x);
+    return x + 1;
+}
+
+KEEP int small_b(int x)
+{
+    OPAQUE(x);
+    return x ^ 3;
+}
+
+KEEP int busy_loop(int n)
+{
+    int s = 0;
+    for (int i = 0; i < n; i++)
+        s += small_a(i) + small_b(s);
+    return s;
+}
+
+#define BUSY_ITERATIONS 2000000
+
+static int busy_result;
+
+static int busy_child(void *arg)
+{
+    (void)arg;
+    busy_result = busy_loop(BUSY_ITERATIONS);
+    return 0;
+}
+
+static int mode_clone_vm_busy(int serial)
+{
+    size_t size = 256 * 1024;
+    char *stack = malloc(size);
+    if (!stack)
+        return 99;
+    int st = 0;
+    if (serial) {
+        busy_child(NULL);
+    } else {
+        pid_t pid = clone(busy_child, stack + size, CLONE_VM | SIGCHLD, NULL);
+        if (pid < 0)
+            return 98;
+        int mine = busy_loop(BUSY_ITERATIONS);
+        st = wait_ok(pid, __WALL);
+        printf("parent %d\n", mine);
+    }
+    if (serial)
+        printf("parent %d\n", busy_loop(BUSY_ITERATIONS));
+    printf("child %d status %d\n", busy_result, st);
+    free(stack);
+    return 0;
+}
+
 static int clone_child(void *arg)
 {
     child_work((int)(long)arg);
@@ -275,6 +334,8 @@ int main(int argc, char **argv)
         return mode_seccomp(m + 8);
     if (!strcmp(m, "clone-vm"))
         return mode_clone_vm();
+    if (!strcmp(m, "clone-vm-busy") || !strcmp(m, "busy-serial"))
+        return mode_clone_vm_busy(!strcmp(m, "busy-serial"));
     if (!strcmp(m, "tsc-sigsegv"))
         return mode_tsc_sigsegv();
     if (!strcmp(m, "tsc-probe"))
