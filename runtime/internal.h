@@ -335,6 +335,9 @@ void instr__clock_pair(uint64_t *tsc, uint64_t *mono_ns, uint64_t *real_ns);
 int instr__tsc_invariant(void);
 
 /* lifecycle.c */
+/* lifecycle.c: the process is about to leave with exit_group(status) (seen
+ * by the sud trap): record its end if the exit path did not */
+void instr__exit_group_seen(int status);
 int instr__lifecycle_init(void);
 
 /* calibrate.c: the hooks' cost in this process (HOOK_COST records), once
