@@ -368,7 +368,18 @@ static bool inside_site(gimple *call)
  * or at the head of a new block on its fallthrough edge when the call ends
  * its block; the EH edge gets nothing: an exception leaving the call is
  * closed by the landing hook of the frame that catches it (hook-abi.h).
- * late: only the calls outside every hook pair (the late pass). */
+ * late: only the calls outside every hook pair (the late pass).
+ *
+ * Calls to const and pure functions are left to the late pass (the last
+ * before expansion, which brackets every call outside a pair): the hooks
+ * are calls that may write memory and may not return, so a pure call next
+ * to them could no longer be merged with an equal one (FRE, PRE: the hooks
+ * clobber what it reads) nor hoisted out of its loop (LIM moves a call
+ * only while no call that may not return precedes it in its block).  A
+ * pure function called with the same argument in a loop ran 4 times plain
+ * and 14,400 times instrumented.  Left alone until the late pass, such
+ * calls are merged, hoisted or removed as in the plain build, and the ones
+ * left get their hooks there. */
 static unsigned instrument_call_sites(function *fun, tree fn_desc, bool late = false)
 {
     if (instr_opts.callsites == instr_options::CALLSITES_NONE)
@@ -377,9 +388,11 @@ static unsigned instrument_call_sites(function *fun, tree fn_desc, bool late = f
     basic_block bb;
     FOR_EACH_BB_FN(bb, fun) {
         for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi); gsi_next(&gsi))
-            if (gcall *call = dyn_cast<gcall *>(gsi_stmt(gsi)))
-                if (!late || !inside_site(call))
-                    calls.safe_push(call);
+            if (gcall *call = dyn_cast<gcall *>(gsi_stmt(gsi))) {
+                if (late ? inside_site(call) : (gimple_call_flags(call) & (ECF_CONST | ECF_PURE)) != 0)
+                    continue;
+                calls.safe_push(call);
+            }
     }
     unsigned count = 0, i;
     gcall *call;

@@ -136,6 +136,8 @@ static void on_sigsys(int sig, siginfo_t *si, void *ucv)
         if (si->si_syscall == SYS_prctl || si->si_syscall == SYS_seccomp) /* sandbox.c */
             instr__sandbox_syscall(si->si_syscall, (unsigned long)uc->uc_mcontext.gregs[REG_RDI],
                                    (unsigned long)uc->uc_mcontext.gregs[REG_RSI]);
+        else if (si->si_syscall == SYS_exit_group) /* _exit: lifecycle.c */
+            instr__exit_group_seen((int)uc->uc_mcontext.gregs[REG_RDI]);
         uc->uc_mcontext.gregs[REG_RIP] -= 2; /* run the syscall again, now allowed */
         instr__rseq_restore();
         return;

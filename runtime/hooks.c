@@ -78,7 +78,7 @@ static inline int foreign(struct instr__thread *t, uintptr_t cfa)
 {
     if (t->top[-1].cfa - cfa < INSTR_RT_STACK_SPAN || instr__stack_known(t, cfa))
         return 0;
-    if (instr__foreign_task(t))
+    if (instr__foreign_task(t, cfa))
         return 1;
     instr__sud_altstack(t); /* ours: a handler on the alternate signal stack? */
     return 0;

@@ -158,6 +158,10 @@ struct instr__thread {
     struct instr__det_thread det; /* the detector backends' state (detector.h) */
     struct instr__sampler *sampler; /* INSTR_SAMPLE (sampler.c), or NULL */
     struct instr__stacks *suspended; /* suspended shadow stacks (stack-switch.c), or NULL */
+    /* The stack a foreign task was last found on (foreign-task.c): hooks
+     * there are foreign without a system call, foreign_left more times. */
+    uintptr_t foreign_lo;
+    uint32_t foreign_left;
     /* Indirect call sites whose one-target cache in the descriptor missed
      * (a virtual call meeting several classes in turn): (site, caller id,
      * target) -> call-site id, direct-mapped, so a polymorphic call costs
@@ -305,8 +309,9 @@ void instr__hook_return(struct instr_site_desc *s, void *cfa);
 void instr__api_event(const char *label);
 void instr__api_counter(const char *label, int32_t value);
 
-/* foreign-task.c: 1 if the calling task does not own t (a clone(CLONE_VM) child) */
-int instr__foreign_task(const struct instr__thread *t);
+/* foreign-task.c: 1 if the calling task, running a hook at cfa, does not
+ * own t (a clone(CLONE_VM) child) */
+int instr__foreign_task(struct instr__thread *t, uintptr_t cfa);
 
 /* sandbox.c: 0 once the program is entering a seccomp sandbox (the runtime
  * then makes no system call); instr__sandbox_syscall: a system call about
@@ -330,6 +335,9 @@ void instr__clock_pair(uint64_t *tsc, uint64_t *mono_ns, uint64_t *real_ns);
 int instr__tsc_invariant(void);
 
 /* lifecycle.c */
+/* lifecycle.c: the process is about to leave with exit_group(status) (seen
+ * by the sud trap): record its end if the exit path did not */
+void instr__exit_group_seen(int status);
 int instr__lifecycle_init(void);
 
 /* calibrate.c: the hooks' cost in this process (HOOK_COST records), once

@@ -10,6 +10,16 @@
  * the child shares the parent's memory, and the header is the parent's.
  * A process ended by a fatal signal never gets here: fatal-signals.c.
  *
+ * _exit (a fork child's usual end: Redis's BGSAVE) skips on_exit.  Its
+ * exit_group is seen before it runs when it is the first system call after
+ * a hook, which it is when an instrumented function calls _exit (the call
+ * hook re-arms the sud trap, detector-sud.c): instr__exit_group_seen then
+ * records the end as at_exit would, with header stores only (it runs in
+ * the SIGSYS handler).  What it leaves out: the thread names (read at the
+ * report from the dump's tids only) and the dump's trim.  Not seen (no
+ * sud, or another system call between the last hook and _exit): the dump
+ * stays incomplete, as before.
+ *
  * Fork: the child gets a dump of its own (INSTR_OUTPUT expanded again with
  * its pid), flagged FORK_CHILD, with the MODULE and FUNCTION records written
  * again under the same ids; the forking thread, the only one left, re-enters
@@ -58,6 +68,21 @@ static void at_exit(int status, void *arg)
         t->busy = was_busy;
     }
     errno = saved;
+}
+
+void instr__exit_group_seen(int status)
+{
+    struct instr_dump_header *h = instr__rt.header;
+    /* A vfork child's _exit: the header is its parent's.  Count mode's
+     * counts are written by at_exit only: without them the dump stays
+     * incomplete ("no counts") rather than complete and empty. */
+    if (!h || (h->flags & INSTR_DUMP_COUNTS) || (instr__may_syscall() && h->pid != (uint64_t)getpid()) ||
+        (__atomic_load_n(&h->flags, __ATOMIC_ACQUIRE) & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED)))
+        return;
+    if (!instr__tsc_gone)
+        instr__header_end(h);
+    h->exit_status = status;
+    __atomic_fetch_or(&h->flags, INSTR_DUMP_COMPLETE, __ATOMIC_RELEASE);
 }
 
 static void before_fork(void)

@@ -312,6 +312,7 @@ int instr__thread_restart(struct instr__thread *t)
     instr__chunk_unmap(&t->win); /* the parent's: leave it as it is */
     t->chunk = NULL;
     t->tid = instr__gettid();
+    t->foreign_left = 0; /* the parent's foreign tasks are not in this process */
     t->index = instr__rt.next_thread_index++;
     __atomic_store_n(&instr__rt.header->thread_count, instr__rt.next_thread_index, __ATOMIC_RELAXED);
     t->seq = 0;

@@ -18,7 +18,13 @@ Inlining makes no difference with the default inline=after: a call GCC
 inlined is no call instruction, and instr instruments the code after
 inlining, so neither side sees it.
 
-usage: check-callgrind.py --exe PROGRAM --report INSTR-REPORT [--arg A]...
+--plain PLAIN: callgrind runs the same program built without the plugin
+(PLAIN) instead, and instr's dump comes from an ordinary run of PROGRAM:
+the instrumented program must make the calls the plain one makes (issue
+20: a pure function the optimiser merges in the plain build must be
+merged when instrumented too).  Functions are matched by name.
+
+usage: check-callgrind.py --exe PROGRAM --report INSTR-REPORT [--plain PLAIN] [--arg A]...
 Exit 0 pass, 1 fail, 77 skip (no valgrind).
 """
 import argparse
@@ -116,6 +122,7 @@ def main():
     ap.add_argument("--exe", required=True)
     ap.add_argument("--report", required=True)
     ap.add_argument("--arg", action="append", default=[])
+    ap.add_argument("--plain", help="the program built without the plugin: callgrind runs it")
     a = ap.parse_args()
     valgrind = shutil.which("valgrind")
     if not valgrind:
@@ -130,14 +137,19 @@ def main():
     # call counts do not depend on it.  Bind now: lazy PLT resolution would
     # add dynamic-linker calls callgrind counts and no program made.
     env.update(INSTR_DETECTOR="none", INSTR_OUTPUT=dump, LD_BIND_NOW="1")
+    graded = os.path.realpath(a.plain) if a.plain else exe  # what callgrind runs
+    if a.plain:
+        r = subprocess.run([exe, *a.arg], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            fail("instrumented program exited %d:\n%s" % (r.returncode, r.stderr[-2000:]))
     r = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=" + cg,
                         "--dump-instr=no", "--compress-strings=no", "--compress-pos=no",
-                        "--demangle=no", "--separate-recs=1", "--separate-callers=0", exe, *a.arg],
+                        "--demangle=no", "--separate-recs=1", "--separate-callers=0", graded, *a.arg],
                        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         fail("program under callgrind exited %d:\n%s" % (r.returncode, r.stderr[-2000:]))
-    calls_in, calls_out, not_hooked = parse_callgrind(cg, exe)
-    addr = symbol_addresses(exe)
+    calls_in, calls_out, not_hooked = parse_callgrind(cg, graded)
+    addr = symbol_addresses(graded)
 
     def by_address(counter):
         merged = collections.Counter()
@@ -176,9 +188,10 @@ def main():
     if bad:
         fail("\n  ".join(["call counts differ from callgrind's:"] + bad))
     apart = apart_total
-    print("PASS: %d functions, %d calls into them and %d calls out of them equal callgrind's%s"
+    print("PASS: %d functions, %d calls into them and %d calls out of them equal callgrind's%s%s"
           % (len(mine), sum(int(r["calls"]) for r in mine), checked_out,
-             " (and %d calls to noreturn or returns_twice functions, not hooked by rule)" % apart if apart else ""))
+             " (and %d calls to noreturn or returns_twice functions, not hooked by rule)" % apart if apart else "",
+             " on the plain build" if a.plain else ""))
     shutil.rmtree(work, ignore_errors=True)
 
 

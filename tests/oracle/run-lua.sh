@@ -2,11 +2,19 @@
 # Call counts of a real program against callgrind: Lua 5.4 (Debian's
 # source, as bench/run-real.py fetches it), built with the plugin at -O2,
 # running oracle.lua; check-callgrind.py compares every function.
-#   run-lua.sh GCC PLUGIN LUA_SRC_DIR WORK_DIR CHECK_ARGS...
+#   run-lua.sh [--plain] GCC PLUGIN LUA_SRC_DIR WORK_DIR CHECK_ARGS...
+# --plain: Lua is built without the plugin too, and callgrind runs that
+# build (check-callgrind.py --plain): the instrumented Lua must make the
+# calls the plain one makes.
 # LUA_SRC_DIR: the source package's src/ (lua.c, lvm.c...); empty or
 # missing: skipped (77).  bench/run-real.py --only lua leaves one under
 # BUILD/bench/real/src/lua5.4-*/src.
 set -eu
+plain=
+if [ "${1:-}" = --plain ]; then
+    plain=1
+    shift
+fi
 cc=$1 plugin=$2 src=$3 work=$4
 shift 4
 if [ -z "$src" ] || [ ! -f "$src/lvm.c" ]; then
@@ -21,4 +29,9 @@ for f in "$src"/*.c; do
 done
 # shellcheck disable=SC2086
 "$cc" -O2 -I"$work/inc" -DLUA_USE_POSIX -fplugin="$plugin" -o "$work/lua" $files -lm
+if [ -n "$plain" ]; then
+    # shellcheck disable=SC2086
+    "$cc" -O2 -I"$work/inc" -DLUA_USE_POSIX -o "$work/lua-plain" $files -lm
+    exec "$@" --exe "$work/lua" --plain "$work/lua-plain" --arg "$(dirname "$0")/oracle.lua"
+fi
 exec "$@" --exe "$work/lua" --arg "$(dirname "$0")/oracle.lua"

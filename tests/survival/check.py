@@ -157,8 +157,44 @@ def case_exit_thread(a, inst, orc, dumps, work):
         check(len(rep["threads"]) == 4, f"4 threads recorded ({len(rep['threads'])})")
 
 
+def sud_on(rep):
+    return "sud" in programs(rep)[0]["detector_detail"].split("; ")
+
+
 def case__exit(a, inst, orc, dumps, work):
-    expect_ended(a, dumps, 100, 0, 1, "did not finish")
+    """_exit from an instrumented function: the sud trap sees the exit_group
+    and records the end (lifecycle.c); without sud it cannot be seen."""
+    rep, _ = one_dump(a, dumps)
+    if rep and sud_on(rep):
+        rep = expect_complete(a, inst, dumps)
+        if rep:
+            check(programs(rep)[0]["exit_status"] == 4, f"exit status 4 recorded ({programs(rep)[0]['exit_status']})")
+    elif rep:
+        expect_ended(a, dumps, 100, 0, 1, "did not finish")
+
+
+def case_fork_children_exit(a, inst, orc, dumps, work):
+    """Children that leave with _exit(0) (a server's background saves) ended
+    normally: no warning, instr-report exits 0."""
+    rep = session_checks(a, dumps, 4, 121, 3)
+    if rep and sud_on(rep):
+        check(all(p["complete"] for p in programs(rep)), "every dump complete")
+        check(all(p["exit_status"] == 0 for p in programs(rep)), "every exit status 0")
+        text = subprocess.run([a.report, *dumps], capture_output=True, text=True, timeout=120)
+        check(text.returncode == 0 and not text.stderr.strip(),
+              f"instr-report exits 0 without a warning ({text.returncode}: {text.stderr.strip()!r})")
+        check("did not finish" not in text.stdout, "no dump said unfinished")
+
+
+def case_fork_child_killed(a, inst, orc, dumps, work):
+    """A child killed by SIGKILL is still incomplete (what _exit no longer is)."""
+    rep = session_checks(a, dumps, 2, 107, 1)
+    if rep:
+        done = sorted(p["complete"] for p in programs(rep))
+        check(done == [False, True], f"the parent complete, the killed child not ({done})")
+        text = subprocess.run([a.report, *dumps], capture_output=True, text=True, timeout=120)
+        check(text.returncode == 3 and "did not finish" in text.stdout,
+              f"instr-report says it and exits 3 ({text.returncode})")
 
 
 def case_abort(a, inst, orc, dumps, work):

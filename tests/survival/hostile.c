@@ -22,8 +22,16 @@
  *                     before it) sends SIGTERM: death by SIGTERM
  *   tsc-sigsegv       prctl(PR_SET_TSC, PR_TSC_SIGSEGV), then compute: a
  *                     program that needs no TSC and forbids itself one
+ *   tsc-probe         whether the machine honours PR_TSC_SIGSEGV: a child
+ *                     sets it and reads the TSC; exit 0 when the read
+ *                     faults, 94 when it does not (a hypervisor that does
+ *                     not trap rdtsc), 95 when the kernel refuses the prctl
  *   clone-vm          clone(CLONE_VM) children (no CLONE_THREAD) computing
  *                     beside their parent in its memory
+ *   clone-vm-busy     one such child making 2 M iterations of two small
+ *                     functions while its parent makes as many
+ *   busy-serial       the same iterations, all in the parent (the time
+ *                     clone-vm-busy is compared with)
  *   return            100 calls and exit 0
  */
 #define _GNU_SOURCE
@@ -206,7 +214,89 @@ static int mode_tsc_sigsegv(void)
     return 0;
 }
 
+/* The test of tsc-sigsegv depends on the read faulting: some hypervisors
+ * accept the prctl (PR_GET_TSC says SIGSEGV) and let rdtsc run anyway. */
+static int mode_tsc_probe(void)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return 98;
+    if (pid == 0) {
+        if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0))
+            _exit(95);
+        uint32_t lo, hi;
+        __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+        _exit(94);
+    }
+    int st;
+    if (waitpid(pid, &st, 0) != pid)
+        return 98;
+    if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV) {
+        printf("rdtsc faults after PR_SET_TSC\n");
+        return 0;
+    }
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 95)
+        return 95;
+    printf("rdtsc still works after PR_SET_TSC (the kernel accepted it)\n");
+    return 94;
+}
+
 /* ---- clone(CLONE_VM) without CLONE_THREAD -------------------------------------- */
+
+KEEP int small_a(int x)
+{
+    OPAQUE(x);
+    return x + 1;
+}
+
+KEEP int small_b(int x)
+{
+    OPAQUE(x);
+    return x ^ 3;
+}
+
+KEEP int busy_loop(int n)
+{
+    int s = 0;
+    for (int i = 0; i < n; i++)
+        s += small_a(i) + small_b(s);
+    return s;
+}
+
+#define BUSY_ITERATIONS 2000000
+
+static int busy_result;
+
+static int busy_child(void *arg)
+{
+    (void)arg;
+    busy_result = busy_loop(BUSY_ITERATIONS);
+    return 0;
+}
+
+static int mode_clone_vm_busy(int serial)
+{
+    size_t size = 256 * 1024;
+    char *stack = malloc(size);
+    if (!stack)
+        return 99;
+    int st = 0;
+    if (serial) {
+        busy_child(NULL);
+    } else {
+        pid_t pid = clone(busy_child, stack + size, CLONE_VM | SIGCHLD, NULL);
+        if (pid < 0)
+            return 98;
+        int mine = busy_loop(BUSY_ITERATIONS);
+        st = wait_ok(pid, __WALL);
+        printf("parent %d\n", mine);
+    }
+    if (serial)
+        printf("parent %d\n", busy_loop(BUSY_ITERATIONS));
+    printf("child %d status %d\n", busy_result, st);
+    free(stack);
+    return 0;
+}
 
 static int clone_child(void *arg)
 {
@@ -244,8 +334,12 @@ int main(int argc, char **argv)
         return mode_seccomp(m + 8);
     if (!strcmp(m, "clone-vm"))
         return mode_clone_vm();
+    if (!strcmp(m, "clone-vm-busy") || !strcmp(m, "busy-serial"))
+        return mode_clone_vm_busy(!strcmp(m, "busy-serial"));
     if (!strcmp(m, "tsc-sigsegv"))
         return mode_tsc_sigsegv();
+    if (!strcmp(m, "tsc-probe"))
+        return mode_tsc_probe();
     if (!strcmp(m, "return")) {
         work_n(100);
         printf("returning 0\n");

@@ -329,6 +329,30 @@ int main(int argc, char **argv)
         printf("child exited %d\n", wait_ok(pid));
         return 0;
     }
+    if (!strcmp(m, "fork-children-exit")) {
+        /* A server's background saves: children that end with _exit. */
+        for (int i = 0; i < 3; i++) {
+            pid_t pid = fork();
+            if (pid == 0) {
+                child_work(7);
+                _exit(0);
+            }
+            printf("child %d exited %d\n", i, wait_ok(pid));
+        }
+        work_n(100);
+        return 0;
+    }
+    if (!strcmp(m, "fork-child-killed")) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            child_work(7);
+            kill(getpid(), SIGKILL);
+            _exit(0);
+        }
+        printf("child exited %d\n", wait_ok(pid));
+        work_n(100);
+        return 0;
+    }
     if (!strcmp(m, "fork-exec")) {
         pid_t pid = fork();
         if (pid == 0)
