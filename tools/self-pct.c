@@ -152,7 +152,7 @@ static const char *base_name(const char *path)
     return b ? b + 1 : path ? path : "";
 }
 
-/* A leaf in instr's runtime: its library, or a hook symbol of a static one. */
+/* A frame in instr's runtime: its library, or a hook symbol of a static one. */
 static int in_runtime(const char *name, const char *module)
 {
     return !strncmp(base_name(module), "libinstr-rt", 11) || !strncmp(name, "__instr_", 8) ||
@@ -240,7 +240,12 @@ int instr_self_from_sampled(struct instr_session *s, const struct instr_dump *sd
             x->kernel += st->samples;
             continue;
         }
-        if (in_runtime(leaf->name, leaf->module)) {
+        /* Under a hook anywhere on the stack (the leaf may be libc or the
+         * vDSO called by the runtime): the hooks' time, not the program's. */
+        size_t r = 0;
+        while (r < st->len && !in_runtime(fr[rows[r]].name, fr[rows[r]].module))
+            r++;
+        if (r < st->len) {
             x->runtime += st->samples;
             continue;
         }

@@ -8,7 +8,7 @@
  *    (instr_self_fold: the demangled name with GCC clone suffixes folded;
  *    the module is ignored, so a renamed binary matches);
  *  - "instrumented-samples": instr-sample of the instrumented program
- *    (leaf PCs inside instr's runtime left out), matched the same way;
+ *    (samples with a frame of instr's runtime on their stack left out), matched the same way;
  *  - "in-run-samples": the instrumented dump's own INSTR_SAMPLE samples
  *    placed on the shadow stack (hybrid.h), PCs inside the runtime left out;
  *  - "none": no samples; Self % is not shown (text "-", JSON null).
