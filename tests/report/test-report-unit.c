@@ -7,6 +7,7 @@
 #include "dump-reader.h"
 #include "dump-writer.h"
 #include "profile.h"
+#include "self-pct.h"
 
 static int failures;
 
@@ -204,6 +205,34 @@ static void test_roundtrip(const char *dir)
     instr_dump_close(&d);
 }
 
+/* Self %'s function identity: GCC's clones fold into their origin. */
+static void test_self_fold(void)
+{
+    static const char *const cases[][2] = {
+        {"foo.constprop.0", "foo"},
+        {"foo.isra.0", "foo"},
+        {"foo.part.0", "foo"},
+        {"foo.cold", "foo"},
+        {"foo.lto_priv.0", "foo"},
+        {"foo.part.0.isra.0", "foo"},
+        {"foo.constprop.0.cold", "foo"},
+        {"ns::f(int) [clone .constprop.0]", "ns::f(int)"},
+        {"ns::f(int) [clone .isra.0] [clone .cold]", "ns::f(int)"},
+        {"foo", "foo"},
+        {"foo.bar", "foo.bar"},   /* not a clone suffix */
+        {"foo.0", "foo.0"},       /* digits alone are not one either */
+        {"a.b.part.1", "a.b"},
+    };
+    char buf[128];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        instr_self_fold(cases[i][0], buf, sizeof buf);
+        if (strcmp(buf, cases[i][1])) {
+            fprintf(stderr, "fold(%s) = %s, expected %s\n", cases[i][0], buf, cases[i][1]);
+            failures++;
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : ".";
@@ -214,6 +243,7 @@ int main(int argc, char **argv)
     test_varint();
     test_decode_fast();
     test_roundtrip(dir);
+    test_self_fold();
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);
     return failures != 0;

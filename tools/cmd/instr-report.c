@@ -20,6 +20,7 @@
 #include "import-visualiser.h"
 #include "progress.h"
 #include "report.h"
+#include "self-pct.h"
 #include "hybrid-cli.h"
 #include "sample-cli.h"
 #include "sample-report.h"
@@ -108,6 +109,9 @@ static void usage(FILE *f)
           "  --suggest-exclude PCT  instead of a report, an exclude list of the tiny leaf\n"
           "                   functions whose hooks cost more than PCT % of the run, for\n"
           "                   the plugin's exclude=@FILE\n"
+          "  --self SAMPLEDUMP  the Self % column from instr-sample's dump of the plain\n"
+          "                   (uninstrumented) build, matched by function name; also a\n"
+          "                   sampling dump given beside the instrumented one\n"
           "  -o, --output FILE  write to FILE instead of standard output ('-': standard output)\n"
           "  -h, --help       this text\n"
           "  --version        the version\n"
@@ -290,6 +294,7 @@ enum opt {
     OPT_OS_EVENTS,
     OPT_RAW, OPT_COMPENSATE,
     OPT_SUGGEST_EXCLUDE,
+    OPT_SELF,
 };
 #define GIVEN(o) (1u << ((o) - OPT_VIEW))
 
@@ -313,6 +318,7 @@ static const struct option long_opts[] = {
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {"suggest-exclude", required_argument, NULL, OPT_SUGGEST_EXCLUDE},
+    {"self", required_argument, NULL, OPT_SELF},
     {NULL, 0, NULL, 0},
 };
 #define NLONG (sizeof long_opts / sizeof long_opts[0])
@@ -356,6 +362,8 @@ struct cli {
     unsigned char xgiven[MAX_XOPTS];   /* xopts[i] given */
     void *xo[32];                      /* per row of the format table: its export's options, or NULL */
     double suggest_pct;                /* --suggest-exclude=PCT (with GIVEN(OPT_SUGGEST_EXCLUDE)) */
+    const char *self;                  /* --self=SAMPLEDUMP: Self % from it (self-pct.h) */
+    int self_shown;                    /* the report had a Self % source */
     char **paths;                      /* the inputs */
     size_t npaths;
 };
@@ -451,6 +459,9 @@ static int set_option(struct cli *c, int opt, const char *v, int argc, char **ar
         return 0;
     case OPT_SUGGEST_EXCLUDE:
         return instr_opt_double(v, &c->suggest_pct, 0) < 0 ? -2 : 0;
+    case OPT_SELF:
+        c->self = v;
+        return 0;
     }
     if (opt >= OPT_XOPT && opt < OPT_XOPT + (int)nxopts) {
         /* Into the options of every export that reads it. */
@@ -636,12 +647,17 @@ static void hint(const struct cli *c)
     if (c->export || c->diff || strcmp(c->format->name, "text") || c->outpath || !isatty(STDOUT_FILENO) ||
         (c->given & GIVEN(OPT_SUGGEST_EXCLUDE)))
         return;
+    const int self_hint = !c->self_shown && (instr_views[c->o.view].flags & INSTR_VIEW_ROWS);
+    if (self_hint)
+        printf("\nSelf %% (each function's share of the CPU time without instr): sample the plain build "
+               "(instr-sample -o plain.instr ./prog-plain) and add --self plain.instr\n");
     if (!(instr_views[c->o.view].flags & INSTR_VIEW_ROWS))
         printf("\nNext: --view callers FUNC or --view callees FUNC for one function; "
                "--export chrome -o run.json for a timeline\n");
     else
-        printf("\nNext: --view calltree (call paths), --view callers FUNC / callees FUNC (one function), "
-               "--export chrome -o run.json (a timeline); --help for more\n");
+        printf("%sNext: --view calltree (call paths), --view callers FUNC / callees FUNC (one function), "
+               "--export chrome -o run.json (a timeline); --help for more\n",
+               self_hint ? "" : "\n");
 }
 
 /* ---- running it ------------------------------------------------------------- */
@@ -886,6 +902,45 @@ static int counted_inputs(const struct cli *c, struct instr_dump *dumps, size_t 
     return 1;
 }
 
+/* The sampling dumps that give Self % (self-pct.h) to a report of
+ * instrumented ones: --self, and those given beside instrumented dumps in
+ * a view of them (not --view samples, which places them on the stack
+ * itself, nor --diff or --export).  They move from dumps[0..*nd) to
+ * self[0..*nself).  Returns EXIT_OK or the exit status after saying why. */
+static int split_self(const struct cli *c, struct instr_dump *dumps, size_t *nd, struct instr_dump *self,
+                      size_t *nself, int *warned)
+{
+    *nself = 0;
+    size_t instrumented = 0;
+    for (size_t i = 0; i < *nd; i++)
+        instrumented += !instr_dump_is_sampled(&dumps[i]) && !instr_dump_is_counted(&dumps[i]);
+    const int table = !c->diff && !c->export && c->o.view != INSTR_VIEW_SAMPLES && c->o.view != INSTR_VIEW_LINES;
+    if (c->self) {
+        if (!table || !instrumented) {
+            fprintf(stderr, PROG ": --self gives the Self %% column of a report of instrumented dumps (not with "
+                            "--diff, --export, --view samples or lines)\n");
+            return EXIT_USAGE;
+        }
+        if (open_input(&self[0], c->self, warned) < 0)
+            return EXIT_INPUT;
+        *nself = 1;
+        if (!instr_dump_is_sampled(&self[0])) {
+            fprintf(stderr, PROG ": --self %s: not a sampling dump (instr-sample writes one)\n", c->self);
+            return EXIT_USAGE;
+        }
+    }
+    if (!table || !instrumented)
+        return EXIT_OK;
+    size_t k = 0;
+    for (size_t i = 0; i < *nd; i++)
+        if (instr_dump_is_sampled(&dumps[i]))
+            self[(*nself)++] = dumps[i];
+        else
+            dumps[k++] = dumps[i];
+    *nd = k;
+    return EXIT_OK;
+}
+
 static void free_cli(struct cli *c)
 {
     instr_exclusions_free(&c->excl);
@@ -903,9 +958,9 @@ int main(int argc, char **argv)
     }
     warn_unused(&c);
 
-    struct instr_dump *dumps = calloc(c.npaths, sizeof *dumps);
-    size_t nd = 0;
-    int status = dumps ? EXIT_OK : EXIT_INPUT, warned = 0;
+    struct instr_dump *dumps = calloc(c.npaths, sizeof *dumps), *self = calloc(c.npaths + 1, sizeof *self);
+    size_t nd = 0, nself = 0;
+    int status = dumps && self ? EXIT_OK : EXIT_INPUT, warned = 0;
     for (size_t i = 0; i < c.npaths && status == EXIT_OK; i++) {
         if (open_input(&dumps[nd], c.paths[i], &warned) < 0)
             status = EXIT_INPUT;
@@ -916,6 +971,8 @@ int main(int argc, char **argv)
         nd = drop_duplicates(dumps, nd, c.paths);
     for (size_t i = 0; i < nd; i++)
         dumps[i].raw = c.raw;
+    if (status == EXIT_OK)
+        status = split_self(&c, dumps, &nd, self, &nself, &warned);
     if (status == EXIT_OK && counted_inputs(&c, dumps, nd, warned, &status)) {
         /* reported */
     } else if (status == EXIT_OK && sampled_inputs(&c, dumps, nd, warned, &status)) {
@@ -942,7 +999,14 @@ int main(int argc, char **argv)
             if (walked)
                 close_output(walked, status, 0);
         } else {
-            if (instr_session_sort(&s, c.sort) < 0) {
+            char err[600];
+            int src = walked ? 0
+                      : nself ? instr_self_from_sampled(&s, self, nself, err, sizeof err)
+                              : instr_self_from_in_run(&s, err, sizeof err);
+            if (src < 0) {
+                fprintf(stderr, PROG ": Self %%: %s\n", err);
+                status = EXIT_INPUT;
+            } else if ((c.self_shown = s.self.source != NULL), instr_session_sort(&s, c.sort) < 0) {
                 fprintf(stderr, PROG ": unknown sort column '%s' (one of: %s)\n", c.sort, instr_sort_columns);
                 status = EXIT_USAGE;
                 if (walked)
@@ -957,7 +1021,10 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < nd; i++)
         instr_dump_close(&dumps[i]);
+    for (size_t i = 0; i < nself; i++)
+        instr_dump_close(&self[i]);
     free(dumps);
+    free(self);
     free_cli(&c);
     return status;
 }

@@ -51,6 +51,22 @@ struct instr_row {
     int pseudo;                    /* functions: a pseudo-frame (an uninstrumented callee of a call site) */
     double ext_ns[2];              /* functions: external time (v.ext_ei, v.ext_ai) in ns */
     double po_ns;                  /* probe overhead (v.po) in ns */
+    double self_pct;               /* functions: Self % (self-pct.h), when session.self.source is set */
+};
+
+/* Where Self % came from (self-pct.h) and its sampling error. */
+struct instr_self {
+    const char *source;   /* "plain-samples", "instrumented-samples", "in-run-samples"; NULL: none */
+    char *inputs;         /* the sampling dumps' paths, ", "-joined, or NULL (in-run samples) */
+    uint64_t samples;     /* the total the shares divide: samples kept */
+    uint64_t matched;     /* of which credited to a function row */
+    uint64_t runtime;     /* left out: the PC was inside instr's runtime */
+    uint64_t kernel;      /* left out: the leaf was in the kernel */
+    uint64_t other;       /* left out: not on a thread's stack (in-run: empty stack, the runtime's gaps) */
+    uint64_t lost;        /* samples the kernel could not record */
+    size_t ambiguous;     /* names of several rows (the share split by their Elapsed Exclusive) */
+    double top_pct;       /* the largest Self % */
+    double top_ci95;      /* its binomial 95 % half-width, 1.96 sqrt(p(1-p)/n), in points */
 };
 
 struct instr_session {
@@ -88,6 +104,7 @@ struct instr_session {
     const struct instr_exclusions *exclude; /* --not-application, or NULL */
     int no_app;                /* some input has no transition data (INSTR_DUMP_NO_TRANSITIONS):
                                   Application values are unavailable, printed n/a / null */
+    struct instr_self self;    /* Self % of the function rows (self-pct.h); source NULL: none */
 };
 
 /* Wall Inclusive of the function rows and of the session, and each

@@ -463,6 +463,7 @@ void instr_session_free(struct instr_session *s)
         free(s->func_rows[i]);
     free(s->func_rows);
     free(s->row_of_key);
+    free(s->self.inputs);
     for (size_t i = 0; i < s->nwarnings; i++)
         free(s->warnings[i]);
     free(s->warnings);

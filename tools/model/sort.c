@@ -6,9 +6,9 @@
 
 #include "report.h"
 
-const char instr_sort_columns[] = "name, calls, ei, ee, ai, ae, ei%, ee%, ai%, ae%, ci, ce, ci%, ce%, wall, po, flagged, module, file, pid, tid";
+const char instr_sort_columns[] = "name, calls, ei, ee, ai, ae, ei%, ee%, ai%, ae%, ci, ce, ci%, ce%, wall, po, flagged, module, file, pid, tid, self";
 
-enum sort_key { K_NAME, K_CALLS, K_EI, K_EE, K_AI, K_AE, K_CI, K_CE, K_WALL, K_PO, K_FLAGGED, K_MODULE, K_FILE, K_PID, K_TID };
+enum sort_key { K_NAME, K_CALLS, K_EI, K_EE, K_AI, K_AE, K_CI, K_CE, K_WALL, K_PO, K_FLAGGED, K_MODULE, K_FILE, K_PID, K_TID, K_SELF };
 
 static int cmp_u64(uint64_t a, uint64_t b)
 {
@@ -40,6 +40,7 @@ static int cmp_row(const void *pa, const void *pb, void *ctx)
     case K_FILE: c = cmp_str(a->file, b->file); if (!c) c = cmp_u64(a->line, b->line); break;
     case K_PID: c = cmp_u64(a->pid, b->pid); break;
     case K_TID: c = cmp_u64(a->tid, b->tid); break;
+    case K_SELF: c = (a->self_pct < b->self_pct) - (a->self_pct > b->self_pct); break;
     }
     if (c || (c = cmp_str(a->name, b->name)) || (c = cmp_str(a->module, b->module)) ||
         (c = cmp_str(a->file, b->file)) || (c = cmp_u64(a->line, b->line)) || (c = cmp_u64(a->pid, b->pid)))
@@ -58,7 +59,7 @@ int instr_session_sort(struct instr_session *s, const char *column)
                 {"ae_pct", K_AE}, {"flagged", K_FLAGGED}, {"module", K_MODULE}, {"file", K_FILE},
                 {"pid", K_PID},   {"tid", K_TID},       {"ci", K_CI},       {"ce", K_CE},
                 {"ci%", K_CI},    {"ce%", K_CE},        {"wall", K_WALL},   {"po", K_PO},
-                {"probe", K_PO},  {"probe_overhead", K_PO}};
+                {"probe", K_PO},  {"probe_overhead", K_PO}, {"self", K_SELF}, {"self%", K_SELF}, {"self_pct", K_SELF}};
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
         if (strcasecmp(column, cols[i].name))
             continue;

@@ -50,6 +50,13 @@ KIND(5, unknown_n, unknown_t)
 VALUE(probe, v.po, po_ns)
 VALUE(wall, wall_t, wall_ns)
 
+/* Self %: from samples (self-pct.h); "-" without a source. */
+static const char *self_pct(char *b, size_t n, const struct instr_cell *c)
+{
+    snprintf(b, n, c->csv ? "%.4f" : "%.2f", c->r->self_pct);
+    return b;
+}
+
 /* Concurrency: Elapsed Inclusive / Wall Inclusive (threads at once). */
 static const char *concurrency(char *b, size_t n, const struct instr_cell *c)
 {
@@ -127,6 +134,7 @@ static const char *file_line(char *b, size_t n, const struct instr_cell *c)
 const struct instr_column instr_columns[] = {
     /* title, CSV name, text views, CSV views, flags, CSV position, getter */
     {"Calls", "calls", ALL, ALL, 0, 10, calls},
+    {"Self %", "self_pct", F, F, INSTR_COL_SELF, 15, self_pct},
     {"Elapsed Incl", "elapsed_inclusive_%s", F | M, ALL, 0, 20, ei},
     {"Elapsed", NULL, T | P, 0, 0, 0, ei},
     {"Elapsed Excl", "elapsed_exclusive_%s", F | M, ALL, 0, 30, ee},
@@ -186,6 +194,8 @@ int instr_column_shown(const struct instr_column *c, enum instr_view v, int csv,
                        const struct instr_report_opts *o)
 {
     if ((c->flags & INSTR_COL_PROBE) && !s->comp.known)
+        return 0;
+    if ((c->flags & INSTR_COL_SELF) && !s->self.source)
         return 0;
     if (csv)
         return c->csv && (c->csv_views & INSTR_VIEW_BIT(v));

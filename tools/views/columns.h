@@ -21,6 +21,7 @@ enum {
     INSTR_COL_CPU = 1u << 4,     /* a CPU value: text only when known (every dump ran cpuclock);
                                     empty in CSV when not */
     INSTR_COL_PROBE = 1u << 6,   /* text and CSV: only when the hooks' cost is known (compensate.h) */
+    INSTR_COL_SELF = 1u << 7,    /* Self %: text and CSV only with a samples source (self-pct.h) */
 };
 
 /* What a getter reads. */

@@ -161,6 +161,31 @@ static void program(struct instr_json *j, const struct instr_session *s, size_t 
     instr_json_close(j);
 }
 
+/* Where Self % came from (self-pct.h), and its sampling error. */
+static void self_source(struct instr_json *j, const struct instr_self *x)
+{
+    instr_json_key_str(j, "self_source", x->source ? x->source : "none");
+    if (!x->source) {
+        instr_json_key_null(j, "self_sampling");
+        return;
+    }
+    instr_json_open(j, "self_sampling", '{', INSTR_JSON_INLINE);
+    if (x->inputs)
+        instr_json_key_str(j, "inputs", x->inputs);
+    else
+        instr_json_key_null(j, "inputs");
+    instr_json_key_u64(j, "samples", x->samples);
+    instr_json_key_u64(j, "matched", x->matched);
+    instr_json_key_u64(j, "in_runtime", x->runtime);
+    instr_json_key_u64(j, "in_kernel", x->kernel);
+    instr_json_key_u64(j, "elsewhere", x->other);
+    instr_json_key_u64(j, "lost", x->lost);
+    instr_json_key_u64(j, "ambiguous_names", x->ambiguous);
+    instr_json_key_num(j, "top_pct", "%.4f", x->top_pct);
+    instr_json_key_num(j, "top_ci95_pct", "%.4f", x->top_ci95);
+    instr_json_close(j);
+}
+
 static void session(struct instr_json *j, const struct instr_session *s)
 {
     instr_json_open(j, "session", '{', INSTR_JSON_LINES);
@@ -246,14 +271,16 @@ static void session(struct instr_json *j, const struct instr_session *s)
         instr_json_key_ns(j, "unpaid_ns", s->have_rate ? s->comp_unpaid_ns : NAN);
         instr_json_close(j);
     }
+    self_source(j, &s->self);
     instr_json_close(j);
 }
 
 /* The members of a row before its values (head) and after them (tail). */
-typedef void (*row_members)(struct instr_json *j, const struct instr_row *r);
+typedef void (*row_members)(struct instr_json *j, const struct instr_session *s, const struct instr_row *r);
 
-static void function_head(struct instr_json *j, const struct instr_row *f)
+static void function_head(struct instr_json *j, const struct instr_session *s, const struct instr_row *f)
 {
+    (void)s;
     instr_json_key_str(j, "name", f->name);
     instr_json_key_str(j, "mangled", f->mangled);
     instr_json_key_str(j, "module", f->module);
@@ -261,7 +288,7 @@ static void function_head(struct instr_json *j, const struct instr_row *f)
     instr_json_key_u64(j, "line", f->line);
 }
 
-static void function_tail(struct instr_json *j, const struct instr_row *f)
+static void function_tail(struct instr_json *j, const struct instr_session *s, const struct instr_row *f)
 {
     /* Wall Inclusive (null when unknown: wall_ns NAN is written null by
      * instr_json_key_ns, ticks follow it) and concurrency. */
@@ -272,14 +299,19 @@ static void function_tail(struct instr_json *j, const struct instr_row *f)
     instr_json_key_ns(j, "wall_inclusive_ns", f->wall_ns);
     instr_json_key_num(j, "concurrency", "%.4f", f->wall_t ? (double)f->v.ei / (double)f->wall_t : NAN);
     instr_json_key_bool(j, "pseudo", f->pseudo);
+    if (s->self.source)
+        instr_json_key_num(j, "self_pct", "%.4f", f->self_pct);
+    else
+        instr_json_key_null(j, "self_pct");
     instr_json_key_u64(j, "external_elapsed_ticks", f->v.ext_ei);
     instr_json_key_ns(j, "external_elapsed_ns", f->ext_ns[0]);
     instr_json_key_u64(j, "external_application_ticks", f->v.ext_ai);
     instr_json_key_ns(j, "external_application_ns", f->ext_ns[1]);
 }
 
-static void thread_head(struct instr_json *j, const struct instr_row *t)
+static void thread_head(struct instr_json *j, const struct instr_session *s, const struct instr_row *t)
 {
+    (void)s;
     instr_json_key_u64(j, "pid", t->pid);
     instr_json_key_u64(j, "index", t->index);
     instr_json_key_u64(j, "tid", t->tid);
@@ -291,13 +323,15 @@ static void thread_head(struct instr_json *j, const struct instr_row *t)
     instr_json_key_num(j, "run_pct", "%.4f", t->run_pct);
 }
 
-static void module_head(struct instr_json *j, const struct instr_row *m)
+static void module_head(struct instr_json *j, const struct instr_session *s, const struct instr_row *m)
 {
+    (void)s;
     instr_json_key_str(j, "module", m->module);
 }
 
-static void process_head(struct instr_json *j, const struct instr_row *p)
+static void process_head(struct instr_json *j, const struct instr_session *s, const struct instr_row *p)
 {
+    (void)s;
     instr_json_key_u64(j, "pid", p->pid);
     instr_json_key_str(j, "program", p->name);
 }
@@ -308,12 +342,12 @@ static void row_array(struct instr_json *j, const struct instr_session *s, const
     instr_json_open(j, key, '[', INSTR_JSON_LINES);
     for (size_t i = 0; i < n; i++) {
         instr_json_open(j, NULL, '{', INSTR_JSON_LINES);
-        head(j, &r[i]);
+        head(j, s, &r[i]);
         row_values(j, s, &r[i]);
         if (s->comp.known)
             row_probe(j, &r[i]);
         if (tail)
-            tail(j, &r[i]);
+            tail(j, s, &r[i]);
         instr_json_close(j);
     }
     instr_json_close(j);

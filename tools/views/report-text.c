@@ -300,6 +300,27 @@ static void threshold_line(FILE *out, const struct instr_session *s)
             left, left == 1 ? "" : "s", t);
 }
 
+/* Where Self % came from and how far to trust it (self-pct.h). */
+static void self_line(FILE *out, const struct instr_self *x)
+{
+    if (!x->source)
+        return;
+    const char *what = !strcmp(x->source, "plain-samples")          ? "a sampled run of the uninstrumented build"
+                       : !strcmp(x->source, "instrumented-samples") ? "instr-sample of the instrumented program"
+                                                                     : "this run's own samples (INSTR_SAMPLE)";
+    fprintf(out, "Self %%:     share of %" PRIu64 " on-CPU samples from %s%s%s%s", x->samples, what,
+            x->inputs ? " (" : "", x->inputs ? x->inputs : "", x->inputs ? ")" : "");
+    if (x->runtime)
+        fprintf(out, ", %" PRIu64 " in instr's runtime left out", x->runtime);
+    fprintf(out, "; largest %.1f %% +/- %.1f (95 %%)", x->top_pct, x->top_ci95);
+    if (x->samples > x->matched)
+        fprintf(out, "; %.1f %% in code with no row", 100.0 * (double)(x->samples - x->matched) / (double)x->samples);
+    if (x->ambiguous)
+        fprintf(out, "; %zu name%s of several functions (split by Elapsed Exclusive)", x->ambiguous,
+                x->ambiguous == 1 ? "" : "s");
+    fputc('\n', out);
+}
+
 static int print_header(FILE *out, const struct instr_session *s, enum instr_units u)
 {
     char a[64], b[64];
@@ -403,6 +424,7 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
     } else if (s->wall_on) {
         fprintf(out, "Wall:       unknown (more than %u activations to unite, or no memory)\n", INSTR_WALL_MAX_SEGS);
     }
+    self_line(out, &s->self);
     if (s->offcpu_exact)
         fprintf(out, "Off-CPU:    exact, from the thread's CPU clock read at each flagged hook "
                      "(--flagged shows it per function)\n");

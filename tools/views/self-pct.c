@@ -1,0 +1,337 @@
+/* self-pct.c - Self % of a session's functions from samples (self-pct.h). */
+#include "self-pct.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hybrid.h"
+#include "sample-report.h"
+
+/* A clone suffix segment GCC appends ("foo.constprop.0.isra.0", "foo.cold"). */
+static int clone_word(const char *w, size_t n)
+{
+    static const char *const words[] = {"constprop", "isra", "part", "cold", "lto_priv", "localalias", "clone"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strlen(words[i]) == n && !memcmp(w, words[i], n))
+            return 1;
+    return 0;
+}
+
+static int digits(const char *w, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (w[i] < '0' || w[i] > '9')
+            return 0;
+    return n > 0;
+}
+
+/* Whether s (just after a '.') is clone segments to the end, the first a word. */
+static int clone_tail(const char *s)
+{
+    int first = 1;
+    for (;;) {
+        size_t n = strcspn(s, ".");
+        if (first ? !clone_word(s, n) : !clone_word(s, n) && !digits(s, n))
+            return 0;
+        first = 0;
+        if (!s[n])
+            return 1;
+        s += n + 1;
+    }
+}
+
+void instr_self_fold(const char *name, char *buf, size_t len)
+{
+    if (!len)
+        return;
+    size_t n = 0;
+    /* The demangler's " [clone .constprop.0]" (C++): left out wherever it is. */
+    for (const char *p = name; *p && n + 1 < len;) {
+        if (!strncmp(p, " [clone .", 9)) {
+            const char *e = strchr(p, ']');
+            if (e) {
+                p = e + 1;
+                continue;
+            }
+        }
+        buf[n++] = *p++;
+    }
+    buf[n] = 0;
+    /* C: "foo.constprop.0", "foo.part.0.cold" -> "foo". */
+    for (char *d = strchr(buf, '.'); d; d = strchr(d + 1, '.'))
+        if (d > buf && clone_tail(d + 1)) {
+            *d = 0;
+            break;
+        }
+}
+
+/* ---- the function rows by folded name ---- */
+
+struct named {
+    char *name; /* folded */
+    uint32_t row; /* index in s->functions */
+};
+
+struct index {
+    struct named *v;
+    size_t n;
+};
+
+static int by_name(const void *a, const void *b)
+{
+    const struct named *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->row > y->row) - (x->row < y->row);
+}
+
+static void index_free(struct index *x)
+{
+    for (size_t i = 0; i < x->n; i++)
+        free(x->v[i].name);
+    free(x->v);
+}
+
+/* The rows of one kind (pseudo-frames or functions) by folded name. */
+static int index_build(struct index *x, const struct instr_session *s, int pseudo)
+{
+    x->n = 0;
+    if (!(x->v = calloc(s->nfunctions + 1, sizeof *x->v)))
+        return INSTR_ENOMEM;
+    char buf[4096];
+    for (size_t i = 0; i < s->nfunctions; i++) {
+        if (!s->functions[i].pseudo != !pseudo)
+            continue;
+        instr_self_fold(s->functions[i].name, buf, sizeof buf);
+        if (!(x->v[x->n].name = strdup(buf))) {
+            index_free(x);
+            return INSTR_ENOMEM;
+        }
+        x->v[x->n++].row = (uint32_t)i;
+    }
+    qsort(x->v, x->n, sizeof *x->v, by_name);
+    return 0;
+}
+
+/* The first entry named name and how many share it (0: none). */
+static size_t index_find(const struct index *x, const char *name, size_t *first)
+{
+    size_t lo = 0, hi = x->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (strcmp(x->v[mid].name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t k = lo;
+    while (k < x->n && !strcmp(x->v[k].name, name))
+        k++;
+    *first = lo;
+    return k - lo;
+}
+
+/* Credits w samples to the rows named x->v[first .. first+n): split by
+ * their Elapsed Exclusive when several share the name (equally if none has
+ * any).  credit[] is per row. */
+static void credit_rows(const struct instr_session *s, const struct index *x, size_t first, size_t n, double w,
+                        double *credit)
+{
+    uint64_t ee = 0;
+    for (size_t k = first; k < first + n; k++)
+        ee += s->functions[x->v[k].row].v.ee;
+    for (size_t k = first; k < first + n; k++)
+        credit[x->v[k].row] +=
+            ee ? w * (double)s->functions[x->v[k].row].v.ee / (double)ee : w / (double)n;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *b = path ? strrchr(path, '/') : NULL;
+    return b ? b + 1 : path ? path : "";
+}
+
+/* A frame in instr's runtime: its library, or a hook symbol of a static one. */
+static int in_runtime(const char *name, const char *module)
+{
+    return !strncmp(base_name(module), "libinstr-rt", 11) || !strncmp(name, "__instr_", 8) ||
+           !strncmp(name, "instr_", 6);
+}
+
+static int in_kernel(const char *module)
+{
+    return !strncmp(module, "[kernel", 7);
+}
+
+/* A pseudo-frame named after an uninstrumented callee: its name, or the
+ * name under a libc IFUNC variant ("__strlen_avx2" -> "strlen"). */
+static size_t find_callee(const struct index *px, const char *folded, size_t *first)
+{
+    size_t n = index_find(px, folded, first);
+    if (n)
+        return n;
+    char b[4096];
+    const char *p = folded;
+    while (*p == '_')
+        p++;
+    snprintf(b, sizeof b, "%s", p);
+    for (char *u = strrchr(b, '_'); u && u > b; u = strrchr(b, '_')) {
+        *u = 0;
+        if ((n = index_find(px, b, first)))
+            return n;
+    }
+    return 0;
+}
+
+/* Shares into the rows, the error of the largest. */
+static void finish(struct instr_session *s, const double *credit)
+{
+    struct instr_self *x = &s->self;
+    double n = (double)x->samples, top = 0;
+    for (size_t i = 0; i < s->nfunctions; i++) {
+        s->functions[i].self_pct = n > 0 ? 100.0 * credit[i] / n : 0;
+        if (s->functions[i].self_pct > top)
+            top = s->functions[i].self_pct;
+    }
+    x->top_pct = top;
+    x->top_ci95 = n > 0 ? 100.0 * 1.96 * sqrt(top / 100 * (1 - top / 100) / n) : NAN;
+}
+
+int instr_self_from_sampled(struct instr_session *s, const struct instr_dump *sd, size_t n, char *err, size_t errlen)
+{
+    struct instr_sprofile p;
+    int rc = instr_sprofile_build(&p, sd, n, err, errlen);
+    if (rc < 0)
+        return rc;
+    struct index fx = {0}, px = {0};
+    double *credit = calloc(s->nfunctions + 1, sizeof *credit);
+    size_t len = 1;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(sd[i].path ? sd[i].path : "?") + 2;
+    char *inputs = malloc(len);
+    if (!credit || !inputs || index_build(&fx, s, 0) < 0 || index_build(&px, s, 1) < 0) {
+        rc = INSTR_ENOMEM;
+        goto out;
+    }
+    /* The program sampled was instrumented if it mapped instr's runtime. */
+    int instrumented = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t m = 0; m < sd[i].nmodules; m++)
+            instrumented |= !strncmp(base_name(sd[i].modules[m].path), "libinstr-rt", 11);
+    struct instr_self *x = &s->self;
+    memset(x, 0, sizeof *x);
+    x->source = instrumented ? "instrumented-samples" : "plain-samples";
+    x->lost = p.lost;
+    inputs[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        strcat(strcat(inputs, i ? ", " : ""), sd[i].path ? sd[i].path : "?");
+    x->inputs = inputs;
+    inputs = NULL;
+    const struct instr_srow *fr = p.rows[INSTR_SVIEW_FUNCTIONS];
+    char buf[4096];
+    size_t it = 0;
+    for (const struct instr_sstack *st; (st = instr_sstack_next(&p, &it));) {
+        if (!st->len)
+            continue;
+        const uint32_t *rows = p.pool + st->off;
+        const struct instr_srow *leaf = &fr[rows[st->len - 1]];
+        if (in_kernel(leaf->module)) {
+            x->kernel += st->samples;
+            continue;
+        }
+        /* Under a hook anywhere on the stack (the leaf may be libc or the
+         * vDSO called by the runtime): the hooks' time, not the program's. */
+        size_t r = 0;
+        while (r < st->len && !in_runtime(fr[rows[r]].name, fr[rows[r]].module))
+            r++;
+        if (r < st->len) {
+            x->runtime += st->samples;
+            continue;
+        }
+        x->samples += st->samples;
+        /* The leaf's own row (a function, or a pseudo-frame of that name);
+         * else the innermost instrumented caller of the uninstrumented
+         * code, whose callee (the frame below it) may have a pseudo-frame. */
+        size_t first, m, leafk = st->len - 1;
+        const struct index *hit = &fx;
+        instr_self_fold(fr[rows[leafk]].name, buf, sizeof buf);
+        if (!(m = index_find(&fx, buf, &first)) && (m = index_find(&px, buf, &first)))
+            hit = &px;
+        for (size_t k = leafk; !m && k-- > 0;) {
+            instr_self_fold(fr[rows[k]].name, buf, sizeof buf);
+            if (!index_find(&fx, buf, &first))
+                continue;
+            instr_self_fold(fr[rows[k + 1]].name, buf, sizeof buf);
+            m = find_callee(&px, buf, &first);
+            hit = &px;
+            break;
+        }
+        if (m) {
+            credit_rows(s, hit, first, m, (double)st->samples, credit);
+            x->matched += st->samples;
+        }
+    }
+    for (size_t i = 0; i < fx.n; i++)
+        x->ambiguous += i + 1 < fx.n && !strcmp(fx.v[i].name, fx.v[i + 1].name) &&
+                        (i == 0 || strcmp(fx.v[i - 1].name, fx.v[i].name));
+    finish(s, credit);
+out:
+    free(inputs);
+    free(credit);
+    index_free(&fx);
+    index_free(&px);
+    instr_sprofile_free(&p);
+    if (rc == INSTR_ENOMEM)
+        snprintf(err, errlen, "%s", instr_tool_strerror(rc));
+    return rc;
+}
+
+int instr_self_from_in_run(struct instr_session *s, char *err, size_t errlen)
+{
+    size_t with = 0;
+    for (size_t i = 0; i < s->ndumps; i++)
+        with += instr_hybrid_has_samples(&s->dumps[i]);
+    if (!with)
+        return 0;
+    double *credit = calloc(s->nfunctions + 1, sizeof *credit);
+    if (!credit) {
+        snprintf(err, errlen, "%s", instr_tool_strerror(INSTR_ENOMEM));
+        return INSTR_ENOMEM;
+    }
+    struct instr_self x = {.source = "in-run-samples"};
+    for (size_t i = 0; i < s->ndumps; i++) {
+        if (!instr_hybrid_has_samples(&s->dumps[i]))
+            continue;
+        struct instr_hybrid h;
+        int rc = instr_hybrid_build(&h, &s->dumps[i], err, errlen);
+        if (rc < 0) {
+            free(credit);
+            return rc;
+        }
+        /* The hybrid walks the same dump into the same function indices
+         * as the session's profile: its rows are the session's. */
+        if (h.p.nfuncs != s->profiles[i].nfuncs) {
+            instr_hybrid_free(&h);
+            free(credit);
+            snprintf(err, errlen, "%s: the samples' profile does not match the report's", s->dumps[i].path);
+            return INSTR_EARG;
+        }
+        x.lost += h.lost;
+        /* between intervals: the runtime's own work (chunk switches) */
+        x.runtime += h.gap_samples;
+        x.other += h.samples - h.placed - h.gap_samples;
+        for (size_t f = 0; f < h.nfn && f < h.p.nfuncs; f++) {
+            uint64_t own = h.fn[f].samples - h.fn[f].runtime;
+            x.runtime += h.fn[f].runtime;
+            credit[s->row_of_key[s->func_rows[i][f]]] += (double)own;
+            x.samples += own;
+            x.matched += own;
+        }
+        instr_hybrid_free(&h);
+    }
+    s->self = x;
+    finish(s, credit);
+    free(credit);
+    return 0;
+}
