@@ -15,7 +15,7 @@
  * nothing of the runtime's lands inside the program's intervals, and no
  * detector sees the runtime's faults.
  * Windows grow 1, 2, 4 ... INSTR_RT_WINDOW_CHUNKS chunks: a process that
- * forks and execs reserves 64 KiB, not megabytes.  A window's unused chunks
+ * forks and execs reserves one chunk (32 KiB), not megabytes.  A window's unused chunks
  * are given back (FALLOC_FL_PUNCH_HOLE) when its thread ends and at exit;
  * the reader skips chunks that were never written.
  *
@@ -516,19 +516,21 @@ static int prefault(uint8_t *p, size_t len)
  * pre-fault in the readahead's memset); on a VM whose host takes back
  * free memory in such large blocks, every page of them is then first
  * touched by that memset at several µs a page.  Measured on this
- * project's VM, 256 MiB in 64 KiB chunks: 8.7 µs a page by pre-fault
+ * project's VM, 256 MiB in 64 KiB writes: 8.7 µs a page by pre-fault
  * alone after 20 s idle, 0.86 with these writes first (4 MiB writes: 10.4,
  * the folios are large again), 0.75 either way while memory is warm.  A write
  * that fails changes nothing: the pre-fault then brings the pages in.
  * Without libc: the prefill helper (prefill.c) calls it too. */
-static uint8_t zeros[INSTR_RT_CHUNK_SIZE]; /* .bss: only ever read */
+static uint8_t zeros[INSTR_RT_ZERO_WRITE]; /* .bss: only ever read */
 
 __attribute__((no_stack_protector)) void instr__fill_zeros(int fd, int64_t off, uint64_t chunks)
 {
-    for (uint64_t i = 0; i < chunks; i++)
-        if (instr__sys6(SYS_pwrite64, fd, (long)zeros, sizeof zeros, (long)(off + (int64_t)(i * INSTR_RT_CHUNK_SIZE)),
-                        0, 0) != (long)sizeof zeros)
+    uint64_t len = chunks * INSTR_RT_CHUNK_SIZE;
+    for (uint64_t done = 0; done < len; done += sizeof zeros) {
+        long n = (long)(len - done < sizeof zeros ? len - done : sizeof zeros);
+        if (instr__sys6(SYS_pwrite64, fd, (long)zeros, n, (long)(off + (int64_t)done), 0, 0) != n)
             return;
+    }
 }
 
 /* Gives back the space of chunks [from, w->mapped) of a window of this

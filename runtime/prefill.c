@@ -111,7 +111,7 @@ static pid_t helper_tid; /* CLONE_CHILD_SETTID/CLEARTID: 0 once it is gone */
 static int helper_fd;    /* the dump's descriptor in the helper's own table */
 static pid_t helper_parent;
 static int tried;        /* a helper was started (or refused) in this process */
-/* Fallocate, zeros 64 KiB at a time (small folios: dump-file.c), map,
+/* Fallocate, zeros INSTR_RT_ZERO_WRITE at a time (small folios: dump-file.c), map,
  * pre-fault: the window the request names, or NULL. */
 __attribute__((no_stack_protector)) static uint8_t *prepare(void)
 {
