@@ -9,8 +9,8 @@
  * would turn a store into SIGBUS, a failed fallocate only stops the
  * recording) and mapped in one mmap.  Handing out the next chunk of a window
  * is a few stores; a new window's chunks are first written with zeros (64
- * KiB at a time: see instr__fill_zeros) and, when a chunk is handed out, the one
- * after it is pre-faulted (MADV_POPULATE_WRITE, or a touch per page before
+ * KiB at a time: see instr__fill_zeros), then the whole window is
+ * pre-faulted in one call (MADV_POPULATE_WRITE, or a touch per page before
  * Linux 5.14), so the hot path never takes a page fault on the dump:
  * nothing of the runtime's lands inside the program's intervals, and no
  * detector sees the runtime's faults.
@@ -608,7 +608,6 @@ static int new_window(struct instr__window *w)
         w->first = pfirst;
         w->mapped = w->usable = pn;
         w->next = 0;
-        w->prefilled = 1;
         w->grow = next_grow(pn > w->grow ? pn : w->grow);
         if (__atomic_load_n(&instr__rt.header->chunk_count, __ATOMIC_RELAXED) < pfirst + pn)
             __atomic_store_n(&instr__rt.header->chunk_count, pfirst + pn, __ATOMIC_RELEASE);
@@ -621,7 +620,6 @@ static int new_window(struct instr__window *w)
         return 0;
     }
     release(w);
-    w->prefilled = 0;
     int opened, fd = dump_fd(&opened);
     if (fd < 0) {
         if (errno == EMFILE || errno == ENFILE)
@@ -666,7 +664,10 @@ static int new_window(struct instr__window *w)
     w->mapped = w->usable = (uint32_t)n;
     w->next = 0;
     w->grow = next_grow(want);
-    if (prefault(w->base, INSTR_RT_CHUNK_SIZE)) {
+    /* The whole window in one call: its pages are in the page cache
+     * already (the zeros above), so this only maps them, one system call
+     * a window instead of one a chunk. */
+    if (prefault(w->base, (size_t)n * INSTR_RT_CHUNK_SIZE)) {
         stop(strerror(errno));
         goto fail;
     }
@@ -683,8 +684,7 @@ fail:
 
 /* Hands out the next chunk of w's stream, mapped, pre-faulted, its header
  * filled in; NULL when recording has stopped.  A window's chunks go without
- * a system call but the pre-fault of the following chunk; a new window takes
- * the chunk lock and a few. */
+ * a system call; a new window takes the chunk lock and a few. */
 void *instr__chunk_map(struct instr__window *w, uint16_t kind, uint32_t thread_index, uint32_t tid,
                        uint32_t seq, uint64_t base_tsc)
 {
@@ -703,9 +703,6 @@ void *instr__chunk_map(struct instr__window *w, uint16_t kind, uint32_t thread_i
     }
     c = (struct instr_chunk_header *)(w->base + (size_t)w->next * INSTR_RT_CHUNK_SIZE);
     w->next++;
-    if (!w->prefilled && w->next < w->usable && instr__may_syscall() &&
-        prefault(w->base + (size_t)w->next * INSTR_RT_CHUNK_SIZE, INSTR_RT_CHUNK_SIZE))
-        w->usable = w->next; /* cannot be written safely: take a new window next time */
     c->magic = INSTR_CHUNK_MAGIC;
     c->kind = kind;
     c->header_size = INSTR_CHUNK_HEADER_SIZE;

@@ -66,7 +66,6 @@ struct instr__window {
     uint32_t grow;      /* chunks in the next window */
     uint32_t gen;       /* the dump it belongs to (instr__rt.dump_gen): a fork
                            child's inherited windows are the parent's */
-    uint32_t prefilled; /* every chunk already faulted in (prefill.c) */
 };
 
 /* A hook that ran while its thread's guard was held (a signal handler that
