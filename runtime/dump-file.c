@@ -9,13 +9,13 @@
  * would turn a store into SIGBUS, a failed fallocate only stops the
  * recording) and mapped in one mmap.  Handing out the next chunk of a window
  * is a few stores; a new window's chunks are first written with zeros (64
- * KiB at a time: see instr__fill_zeros) and, when a chunk is handed out, the one
- * after it is pre-faulted (MADV_POPULATE_WRITE, or a touch per page before
+ * KiB at a time: see instr__fill_zeros), then the whole window is
+ * pre-faulted in one call (MADV_POPULATE_WRITE, or a touch per page before
  * Linux 5.14), so the hot path never takes a page fault on the dump:
  * nothing of the runtime's lands inside the program's intervals, and no
  * detector sees the runtime's faults.
  * Windows grow 1, 2, 4 ... INSTR_RT_WINDOW_CHUNKS chunks: a process that
- * forks and execs reserves 64 KiB, not megabytes.  A window's unused chunks
+ * forks and execs reserves one chunk (32 KiB), not megabytes.  A window's unused chunks
  * are given back (FALLOC_FL_PUNCH_HOLE) when its thread ends and at exit;
  * the reader skips chunks that were never written.
  *
@@ -516,19 +516,21 @@ static int prefault(uint8_t *p, size_t len)
  * pre-fault in the readahead's memset); on a VM whose host takes back
  * free memory in such large blocks, every page of them is then first
  * touched by that memset at several µs a page.  Measured on this
- * project's VM, 256 MiB in 64 KiB chunks: 8.7 µs a page by pre-fault
+ * project's VM, 256 MiB in 64 KiB writes: 8.7 µs a page by pre-fault
  * alone after 20 s idle, 0.86 with these writes first (4 MiB writes: 10.4,
  * the folios are large again), 0.75 either way while memory is warm.  A write
  * that fails changes nothing: the pre-fault then brings the pages in.
  * Without libc: the prefill helper (prefill.c) calls it too. */
-static uint8_t zeros[INSTR_RT_CHUNK_SIZE]; /* .bss: only ever read */
+static uint8_t zeros[INSTR_RT_ZERO_WRITE]; /* .bss: only ever read */
 
 __attribute__((no_stack_protector)) void instr__fill_zeros(int fd, int64_t off, uint64_t chunks)
 {
-    for (uint64_t i = 0; i < chunks; i++)
-        if (instr__sys6(SYS_pwrite64, fd, (long)zeros, sizeof zeros, (long)(off + (int64_t)(i * INSTR_RT_CHUNK_SIZE)),
-                        0, 0) != (long)sizeof zeros)
+    uint64_t len = chunks * INSTR_RT_CHUNK_SIZE;
+    for (uint64_t done = 0; done < len; done += sizeof zeros) {
+        long n = (long)(len - done < sizeof zeros ? len - done : sizeof zeros);
+        if (instr__sys6(SYS_pwrite64, fd, (long)zeros, n, (long)(off + (int64_t)done), 0, 0) != n)
             return;
+    }
 }
 
 /* Gives back the space of chunks [from, w->mapped) of a window of this
@@ -606,7 +608,6 @@ static int new_window(struct instr__window *w)
         w->first = pfirst;
         w->mapped = w->usable = pn;
         w->next = 0;
-        w->prefilled = 1;
         w->grow = next_grow(pn > w->grow ? pn : w->grow);
         if (__atomic_load_n(&instr__rt.header->chunk_count, __ATOMIC_RELAXED) < pfirst + pn)
             __atomic_store_n(&instr__rt.header->chunk_count, pfirst + pn, __ATOMIC_RELEASE);
@@ -619,7 +620,6 @@ static int new_window(struct instr__window *w)
         return 0;
     }
     release(w);
-    w->prefilled = 0;
     int opened, fd = dump_fd(&opened);
     if (fd < 0) {
         if (errno == EMFILE || errno == ENFILE)
@@ -664,7 +664,10 @@ static int new_window(struct instr__window *w)
     w->mapped = w->usable = (uint32_t)n;
     w->next = 0;
     w->grow = next_grow(want);
-    if (prefault(w->base, INSTR_RT_CHUNK_SIZE)) {
+    /* The whole window in one call: its pages are in the page cache
+     * already (the zeros above), so this only maps them, one system call
+     * a window instead of one a chunk. */
+    if (prefault(w->base, (size_t)n * INSTR_RT_CHUNK_SIZE)) {
         stop(strerror(errno));
         goto fail;
     }
@@ -681,8 +684,7 @@ fail:
 
 /* Hands out the next chunk of w's stream, mapped, pre-faulted, its header
  * filled in; NULL when recording has stopped.  A window's chunks go without
- * a system call but the pre-fault of the following chunk; a new window takes
- * the chunk lock and a few. */
+ * a system call; a new window takes the chunk lock and a few. */
 void *instr__chunk_map(struct instr__window *w, uint16_t kind, uint32_t thread_index, uint32_t tid,
                        uint32_t seq, uint64_t base_tsc)
 {
@@ -701,9 +703,6 @@ void *instr__chunk_map(struct instr__window *w, uint16_t kind, uint32_t thread_i
     }
     c = (struct instr_chunk_header *)(w->base + (size_t)w->next * INSTR_RT_CHUNK_SIZE);
     w->next++;
-    if (!w->prefilled && w->next < w->usable && instr__may_syscall() &&
-        prefault(w->base + (size_t)w->next * INSTR_RT_CHUNK_SIZE, INSTR_RT_CHUNK_SIZE))
-        w->usable = w->next; /* cannot be written safely: take a new window next time */
     c->magic = INSTR_CHUNK_MAGIC;
     c->kind = kind;
     c->header_size = INSTR_CHUNK_HEADER_SIZE;

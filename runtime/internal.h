@@ -17,8 +17,12 @@
 #include "event-codec.h"
 #include "hook-abi.h"
 
-#define INSTR_RT_CHUNK_SIZE (64u * 1024u)
-#define INSTR_RT_WINDOW_CHUNKS 64u              /* largest window: 4 MiB of a thread's chunks */
+/* 32 KiB: what a thread that ever made a call leaves in the dump at least
+ * (2,000 short threads: 64 MiB apparent size, not 128); the smallest that
+ * still holds a metadata record of INSTR_RT_MAX_STRING. */
+#define INSTR_RT_CHUNK_SIZE (32u * 1024u)
+#define INSTR_RT_WINDOW_CHUNKS 128u             /* largest window: 4 MiB of a thread's chunks */
+#define INSTR_RT_ZERO_WRITE (64u * 1024u)       /* bytes per write of a new window's zeros */
 #define INSTR_RT_DUMP_FD_CAP 1024               /* kept descriptors sit just below this */
 #define INSTR_RT_STACK_FIRST 4096u              /* shadow-stack frames mapped with a thread's state */
 #define INSTR_RT_STACK_GROWS 8u                 /* doublings beyond it: at most 4096 << 8 = 1 Mi frames */
@@ -62,7 +66,6 @@ struct instr__window {
     uint32_t grow;      /* chunks in the next window */
     uint32_t gen;       /* the dump it belongs to (instr__rt.dump_gen): a fork
                            child's inherited windows are the parent's */
-    uint32_t prefilled; /* every chunk already faulted in (prefill.c) */
 };
 
 /* A hook that ran while its thread's guard was held (a signal handler that
@@ -250,8 +253,8 @@ static inline long instr__sys6(long n, long a, long b, long c, long d, long e, l
     return ret;
 }
 
-/* Zeros into chunks [off, off + chunks * 64 KiB) of the dump, 64 KiB per
- * write (dump-file.c; libc-free, for prefill.c too). */
+/* Zeros into chunks [off, off + chunks * INSTR_RT_CHUNK_SIZE) of the dump,
+ * INSTR_RT_ZERO_WRITE per write (dump-file.c; libc-free, for prefill.c too). */
 void instr__fill_zeros(int fd, int64_t off, uint64_t chunks);
 
 /* prefill.c: the next window prepared off the program's threads. */

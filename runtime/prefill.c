@@ -29,14 +29,29 @@
  * helper_tid when it is gone: from then on every window is made inline.
  * A fork child has no helper until it needs one (instr__prefill_fork_child).
  *
+ * Only when asked (INSTR_PREFILL=1), because the program can see it,
+ * whatever is done to hide it: it is a task, so it counts in RLIMIT_NPROC
+ * and /proc; waitpid(-1, __WALL) waits for it forever; kill(0) leaves it
+ * alive; a seccomp filter that forbids new processes kills the program at
+ * its clone(); a subreaper or a PID namespace's init reaps it (one extra
+ * child, or a zombie for an init that reaps only its own); after an exec,
+ * or when the thread that made it ends, it is a zombie until the program
+ * ends; job control (SIGSTOP of the group) sends the program a SIGCHLD
+ * with CLD_STOPPED; under unshare -p without -f it becomes the namespace's
+ * PID 1 and the program can fork no more; instr-sample records it as one
+ * more process.  docs/man/instr.7 lists the same.  Without it each thread
+ * makes its own windows (dump-file.c); measured on whole runs (wall and
+ * CPU time, helper included), the helper only moves the same CPU time
+ * off the program's thread, which pays on a spare core and costs when
+ * the program uses every core.
+ *
  * Only in a process without privilege: no user or group id 0, no
  * capability.  The helper keeps the credentials it was made with, and
  * shares the program's memory, code included: a program that later drops
  * privileges would leave beside it a process with the old ones that its
  * own code could take over.  A process without privilege can never drop
  * any, so its helper never has more than the program.
- * INSTR_PREFILL=0 turns it off; under valgrind, which ends a program at
- * such a clone(), it never starts.
+ * Under valgrind, which ends a program at such a clone(), it never starts.
  *
  * A request the helper has not finished when the program ends leaves its
  * chunks as zeros or holes, which the reader skips; a ready window not
@@ -96,7 +111,7 @@ static pid_t helper_tid; /* CLONE_CHILD_SETTID/CLEARTID: 0 once it is gone */
 static int helper_fd;    /* the dump's descriptor in the helper's own table */
 static pid_t helper_parent;
 static int tried;        /* a helper was started (or refused) in this process */
-/* Fallocate, zeros 64 KiB at a time (small folios: dump-file.c), map,
+/* Fallocate, zeros INSTR_RT_ZERO_WRITE at a time (small folios: dump-file.c), map,
  * pre-fault: the window the request names, or NULL. */
 __attribute__((no_stack_protector)) static uint8_t *prepare(void)
 {
@@ -186,8 +201,9 @@ static int start(int fd)
     if (tried)
         return __atomic_load_n(&helper_tid, __ATOMIC_ACQUIRE) ? 0 : -1;
     tried = 1;
+    /* Opt-in only: the helper is a task the program can see (the top). */
     const char *e = secure_getenv("INSTR_PREFILL");
-    if (e && !strcmp(e, "0"))
+    if (!e || strcmp(e, "1"))
         return -1;
     /* Valgrind ends the whole program at a clone() it does not know (one
      * that is neither a thread nor a fork): no helper under it. */

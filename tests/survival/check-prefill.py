@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""The runtime's prefill helper (runtime/prefill.c) stays out of the
-program's sight: once it runs, the program still has one task, its
+"""The runtime's prefill helper (runtime/prefill.c) runs only when asked
+(INSTR_PREFILL=1): by default, even without privilege, it never starts.
+Asked for, it stays out of the program's sight as far as a task can
+(check-tasks.py shows what it cannot hide): once it runs, the program still has one task, its
 waitpid(-1) finds no child, unshare(CLONE_NEWUSER) (refused to a process
 with two threads) works; the helper is gone soon after the program execs
 or exits; the dump is whole.  It runs only without privilege: as root
@@ -36,7 +38,10 @@ with tempfile.TemporaryDirectory() as work:
     user = []
     if os.geteuid() == 0:
         r = subprocess.run([EXE, "see"], env=env, capture_output=True, text=True)
-        check("helper=0" in r.stdout, "as root: no helper (%s)" % r.stdout.split("\n")[0])
+        env["INSTR_PREFILL"] = "1"
+        r = subprocess.run([EXE, "see"], env=env, capture_output=True, text=True)
+        check("helper=0" in r.stdout, "as root, even asked for: no helper (%s)" % r.stdout.split("\n")[0])
+        env.pop("INSTR_PREFILL")
         for d in glob.glob(os.path.join(work, "*.instr")):
             os.unlink(d)
         if not shutil.which("setpriv"):
@@ -47,6 +52,11 @@ with tempfile.TemporaryDirectory() as work:
         shutil.copy(EXE, exe)
         EXE = exe
         user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    r = subprocess.run([*user, EXE, "see"], env=env, capture_output=True, text=True)
+    check("helper=0" in r.stdout, "without INSTR_PREFILL=1: no helper (%s)" % r.stdout.split("\n")[0])
+    for d in glob.glob(os.path.join(work, "*.instr")):
+        os.unlink(d)
+    env["INSTR_PREFILL"] = "1"
     p = subprocess.Popen([*user, EXE, "see"], env=env, stdout=subprocess.PIPE, text=True, start_new_session=True)
     out = p.communicate(timeout=120)[0]
     kv = {l.split("=")[0]: l.split()[0].split("=")[1] for l in out.split("\n") if "=" in l}
