@@ -440,18 +440,21 @@ def scenario_daemon(work):
             break
         time.sleep(0.05)
     check(os.path.exists(done), "the daemon ran to its end")
+    # The daemon still runs; the middle process (fork, setsid, fork, _exit)
+    # may still be on its way out: each one found alive is cut, and says so.
     lines = r.stderr.strip().splitlines()
-    check(len(lines) == 1 and "still runs" in lines[0], "one line says the daemon was cut: %r" % r.stderr)
     dumps = sorted(os.path.join(work, f) for f in os.listdir(work) if f.endswith(".instr"))
     cut = [d for d in dumps if dump_flags(d) & 0x80]
-    check(len(cut) == 1, "one dump marked cut short (INSTR_DUMP_SAMPLING_CUT): %s of %s" % (cut, dumps))
+    check(1 <= len(cut) <= 2, "the daemon's dump marked cut short (INSTR_DUMP_SAMPLING_CUT): %s of %s" % (cut, dumps))
+    check(len(lines) == len(cut) and all("still runs" in l for l in lines),
+          "one line per cut process says so: %r" % r.stderr)
     if not cut:
         return
     j, rep = report_json(cut)
     check(rep.returncode == 3 and "still ran when instr-sample stopped" in rep.stderr,
           "the report warns (exit %d: %s)" % (rep.returncode, rep.stderr))
-    check(j["session"].get("cut_processes") == 1, "JSON says one process was cut: %s" % j["session"])
-    t = run([REPORT, cut[0]]).stdout
+    check(j["session"].get("cut_processes") == len(cut), "JSON counts the cut processes: %s" % j["session"])
+    t = run([REPORT, cut[-1]]).stdout
     check("Cut short: 1 process still ran" in t, "the text report says so")
 
 
