@@ -783,7 +783,8 @@ static void add_pending_flagged(struct walker *w, struct node *n)
  * kind, ext and arg; kind 0 at the thread's end): the callee's entry makes one frame with the
  * call site (the event is then consumed: returns 1), anything else a
  * pseudo-frame (returns 0).  The call site's time so far goes with it.
- * At the thread's end (the process exited while the thread was between
+ * At the thread's end (its THREAD_END, or the end of its events: the
+ * process exited while the thread was between
  * the call-site hook and the callee's entry hook), a site that calls an
  * instrumented function becomes that function's frame: the call was made,
  * and a pseudo-frame of an instrumented function would be a row no run
@@ -795,7 +796,8 @@ static int resolve_pending(struct walker *w, unsigned kind, unsigned ext, uint64
     if ((kind == INSTR_EV_ENTER && !w->pend_reenter) ||
         (kind == INSTR_EV_EXT && ext == INSTR_EXT_REENTER && w->pend_reenter))
         merged = instr_sitemap_merges_memo(&p->sites, p->dump, w->pend_site, arg);
-    uint64_t callee = kind == 0 ? instr_sitemap_callee(&p->sites, p->dump, w->pend_site) : UINT64_MAX;
+    int ends = kind == 0 || (kind == INSTR_EV_EXT && ext == INSTR_EXT_THREAD_END);
+    uint64_t callee = ends ? instr_sitemap_callee(&p->sites, p->dump, w->pend_site) : UINT64_MAX;
     uint64_t key = merged ? arg & ~INSTR_KEY_SITE : callee != UINT64_MAX ? callee : site_key(p, w->pend_site);
     uint32_t c = child(w, w->stack[w->depth - 1], key);
     if (c == UINT32_MAX)
