@@ -797,8 +797,14 @@ static int resolve_pending(struct walker *w, unsigned kind, unsigned ext, uint64
         (kind == INSTR_EV_EXT && ext == INSTR_EXT_REENTER && w->pend_reenter))
         merged = instr_sitemap_merges_memo(&p->sites, p->dump, w->pend_site, arg);
     int ends = kind == 0 || (kind == INSTR_EV_EXT && ext == INSTR_EXT_THREAD_END);
-    uint64_t callee = ends ? instr_sitemap_callee(&p->sites, p->dump, w->pend_site) : UINT64_MAX;
-    uint64_t key = merged ? arg & ~INSTR_KEY_SITE : callee != UINT64_MAX ? callee : site_key(p, w->pend_site);
+    /* An entry naming no function after a call site: the entry hook was
+     * cut while it wrote its event (seen at exit: "enter 0", the id's byte
+     * still zero).  It is the callee's entry, consumed as one. */
+    int torn = !merged && kind == INSTR_EV_ENTER && !w->pend_reenter && !instr_dump_function(p->dump, arg);
+    uint64_t callee = ends || torn ? instr_sitemap_callee(&p->sites, p->dump, w->pend_site) : UINT64_MAX;
+    if (torn && callee != UINT64_MAX)
+        merged = 1;
+    uint64_t key = callee != UINT64_MAX ? callee : merged ? arg & ~INSTR_KEY_SITE : site_key(p, w->pend_site);
     uint32_t c = child(w, w->stack[w->depth - 1], key);
     if (c == UINT32_MAX)
         return INSTR_ENOMEM;
