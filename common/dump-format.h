@@ -59,6 +59,8 @@
                                          field is CLOCK_MONOTONIC ns (start_tsc == start_mono_ns) */
 #define INSTR_DUMP_COUNTS 0x40u       /* count mode (plugin mode=count): exact calls in FN_CALLS and
                                          SITE_CALLS records, no events: no time was recorded */
+#define INSTR_DUMP_SAMPLING_CUT 0x80u /* instr-sample: the process still ran when sampling stopped (its
+                                         program's first process ended: a daemon); samples end there */
 
 struct instr_dump_header {
     char magic[8];                /* INSTR_DUMP_MAGIC */

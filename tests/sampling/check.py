@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Sampling tests: check.py SCENARIO INSTR_SAMPLE INSTR_REPORT INSTR_DUMP SPLIT MT DENY_PERF.
+"""Sampling tests: check.py SCENARIO INSTR_SAMPLE INSTR_REPORT INSTR_DUMP SPLIT MT DENY_PERF [CLOCKS].
 
 Real runs are compared with generous bounds (samples are statistics); the
 synthetic dump (exact) with exact numbers.  Exit 0 pass, 1 fail, 77 skip.
@@ -11,8 +11,10 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 scenario, SAMPLE, REPORT, DUMP, SPLIT, MT, DENY = sys.argv[1:8]
+CLOCKS = sys.argv[8] if len(sys.argv) > 8 else None
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from instrtest import check_quiet as check, failures  # noqa: E402
 
@@ -370,7 +372,88 @@ def scenario_debuglink(work):
     check("light" not in f and "[stripped]" in f, "without it, the module's name: %s" % sorted(f)[:12])
 
 
-scenarios = {"debuglink": scenario_debuglink, "exact": scenario_exact, "split": scenario_split, "threads": scenario_threads,
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def scenario_bad_output(work):
+    """-o where the dump cannot be created: one line, a non-zero status, and
+    the program never runs (as perf record); as root (a missing directory)
+    and as uid 65534 (a directory it may not write)."""
+    cases = [("root", [], os.path.join(work, "missing", "s.%p.instr"))]
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        os.chmod(work, 0o755)
+        locked = os.path.join(work, "locked")
+        os.mkdir(locked, 0o755)  # root's: uid 65534 may not write here
+        for b in (SAMPLE, SPLIT):
+            shutil.copy(b, work)
+        cases.append(("uid 65534", NOBODY, os.path.join(locked, "s.%p.instr")))
+    for who, prefix, out in cases:
+        sample = os.path.join(work, "instr-sample") if prefix else SAMPLE
+        split = os.path.join(work, os.path.basename(SPLIT)) if prefix else SPLIT
+        r = run([*prefix, sample, "-o", out, split, "0.3"], cwd=work)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 125, "%s: exit 125 when the output cannot be created (got %d)" % (who, r.returncode))
+        check(len(lines) == 1 and "cannot create" in lines[0], "%s: exactly one error line: %r" % (who, r.stderr))
+        check(r.stdout == "", "%s: the program did not run unsampled (%r)" % (who, r.stdout))
+    # the check creates nothing: a writable -o gets the program's one dump
+    r = run([SAMPLE, "-o", os.path.join(work, "ok.%p.instr"), SPLIT, "0.1"], cwd=work)
+    check(r.returncode == 0 and r.stderr == "", "a writable output: exit 0, silent (%d: %s)" % (r.returncode, r.stderr))
+    ok = [f for f in os.listdir(work) if f.startswith("ok.")]
+    check(len(ok) == 1, "one dump, no leftover of the check: %s" % ok)
+
+
+def scenario_vdso(work):
+    """Samples inside the vDSO are named from its own symbol table: no
+    [vdso] row; a __vdso_* (or clock_gettime/gettimeofday) row instead."""
+    out = os.path.join(work, "c.%p.instr")
+    r = run([SAMPLE, "-o", out, CLOCKS, "clocks", "0.5"])
+    check(r.returncode == 0, "instr-sample clocks exits 0 (%d: %s)" % (r.returncode, r.stderr))
+    dumps = [os.path.join(work, f) for f in os.listdir(work) if f.endswith(".instr")]
+    check(len(dumps) == 1, "one dump: %s" % dumps)
+    if not dumps:
+        return
+    j, _ = report_json(dumps)
+    rows = j["functions"]
+    vdso = [f for f in rows if f.get("module") == "[vdso]"]
+    named = [f["name"] for f in vdso]
+    print("vdso rows:", [(f["name"], f["exclusive_samples"]) for f in vdso])
+    check(vdso and sum(f["exclusive_samples"] for f in vdso) >= 20, "samples in the vDSO: %s" % named)
+    check("[vdso]" not in named, "no [vdso] row: %s" % named)
+    check(any(n.startswith("__vdso_") or n in ("clock_gettime", "gettimeofday") for n in named),
+          "a __vdso_* row: %s" % named)
+
+
+def scenario_daemon(work):
+    """A program that daemonizes: sampling stops when its first process
+    ends (like perf record), and the daemon's dump and the report say so."""
+    done = os.path.join(work, "done")
+    env = dict(os.environ, CLOCKS_DONE=done)
+    r = run([SAMPLE, "-o", os.path.join(work, "d.%p.instr"), CLOCKS, "daemon", "0.6"], env=env)
+    check(r.returncode == 0, "instr-sample exits with the program's status (%d: %s)" % (r.returncode, r.stderr))
+    for _ in range(600):
+        if os.path.exists(done):
+            break
+        time.sleep(0.05)
+    check(os.path.exists(done), "the daemon ran to its end")
+    # The daemon still runs; the middle process (fork, setsid, fork, _exit)
+    # may still be on its way out: each one found alive is cut, and says so.
+    lines = r.stderr.strip().splitlines()
+    dumps = sorted(os.path.join(work, f) for f in os.listdir(work) if f.endswith(".instr"))
+    cut = [d for d in dumps if dump_flags(d) & 0x80]
+    check(1 <= len(cut) <= 2, "the daemon's dump marked cut short (INSTR_DUMP_SAMPLING_CUT): %s of %s" % (cut, dumps))
+    check(len(lines) == len(cut) and all("still runs" in l for l in lines),
+          "one line per cut process says so: %r" % r.stderr)
+    if not cut:
+        return
+    j, rep = report_json(cut)
+    check(rep.returncode == 3 and "still ran when instr-sample stopped" in rep.stderr,
+          "the report warns (exit %d: %s)" % (rep.returncode, rep.stderr))
+    check(j["session"].get("cut_processes") == len(cut), "JSON counts the cut processes: %s" % j["session"])
+    t = run([REPORT, cut[-1]]).stdout
+    check("Cut short: 1 process still ran" in t, "the text report says so")
+
+
+scenarios = {"bad-output": scenario_bad_output, "vdso": scenario_vdso, "daemon": scenario_daemon, "debuglink": scenario_debuglink, "exact": scenario_exact, "split": scenario_split, "threads": scenario_threads,
              "unprivileged": scenario_unprivileged, "deny": scenario_deny, "corrupt": scenario_corrupt}
 work = tempfile.mkdtemp(prefix="instr-sampling-")
 try:

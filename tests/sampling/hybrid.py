@@ -31,6 +31,9 @@ instr-sample: instr-sample run on the instrumented program: its dump's
               samples, given beside the instrumented dump, are placed on
               the shadow stack by time (shares agree as above), and the
               frames below memset's call site are libc's.
+sampler-rate: instr-sample --rate 700 on the instrumented program: the
+              hybrid view says the rate instr-sample asked (its dump's
+              SAMPLING record), in JSON and in text, not "unknown".
 align:        (BUSY = hybrid-short) the kernel's sample times and the hooks'
               ticks line up: samples whose PC is inside a ~0.3 us function
               are placed on that function (checked against the program's
@@ -221,6 +224,26 @@ def scenario_instr_sample(work):
     r = run([REPORT, "--view", "samples", sd])
     check(r.returncode == 1 and "instrumented dump of the same process" in r.stderr and len(r.stderr.splitlines()) == 1,
           "a sampling dump alone: one line (%d: %s)" % (r.returncode, r.stderr))
+
+
+def scenario_sampler_rate(work):
+    sample = os.path.join(os.path.dirname(REPORT), "instr-sample")
+    if not os.path.exists(sample):
+        print("no instr-sample: skipped")
+        sys.exit(77)
+    rt = os.path.join(work, "rt.instr")
+    sd = os.path.join(work, "s.instr")
+    r = run([sample, "--rate", "700", "-o", sd, BUSY, "40"], env={"INSTR_OUTPUT": rt})
+    check(r.returncode == 0, "instr-sample on the instrumented program exits 0 (%d: %s)" % (r.returncode, r.stderr))
+    r = run([REPORT, "--view", "samples", "--format", "json", rt, sd])
+    check(r.returncode == 0, "--view samples RT SD exits 0 (%d: %s)" % (r.returncode, r.stderr))
+    if r.returncode:
+        return
+    s = json.loads(r.stdout)["session"]
+    check(s["rate_asked_hz"] == 700, "the asked rate is instr-sample's: %s" % s)
+    t = run([REPORT, "--view", "samples", rt, sd]).stdout
+    line = [l for l in t.splitlines() if l.startswith("Rate:")]
+    check(line and line[0].startswith("Rate: asked 700 Hz,"), "text: %s" % line)
 
 
 def scenario_dlopen(work):
@@ -455,7 +478,7 @@ with tempfile.TemporaryDirectory() as work:
     {"shares": scenario_shares, "application": scenario_application, "libc": scenario_libc,
      "instr-sample": scenario_instr_sample, "unprivileged": scenario_unprivileged,
      "deny": scenario_deny, "align": scenario_align, "dlopen": scenario_dlopen,
-     "leaf-exact": scenario_leaf_exact}[scenario](work)
+     "leaf-exact": scenario_leaf_exact, "sampler-rate": scenario_sampler_rate}[scenario](work)
 if failures:
     sys.exit(1)
 print("ok")

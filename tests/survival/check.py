@@ -157,6 +157,22 @@ def case_exit_thread(a, inst, orc, dumps, work):
         check(len(rep["threads"]) == 4, f"4 threads recorded ({len(rep['threads'])})")
 
 
+def case_exit_busy(a, inst, orc, dumps, work):
+    """exit() while 8 threads call work(): a thread caught between the call
+    site's hook and work's entry hook ends inside work, not in a pseudo-frame
+    of it (a row named work of no module, besides the real one)."""
+    rep, proc = one_dump(a, dumps)
+    if rep:
+        rows = functions(rep, "work")
+        check(len(rows) == 1, f"one row named work ({[(f['name'], f.get('module')) for f in rows]})")
+        check(calls(rep, "exiter_work") == 1, "exiter_work called once")
+        check(programs(rep)[0]["complete"], "exit() from a thread completes the dump")
+        check(len(rep["threads"]) == 10, f"10 threads recorded ({len(rep['threads'])})")
+        text, _ = report(a.report, dumps, "text")
+        odd = [l for l in (text or "").splitlines() if re.search(r"\s\?\s+work\s*$", l)]
+        check(not odd, f"no row of work in module '?' ({odd})")
+
+
 def sud_on(rep):
     return "sud" in programs(rep)[0]["detector_detail"].split("; ")
 

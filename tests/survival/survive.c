@@ -277,6 +277,18 @@ int main(int argc, char **argv)
         pthread_join(c, NULL);
         return 0; /* not reached */
     }
+    if (!strcmp(m, "exit-busy")) {
+        /* 8 threads calling work() without pause when another calls exit():
+         * some are caught between the call-site hook and work's entry hook. */
+        pthread_t t[9];
+        for (int i = 0; i < 8; i++)
+            pthread_create(&t[i], NULL, spinner, NULL);
+        while (atomic_load(&spinning) < 8)
+            ;
+        pthread_create(&t[8], NULL, exiter, NULL);
+        pthread_join(t[8], NULL);
+        return 0; /* not reached */
+    }
     if (!strcmp(m, "_exit")) {
         work_n(100);
         printf("calling _exit(4)\n");

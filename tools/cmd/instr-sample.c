@@ -74,6 +74,7 @@ struct proc {
     struct instr_unwinder *unw;
     int maps_read;  /* /proc/PID/maps was read for this image */
     int ended;      /* EXIT of its main thread seen (in drain round ended) */
+    int no_dump;    /* its dump could not be created (said once) */
     int closed;     /* its dump is written: late records are dropped */
     int exit_status;
     int have_status;
@@ -157,8 +158,10 @@ static int create_unique(const char *base, char *path, size_t size)
         int n = i == 0 ? snprintf(path, size, "%s", base)
                 : has_ext ? snprintf(path, size, "%.*s.%u.instr", (int)(bl - 6), base, i)
                           : snprintf(path, size, "%s.%u", base, i);
-        if (n < 0 || (size_t)n >= size)
+        if (n < 0 || (size_t)n >= size) {
+            errno = ENAMETOOLONG;
             return -1;
+        }
         int fd = open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_WRONLY, 0600);
         if (fd >= 0) {
             close(fd);
@@ -229,12 +232,15 @@ static int open_dump(struct proc *p)
 {
     if (p->w)
         return 0;
+    if (p->no_dump)
+        return -1;
     char base[4096], path[4096];
     if (!p->exe[0])
         read_exe(p); /* the exec's mapping not seen (yet): ask /proc while it lives */
     const char *tmpl = g.out_template ? g.out_template : "%e.%p.instr";
     if (expand(tmpl, p, base, sizeof base) < 0 || create_unique(base, path, sizeof path) < 0) {
         say("cannot create %s: %s; process %u not recorded", base, strerror(errno), p->pid);
+        p->no_dump = 1;
         return -1;
     }
     struct instr_dump_header h;
@@ -253,6 +259,7 @@ static int open_dump(struct proc *p)
     if (instr_writer_open(&p->w, path, &h, err, sizeof err) < 0) {
         say("%s", err);
         p->w = NULL;
+        p->no_dump = 1;
         return -1;
     }
     instr_writer_sampling(p->w, g.rate_hz, g.period_ns, g.stack_bytes, instr_unwinder_name(g.fp_chain));
@@ -641,6 +648,26 @@ static void finish_ended(void)
 
 /* ---- the run ---------------------------------------------------------------------- */
 
+/* The program's own dump can be created (as perf record does, before the
+ * program runs): a file of the name it will have is made and removed.
+ * 0, or -1 with errno and the name in base. */
+static int output_writable(pid_t pid, const char *program, char *base, size_t size)
+{
+    char path[4096];
+    const char *tmpl = g.out_template ? g.out_template : "%e.%p.instr";
+    struct proc p = {.pid = (uint32_t)pid};
+    snprintf(p.exe, sizeof p.exe, "%s", program);
+    if (expand(tmpl, &p, base, size) < 0) {
+        snprintf(base, size, "%s", tmpl);
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    if (create_unique(base, path, sizeof path) < 0)
+        return -1;
+    unlink(path);
+    return 0;
+}
+
 static volatile sig_atomic_t forward_sig;
 
 static void on_term(int sig)
@@ -753,6 +780,14 @@ int main(int argc, char **argv)
     g.child = child;
     close(go[0]);
     close(report[1]);
+    char outname[4096];
+    if (output_writable(child, argv[optind], outname, sizeof outname) < 0) {
+        int e = errno;
+        close(go[1]); /* the child reads EOF and leaves without running PROGRAM */
+        waitpid(child, NULL, 0);
+        say("cannot create %s: %s", outname, strerror(e));
+        return EXIT_FAILED;
+    }
 
     struct instr_sampler *smp = NULL;
     char err[512];
@@ -821,6 +856,22 @@ int main(int argc, char **argv)
     top->have_status = 1;
     if (!top->w)
         open_dump(top); /* the program always gets a dump, even without samples */
+    /* Like perf record, sampling ends with the program's first process: a
+     * daemon it left behind may run for ever.  Its dump says that its
+     * samples stop here, and so does one line. */
+    for (struct proc *p = g.procs; p; p = p->next) {
+        if (p->closed || p->ended || p == top || kill((pid_t)p->pid, 0) < 0)
+            continue;
+        if (!p->w)
+            open_dump(p);
+        if (p->w) {
+            instr_writer_header(p->w)->flags |= INSTR_DUMP_SAMPLING_CUT;
+            say("process %u (%s) still runs: its sampling stopped when %s ended (its dump says so)", p->pid,
+                base_name(p->exe), base_name(argv[optind]));
+        }
+        close_dump(p, end, 0);
+        p->closed = 1;
+    }
     for (struct proc *p = g.procs; p; p = p->next)
         close_dump(p, p->ended && p->end_ns ? p->end_ns : end, 1);
     instr_sampler_close(smp);

@@ -306,3 +306,27 @@ int instr_sitemap_merges(const struct instr_sitemap *m, const struct instr_dump 
     m->merge_memo[i] = key | (uint64_t)merges;
     return merges;
 }
+
+uint64_t instr_sitemap_callee(const struct instr_sitemap *m, const struct instr_dump *d, uint64_t site_id)
+{
+    size_t i;
+    const struct instr_callsite *cs = site_of(d, site_id, &i);
+    if (!cs)
+        return UINT64_MAX;
+    if (m->merge_memo[i] & 1)
+        return (m->merge_memo[i] >> 1) - 1;
+    const char *r = m->resolved[i];
+    if (!r[0])
+        return UINT64_MAX;
+    uint64_t found = UINT64_MAX;
+    for (size_t f = 0; f < d->nfunctions; f++) {
+        const struct instr_function *fn = &d->functions[f];
+        if (!instr_callsite_same_function(r, fn->name))
+            continue;
+        if (fn->module == cs->module)
+            return fn->id;
+        if (found == UINT64_MAX)
+            found = fn->id;
+    }
+    return found;
+}

@@ -54,6 +54,14 @@ static inline uint32_t instr_sitemap_pseudo_dense(const struct instr_sitemap *m,
 int instr_sitemap_merges(const struct instr_sitemap *m, const struct instr_dump *d, uint64_t site_id,
                          uint64_t fn_id);
 
+/* The instrumented function a call site calls, for a site whose callee
+ * never entered (a thread ended between the call-site hook and the entry
+ * hook: exit from another thread): the function it merged with last, else
+ * the one a direct site names (in the site's module when several have the
+ * name).  Its id, or UINT64_MAX when the callee is not instrumented or not
+ * known. */
+uint64_t instr_sitemap_callee(const struct instr_sitemap *m, const struct instr_dump *d, uint64_t site_id);
+
 /* instr_sitemap_merges, answered from the memo of a densely numbered site
  * without a call: the question of one CALL event in four on a real program. */
 static inline int instr_sitemap_merges_memo(const struct instr_sitemap *m, const struct instr_dump *d,

@@ -782,7 +782,13 @@ static void add_pending_flagged(struct walker *w, struct node *n)
 /* The pending call site on top gets its frame from the event after it (its
  * kind, ext and arg; kind 0 at the thread's end): the callee's entry makes one frame with the
  * call site (the event is then consumed: returns 1), anything else a
- * pseudo-frame (returns 0).  The call site's time so far goes with it. */
+ * pseudo-frame (returns 0).  The call site's time so far goes with it.
+ * At the thread's end (its THREAD_END, or the end of its events: the
+ * process exited while the thread was between
+ * the call-site hook and the callee's entry hook), a site that calls an
+ * instrumented function becomes that function's frame: the call was made,
+ * and a pseudo-frame of an instrumented function would be a row no run
+ * without the exit has. */
 static int resolve_pending(struct walker *w, unsigned kind, unsigned ext, uint64_t arg)
 {
     struct instr_profile *p = w->p;
@@ -790,7 +796,15 @@ static int resolve_pending(struct walker *w, unsigned kind, unsigned ext, uint64
     if ((kind == INSTR_EV_ENTER && !w->pend_reenter) ||
         (kind == INSTR_EV_EXT && ext == INSTR_EXT_REENTER && w->pend_reenter))
         merged = instr_sitemap_merges_memo(&p->sites, p->dump, w->pend_site, arg);
-    uint64_t key = merged ? arg & ~INSTR_KEY_SITE : site_key(p, w->pend_site);
+    int ends = kind == 0 || (kind == INSTR_EV_EXT && ext == INSTR_EXT_THREAD_END);
+    /* An entry naming no function after a call site: the entry hook was
+     * cut while it wrote its event (seen at exit: "enter 0", the id's byte
+     * still zero).  It is the callee's entry, consumed as one. */
+    int torn = !merged && kind == INSTR_EV_ENTER && !w->pend_reenter && !instr_dump_function(p->dump, arg);
+    uint64_t callee = ends || torn ? instr_sitemap_callee(&p->sites, p->dump, w->pend_site) : UINT64_MAX;
+    if (torn && callee != UINT64_MAX)
+        merged = 1;
+    uint64_t key = callee != UINT64_MAX ? callee : merged ? arg & ~INSTR_KEY_SITE : site_key(p, w->pend_site);
     uint32_t c = child(w, w->stack[w->depth - 1], key);
     if (c == UINT32_MAX)
         return INSTR_ENOMEM;
@@ -803,7 +817,7 @@ static int resolve_pending(struct walker *w, unsigned kind, unsigned ext, uint64
         add_pending_flagged(w, n);
     n->calls += (uint64_t)!w->pend_reenter;
     w->stack[w->depth] = c;
-    w->state[w->depth] = merged ? ST_MERGED : ST_FRAME;
+    w->state[w->depth] = merged || callee != UINT64_MAX ? ST_MERGED : ST_FRAME;
     w->pending = 0;
     if (INSTR_PROFILE_UNLIKELY(w->wall != NULL))
         wall_resolved(w, n->fn);

@@ -80,6 +80,11 @@ int instr_session_wall(struct instr_session *s)
         if (!rc && instr_wall_union(&root, &p->wall.root) < 0)
             rc = INSTR_ENOMEM;
     }
+    for (size_t r = 0; r <= s->nfunctions && !rc; r++)
+        if (instr_wall_settle(&u[r]) < 0)
+            rc = INSTR_ENOMEM;
+    if (!rc && instr_wall_settle(&root) < 0)
+        rc = INSTR_ENOMEM;
     for (size_t r = 0; r < s->nfunctions; r++) {
         struct instr_row *row = &s->functions[r];
         row->wall_t = compensated_wall(s, instr_wall_length(&u[r]), &row->v);

@@ -25,7 +25,13 @@ static int grow(struct instr_wall *w, uint32_t fn)
     uint64_t *o = realloc(w->open_at, n * sizeof *o);
     if (o)
         w->open_at = o;
-    if (!f || !c || !d || !o) {
+    uint32_t *sn = realloc(w->seen, n * sizeof *sn);
+    if (sn)
+        w->seen = sn;
+    uint32_t *t = realloc(w->touched, n * sizeof *t);
+    if (t)
+        w->touched = t;
+    if (!f || !c || !d || !o || !sn || !t) {
         w->nomem = 1;
         return -1;
     }
@@ -34,26 +40,29 @@ static int grow(struct instr_wall *w, uint32_t fn)
     memset(w->cur + w->nfn, 0, k * sizeof *c);
     memset(w->depth + w->nfn, 0, k * sizeof *d);
     memset(w->open_at + w->nfn, 0, k * sizeof *o);
+    memset(w->seen + w->nfn, 0, k * sizeof *sn);
     w->nfn = n;
     return 0;
 }
+
+static void reclaim(struct instr_wall *w);
 
 /* Appends [start, end) to a list in time order (touching: extended). */
 static void append(struct instr_wall *w, struct instr_wall_list *l, uint64_t start, uint64_t end)
 {
     if (end <= start || w->overflow || w->nomem)
         return;
-    if (l->n && start < l->s[l->n - 1].start)
-        w->unsorted = 1; /* the clock went back (RESYNC, a chunk's base): sorted at the thread's end */
-    else if (l->n && l->s[l->n - 1].end >= start) {
+    /* A start before the last one: the clock went back (RESYNC, a chunk's
+     * base); kept as it is, the union sorts and merges it. */
+    if (l->n && start >= l->s[l->n - 1].start && l->s[l->n - 1].end >= start) {
         if (end > l->s[l->n - 1].end)
             l->s[l->n - 1].end = end;
         return;
     }
-    if (w->segs >= INSTR_WALL_MAX_SEGS) {
-        w->overflow = 1;
+    if (w->segs >= INSTR_WALL_MAX_SEGS)
+        reclaim(w);
+    if (w->overflow)
         return;
-    }
     if (l->n == l->cap) {
         size_t nc = l->cap ? l->cap * 2 : 8;
         struct instr_wall_seg *s = realloc(l->s, nc * sizeof *s);
@@ -74,6 +83,10 @@ void instr_wall_open(struct instr_wall *w, uint32_t fn, uint64_t tick)
         return;
     if (w->depth[fn]++ == 0)
         w->open_at[fn] = tick;
+    if (w->seen[fn] != w->thread + 1) {
+        w->seen[fn] = w->thread + 1;
+        w->touched[w->ntouched++] = fn;
+    }
 }
 
 void instr_wall_close(struct instr_wall *w, uint32_t fn, uint64_t tick)
@@ -108,16 +121,25 @@ void instr_wall_root_split(struct instr_wall *w, uint64_t tick, uint64_t resume)
     w->root_open = resume;
 }
 
-int instr_wall_union(struct instr_wall_list *a, const struct instr_wall_list *b)
+static int cmp_seg(const void *a, const void *b)
 {
-    if (!b->n)
+    const struct instr_wall_seg *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int instr_wall_settle(struct instr_wall_list *a)
+{
+    if (a->settled == a->n)
         return 0;
-    struct instr_wall_seg *m = malloc((a->n + b->n) * sizeof *m);
+    struct instr_wall_seg *m = malloc(a->n * sizeof *m);
     if (!m)
         return -1;
+    struct instr_wall_seg *h = a->s, *t = a->s + a->settled;
+    size_t nh = a->settled, nt = a->n - a->settled;
+    qsort(t, nt, sizeof *t, cmp_seg);
     size_t i = 0, j = 0, n = 0;
-    while (i < a->n || j < b->n) {
-        struct instr_wall_seg s = j >= b->n || (i < a->n && a->s[i].start <= b->s[j].start) ? a->s[i++] : b->s[j++];
+    while (i < nh || j < nt) {
+        struct instr_wall_seg s = j >= nt || (i < nh && h[i].start <= t[j].start) ? h[i++] : t[j++];
         if (n && m[n - 1].end >= s.start) {
             if (s.end > m[n - 1].end)
                 m[n - 1].end = s.end;
@@ -127,7 +149,31 @@ int instr_wall_union(struct instr_wall_list *a, const struct instr_wall_list *b)
     }
     free(a->s);
     a->s = m;
-    a->n = a->cap = n;
+    a->n = a->cap = a->settled = n;
+    return 0;
+}
+
+int instr_wall_union(struct instr_wall_list *a, const struct instr_wall_list *b)
+{
+    if (!b->n)
+        return 0;
+    if (a->n + b->n > a->cap) {
+        size_t nc = a->cap ? a->cap : 8;
+        while (nc < a->n + b->n)
+            nc *= 2;
+        struct instr_wall_seg *s = realloc(a->s, nc * sizeof *s);
+        if (!s)
+            return -1;
+        a->s = s;
+        a->cap = nc;
+    }
+    memcpy(a->s + a->n, b->s, b->n * sizeof *b->s);
+    a->n += b->n;
+    /* The tail as long as the head: merging now costs what was added. */
+    if (a->n - a->settled >= a->settled && instr_wall_settle(a) < 0) {
+        a->n -= b->n;
+        return -1;
+    }
     return 0;
 }
 
@@ -139,34 +185,51 @@ uint64_t instr_wall_length(const struct instr_wall_list *l)
     return t;
 }
 
-static int cmp_seg(const void *a, const void *b)
-{
-    const struct instr_wall_seg *x = a, *y = b;
-    return x->start < y->start ? -1 : x->start > y->start;
-}
-
 /* Moves a thread's list into the union (held segments: the union's). */
 static void join(struct instr_wall *w, struct instr_wall_list *u, struct instr_wall_list *t)
 {
     size_t before = u->n + t->n;
-    if (w->unsorted && t->n > 1)
-        qsort(t->s, t->n, sizeof *t->s, cmp_seg); /* instr_wall_union merges what overlaps */
     if (instr_wall_union(u, t) < 0)
         w->nomem = 1;
-    w->segs -= before - u->n;
+    else
+        w->segs -= before - u->n;
     free(t->s);
     memset(t, 0, sizeof *t);
 }
 
+static void settle_counted(struct instr_wall *w, struct instr_wall_list *l)
+{
+    size_t before = l->n;
+    if (instr_wall_settle(l) < 0)
+        w->nomem = 1;
+    else
+        w->segs -= before - l->n;
+}
+
+/* The cap is reached: the unions' unmerged tails may hold what merging
+ * gives back.  Past three quarters of the cap after that, Wall Inclusive
+ * is unknown (so that a run near the cap does not merge everything again
+ * for every few segments). */
+static void reclaim(struct instr_wall *w)
+{
+    for (size_t f = 0; f < w->nfn; f++)
+        settle_counted(w, &w->fn[f]);
+    settle_counted(w, &w->root);
+    if (w->segs >= INSTR_WALL_MAX_SEGS / 4 * 3)
+        w->overflow = 1;
+}
+
 void instr_wall_thread_end(struct instr_wall *w)
 {
-    for (size_t f = 0; f < w->nfn; f++) {
+    for (size_t k = 0; k < w->ntouched; k++) {
+        uint32_t f = w->touched[k];
         if (w->cur[f].n)
             join(w, &w->fn[f], &w->cur[f]);
         w->depth[f] = 0;
     }
+    w->ntouched = 0;
+    w->thread++;
     join(w, &w->root, &w->cur_root);
-    w->unsorted = 0;
 }
 
 void instr_wall_free(struct instr_wall *w)
@@ -179,6 +242,8 @@ void instr_wall_free(struct instr_wall *w)
     free(w->cur);
     free(w->depth);
     free(w->open_at);
+    free(w->seen);
+    free(w->touched);
     free(w->root.s);
     free(w->cur_root.s);
     memset(w, 0, sizeof *w);

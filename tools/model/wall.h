@@ -15,6 +15,13 @@
  * Memory: one segment (16 bytes) per outermost activation of a function,
  * less where activations touch; past INSTR_WALL_MAX_SEGS the recording
  * stops and Wall Inclusive is reported unknown (never a guess).
+ *
+ * Time: a union is not rebuilt each time a thread ends (that copies the
+ * whole union per thread: quadratic in the threads of a thread-per-task
+ * server).  A list keeps a settled head (sorted, disjoint) and a tail of
+ * the segments added since, in any order; the tail is sorted and merged
+ * into the head once it is as long as the head, so each segment is
+ * sorted O(log n) times in all: n log n for the run.
  */
 #ifndef INSTR_WALL_H
 #define INSTR_WALL_H
@@ -28,10 +35,12 @@ struct instr_wall_seg {
     uint64_t start, end; /* ticks, [start, end) */
 };
 
-/* Sorted, disjoint segments. */
+/* s[0, settled) sorted and disjoint; s[settled, n) added since, in any
+ * order, possibly overlapping (instr_wall_settle merges them). */
 struct instr_wall_list {
     struct instr_wall_seg *s;
     size_t n, cap;
+    size_t settled;
 };
 
 struct instr_wall {
@@ -43,11 +52,14 @@ struct instr_wall {
     struct instr_wall_list cur_root;
     uint32_t *depth;             /* per function: its open frames */
     uint64_t *open_at;           /* per function: the start of its open segment */
+    uint32_t *touched;           /* the functions this thread opened (each once), for its end */
+    size_t ntouched;
+    uint32_t *seen;              /* per function: thread number + 1 when it last joined touched */
+    uint32_t thread;             /* threads ended so far */
     uint64_t root_open;
     size_t segs;                 /* segments held, for the cap */
     int overflow;                /* the cap was reached: Wall Inclusive unknown */
     int nomem;                   /* an allocation failed: likewise */
-    int unsorted;                /* this thread's segments went back in time (a clock reset) */
 };
 
 /* A frame of function fn opens / closes at tick (only the outermost one
@@ -65,9 +77,13 @@ void instr_wall_root_split(struct instr_wall *w, uint64_t tick, uint64_t resume)
 void instr_wall_thread_end(struct instr_wall *w);
 void instr_wall_free(struct instr_wall *w);
 
-/* a := a union b.  0, or -1 without memory (a unchanged). */
+/* a := a union b (b's segments join a's tail; settled when the tail is
+ * as long as the head).  0, or -1 without memory (a unchanged). */
 int instr_wall_union(struct instr_wall_list *a, const struct instr_wall_list *b);
-/* The total length of a list's segments. */
+/* Sorts and merges a's tail into its head: a sorted and disjoint.  0, or
+ * -1 without memory (a unchanged, still the same union). */
+int instr_wall_settle(struct instr_wall_list *a);
+/* The total length of a settled list's segments. */
 uint64_t instr_wall_length(const struct instr_wall_list *l);
 
 #endif

@@ -749,6 +749,10 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
                                   d->hdr.end_signal, instr_signal_name(d->hdr.end_signal),
                                   d->hdr.end_signal_tid)))
             goto fail_nomem;
+    } else if ((d->hdr.flags & INSTR_DUMP_SAMPLING_CUT) && !(d->hdr.flags & INSTR_DUMP_COMPLETE)) {
+        if ((rc = instr_dump_warn(d, "incomplete: the process still ran when instr-sample stopped (the program's "
+                                     "first process ended: a daemon?); its samples end there")))
+            goto fail_nomem;
     } else if (!(d->hdr.flags & INSTR_DUMP_COMPLETE) &&
                (rc = instr_dump_warn(d, "incomplete: the process did not finish (no end record: killed by "
                                         "SIGKILL, _exit, or still running)")))

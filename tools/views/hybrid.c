@@ -233,6 +233,9 @@ int instr_hybrid_build_with(struct instr_hybrid *h, const struct instr_dump *d, 
     memset(h, 0, sizeof *h);
     struct place pl = {.h = h, .d = d, .thread = UINT32_MAX, .sd = sd ? sd : d};
     h->from_sampler = sd && sd != d;
+    /* The rate is the sampler's: instr-sample's dump says what it asked,
+     * the instrumented dump (without INSTR_SAMPLE) says nothing. */
+    h->rate_asked_hz = pl.sd->sample_rate_hz;
     /* INSTR_SAMPLE's own samples are named through the runtime's MAP
      * records (runtime/maps.c; none in older dumps): the leaf only. */
     h->leaf_only = !h->from_sampler && d->nmaps;
@@ -415,7 +418,7 @@ int instr_hybrid_write(FILE *out, const struct instr_hybrid *h, int format, size
     const uint64_t cpu_all = cpu_total + (p->comp.applied ? p->comp.ticks : 0) + p->repairs.runtime_ticks;
     double secs = h->tick_rate > 0 ? (double)(has_cpu ? cpu_all : h->thread_ticks) / h->tick_rate / 1e9 : 0;
     double achieved = secs > 0 ? (double)h->samples / secs : 0;
-    const uint64_t asked = p->dump->sample_rate_hz; /* the SAMPLING record; 0 = none (older dumps) */
+    const uint64_t asked = h->rate_asked_hz; /* 0 = no SAMPLING record (older dumps) */
     double rt_share = h->samples ? 100.0 * (double)h->runtime_samples / (double)h->samples : 0;
     struct instr_json j;
     if (format == 2) {

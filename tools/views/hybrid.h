@@ -65,6 +65,7 @@ struct instr_hybrid {
     struct instr_hybrid_fn *fn; /* per p.funcs index */
     size_t nfn;
     int from_sampler;           /* the samples came from a sampling dump (instr-sample) */
+    uint64_t rate_asked_hz;     /* the SAMPLING record of the dump the samples came from; 0 = none */
     int leaf_only;              /* INSTR_SAMPLE's own samples, named through the dump's MAP
                                    records: below a call site, only the leaf is known */
     struct instr_hybrid_below *below; /* from_sampler or leaf_only: by site and chain */

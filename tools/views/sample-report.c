@@ -178,6 +178,20 @@ static int add_stack(struct instr_sprofile *p, const uint32_t *rows, size_t n, u
     return 0;
 }
 
+/* A function row of the vDSO without a name of its own ("[vdso]"), or
+ * with one. */
+static int unnamed_vdso(const struct instr_sprofile *p, uint32_t fn)
+{
+    const struct instr_srow *r = &p->rows[INSTR_SVIEW_FUNCTIONS][fn];
+    return !strcmp(r->module, "[vdso]") && !strcmp(r->name, "[vdso]");
+}
+
+static int named_vdso(const struct instr_sprofile *p, uint32_t fn)
+{
+    const struct instr_srow *r = &p->rows[INSTR_SVIEW_FUNCTIONS][fn];
+    return !strcmp(r->module, "[vdso]") && strcmp(r->name, "[vdso]");
+}
+
 static void count(struct instr_srow *r, uint64_t stamp, uint64_t w, int top)
 {
     if (r->stamp != stamp) { /* distinct on this stack: one inclusive sample */
@@ -201,9 +215,11 @@ int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dump
         instr_symbolizer_debug_root(sy, root);
     struct instr_sample_iter *it = malloc(sizeof *it);
     uint32_t *path = malloc(INSTR_SAMPLE_MAX_FRAMES * sizeof *path);
-    if (!it || !path) {
+    uint32_t *mods = malloc(INSTR_SAMPLE_MAX_FRAMES * sizeof *mods);
+    if (!it || !path || !mods) {
         free(it);
         free(path);
+        free(mods);
         instr_symbolizer_free(sy);
         return INSTR_ENOMEM;
     }
@@ -226,6 +242,8 @@ int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dump
         }
         p->rows[INSTR_SVIEW_PROCESSES][pr].pid = d->hdr.pid;
         p->nprocesses++;
+        if (d->hdr.flags & INSTR_DUMP_SAMPLING_CUT)
+            p->cut++; /* the reader warns too */
         for (size_t ti = 0; ti < d->nthreads && rc == 0; ti++) {
             const struct instr_thread_info *t = &d->threads[ti];
             char tname[400];
@@ -260,17 +278,36 @@ int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dump
                     p->fp_stacks += s.weight;
                 count(&p->rows[INSTR_SVIEW_THREADS][tr], stamp, s.weight, 1);
                 count(&p->rows[INSTR_SVIEW_PROCESSES][pr], stamp, s.weight, 1);
-                for (size_t k = 0; k < s.nframes; k++) {
-                    uint32_t fn, mod;
+                size_t nf = 0;
+                for (size_t k = 0; k < s.nframes; k++, nf++) {
                     /* A caller's frame holds a return address: the call is the byte before it. */
                     uint64_t a = k ? s.frames[k] - 1 : s.frames[k];
-                    if ((rc = frame_rows(p, sy, d, di, a, s.tick, &fn, &mod)) < 0)
+                    if ((rc = frame_rows(p, sy, d, di, a, s.tick, &path[k], &mods[k])) < 0)
                         break;
-                    count(&p->rows[INSTR_SVIEW_FUNCTIONS][fn], stamp, s.weight, k == 0);
-                    count(&p->rows[INSTR_SVIEW_MODULES][mod], stamp, s.weight, k == 0);
-                    path[s.nframes - 1 - k] = fn;
                 }
-                if (rc < 0 || (rc = add_stack(p, path, s.nframes, s.weight)) < 0)
+                if (rc < 0)
+                    break;
+                /* The vDSO's own helpers have no symbol (its table exports
+                 * only the entry points): such a frame, called from a named
+                 * vDSO function, is that function's, as inlined code would
+                 * be, instead of a row "[vdso]" beside it. */
+                size_t kept = 0;
+                for (size_t k = 0; k < nf; k++) {
+                    if (k + 1 < nf && unnamed_vdso(p, path[k]) && named_vdso(p, path[k + 1]))
+                        continue;
+                    path[kept] = path[k];
+                    mods[kept++] = mods[k];
+                }
+                for (size_t k = 0; k < kept; k++) {
+                    count(&p->rows[INSTR_SVIEW_FUNCTIONS][path[k]], stamp, s.weight, k == 0);
+                    count(&p->rows[INSTR_SVIEW_MODULES][mods[k]], stamp, s.weight, k == 0);
+                }
+                for (size_t i = 0; i < kept / 2; i++) { /* root first */
+                    uint32_t t = path[i];
+                    path[i] = path[kept - 1 - i];
+                    path[kept - 1 - i] = t;
+                }
+                if (rc < 0 || (rc = add_stack(p, path, kept, s.weight)) < 0)
                     break;
             }
             for (size_t c = 0; c < t->nschunks; c++)
@@ -288,6 +325,7 @@ int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dump
     }
     free(it);
     free(path);
+    free(mods);
     instr_symbolizer_free(sy);
     if (rc < 0) {
         snprintf(err, errlen, "%s", instr_tool_strerror(rc));
@@ -455,6 +493,10 @@ static void text_header(FILE *f, const struct instr_sprofile *p)
                 achieved_hz(p->total, p->cpu_ns));
     else
         fprintf(f, "Rate: asked %" PRIu64 " Hz of CPU time, achieved unknown (no CPU time recorded)\n", p->rate_hz);
+    if (p->cut)
+        fprintf(f, "Cut short: %zu process%s still ran when sampling stopped (the program's first process "
+                   "ended): %s samples end there\n",
+                p->cut, p->cut == 1 ? "" : "es", p->cut == 1 ? "its" : "their");
     fprintf(f, "Lost: %" PRIu64 " sample%s%s\n", p->lost, p->lost == 1 ? "" : "s",
             p->lost ? " (the kernel's sample ring was full: instr-sample did not drain it in time)" : "");
     fprintf(f, "Unwinder: %s (%" PRIu64 "-byte stack copies)\n", p->unwinder ? p->unwinder : "?", p->stack_bytes);
@@ -527,9 +569,9 @@ int instr_sreport_write(FILE *f, const struct instr_sprofile *p, const struct in
     fprintf(f,
             ",\"samples\":%" PRIu64 ",\"cpu_ns\":%" PRIu64 ",\"rate_asked_hz\":%" PRIu64
             ",\"rate_achieved_hz\":%.1f,\"lost\":%" PRIu64 ",\"truncated\":%" PRIu64 ",\"fp_stacks\":%" PRIu64
-            ",\"bad_chunks\":%" PRIu64 ",\"stack_bytes\":%" PRIu64 ",\"unwinder\":",
+            ",\"bad_chunks\":%" PRIu64 ",\"stack_bytes\":%" PRIu64 ",\"cut_processes\":%zu,\"unwinder\":",
             p->total, p->cpu_ns, p->rate_hz, achieved_hz(p->total, p->cpu_ns), p->lost, p->truncated, p->fp_stacks,
-            p->bad_chunks, p->stack_bytes);
+            p->bad_chunks, p->stack_bytes, p->cut);
     instr_json_str(f, p->unwinder ? p->unwinder : "");
     fputc('}', f);
     for (int t = 0; t < 4; t++) {

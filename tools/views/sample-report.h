@@ -51,6 +51,7 @@ struct instr_sprofile {
     const char *unwinder; /* from the first dump that says */
     const char *program;  /* first dump's executable */
     size_t nprocesses, nthreads;
+    size_t cut;           /* processes still running when sampling stopped (INSTR_DUMP_SAMPLING_CUT) */
     /* pc -> function row cache */
     struct scache *cache;
     size_t cache_mask, cache_used;

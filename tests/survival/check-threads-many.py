@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""A thread-per-task program's report costs time linear in its threads
+(issue 22 §4: each ending thread's segments were merged into the whole
+Wall Inclusive union by copying it, quadratic: 1,000 threads x 2,000 calls
+took 115 s).  threads-many runs with SMALL and 4 x SMALL threads; the
+report of the big run may take at most 6 x the small one's CPU time
+(linear: 4 x, quadratic: 16 x), best of three reports each, and its numbers must be the
+program's own: every thread and every call, Wall Inclusive known.
+Usage: check-threads-many.py EXE REPORT [SMALL]"""
+import glob, json, os, resource, subprocess, sys, tempfile
+
+EXE, REPORT = sys.argv[1], sys.argv[2]
+SMALL = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
+fails = []
+
+
+def check(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what)
+    if not cond:
+        fails.append(what)
+
+
+def record(work, n):
+    env = dict(os.environ, INSTR_OUTPUT=os.path.join(work, "t%d.%%p.instr" % n))
+    r = subprocess.run([EXE, str(n)], env=env, capture_output=True, text=True, timeout=600)
+    check(r.returncode == 0 and r.stdout.strip() == "threads %d calls %d" % (n, 2000 * n),
+          "threads-many %d runs (%d: %s)" % (n, r.returncode, r.stdout.strip()))
+    dumps = glob.glob(os.path.join(work, "t%d.*.instr" % n))
+    check(len(dumps) == 1, "one dump (%s)" % dumps)
+    return dumps[0]
+
+
+def timed_report(dump, n):
+    """The report's CPU time (user + system: the machine may be shared,
+    which wall time would measure), best of three."""
+    best, out = None, None
+    for _ in range(3):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        r = subprocess.run([REPORT, "--format", "json", dump], capture_output=True, text=True, timeout=900)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        dt = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        check(r.returncode == 0, "the report of %d threads exits 0 (%d: %s)" % (n, r.returncode, r.stderr.strip()))
+        best = dt if best is None else min(best, dt)
+        out = r.stdout
+    j = json.loads(out)
+    tick = [{k: f[k] for k in ("calls", "wall_inclusive_ticks")} for f in j["functions"] if f["name"] == "tick"]
+    check(len(tick) == 1 and tick[0]["calls"] == 2000 * n, "tick called %d times (%s)" % (2000 * n, tick))
+    check(len(j["threads"]) == n + 1, "%d threads (%d)" % (n + 1, len(j["threads"])))
+    check(tick and tick[0].get("wall_inclusive_ticks") is not None, "Wall Inclusive known (%s)" % tick)
+    print("%d threads: report %.2f s of CPU (best of 3)" % (n, best))
+    return best
+
+
+with tempfile.TemporaryDirectory() as work:
+    small, big = record(work, SMALL), record(work, 4 * SMALL)
+    ts = timed_report(small, SMALL)
+    tb = timed_report(big, 4 * SMALL)
+    check(tb <= 6 * max(ts, 0.05), "4 x the threads: %.2f s, at most 6 x %.2f s" % (tb, ts))
+sys.exit(1 if fails else 0)
