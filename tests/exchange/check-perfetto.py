@@ -24,47 +24,8 @@ import argparse, csv, glob, io, json, os, shutil, subprocess, sys
 
 SKIP = 77
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from instrtest import check, failures  # noqa: E402
-
-
-def run(cmd, ok=(0,), **kw):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
-    if p.returncode not in ok:
-        sys.stderr.write(p.stdout + p.stderr)
-        raise SystemExit(f"{cmd[0]} exited {p.returncode}")
-    return p
-
-
-def inputs(args):
-    """(name, [dumps]) for the golden trace and each program run."""
-    os.makedirs(args.work, exist_ok=True)
-    ex = os.path.join(args.work, "exchange.instr")
-    run([os.path.join(args.bin, "instr-dump"), "--from-text", os.path.join(args.src, "traces", "exchange.txt"),
-         "-o", ex])
-    out = [("exchange", [ex])]
-    # frames still open when their threads ended (incomplete)
-    cpu = os.path.join(args.work, "cpu.instr")
-    run([os.path.join(args.bin, "instr-dump"), "--from-text",
-         os.path.join(args.src, "..", "report", "traces", "cpu.txt"), "-o", cpu])
-    out.append(("cpu", [cpu]))
-    for exe in args.exe:
-        name = os.path.basename(exe)
-        d = os.path.join(args.work, name)
-        shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(d)
-        run([exe, "an argument"], env=dict(os.environ, INSTR_OUTPUT=os.path.join(d, name + ".%p.instr")), cwd=d)
-        out.append((name, sorted(glob.glob(os.path.join(d, "*.instr")))))
-    return out
-
-
-def report(args, dumps):
-    p = run([os.path.join(args.bin, "instr-report"), "--format", "json", "--units", "ns", *dumps], ok=(0, 3))
-    return json.loads(p.stdout)
-
-
-def export(args, dumps, fmt, out):
-    run([os.path.join(args.bin, "instr-report"), "--export", fmt, "-o", out, *dumps], ok=(0, 3))
-    return out
+from instrtest import check, failures, run  # noqa: E402
+from exchange_common import inputs, report, export  # noqa: E402
 
 
 # ---- a protobuf reader ------------------------------------------------------------
@@ -238,7 +199,7 @@ def inclusive(slices):
 
 
 def check_decode(args):
-    for name, dumps in inputs(args):
+    for name, dumps in inputs(args, traces=("cpu",), exe_args=("an argument",)):
         rep = report(args, dumps)
         tr = decode(export(args, dumps, "perfetto", os.path.join(args.work, name + ".perfetto-trace")))
         chrome = export(args, dumps, "chrome", os.path.join(args.work, name + ".json"))
@@ -351,7 +312,7 @@ def check_trace_processor(args):
     if not query:
         print("SKIP: " + why)
         return SKIP
-    for name, dumps in inputs(args):
+    for name, dumps in inputs(args, traces=("cpu",), exe_args=("an argument",)):
         rep = report(args, dumps)
         pf = export(args, dumps, "perfetto", os.path.join(args.work, name + ".perfetto-trace"))
         chrome = export(args, dumps, "chrome", os.path.join(args.work, name + ".json"))

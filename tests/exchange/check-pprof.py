@@ -19,39 +19,8 @@ import argparse, glob, gzip, json, os, re, shutil, subprocess, sys, tempfile
 
 SKIP = 77
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from instrtest import check, failures  # noqa: E402
-
-
-def run(cmd, ok=(0,), **kw):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
-    if p.returncode not in ok:
-        sys.stderr.write(p.stdout + p.stderr)
-        raise SystemExit(f"{cmd[0]} exited {p.returncode}")
-    return p
-
-
-# ---- inputs ------------------------------------------------------------------
-
-def inputs(args):
-    """(name, [dumps]) for the golden trace and each program run."""
-    os.makedirs(args.work, exist_ok=True)
-    ex = os.path.join(args.work, "exchange.instr")
-    run([os.path.join(args.bin, "instr-dump"), "--from-text", os.path.join(args.src, "traces", "exchange.txt"),
-         "-o", ex])
-    out = [("exchange", [ex])]
-    for exe in args.exe:
-        name = os.path.basename(exe)
-        d = os.path.join(args.work, name)
-        shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(d)
-        run([exe], env=dict(os.environ, INSTR_OUTPUT=os.path.join(d, name + ".%p.instr")), cwd=d)
-        out.append((name, sorted(glob.glob(os.path.join(d, "*.instr")))))
-    return out
-
-
-def report(args, dumps):
-    p = run([os.path.join(args.bin, "instr-report"), "--format", "json", "--units", "ns", *dumps], ok=(0, 3))
-    return json.loads(p.stdout)
+from instrtest import check, failures, run  # noqa: E402
+from exchange_common import inputs, report  # noqa: E402
 
 
 def export(args, dumps, out):

@@ -21,15 +21,8 @@ import argparse, glob, json, os, shutil, subprocess, sys
 
 SKIP = 77
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from instrtest import check, failures  # noqa: E402
-
-
-def run(cmd, ok=(0,), **kw):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
-    if p.returncode not in ok:
-        sys.stderr.write(p.stdout + p.stderr)
-        raise SystemExit(f"{cmd[0]} exited {p.returncode}")
-    return p
+from instrtest import check, failures, run  # noqa: E402
+from exchange_common import inputs, report, export  # noqa: E402
 
 
 def speedscope_dir():
@@ -46,32 +39,6 @@ def speedscope_dir():
         if r and os.path.isdir(rel):
             return node, rel, None
     return None, None, "speedscope is not installed (npm install -g speedscope, or SPEEDSCOPE_DIR)"
-
-
-def inputs(args):
-    os.makedirs(args.work, exist_ok=True)
-    ex = os.path.join(args.work, "exchange.instr")
-    run([os.path.join(args.bin, "instr-dump"), "--from-text", os.path.join(args.src, "traces", "exchange.txt"),
-         "-o", ex])
-    out = [("exchange", [ex])]
-    for exe in args.exe:
-        name = os.path.basename(exe)
-        d = os.path.join(args.work, name)
-        shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(d)
-        run([exe], env=dict(os.environ, INSTR_OUTPUT=os.path.join(d, name + ".%p.instr")), cwd=d)
-        out.append((name, sorted(glob.glob(os.path.join(d, "*.instr")))))
-    return out
-
-
-def report(args, dumps):
-    p = run([os.path.join(args.bin, "instr-report"), "--format", "json", "--units", "ns", *dumps], ok=(0, 3))
-    return json.loads(p.stdout)
-
-
-def export(args, dumps, fmt, out):
-    run([os.path.join(args.bin, "instr-report"), "--export", fmt, "-o", out, *dumps], ok=(0, 3))
-    return out
 
 
 def per_frame(read):

@@ -27,3 +27,15 @@ def check_quiet(cond, what):
     if not cond:
         failures.append(what)
         print("FAIL:", what)
+
+
+def run(cmd, ok=(0,), timeout=600, tail=None, **kw):
+    """Runs cmd capturing its text output; an exit status not in ok ends
+    the checker (its output, or its last tail characters, on stderr)."""
+    import subprocess
+    import sys
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
+    if p.returncode not in ok:
+        sys.stderr.write(p.stdout[-tail:] + p.stderr[-tail:] if tail else p.stdout + p.stderr)
+        raise SystemExit(f"{cmd[0]} exited {p.returncode}")
+    return p
