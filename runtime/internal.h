@@ -143,6 +143,7 @@ struct instr__thread {
     uint32_t dropping;         /* events go to scratch and are counted as dropped */
     uint64_t dropped;          /* dropped since the last chunk (for EXT DROPPED) */
     size_t map_size;           /* size of this state's mapping */
+    uint64_t cpu0_ns;          /* its CPU clock when it started recording (EXIT_CPU counts from it) */
     /* Grown shadow stacks, the current one last.  The older ones stay
      * mapped until the thread ends: a hook interrupted by a signal handler
      * that grew the stack may still read its top frame there. */
@@ -292,6 +293,8 @@ int instr__thread_restart(struct instr__thread *t);
 int instr__stack_grow(struct instr__thread *t);
 void instr__thread_unmap(struct instr__thread *t);
 void instr__thread_names_all(void); /* at exit: THREAD records with the final names */
+void instr__meta_exit_cpu_locked(uint32_t index, uint64_t cpu_ns, uint64_t tick, int room_only);
+void instr__thread_cpu_all(int in_signal); /* at exit or a fatal signal: EXIT_CPU records */
 
 /* hooks.c */
 void instr__hook_enter(struct instr_fn_desc *d, void *cfa);
