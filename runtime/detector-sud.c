@@ -197,10 +197,13 @@ static long emulate_sigaction(const void *act, void *oact)
     return 0;
 }
 
+__thread uint64_t instr__sud_spent __attribute__((tls_model("initial-exec")));
+
 static void on_sigsys(int sig, siginfo_t *si, void *ucv)
 {
     volatile uint8_t *sel = instr__sud_state;
     if (si->si_code == SYS_USER_DISPATCH && sud_armed && *sel == INSTR__SUD_BLOCK) {
+        uint64_t t0 = instr__tsc(); /* the handler's own time: charged to nobody (instr__put_sud_gap) */
         ucontext_t *uc = ucv;
         sel[0] = INSTR__SUD_ALLOW;
         sel[1] = si->si_syscall == SYS_rt_sigreturn ? INSTR_OS_SIGNAL : INSTR_OS_SYSCALL;
@@ -215,6 +218,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *ucv)
                                                (void *)(uintptr_t)g[REG_RDX]);
                 errno = saved;
                 instr__rseq_restore();
+                instr__sud_spent += instr__tsc() - t0;
                 return; /* RIP stays past the syscall: it does not run */
             }
         }
@@ -223,6 +227,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *ucv)
                                    (unsigned long)uc->uc_mcontext.gregs[REG_RSI]);
         uc->uc_mcontext.gregs[REG_RIP] -= 2; /* run the syscall again, now allowed */
         instr__rseq_restore();
+        instr__sud_spent += instr__tsc() - t0;
         return;
     }
     chain(sig, si, ucv);
