@@ -255,7 +255,9 @@ enum instr_detector {
                                    every thread (count mode, INSTR_DUMP_COUNTS) */ \
     X(SITE_CALLS, 21, "site-calls") /* varint caller function id, varint line, varint INSTR_COUNT_* \
                                    flags (hook-abi.h), str callee (mangled; "" if indirect), varint \
-                                   calls made at that call site, every thread (count mode) */
+                                   calls made at that call site, every thread (count mode) */ \
+    X(EXIT_CPU, 22, "exit-cpu") /* varint thread index, varint CPU ns, varint ticks: a live thread's \
+                                   CPU time since its first event, read at the process's end */
 
 /* HOOK_COST record (the runtime's start-up calibration, runtime/calibrate.c;
  * one record per hook kind): varint event kind the hook writes
@@ -267,6 +269,15 @@ enum instr_detector {
  * rounds; rounds: hooks of that kind measured.  Measured in this process,
  * with its detectors, when the runtime started.  A dump without these
  * records (older runtimes, converted inputs) has no known hook cost. */
+
+/* EXIT_CPU record (runtime/thread-state.c): at exit, and at a fatal signal
+ * when the metadata lock is free, each thread still alive has its CPU clock
+ * (CLOCK_THREAD_CPUTIME_ID of that thread) read at the given ticks, less
+ * its reading when the thread started recording: its on-CPU ns since.  Its frames are still open; the interval from
+ * its last event to the end is charged on the CPU for no more than the
+ * clock says is left, the rest as off-CPU time flagged sched (the thread
+ * was blocked in the kernel: a wait, a sleep).  Older dumps have no such
+ * record: that interval is then counted on the CPU. */
 
 /* MAP records in an instrumented dump (INSTR_SAMPLE=HZ, runtime/maps.c):
  * every loaded object's executable segments, page-rounded, of a MODULE

@@ -22,12 +22,20 @@
  *    passed to the handler that was installed before ours, as it would
  *    have been called (SA_SIGINFO or not; SIG_DFL still kills, SIG_IGN
  *    ignores).
- *  - A program that installs its own SIGSYS handler later: a change of
- *    disposition is a syscall, so the interval traps and the next hook runs
+ *  - The program reads and sets its own SIGSYS disposition, never ours:
+ *    an rt_sigaction(SIGSYS) that traps (the first system call after a
+ *    hook: a call to sigaction() or signal() from instrumented code always
+ *    is) is answered here without running, from and into the disposition
+ *    the program set (or found at start), kept in the kernel's own layout
+ *    so that libc converts it back exactly.  A bad pointer still gets
+ *    EFAULT (process_vm_readv/writev on ourselves do the copies).
+ *  - One that does not trap (a later system call of the same interval, a
+ *    raw syscall from uninstrumented code) runs: the next hook runs
  *    instr__sud_fired, which finds the foreign handler, keeps it as the one
  *    to chain to and puts ours back.  Until that hook, that thread runs at
  *    ALLOW; another thread's trap in that window would reach the program's
- *    handler (counted nowhere: it is the program's).
+ *    handler (counted nowhere: it is the program's), and a query in that
+ *    window reads ours.
  *  - A blocked SIGSYS is fatal: the kernel forces the signal and resets the
  *    handler to SIG_DFL.  So SUD is armed on a thread only while its mask
  *    lets SIGSYS through (checked when the thread starts and after every
@@ -51,6 +59,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -70,6 +79,10 @@ __thread volatile uint8_t instr__sud_state[2] __attribute__((tls_model("initial-
     INSTR__SUD_BLOCK, 0};
 static __thread volatile uint8_t sud_armed __attribute__((tls_model("initial-exec"))); /* prctl is on */
 static __thread volatile int saw_sigaction __attribute__((tls_model("initial-exec")));
+/* The interval's first system call may have changed this thread's signal
+ * mask (rt_sigprocmask, or rt_sigreturn putting one back). */
+static __thread volatile int saw_sigmask __attribute__((tls_model("initial-exec")));
+static __thread uint64_t looked_ns __attribute__((tls_model("initial-exec"))); /* last full check */
 
 /* While this thread runs on its alternate signal stack (a handler with
  * SA_ONSTACK): the stack's [start, end), else {0, 0}.  The selector then
@@ -103,7 +116,13 @@ __asm__(".text\n"
         "instr__own_syscall_end:\n");
 extern const char instr__own_syscall_end[] __attribute__((visibility("hidden")));
 
-static struct sigaction chained; /* the program's SIGSYS disposition */
+/* rt_sigaction's argument as the kernel reads it (x86-64). */
+struct ksigaction {
+    uint64_t handler, flags, restorer, mask;
+};
+
+static struct sigaction chained;   /* the program's SIGSYS disposition, to call */
+static struct ksigaction prog_view; /* the same, as the program last set or read it */
 static uint64_t conflicts;        /* foreign SIGSYS handlers replaced by ours */
 static uint64_t last_scan_ns;
 
@@ -115,8 +134,10 @@ static void chain(int sig, siginfo_t *si, void *uc)
             c.sa_sigaction(sig, si, uc);
     } else if (c.sa_handler == SIG_DFL) {
         /* What would have happened without us: death by SIGSYS, delivered
-         * as soon as this handler returns. */
+         * as soon as this handler returns.  At ALLOW: a trapped
+         * rt_sigaction(SIGSYS) would be answered, not run. */
         struct sigaction dfl = {.sa_handler = SIG_DFL};
+        instr__sud_state[0] = INSTR__SUD_ALLOW;
         sigaction(SIGSYS, &dfl, NULL);
         raise(SIGSYS);
     } else if (c.sa_handler != SIG_IGN) {
@@ -124,15 +145,83 @@ static void chain(int sig, siginfo_t *si, void *uc)
     }
 }
 
+static void view_set(const struct sigaction *sa)
+{
+    prog_view.handler = (uint64_t)(uintptr_t)sa->sa_handler;
+    prog_view.flags = (uint64_t)(unsigned)sa->sa_flags;
+    prog_view.restorer = (uint64_t)(uintptr_t)sa->sa_restorer;
+    memcpy(&prog_view.mask, &sa->sa_mask, sizeof prog_view.mask);
+    chained = *sa;
+}
+
+/* Copies between our memory and the program's pointer as the kernel would
+ * (EFAULT, not SIGSEGV, for a bad one): 0 or -errno.  In a sandbox
+ * (sandbox.c) no system call: a plain copy. */
+static long copy_user(void *to, const void *from, size_t n, int write)
+{
+    if (!instr__may_syscall()) {
+        memcpy(to, from, n);
+        return 0;
+    }
+    struct iovec local = {write ? (void *)from : to, n}, remote = {write ? to : (void *)from, n};
+    long nr = write ? SYS_process_vm_writev : SYS_process_vm_readv;
+    long r = syscall(nr, (long)getpid(), &local, 1L, &remote, 1L, 0L);
+    if (r == (long)n)
+        return 0;
+    if (r < 0 && errno != EFAULT) { /* not allowed to look: trust the pointer */
+        memcpy(to, from, n);
+        return 0;
+    }
+    return -EFAULT;
+}
+
+/* The program's rt_sigaction(SIGSYS, act, oact, 8), answered from its own
+ * view (detector comment above): what the kernel returns, in RAX. */
+static long emulate_sigaction(const void *act, void *oact)
+{
+    struct ksigaction nv, old = prog_view;
+    if (act && copy_user(&nv, act, sizeof nv, 0))
+        return -EFAULT;
+    if (oact && copy_user(oact, &old, sizeof old, 1))
+        return -EFAULT;
+    if (act) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = (void (*)(int))(uintptr_t)nv.handler;
+        sa.sa_flags = (int)nv.flags;
+        sa.sa_restorer = (void (*)(void))(uintptr_t)nv.restorer;
+        memcpy(&sa.sa_mask, &nv.mask, sizeof nv.mask);
+        chained = sa;
+        prog_view = nv;
+    }
+    return 0;
+}
+
+__thread uint64_t instr__sud_spent __attribute__((tls_model("initial-exec")));
+
 static void on_sigsys(int sig, siginfo_t *si, void *ucv)
 {
     volatile uint8_t *sel = instr__sud_state;
     if (si->si_code == SYS_USER_DISPATCH && sud_armed && *sel == INSTR__SUD_BLOCK) {
+        uint64_t t0 = instr__tsc(); /* the handler's own time: charged to nobody (instr__put_sud_gap) */
         ucontext_t *uc = ucv;
         sel[0] = INSTR__SUD_ALLOW;
         sel[1] = si->si_syscall == SYS_rt_sigreturn ? INSTR_OS_SIGNAL : INSTR_OS_SYSCALL;
-        if (si->si_syscall == SYS_rt_sigaction)
+        if (si->si_syscall == SYS_rt_sigprocmask || si->si_syscall == SYS_rt_sigreturn)
+            saw_sigmask = 1;
+        if (si->si_syscall == SYS_rt_sigaction) {
+            greg_t *g = uc->uc_mcontext.gregs;
             saw_sigaction = 1;
+            if (g[REG_RDI] == SIGSYS && g[REG_R10] == sizeof(uint64_t)) {
+                int saved = errno;
+                g[REG_RAX] = emulate_sigaction((const void *)(uintptr_t)g[REG_RSI],
+                                               (void *)(uintptr_t)g[REG_RDX]);
+                errno = saved;
+                instr__rseq_restore();
+                instr__sud_spent += instr__tsc() - t0;
+                return; /* RIP stays past the syscall: it does not run */
+            }
+        }
         if (si->si_syscall == SYS_prctl || si->si_syscall == SYS_seccomp) /* sandbox.c */
             instr__sandbox_syscall(si->si_syscall, (unsigned long)uc->uc_mcontext.gregs[REG_RDI],
                                    (unsigned long)uc->uc_mcontext.gregs[REG_RSI]);
@@ -140,6 +229,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *ucv)
             instr__exit_group_seen((int)uc->uc_mcontext.gregs[REG_RDI]);
         uc->uc_mcontext.gregs[REG_RIP] -= 2; /* run the syscall again, now allowed */
         instr__rseq_restore();
+        instr__sud_spent += instr__tsc() - t0;
         return;
     }
     chain(sig, si, ucv);
@@ -238,7 +328,7 @@ static int sud_init(char *why, size_t n)
         return -1;
     }
     if (prev.sa_sigaction != on_sigsys)
-        chained = prev;
+        view_set(&prev);
     unblock_in_handlers();
     /* Self-test on this thread: one getppid must trap exactly once. */
     volatile uint8_t *sel = instr__sud_state;
@@ -332,17 +422,27 @@ unsigned instr__sud_fired(struct instr__thread *t)
         return 0;
     if (!instr__may_syscall())
         return bits; /* sandbox.c: the checks below make system calls */
+    /* The checks below cost two system calls, more than the trap itself
+     * where system calls are dear (a paravirtualised guest): they run when
+     * the interval's first system call (the one that trapped) touched the
+     * dispositions or the mask, a call to sigaction(), signal() or
+     * sigprocmask() from instrumented code always does, and otherwise at
+     * most every RESCAN_NS on each thread. */
+    uint64_t now = instr__mono_ns();
+    if (!saw_sigaction && !saw_sigmask && now - looked_ns <= RESCAN_NS)
+        return bits;
+    looked_ns = now;
+    saw_sigmask = 0;
     int saved = errno;
     struct sigaction cur;
     if (sigaction(SIGSYS, NULL, &cur) == 0 && cur.sa_sigaction != on_sigsys) {
         /* The program installed its own: chain to it from now on. */
         struct sigaction prev;
-        chained = cur;
+        view_set(&cur);
         if (install(&prev) == 0 && prev.sa_sigaction != on_sigsys)
-            chained = prev;
+            view_set(&prev);
         __atomic_fetch_add(&conflicts, 1, __ATOMIC_RELAXED);
     }
-    uint64_t now = instr__mono_ns();
     if (saw_sigaction || now - __atomic_load_n(&last_scan_ns, __ATOMIC_RELAXED) > RESCAN_NS) {
         saw_sigaction = 0;
         unblock_in_handlers();

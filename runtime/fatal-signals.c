@@ -131,6 +131,8 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
     /* Not in a vfork child (the header is its parent's), and only once. */
     if (h && (!calls || h->pid == (uint64_t)getpid()) &&
         !(__atomic_load_n(&h->flags, __ATOMIC_ACQUIRE) & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED))) {
+        if (calls && !instr__tsc_gone)
+            instr__thread_cpu_all(1); /* the live threads' CPU clocks, if the lock is free */
         if (!instr__tsc_gone) /* else the last event ends it */
             instr__header_end(h);
         h->end_signal = (uint32_t)sig;

@@ -146,6 +146,7 @@ struct instr__thread {
     uint32_t dropping;         /* events go to scratch and are counted as dropped */
     uint64_t dropped;          /* dropped since the last chunk (for EXT DROPPED) */
     size_t map_size;           /* size of this state's mapping */
+    uint64_t cpu0_ns;          /* its CPU clock when it started recording (EXIT_CPU counts from it) */
     /* Grown shadow stacks, the current one last.  The older ones stay
      * mapped until the thread ends: a hook interrupted by a signal handler
      * that grew the stack may still read its top frame there. */
@@ -299,6 +300,8 @@ int instr__thread_restart(struct instr__thread *t);
 int instr__stack_grow(struct instr__thread *t);
 void instr__thread_unmap(struct instr__thread *t);
 void instr__thread_names_all(void); /* at exit: THREAD records with the final names */
+void instr__meta_exit_cpu_locked(uint32_t index, uint64_t cpu_ns, uint64_t tick, int room_only);
+void instr__thread_cpu_all(int in_signal); /* at exit or a fatal signal: EXIT_CPU records */
 
 /* hooks.c */
 void instr__hook_enter(struct instr_fn_desc *d, void *cfa);
@@ -424,6 +427,47 @@ static inline uint8_t *instr__put_head(struct instr__thread *t, uint8_t *p, uint
     return p;
 }
 
+/* Ticks this thread spent in sud's SIGSYS handler since its last event
+ * (detector-sud.c measures them in place, TSC at its entry and exit). */
+extern __thread uint64_t instr__sud_spent __attribute__((tls_model("initial-exec")));
+
+/* The interval a hook ends made a system call that trapped into sud's
+ * handler: the handler's own time is the detector's, charged to nobody.
+ * It is cut from the end of the interval (EXT RUNTIME, as the runtime's
+ * slow paths are), the interval ending just before it with its bits, and
+ * the hook's own event then follows at now.  Skipped (the time stays in
+ * the interval) when the chunk has no room left for the two records. */
+static inline uint8_t *instr__put_sud_gap(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits)
+{
+    uint64_t spent = instr__sud_spent;
+    instr__sud_spent = 0;
+    if (spent >= now - t->last_tsc || (int64_t)(now - t->last_tsc) <= 0 || p + 32 > t->limit)
+        return p;
+    p = instr__put_head(t, p, now - spent, bits, INSTR_EV_EXT);
+    p = instr_put_ext(p, INSTR_EXT_RUNTIME, spent, 0);
+    t->last_tsc = now;
+    return p;
+}
+
+/* A hook whose check found the detectors fired did their slow work after
+ * its tick (reading the perf ring, sud's checks, cpuclock's clock read: a
+ * system call): that stretch is the detectors', cut from the interval
+ * that starts at the hook (EXT RUNTIME, charged to nobody) rather than
+ * left to the caller's next interval.  On the CPU: it counts as clean
+ * ticks for cpuclock's next reading. */
+static inline uint8_t *instr__put_detector_gap(struct instr__thread *t, uint8_t *p)
+{
+    uint64_t now = instr__tsc(), spent = now - t->last_tsc;
+    if ((int64_t)spent <= 0 || p + 32 > t->limit)
+        return p;
+    unsigned none = 0;
+    p = instr__put_head(t, p, t->last_tsc, &none, INSTR_EV_EXT); /* delta 0 */
+    p = instr_put_ext(p, INSTR_EXT_RUNTIME, spent, 0);
+    t->last_tsc = now;
+    t->det.clean_ticks += spent;
+    return p;
+}
+
 /* The runtime's own stretch since the thread's last event (a chunk
  * switch, a first call): its CPU time is cut from the timeline (EXT
  * RUNTIME, charged to nobody).  With the cpuclock backend, the part spent
@@ -434,6 +478,7 @@ static inline uint8_t *instr__put_head(struct instr__thread *t, uint8_t *p, uint
 static inline uint8_t *instr__put_runtime(struct instr__thread *t, uint8_t *p)
 {
     uint64_t now = instr__tsc(), spent = now - t->last_tsc, off = 0;
+    instr__sud_spent = 0; /* its own system calls' traps are in the stretch */
     if ((int64_t)spent <= 0)
         return p;
     /* Below 1/8 of the stretch, off is the clocks' disagreement (the thread

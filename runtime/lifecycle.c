@@ -2,7 +2,7 @@
  *
  * Exit: on_exit (registered at the first bind, so it runs after every
  * atexit handler registered later, and gets the exit status) completes the
- * header and names the live threads.  It closes nothing: instrumented
+ * header, names the live threads and reads their CPU clocks (EXIT_CPU).  It closes nothing: instrumented
  * destructors run after it and their events still land in the live chunks
  * (whose used_bytes stays 0: the reader scans to the first zero byte).
  *
@@ -53,6 +53,8 @@ static void at_exit(int status, void *arg)
     int calls = instr__may_syscall(); /* sandbox.c: only header stores then */
     if (calls)
         instr__thread_names_all();
+    if (calls && !instr__tsc_gone)
+        instr__thread_cpu_all(0); /* which threads were blocked in the kernel */
     if (calls)
         instr__count_flush(); /* count mode: the counts */
     if (!instr__tsc_gone) /* else the last event ends it (sandbox.c) */

@@ -489,6 +489,22 @@ void instr__meta_thread_locked(uint32_t index, uint32_t tid, const char *name)
     put_thread(index, tid, name);
 }
 
+/* EXIT_CPU (meta lock held).  room_only: a fatal signal's handler, which
+ * must not map a new chunk (the chunk lock may be held by the code it
+ * interrupted): written only if the current chunk has room. */
+void instr__meta_exit_cpu_locked(uint32_t index, uint64_t cpu_ns, uint64_t tick, int room_only)
+{
+    struct field f[] = {
+        {F_VARINT, index, NULL},
+        {F_VARINT, cpu_ns, NULL},
+        {F_VARINT, tick, NULL},
+    };
+    if (room_only && (!instr__rt.meta ||
+                      (size_t)((uint8_t *)instr__rt.meta + INSTR_RT_CHUNK_SIZE - instr__rt.meta_pos) < 40))
+        return;
+    meta_put(INSTR_META_EXIT_CPU, f, 3);
+}
+
 /* threshold=N (hook-abi.h): per module, what its units left out, for the
  * fork child's dump: the sums at the smallest threshold, and a record of
  * nothing at the largest when they differ (the reader keeps sums and

@@ -49,7 +49,7 @@ instr__record(struct instr__thread *t, uintptr_t owner, int pending, instr__writ
     t->busy = owner;
     instr__barrier();
     uint64_t now = instr__tsc();
-    unsigned bits = instr__detector_check(t);
+    unsigned bits = instr__detector_check(t), fired = bits;
     uint8_t *p = t->pos;
     if (pending && INSTR_UNLIKELY(t->go_slow)) {
         bits |= t->pending_bits;
@@ -57,7 +57,11 @@ instr__record(struct instr__thread *t, uintptr_t owner, int pending, instr__writ
         if (__atomic_load_n(&t->def_n, __ATOMIC_RELAXED))
             p = instr__deferred_flush(t, p, &bits);
     }
+    if (INSTR_UNLIKELY(bits & INSTR_OS_SYSCALL) && instr__sud_spent)
+        p = instr__put_sud_gap(t, p, now, &bits);
     p = write(t, p, now, &bits, arg);
+    if (INSTR_UNLIKELY(fired) && t->last_tsc == now)
+        p = instr__put_detector_gap(t, p);
     if (INSTR_UNLIKELY(bits))
         t->pending_bits = bits; /* nothing written: the interval goes on */
     t->pos = p;

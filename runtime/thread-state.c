@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "detector.h"
@@ -202,6 +203,15 @@ int instr__stack_grow(struct instr__thread *t)
     return 0;
 }
 
+/* This thread's CPU clock, ns (0 if it cannot be read). */
+static uint64_t own_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 struct instr__thread *instr__thread_create(void)
 {
     int saved = errno;
@@ -239,6 +249,7 @@ struct instr__thread *instr__thread_create(void)
 
     instr__detector_thread(t);
     instr__sampler_thread(t);
+    t->cpu0_ns = own_cpu_ns();
     t->last_tsc = instr__tsc();
     start_chunk(t);
     instr__thread_name(t->tid, name, sizeof name);
@@ -318,6 +329,7 @@ int instr__thread_restart(struct instr__thread *t)
     t->seq = 0;
     t->dropped = 0;
     t->pending_bits = 0;
+    t->cpu0_ns = own_cpu_ns();
     t->last_tsc = instr__tsc();
     start_chunk(t);
     instr__thread_name(t->tid, name, sizeof name);
@@ -336,6 +348,31 @@ int instr__thread_restart(struct instr__thread *t)
     }
     instr__detector_rearm(t);
     return 0;
+}
+
+/* At the process's end: each live thread's CPU time since it started
+ * recording, so that the report knows whether the interval its open frames
+ * end with was spent on the CPU (a thread blocked in pthread_cond_wait
+ * until exit was not).  Another thread's clock is its clock id from the
+ * tid (the kernel's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)); the CPU
+ * time before its first event (the runtime's start-up) is left out.  From a fatal signal's
+ * handler: only if the metadata lock is free and its chunk has room. */
+void instr__thread_cpu_all(int in_signal)
+{
+    int saved = errno;
+    if (in_signal ? pthread_mutex_trylock(&instr__rt.meta_lock) != 0
+                  : pthread_mutex_lock(&instr__rt.meta_lock) != 0)
+        return;
+    for (struct instr__thread *t = instr__rt.threads; t; t = t->next) {
+        struct timespec ts;
+        clockid_t id = (clockid_t)((~(unsigned)t->tid << 3) | 4u /* per thread */ | 2u /* SCHED */);
+        if (!t->chunk || clock_gettime(id, &ts))
+            continue;
+        uint64_t ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        instr__meta_exit_cpu_locked(t->index, ns > t->cpu0_ns ? ns - t->cpu0_ns : 0, instr__tsc(), in_signal);
+    }
+    pthread_mutex_unlock(&instr__rt.meta_lock);
+    errno = saved;
 }
 
 /* At exit: the final names of all live threads (a later record wins). */

@@ -138,6 +138,20 @@ def case_tsc_sigsegv(a, work):
           f"recorded + dropped account for all 300100 calls ({got} + {dropped}/4)")
 
 
+def case_sigsys(a, work):
+    """Issue 22: the SIGSYS disposition reads as the program set it
+    (before and after its own handler), and that handler runs for the
+    seccomp RET_TRAP the program set up, whatever the detectors."""
+    for env in (None, {"INSTR_DETECTOR": "sud"}, {"INSTR_DETECTOR": "none"}):
+        inst, orc, dumps = pair(a, work, ["sigsys"], env_extra=env)
+        if orc.rc == 95 or orc.rc == 96:
+            print("SKIP: this kernel refuses the program's seccomp filter")
+            raise SystemExit(SKIP)
+        check("at start: default" in orc.out and "handler ran 1 time(s)" in orc.out,
+              f"the oracle sees SIG_DFL, then its handler runs once ({orc.out!r})")
+        check(len(dumps) == 1, f"one dump ({len(dumps)}, INSTR_DETECTOR {env})")
+
+
 def case_clone_vm(a, work):
     # A race: 40 runs, every one must behave as uninstrumented.
     bad = 0
@@ -261,6 +275,7 @@ CASES = {
     "tsc-sigsegv": case_tsc_sigsegv,
     "clone-vm": case_clone_vm,
     "clone-vm-busy": case_clone_vm_busy,
+    "sigsys": case_sigsys,
     "setuid-planted": case_setuid_planted,
 }
 

@@ -32,6 +32,9 @@
  *                     functions while its parent makes as many
  *   busy-serial       the same iterations, all in the parent (the time
  *                     clone-vm-busy is compared with)
+ *   sigsys            print the SIGSYS disposition (sigaction and signal),
+ *                     install a handler, print it again, then a seccomp
+ *                     filter that traps getppid: the handler must run
  *   return            100 calls and exit 0
  */
 #define _GNU_SOURCE
@@ -241,6 +244,76 @@ static int mode_tsc_probe(void)
     return 94;
 }
 
+/* ---- the SIGSYS disposition, as the program set it ---------------------------- */
+
+static volatile sig_atomic_t sigsys_seen, sigsys_nr;
+
+static void on_sigsys(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig;
+    (void)uc;
+    sigsys_seen++;
+    sigsys_nr = si->si_code == 1 /* SYS_SECCOMP */ ? si->si_syscall : -1;
+}
+
+static const char *disposition_name(void (*h)(int), int flags)
+{
+    if (flags & SA_SIGINFO)
+        return (void *)h == (void *)on_sigsys ? "on_sigsys (siginfo)" : "another handler (siginfo)";
+    return h == SIG_DFL ? "default" : h == SIG_IGN ? "ignored" : "another handler";
+}
+
+static void print_sigsys(const char *when)
+{
+    struct sigaction old;
+    if (sigaction(SIGSYS, NULL, &old)) {
+        printf("%s: sigaction failed\n", when);
+        return;
+    }
+    printf("%s: %s, mask has SIGINT %d\n", when, disposition_name(old.sa_handler, old.sa_flags),
+           sigismember(&old.sa_mask, SIGINT));
+}
+
+static int mode_sigsys(void)
+{
+    work_n(100);
+    print_sigsys("at start");
+    void (*was)(int) = signal(SIGSYS, SIG_IGN);
+    printf("signal() replaced: %s\n", disposition_name(was, 0));
+    print_sigsys("after signal(SIG_IGN)");
+    work_n(100);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigsys;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    struct sigaction prev;
+    if (sigaction(SIGSYS, &sa, &prev))
+        return 94;
+    printf("sigaction() replaced: %s\n", disposition_name(prev.sa_handler, prev.sa_flags));
+    work_n(100);
+    print_sigsys("after sigaction(on_sigsys)");
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+        return 96;
+    static struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getppid, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {sizeof f / sizeof f[0], f};
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0)) {
+        printf("cannot install the filter\n");
+        return 95;
+    }
+    syscall(SYS_getppid);
+    printf("getppid under the filter: handler ran %d time(s) for syscall %d\n", (int)sigsys_seen,
+           (int)sigsys_nr);
+    printf("result %d\n", work_n(1000));
+    return 0;
+}
+
 /* ---- clone(CLONE_VM) without CLONE_THREAD -------------------------------------- */
 
 KEEP int small_a(int x)
@@ -340,6 +413,8 @@ int main(int argc, char **argv)
         return mode_tsc_sigsegv();
     if (!strcmp(m, "tsc-probe"))
         return mode_tsc_probe();
+    if (!strcmp(m, "sigsys"))
+        return mode_sigsys();
     if (!strcmp(m, "return")) {
         work_n(100);
         printf("returning 0\n");

@@ -960,11 +960,33 @@ static inline int apply_event(struct walker *w, struct instr_pthread *th, const 
     }
 }
 
+/* Of the last interval (d ticks, from the thread's last event to the
+ * process's end), the ticks off the CPU: what the thread's CPU clock read
+ * at the end (EXIT_CPU, after the last event) leaves for it once the
+ * thread's CPU time so far is counted (every on-CPU tick charged, and the
+ * ticks cut as the runtime's or the hooks' own: the clock saw those too).
+ * Without the record, none: the interval is counted on the CPU. */
+static uint64_t last_offcpu(const struct walker *w, const struct instr_thread_info *ti, uint64_t prev, uint64_t d)
+{
+    double hz = w->p->dump->tick_hz;
+    if (!ti || !ti->has_exit_cpu || ti->exit_cpu_tick < prev || !(hz > 0))
+        return 0;
+    uint64_t used = w->cut + w->pend.ce;
+    for (uint32_t i = 0; i < w->nnodes; i++)
+        used += w->nodes[i].ce;
+    double clock = (double)ti->exit_cpu_ns * hz / 1e9;
+    double left = clock > (double)used ? clock - (double)used : 0;
+    return left >= (double)d ? 0 : d - (uint64_t)left;
+}
+
 /* The end of a thread: a call site still pending becomes a pseudo-frame;
  * open frames are closed (a repair) at the process's end when the dump
- * says it ended and that is later (the last interval is charged), else at
- * the last event. */
-static int close_thread(struct walker *w, struct instr_pthread *th, uint64_t prev)
+ * says it ended and that is later (the last interval is charged: on the
+ * CPU for what the thread's CPU clock at the end allows, the rest off the
+ * CPU and flagged sched, as a wait the detectors would have flagged),
+ * else at the last event. */
+static int close_thread(struct walker *w, const struct instr_thread_info *ti, struct instr_pthread *th,
+                        uint64_t prev)
 {
     int rc;
     if (prev > th->end_tick)
@@ -977,9 +999,14 @@ static int close_thread(struct walker *w, struct instr_pthread *th, uint64_t pre
     uint64_t close_at = prev;
     if ((h->flags & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED)) && h->end_tsc > prev) {
         struct node *n = &w->nodes[w->stack[w->depth]];
-        n->ee += h->end_tsc - prev;
-        n->ae += n->excluded ? 0 : h->end_tsc - prev;
-        n->ce += h->end_tsc - prev; /* nothing says the thread left the CPU */
+        uint64_t d = h->end_tsc - prev, off = last_offcpu(w, ti, prev, d);
+        n->ee += d;
+        if (off || n->excluded)
+            charge_flagged(w, n, off ? 1 : 0, off ? INSTR_OS_SCHED | INSTR_OS_OFFCPU_FOLLOWS : 0, off, d);
+        else {
+            n->ae += d;
+            n->ce += d;
+        }
         th->end_tick = close_at = h->end_tsc;
     }
     if ((rc = pop_all(w, close_at)) < 0)
@@ -1075,7 +1102,7 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
             rep->bad_chunks++;
         instr_dump_chunk_done(p->dump, ch);
     }
-    if ((rc = close_thread(w, th, prev)) < 0)
+    if ((rc = close_thread(w, ti, th, prev)) < 0)
         return rc;
     instr_compensator_thread_end(&w->comp, &p->comp);
     if (w->wall)

@@ -406,6 +406,20 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
         t->cpu_ns += ns;
         return 0;
     }
+    case INSTR_META_EXIT_CPU: {
+        uint64_t index, ns, tick;
+        if ((rc = get_var(c, &index)) || (rc = get_var(c, &ns)) || (rc = get_var(c, &tick)))
+            return rc;
+        if (index > UINT32_MAX)
+            return INSTR_ECORRUPT;
+        struct instr_thread_info *t = thread_slot(d, caps, (uint32_t)index);
+        if (!t)
+            return INSTR_ENOMEM;
+        t->has_exit_cpu = 1; /* a later record wins */
+        t->exit_cpu_ns = ns;
+        t->exit_cpu_tick = tick;
+        return 0;
+    }
     }
     return 0; /* unknown record type: skipped by its length */
 }

@@ -108,6 +108,9 @@ struct instr_thread_info {
     struct instr_chunk_ref *schunks; /* SAMPLES chunks, ordered by seq (sample-reader.h) */
     size_t nschunks;
     uint64_t cpu_ns;               /* CPU time while sampled (CPU_TIME records, summed), ns */
+    int has_exit_cpu;              /* an EXIT_CPU record: the thread was alive at the end */
+    uint64_t exit_cpu_ns;          /*   its CPU clock then, ns */
+    uint64_t exit_cpu_tick;        /*   read at these ticks */
 };
 
 /* A MAP record: where a module's file was mapped executable (sampling dumps). */

@@ -345,6 +345,15 @@ int instr_writer_cpu_time(struct instr_dump_writer *w, uint32_t index, uint64_t 
     return meta_record(w, INSTR_META_CPU_TIME, r.b, r.n);
 }
 
+int instr_writer_exit_cpu(struct instr_dump_writer *w, uint32_t index, uint64_t ns, uint64_t tick)
+{
+    struct rec r = {.n = 0};
+    rv(&r, index);
+    rv(&r, ns);
+    rv(&r, tick);
+    return meta_record(w, INSTR_META_EXIT_CPU, r.b, r.n);
+}
+
 int instr_writer_sample(struct instr_dump_writer *w, uint32_t thread, uint64_t tick, unsigned kind, uint64_t weight,
                         uint64_t flags, const uint64_t *frames, size_t nframes)
 {

@@ -52,6 +52,8 @@ int instr_writer_map(struct instr_dump_writer *w, const struct instr_map *m);
 int instr_writer_sampling(struct instr_dump_writer *w, uint64_t rate_hz, uint64_t period_ns, uint64_t stack_bytes,
                           const char *unwinder);
 int instr_writer_cpu_time(struct instr_dump_writer *w, uint32_t index, uint64_t ns);
+/* EXIT_CPU: a live thread's CPU clock (ns) read at the process's end, at tick. */
+int instr_writer_exit_cpu(struct instr_dump_writer *w, uint32_t index, uint64_t ns, uint64_t tick);
 int instr_writer_sample(struct instr_dump_writer *w, uint32_t thread, uint64_t tick, unsigned kind, uint64_t weight,
                         uint64_t flags, const uint64_t *frames, size_t nframes);
 

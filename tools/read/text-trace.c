@@ -233,6 +233,9 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
             put_value(out, t->name);
         }
         fputc('\n', out);
+        if (t->has_exit_cpu)
+            fprintf(out, "exit-cpu %u ns=%" PRIu64 " at=%" PRIu64 "\n", t->index, t->exit_cpu_ns,
+                    t->exit_cpu_tick);
     }
     for (size_t i = 0; i < d->nthreads; i++) {
         const struct instr_thread_info *t = &d->threads[i];
@@ -612,6 +615,18 @@ static int parse_record(struct parser *ps, struct instr_dump_writer *w, struct l
         if (id > (1u << 20))
             return perr(ps, "thread index too large");
         rc = instr_writer_thread(w, (uint32_t)id, a, kv(ln, 2, "name") ? kv(ln, 2, "name") : "");
+    } else if (!strcmp(t, "exit-cpu")) {
+        static const char *const keys[] = {"ns", "at", NULL};
+        a = b = 0;
+        if (ln->n < 2)
+            return perr(ps, "exit-cpu: expected INDEX");
+        if ((rc = need_u64(ps, ln->tok[1], "thread index", &id)) || (rc = check_keys(ps, ln, 2, keys)) ||
+            !kv(ln, 2, "ns") || !kv(ln, 2, "at") || (rc = need_u64(ps, kv(ln, 2, "ns"), "ns", &a)) ||
+            (rc = need_u64(ps, kv(ln, 2, "at"), "at", &b)))
+            return rc ? rc : perr(ps, "exit-cpu: ns= and at= are needed");
+        if (id > (1u << 20))
+            return perr(ps, "thread index too large");
+        rc = instr_writer_exit_cpu(w, (uint32_t)id, a, b);
     } else if (!strcmp(t, "unit")) {
         static const char *const keys[] = {"threshold", "left-out", "instrumented", NULL};
         uint64_t th = 0, left = 0, ins = 0;

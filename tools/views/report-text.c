@@ -378,7 +378,7 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
     threshold_line(out, s);
     if (s->repairs.runtime_ticks) {
         instr_fmt_value(a, sizeof a, s->repairs.runtime_ticks, s->runtime_ns, u);
-        fprintf(out, "Runtime:    %s %s in the runtime's own slow paths (first calls, new chunks), "
+        fprintf(out, "Runtime:    %s %s in the runtime's own slow paths (first calls, new chunks, the detectors' traps and checks), "
                      "charged to nobody\n", a, instr_units_name(u));
     }
     if (s->comp.known) {
