@@ -39,6 +39,7 @@ static struct plugin_info instr_plugin_info = {
  * output by then. */
 static void emit_binding(void *, void *)
 {
+    instr_switch_unit_end();
     if ((instr_instrumented_count() == 0 && instr_left_out_count() == 0) || seen_error())
         return;
     fputs(instr_binding_asm(instr_opts.runtime).c_str(), asm_out_file);

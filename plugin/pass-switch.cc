@@ -187,6 +187,77 @@ static void add_dispatch(function *fun, cgraph_node *copy)
     cgraph_node::get(fun->decl)->create_edge(copy, call, on->count);
 }
 
+/* The symbol table's insertion hooks, a private member reached through
+ * an explicit instantiation (which may name private members). */
+template <typename Tag, typename Tag::type M> struct instr_member {
+    friend typename Tag::type instr_member_of(Tag) { return M; }
+};
+struct insertion_hooks_tag {
+    typedef cgraph_node_hook_list *symbol_table::*type;
+    friend type instr_member_of(insertion_hooks_tag);
+};
+template struct instr_member<insertion_hooks_tag, &symbol_table::m_first_cgraph_insertion_hook>;
+
+/* The symbol table calls its insertion hooks for the new function too,
+ * when it compiles it (process_new_functions), and some IPA passes' hooks
+ * are still registered after the IPA passes ran (ipa-prop's, when IPA-CP
+ * had work in the unit): their analysis crashes on a late body, and their
+ * summaries are not read any more.  So the hooks are set aside while the
+ * unit's functions are expanded, once a copy exists. */
+static cgraph_node_hook_list *saved_hooks;
+static bool hooks_set_aside;
+
+static void set_hooks_aside(void)
+{
+    if (hooks_set_aside)
+        return;
+    saved_hooks = symtab->*instr_member_of(insertion_hooks_tag());
+    symtab->*instr_member_of(insertion_hooks_tag()) = NULL;
+    hooks_set_aside = true;
+}
+
+void instr_switch_unit_end(void)
+{
+    if (!hooks_set_aside)
+        return;
+    /* None is added during expansion (the list's type is opaque here, so
+     * a later one could not be chained). */
+    cgraph_node_hook_list *&head = symtab->*instr_member_of(insertion_hooks_tag());
+    if (!head)
+        head = saved_hooks;
+    hooks_set_aside = false;
+}
+
+/* What cgraph_node::create_version_clone_with_body does, without calling
+ * the symbol table's insertion hooks: by the time functions are expanded
+ * some IPA passes' hooks are still registered (ipa-prop's, when IPA-CP had
+ * work in the unit) and their analysis crashes on a late body. */
+static cgraph_node *make_copy(cgraph_node *node)
+{
+    tree old_decl = node->decl;
+    tree new_decl = copy_node(old_decl);
+    tree fnname = clone_function_name_numbered(old_decl, "instr_on");
+    DECL_NAME(new_decl) = fnname;
+    SET_DECL_ASSEMBLER_NAME(new_decl, fnname);
+    SET_DECL_RTL(new_decl, NULL);
+    DECL_VIRTUAL_P(new_decl) = 0;
+    DECL_STATIC_CONSTRUCTOR(new_decl) = 0;
+    DECL_STATIC_DESTRUCTOR(new_decl) = 0;
+    DECL_SET_IS_OPERATOR_NEW(new_decl, 0);
+    DECL_SET_IS_OPERATOR_DELETE(new_decl, 0);
+    DECL_IS_REPLACEABLE_OPERATOR(new_decl) = 0;
+    cgraph_node *copy = node->create_version_clone(new_decl, vNULL, NULL, "instr_on");
+    tree_function_versioning(old_decl, new_decl, NULL, NULL, false, NULL, NULL);
+    copy->make_decl_local();
+    DECL_VIRTUAL_P(copy->decl) = 0;
+    copy->externally_visible = 0;
+    copy->local = 1;
+    copy->lowered = true;
+    if (!node->implicit_section)
+        copy->set_section(*node);
+    return copy;
+}
+
 tree instr_switch_origin(tree decl)
 {
     for (const auto &c : copies)
@@ -214,8 +285,8 @@ unsigned instr_switch_split(function *fun)
         error("%s: switchable needs the instrument pass after the IPA passes", instr_opts.plugin_name.c_str());
         return 0;
     }
-    cgraph_node *node = cgraph_node::get(fun->decl);
-    cgraph_node *copy = node->create_version_clone_with_body(vNULL, NULL, NULL, NULL, NULL, "instr_on");
+    set_hooks_aside();
+    cgraph_node *copy = make_copy(cgraph_node::get(fun->decl));
     copies.emplace_back(copy->decl, fun->decl);
     cgraph_node::add_new_function(copy->decl, true);
     add_dispatch(fun, copy);

@@ -19,6 +19,9 @@ unsigned instr_switch_split(function *fun);
 unsigned instr_switch_split_count(void);
 unsigned instr_switch_skipped_count(void);
 
+/* At the end of the unit: the symbol table's hooks back in place. */
+void instr_switch_unit_end(void);
+
 extern const struct ggc_root_tab instr_switch_gc_roots[];
 
 #endif
