@@ -26,6 +26,7 @@
  *   - hidden weak trampolines instr_event/instr_counter, the public API of
  *     include/instr/instr.h (slots INSTR_SLOT_EVENT/INSTR_SLOT_COUNTER), so
  *     code built with the plugin needs no link flag for them either;
+ *     instr_start/instr_stop the same way (slots INSTR_SLOT_START/STOP);
  *   - the table, initialised to a hidden no-op (__instr_nop), so code that
  *     runs before binding, or when the runtime cannot be loaded, is merely
  *     not recorded;
@@ -85,6 +86,9 @@
 #define INSTR_HOOK_NOP "__instr_nop"
 #define INSTR_API_EVENT "instr_event"     /* public API trampolines (include/instr/instr.h) */
 #define INSTR_API_COUNTER "instr_counter"
+#define INSTR_API_START "instr_start" /* switchable= (plugin/pass-switch.cc) */
+#define INSTR_API_STOP "instr_stop"
+#define INSTR_SWITCH_ON "__instr_on"  /* the hook table's INSTR_SLOT_ON, by name */
 #define INSTR_BIND_SYMBOL "instr__bind"
 #define INSTR_RUNTIME_SONAME "libinstr-rt.so"
 #define INSTR_BIND_PRIORITY 100 /* the last reserved priority: before every user constructor */
@@ -101,7 +105,14 @@ enum instr_hook_slot {
     INSTR_SLOT_UNIT = 7,    /* void unit(const struct instr_unit_desc *): a unit's threshold record */
     INSTR_SLOT_COUNT_THREAD = 8, /* void count_thread(const struct instr_count_module *, uintptr_t *delta):
                                     count mode, a thread's first count in a module (see below) */
-    INSTR_SLOT_COUNT = 9
+    INSTR_SLOT_START = 9,   /* void start(void): instr_start() */
+    INSTR_SLOT_STOP = 10,   /* void stop(void): instr_stop() */
+    /* Not a function: 0 while hooks are switched off, 1 while on; read at
+     * the entry of every function compiled switchable, which runs its
+     * hooked copy when it is nonzero (plugin/pass-switch.cc).  0 until the
+     * runtime binds the table: an unbound module runs its plain bodies. */
+    INSTR_SLOT_ON = 11,
+    INSTR_SLOT_COUNT = 12
 };
 
 struct instr_fn_desc {

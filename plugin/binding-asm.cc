@@ -11,8 +11,11 @@
  *   __instr_return:  jmp *__instr_hook_table+8*INSTR_SLOT_RETURN(%rip)
  *   instr_event:     jmp *__instr_hook_table+8*INSTR_SLOT_EVENT(%rip)
  *   instr_counter:   jmp *__instr_hook_table+8*INSTR_SLOT_COUNTER(%rip)
+ *   instr_start:     jmp *__instr_hook_table+8*INSTR_SLOT_START(%rip)
+ *   instr_stop:      jmp *__instr_hook_table+8*INSTR_SLOT_STOP(%rip)
  *   __instr_nop:     ret
- *   __instr_hook_table: INSTR_SLOT_COUNT x .quad __instr_nop
+ *   __instr_hook_table: INSTR_SLOT_COUNT x .quad __instr_nop, but
+ *   __instr_on:         slot INSTR_SLOT_ON, .quad 0 (switchable's flag)
  *   constructor:     if (getauxval(AT_SECURE)) return;   (see below)
  *                    h = dlopen(runtime, RTLD_NOW|RTLD_GLOBAL);
  *                    bind = dlsym(h, INSTR_BIND_SYMBOL);
@@ -216,6 +219,8 @@ std::string instr_binding_asm(const std::string &runtime_path)
      * defines its own instr_event keeps it. */
     s += trampoline(INSTR_API_EVENT, INSTR_SLOT_EVENT);
     s += trampoline(INSTR_API_COUNTER, INSTR_SLOT_COUNTER);
+    s += trampoline(INSTR_API_START, INSTR_SLOT_START);
+    s += trampoline(INSTR_API_STOP, INSTR_SLOT_STOP);
     s += hidden_weak(INSTR_HOOK_NOP, "@function");
     s += INSTR_HOOK_NOP ":\n\tendbr64\n\tret\n\t.size\t" INSTR_HOOK_NOP ", .-" INSTR_HOOK_NOP "\n";
 
@@ -231,8 +236,13 @@ std::string instr_binding_asm(const std::string &runtime_path)
     s += "\t.p2align 3\n";
     s += hidden_weak(INSTR_HOOK_TABLE, "@object");
     s += INSTR_HOOK_TABLE ":\n";
-    for (unsigned i = 0; i < INSTR_SLOT_COUNT; i++)
-        s += "\t.quad\t" INSTR_HOOK_NOP "\n";
+    for (unsigned i = 0; i < INSTR_SLOT_COUNT; i++) {
+        if (i == INSTR_SLOT_ON)
+            s += hidden_weak(INSTR_SWITCH_ON, "@object") + INSTR_SWITCH_ON ":\n\t.quad\t0\n\t.size\t" INSTR_SWITCH_ON
+                 ", 8\n";
+        else
+            s += "\t.quad\t" INSTR_HOOK_NOP "\n";
+    }
     s += "\t.size\t" INSTR_HOOK_TABLE ", " + std::to_string(8 * INSTR_SLOT_COUNT) + "\n";
 
     s += std::string("\t.section ") + init_array + ",\"awG\",@init_array," GROUP ",comdat\n";

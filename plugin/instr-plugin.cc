@@ -11,6 +11,7 @@
 #include "options.h"
 #include "pass-empty-sites.h"
 #include "pass-instrument.h"
+#include "pass-switch.h"
 
 INSTR_PLUGIN_EXPORT int plugin_is_GPL_compatible;
 
@@ -26,6 +27,8 @@ static struct plugin_info instr_plugin_info = {
     "                                                  with no loop and no call (default 0: none)\n"
 "  -fplugin-arg-instr-mode=time|count              hooks that time every call (default), or\n"
     "                                                  exact call and edge counts only, no time\n"
+    "  -fplugin-arg-instr-switchable                   hooks switched at run time (instr_start,\n"
+    "                                                  INSTR_START=off), plain code while off\n"
     "  -fplugin-arg-instr-runtime=PATH                 runtime to load at start-up\n"
     "  -fplugin-arg-instr-verbose                      note each instrumented function\n",
 };
@@ -36,6 +39,7 @@ static struct plugin_info instr_plugin_info = {
  * output by then. */
 static void emit_binding(void *, void *)
 {
+    instr_switch_unit_end();
     if ((instr_instrumented_count() == 0 && instr_left_out_count() == 0) || seen_error())
         return;
     fputs(instr_binding_asm(instr_opts.runtime).c_str(), asm_out_file);
@@ -135,6 +139,8 @@ INSTR_PLUGIN_EXPORT int plugin_init(struct plugin_name_args *info, struct plugin
                       const_cast<ggc_root_tab *>(instr_site_gc_roots));
     register_callback(name, PLUGIN_REGISTER_GGC_ROOTS, NULL,
                       const_cast<ggc_root_tab *>(instr_count_gc_roots));
+    register_callback(name, PLUGIN_REGISTER_GGC_ROOTS, NULL,
+                      const_cast<ggc_root_tab *>(instr_switch_gc_roots));
     register_callback(name, PLUGIN_FINISH_UNIT, emit_binding, NULL);
     return 0;
 }

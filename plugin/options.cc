@@ -8,7 +8,7 @@
 instr_options instr_opts;
 
 static const char valid_keys[] =
-    "include, exclude, exclude-file, inline, callsites, threshold, mode, runtime, verbose";
+    "include, exclude, exclude-file, inline, callsites, threshold, mode, switchable, runtime, verbose";
 
 /* The argument as the user spelled it, for messages. */
 static std::string arg_spelling(const char *plugin, const plugin_argument &arg)
@@ -184,6 +184,12 @@ bool instr_parse_options(const struct plugin_name_args *info)
                 instr_opts.runtime = absolute_path(arg.value);
             else
                 ok = false;
+        } else if (!strcmp(key, "switchable")) {
+            if (arg.value) {
+                error("%s: %qs takes no value", plugin, arg_spelling(plugin, arg).c_str());
+                ok = false;
+            }
+            instr_opts.switchable = true;
         } else if (!strcmp(key, "verbose")) {
             if (arg.value) {
                 error("%s: %qs takes no value", plugin,
@@ -196,6 +202,17 @@ bool instr_parse_options(const struct plugin_name_args *info)
                   arg_spelling(plugin, arg).c_str(), valid_keys);
             ok = false;
         }
+    }
+    /* The hooked copies are made after inlining and hold the timing hooks
+     * (pass-switch.cc). */
+    if (instr_opts.switchable && instr_opts.inline_before) {
+        error("%s: %<-fplugin-arg-%s-switchable%> needs %<inline=after%>", plugin, plugin);
+        ok = false;
+    }
+    if (instr_opts.switchable && instr_opts.mode == instr_options::MODE_COUNT) {
+        error("%s: %<-fplugin-arg-%s-switchable%> switches the timing hooks; %<mode=count%> has none", plugin,
+              plugin);
+        ok = false;
     }
     return ok;
 }

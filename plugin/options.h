@@ -25,6 +25,9 @@ struct instr_options {
      * edges, no time (count-mode.cc). */
     enum record_mode { MODE_TIME, MODE_COUNT };
     record_mode mode = MODE_TIME;
+    /* switchable: each hooked function gets a plain twin chosen at its
+     * entry while the module's switch is off (pass-switch.cc). */
+    bool switchable = false;
     bool verbose = false;
     std::string runtime; /* absolute path of the runtime to dlopen() */
     std::string plugin_name; /* "instr", from the plugin file name */

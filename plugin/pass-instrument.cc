@@ -20,6 +20,7 @@
 #include "fn-descriptor.h"
 #include "hook-abi.h"
 #include "options.h"
+#include "pass-switch.h"
 #include "threshold.h"
 
 static GTY(()) tree hook_enter;
@@ -233,7 +234,8 @@ static const char *site_skip_reason(gcall *call, tree *callee_name, tree *target
         if (has_prefix(mangled, "__instr_"))
             return "instr hook";
         /* A mark or counter splits an interval; it is not a frame (data-values.md). */
-        if (!strcmp(mangled, INSTR_API_EVENT) || !strcmp(mangled, INSTR_API_COUNTER))
+        if (!strcmp(mangled, INSTR_API_EVENT) || !strcmp(mangled, INSTR_API_COUNTER) ||
+            !strcmp(mangled, INSTR_API_START) || !strcmp(mangled, INSTR_API_STOP))
             return "instr API call";
         if (lookup_attribute("no_instrument_function", DECL_ATTRIBUTES(fndecl)))
             return "callee is no_instrument_function";
@@ -572,8 +574,10 @@ public:
 
     unsigned int execute(function *fun) final override
     {
-
-        const char *why = skip_reason(fun->decl);
+        /* switchable: a hooked copy is hooked as the function it copies,
+         * which already passed skip_reason (pass-switch.cc). */
+        tree named = instr_opts.switchable ? instr_switch_origin(fun->decl) : NULL_TREE;
+        const char *why = named ? NULL : skip_reason(fun->decl);
         if (why == threshold_reason) {
             left_out_count++;
             if (dump_file)
@@ -592,8 +596,10 @@ public:
             return 0;
         }
         build_hook_decls();
+        if (instr_opts.switchable && !named)
+            return instr_switch_split(fun);
 
-        tree desc = instr_build_fn_descriptor(fun->decl);
+        tree desc = instr_build_fn_descriptor(named ? named : fun->decl);
         if (instr_opts.mode == instr_options::MODE_COUNT)
             return count_mode(fun, desc);
         /* Call sites first: they collect the calls that are in the body now. */

@@ -104,7 +104,7 @@ __attribute__((visibility("default"))) int instr__bind(instr_hook_fn *table, uns
         return -1;
     int on = instr__process_init() == 0;
     for (unsigned i = 0; i < slots; i++)
-        table[i] = instr__hook_nop;
+        table[i] = i == INSTR_SLOT_ON ? (instr_hook_fn)0 : instr__hook_nop;
     if (on && slots > INSTR_SLOT_RETURN) {
         table[INSTR_SLOT_ENTER] = instr__hook_enter;
         table[INSTR_SLOT_EXIT] = instr__hook_exit;
@@ -123,5 +123,11 @@ __attribute__((visibility("default"))) int instr__bind(instr_hook_fn *table, uns
         table[INSTR_SLOT_UNIT] = (instr_hook_fn)(void (*)(void))instr__meta_unit;
     if (on && slots > INSTR_SLOT_COUNT_THREAD) /* count mode (count.c) */
         table[INSTR_SLOT_COUNT_THREAD] = (instr_hook_fn)(void (*)(void))instr__count_thread;
+    if (on && slots > INSTR_SLOT_STOP) {
+        table[INSTR_SLOT_START] = (instr_hook_fn)(void (*)(void))instr__api_start;
+        table[INSTR_SLOT_STOP] = (instr_hook_fn)(void (*)(void))instr__api_stop;
+    }
+    if (slots > INSTR_SLOT_ON) /* switchable (switch.c) */
+        instr__switch_bind(table, on);
     return 0;
 }

@@ -315,6 +315,12 @@ void instr__hook_return(struct instr_site_desc *s, void *cfa);
 void instr__api_event(const char *label);
 void instr__api_counter(const char *label, int32_t value);
 
+/* switch.c: instr_start / instr_stop (include/instr/instr.h) and the word
+ * switchable modules test (hook-abi.h, INSTR_SLOT_ON) */
+void instr__api_start(void);
+void instr__api_stop(void);
+void instr__switch_bind(instr_hook_fn *table, int recording);
+
 /* foreign-task.c: 1 if the calling task, running a hook at cfa, does not
  * own t (a clone(CLONE_VM) child) */
 int instr__foreign_task(struct instr__thread *t, uintptr_t cfa);

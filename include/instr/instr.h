@@ -1,4 +1,5 @@
-/* instr/instr.h - the public API of instr: named events and counters.
+/* instr/instr.h - the public API of instr: named events and counters, and
+ * the run-time switch of switchable code.
  *
  * The one installed header.  Two calls, both cheap (no lock, no allocation
  * and no system call once a label has been seen), thread-safe, and safe to
@@ -32,6 +33,19 @@
  *
  * Calls to these functions are never call-site frames of the caller: the
  * plugin leaves them alone.
+ *
+ * Start and stop.  Code compiled with -fplugin-arg-instr-switchable can
+ * have its hooks switched off while it runs; it then runs the same code as
+ * an uninstrumented build, plus a load and a branch at each function entry
+ * (docs/switchable.md):
+ *
+ *   instr_stop();                        functions entered from now on run unhooked
+ *   instr_start();                       ... hooked again
+ *
+ * INSTR_START=off in the environment begins a run stopped.  A switch holds
+ * for every switchable module of the process, on every thread, from each
+ * thread's next function entry on; a function already running hooked
+ * finishes hooked.  Code compiled without switchable always records.
  */
 #ifndef INSTR_INSTR_H
 #define INSTR_INSTR_H
@@ -47,6 +61,9 @@ extern "C" {
 void instr_event(const char *label) __attribute__((weak, nothrow, no_instrument_function));
 void instr_counter(const char *label, int32_t value) __attribute__((weak, nothrow, no_instrument_function));
 
+void instr_start(void) __attribute__((weak, nothrow, no_instrument_function));
+void instr_stop(void) __attribute__((weak, nothrow, no_instrument_function));
+
 static inline __attribute__((always_inline, no_instrument_function)) void instr__event_call(const char *label)
 {
     if (instr_event)
@@ -60,7 +77,21 @@ static inline __attribute__((always_inline, no_instrument_function)) void instr_
         instr_counter(label, value);
 }
 
+static inline __attribute__((always_inline, no_instrument_function)) void instr__start_call(void)
+{
+    if (instr_start)
+        instr_start();
+}
+
+static inline __attribute__((always_inline, no_instrument_function)) void instr__stop_call(void)
+{
+    if (instr_stop)
+        instr_stop();
+}
+
 #define instr_event(label) instr__event_call(label)
+#define instr_start() instr__start_call()
+#define instr_stop() instr__stop_call()
 #define instr_counter(label, value) instr__counter_call(label, value)
 
 #ifdef __cplusplus

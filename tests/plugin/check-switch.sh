@@ -1,0 +1,40 @@
+#!/bin/sh
+# check-switch.sh CC PLUGIN SRCDIR WORK REPORT INCLUDE OPT
+# -fplugin-arg-instr-switchable: the program prints what the plain build
+# prints; started (the default) it records every call; with INSTR_START=off
+# the dump holds exactly the calls made between instr_start() and
+# instr_stop(), as the program counted them.
+set -e
+cc=$1 plugin=$2 srcdir=$3 work=$4 report=$5 include=$6 opt=$7
+command -v "$cc" >/dev/null 2>&1 || { echo "SKIP: no $cc"; exit 77; }
+rm -rf "$work" && mkdir -p "$work" && cd "$work"
+"$cc" $opt -g -I"$include" "$srcdir/switch.c" -o plain
+"$cc" $opt -g -I"$include" -fplugin="$plugin" -fplugin-arg-instr-switchable "$srcdir/switch.c" -o sw
+./plain > plain.out
+INSTR_OUTPUT="$work/on.instr" ./sw > on.out
+INSTR_START=off INSTR_OUTPUT="$work/off.instr" ./sw > off.out
+cmp plain.out on.out || { echo "FAIL: switchable build (started) printed other output than plain"; exit 1; }
+cmp plain.out off.out || { echo "FAIL: switchable build (stopped) printed other output than plain"; exit 1; }
+calls() { # DUMP FUNCTION: calls of FUNCTION in DUMP's report (0 if absent)
+    "$report" --format csv --sort name "$1" 2>/dev/null |
+        awk -F, -v f="$2" 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "calls") c = i; if ($i == "function") n = i } next }
+                           $n == f && !found { print $c; found = 1 } END { if (!found) print 0 }'
+}
+want() { sed -n "s/^$1 //p" plain.out; }
+fail=0
+check() { # DUMP FUNCTION EXPECTED
+    got=$(calls "$1" "$2")
+    if [ "$got" != "$3" ]; then echo "FAIL: $1: $2 has $got calls, expected $3"; fail=1; fi
+}
+# Stopped at the start: only the phase's calls (main itself ran unhooked).
+check off.instr in_phase "$(want in_phase)"
+check off.instr rec "$(want rec)"
+check off.instr outside 0
+check off.instr main 0
+# Started: every call up to instr_stop(); the loop after it runs unhooked
+# (half of outside's calls).
+check on.instr in_phase "$(want in_phase)"
+check on.instr outside "$(( $(want outside) / 2 ))"
+check on.instr main 1
+[ $fail = 0 ] && echo "ok: switchable $cc $opt"
+exit $fail
