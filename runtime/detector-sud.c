@@ -79,10 +79,6 @@ __thread volatile uint8_t instr__sud_state[2] __attribute__((tls_model("initial-
     INSTR__SUD_BLOCK, 0};
 static __thread volatile uint8_t sud_armed __attribute__((tls_model("initial-exec"))); /* prctl is on */
 static __thread volatile int saw_sigaction __attribute__((tls_model("initial-exec")));
-/* The interval's first system call may have changed this thread's signal
- * mask (rt_sigprocmask, or rt_sigreturn putting one back). */
-static __thread volatile int saw_sigmask __attribute__((tls_model("initial-exec")));
-static __thread uint64_t looked_ns __attribute__((tls_model("initial-exec"))); /* last full check */
 
 /* While this thread runs on its alternate signal stack (a handler with
  * SA_ONSTACK): the stack's [start, end), else {0, 0}.  The selector then
@@ -207,8 +203,6 @@ static void on_sigsys(int sig, siginfo_t *si, void *ucv)
         ucontext_t *uc = ucv;
         sel[0] = INSTR__SUD_ALLOW;
         sel[1] = si->si_syscall == SYS_rt_sigreturn ? INSTR_OS_SIGNAL : INSTR_OS_SYSCALL;
-        if (si->si_syscall == SYS_rt_sigprocmask || si->si_syscall == SYS_rt_sigreturn)
-            saw_sigmask = 1;
         if (si->si_syscall == SYS_rt_sigaction) {
             greg_t *g = uc->uc_mcontext.gregs;
             saw_sigaction = 1;
@@ -422,17 +416,6 @@ unsigned instr__sud_fired(struct instr__thread *t)
         return 0;
     if (!instr__may_syscall())
         return bits; /* sandbox.c: the checks below make system calls */
-    /* The checks below cost two system calls, more than the trap itself
-     * where system calls are dear (a paravirtualised guest): they run when
-     * the interval's first system call (the one that trapped) touched the
-     * dispositions or the mask, a call to sigaction(), signal() or
-     * sigprocmask() from instrumented code always does, and otherwise at
-     * most every RESCAN_NS on each thread. */
-    uint64_t now = instr__mono_ns();
-    if (!saw_sigaction && !saw_sigmask && now - looked_ns <= RESCAN_NS)
-        return bits;
-    looked_ns = now;
-    saw_sigmask = 0;
     int saved = errno;
     struct sigaction cur;
     if (sigaction(SIGSYS, NULL, &cur) == 0 && cur.sa_sigaction != on_sigsys) {
@@ -443,6 +426,7 @@ unsigned instr__sud_fired(struct instr__thread *t)
             view_set(&prev);
         __atomic_fetch_add(&conflicts, 1, __ATOMIC_RELAXED);
     }
+    uint64_t now = instr__mono_ns();
     if (saw_sigaction || now - __atomic_load_n(&last_scan_ns, __ATOMIC_RELAXED) > RESCAN_NS) {
         saw_sigaction = 0;
         unblock_in_handlers();
