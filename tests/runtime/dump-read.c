@@ -108,6 +108,8 @@ static int read_events(struct td_dump *d, uint32_t thread, const uint8_t *p, con
                     d->runtime_ticks += e.arg;
                     d->runtime_offcpu_ticks += e.offcpu;
                     d->runtime_bits |= e.bits;
+                    if (thread < TD_MAX_THREADS)
+                        d->cut_bits[thread] |= e.bits;
                     continue;
                 }
             } else if (e.ext != INSTR_EXT_THREAD_END) {
@@ -115,6 +117,10 @@ static int read_events(struct td_dump *d, uint32_t thread, const uint8_t *p, con
             }
         } else if (e.kind != INSTR_EV_EXIT && e.kind != INSTR_EV_RETURN) {
             return fail(d, "unexpected kind", e.kind);
+        }
+        if (thread < TD_MAX_THREADS) {
+            e.bits |= d->cut_bits[thread];
+            d->cut_bits[thread] = 0;
         }
         if (d->nev == *cap) {
             *cap = *cap ? *cap * 2 : 1024;

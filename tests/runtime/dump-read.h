@@ -35,6 +35,12 @@ struct td_dump {
     uint64_t runtime_ticks; /* the ticks they skipped */
     uint64_t runtime_offcpu_ticks; /* their flagged off-CPU ticks (left in the program's interval) */
     uint8_t runtime_bits;   /* the transition bits they carried, or-ed */
+    /* Bits of EXT RUNTIME events not yet given to their thread's next listed
+     * event: a cut (the runtime's slow path, a detector's own time) splits
+     * the interval between two hooks, and the OS's part of it can end at
+     * the cut; the tests judge whole intervals between hooks, so the next
+     * listed event carries them too. */
+    uint8_t cut_bits[TD_MAX_THREADS];
     char *func_name[TD_MAX_FUNCS];
     char *func_file[TD_MAX_FUNCS];
     uint64_t func_line[TD_MAX_FUNCS];
