@@ -7,16 +7,16 @@
 # Every option; those taking a value end with '=' in _instr_report_valued.
 _instr_report_options="--view --depth --threshold --sort --units --format --limit
     --flagged --not-application --os-events --export --weight --folded-root --time-range --min-duration
-    --split-size --diff --raw --compensate --suggest-exclude -o --output -h --help --version"
+    --split-size --diff --raw --compensate --suggest-exclude --self -o --output -h --help --version"
 _instr_report_valued=" --view --depth --threshold --sort --units --format --limit
-    --not-application --os-events --export --weight --folded-root --time-range --min-duration --split-size --suggest-exclude -o --output "
+    --not-application --os-events --export --weight --folded-root --time-range --min-duration --split-size --suggest-exclude --self -o --output "
 
 # The values an option takes, or nothing for free-form values.
 _instr_report_values()
 {
     case $1 in
     --view) echo "functions threads modules processes calltree callers callees lines samples" ;;
-    --sort) echo "name calls ei ee ai ae ei% ee% ai% ae% ci ce ci% ce% wall po flagged module file pid tid" ;;
+    --sort) echo "name calls self ei ee ai ae ei% ee% ai% ae% ci ce ci% ce% wall po flagged module file pid tid" ;;
     --units) echo "ticks ns us ms" ;;
     --format) echo "text csv json" ;;
     --export) echo "visualiser chrome callgrind folded pprof html perfetto" ;;
@@ -60,7 +60,7 @@ _instr_report()
             for i in $values; do
                 [[ $i == "$cur"* ]] && COMPREPLY+=("$head$i")
             done
-        elif [[ $opt == -o || $opt == --output ]]; then
+        elif [[ $opt == -o || $opt == --output || $opt == --self ]]; then
             compopt -o filenames 2>/dev/null
             mapfile -t COMPREPLY < <(compgen -f -- "$cur")
         fi
