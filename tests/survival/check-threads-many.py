@@ -3,21 +3,17 @@
 (issue 22 §4: each ending thread's segments were merged into the whole
 Wall Inclusive union by copying it, quadratic: 1,000 threads x 2,000 calls
 took 115 s).  threads-many runs with SMALL and 4 x SMALL threads; the
-report of the big run may take at most 6 x the small one's CPU time
-(linear: 4 x, quadratic: 16 x), best of three reports each, and its numbers must be the
+report of the big run may take at most 8 x the small one's CPU time
+(linear: 4 x, quadratic: 16 x; 6 x was exceeded once beside the rest of
+the suite on 2 cores), best of three reports each, and its numbers must be the
 program's own: every thread and every call, Wall Inclusive known.
 Usage: check-threads-many.py EXE REPORT [SMALL]"""
 import glob, json, os, resource, subprocess, sys, tempfile
 
 EXE, REPORT = sys.argv[1], sys.argv[2]
 SMALL = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
-fails = []
-
-
-def check(cond, what):
-    print(("ok    " if cond else "FAIL  ") + what)
-    if not cond:
-        fails.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from instrtest import check, failures as fails  # noqa: E402
 
 
 def record(work, n):
@@ -55,5 +51,5 @@ with tempfile.TemporaryDirectory() as work:
     small, big = record(work, SMALL), record(work, 4 * SMALL)
     ts = timed_report(small, SMALL)
     tb = timed_report(big, 4 * SMALL)
-    check(tb <= 6 * max(ts, 0.05), "4 x the threads: %.2f s, at most 6 x %.2f s" % (tb, ts))
+    check(tb <= 8 * max(ts, 0.05), "4 x the threads: %.2f s, at most 8 x %.2f s" % (tb, ts))
 sys.exit(1 if fails else 0)
