@@ -749,7 +749,7 @@ static int parts_asked(const struct cli *c)
 static int build_session(const struct cli *c, struct instr_dump *dumps, size_t nd, struct instr_session *s,
                          FILE **out, int *wrc)
 {
-    char err[600];
+    char err[600] = "";
     struct instr_progress bar;
     uint64_t total = 0;
     for (size_t i = 0; i < nd; i++)
@@ -765,16 +765,21 @@ static int build_session(const struct cli *c, struct instr_dump *dumps, size_t n
         struct parts parts;
         parts = (struct parts){c->outpath};
         struct instr_report_opts o = export_opts(c, &parts);
-        if (!(*out = open_output(c->outpath))) {
-            instr_progress_end(&bar);
-            return INSTR_EARG;
-        }
-        built = c->format->walk(*out, s, dumps, nd, x, &o, wrc, err, sizeof err);
+        if (!(*out = open_output(c->outpath)))
+            built = INSTR_EARG; /* open_output said why; err stays empty */
+        else
+            built = c->format->walk(*out, s, dumps, nd, x, &o, wrc, err, sizeof err);
     } else {
         built = instr_session_build_excluding(s, dumps, nd, x, err, sizeof err);
     }
     instr_progress_end(&bar);
-    if (built < 0)
+    /* bar dies with this frame: a later walk of the same dumps (Self %'s
+     * in-run samples) must not report to it. */
+    for (size_t i = 0; i < nd; i++) {
+        dumps[i].progress = NULL;
+        dumps[i].progress_ctx = NULL;
+    }
+    if (built < 0 && err[0])
         fprintf(stderr, PROG ": %s\n", err);
     return built;
 }
