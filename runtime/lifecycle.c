@@ -24,10 +24,13 @@
  * its pid), flagged FORK_CHILD, with the MODULE and FUNCTION records written
  * again under the same ids; the forking thread, the only one left, re-enters
  * its open frames.  The parent's dump is never written by the child.
+ * Sent signals wait (blocked) from before the fork to the end of the
+ * child's setup: one that arrives meanwhile then ends a readable dump.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -87,8 +90,37 @@ void instr__exit_group_seen(int status)
     __atomic_fetch_or(&h->flags, INSTR_DUMP_COMPLETE, __ATOMIC_RELEASE);
 }
 
+/* The forking thread's signal mask before fork: the sent signals are
+ * blocked from before the fork to the end of the child's dump setup, so
+ * that a SIGTERM to the process group (kill(0, ...) right after fork) waits
+ * for the child's dump to exist and then ends it as SIGNALED, instead of
+ * killing the child with a dump file created but not yet written (a file
+ * no reader takes).  Faults stay deliverable (blocked, they kill), and so
+ * does SIGSYS (the sud detector's trap). */
+static __thread sigset_t fork_mask __attribute__((tls_model("initial-exec")));
+static __thread int fork_masked __attribute__((tls_model("initial-exec")));
+
+static void block_sent_signals(void)
+{
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+    sigset_t all;
+    sigfillset(&all);
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+        sigdelset(&all, faults[i]);
+    fork_masked = instr__may_syscall() && !pthread_sigmask(SIG_BLOCK, &all, &fork_mask);
+}
+
+static void unblock_sent_signals(void)
+{
+    if (fork_masked) {
+        fork_masked = 0;
+        pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
+    }
+}
+
 static void before_fork(void)
 {
+    block_sent_signals();
     pthread_mutex_lock(&instr__rt.meta_lock);
     pthread_mutex_lock(&instr__rt.chunk_lock);
 }
@@ -97,6 +129,9 @@ static void parent_after_fork(void)
 {
     pthread_mutex_unlock(&instr__rt.chunk_lock);
     pthread_mutex_unlock(&instr__rt.meta_lock);
+    int saved = errno;
+    unblock_sent_signals();
+    errno = saved;
 }
 
 static void child_after_fork(void)
@@ -138,6 +173,7 @@ static void child_after_fork(void)
         t->busy = 0;
     }
 out:
+    unblock_sent_signals(); /* a signal sent meanwhile is delivered now */
     errno = saved;
 }
 
