@@ -7,9 +7,10 @@
 # Every option; those taking a value end with '=' in _instr_report_valued.
 _instr_report_options="--view --depth --threshold --sort --units --format --limit
     --flagged --not-application --os-events --export --weight --folded-root --time-range --min-duration
-    --split-size --diff --raw --compensate --suggest-exclude --self -o --output -h --help --version"
+    --split-size --diff --raw --compensate --suggest-exclude --self -F --columns -v --verbose -o --output -h --help
+    --version"
 _instr_report_valued=" --view --depth --threshold --sort --units --format --limit
-    --not-application --os-events --export --weight --folded-root --time-range --min-duration --split-size --suggest-exclude --self -o --output "
+    --not-application --os-events --export --weight --folded-root --time-range --min-duration --split-size --suggest-exclude --self -F --columns -o --output "
 
 # The values an option takes, or nothing for free-form values.
 _instr_report_values()
@@ -24,6 +25,9 @@ _instr_report_values()
     --folded-root) echo "none process thread" ;;
     --not-application) echo "@locks @io @alloc @sleep" ;;
     --os-events) echo "sched syscall fault signal irq unknown all none" ;;
+    -F | --columns) echo "all calls self ei ee ai ae ci ce ei% ee% ai% ae% ci% ce% wall conc run% external probe
+        flagged flagged-time off-cpu sched sched-time syscall syscall-time fault fault-time signal signal-time
+        module file function pid thread tid name program" ;;
     esac
 }
 
@@ -52,10 +56,15 @@ _instr_report()
         local values
         values=$(_instr_report_values "$opt")
         if [[ -n $values ]]; then
-            # A value list: --not-application takes several, comma-joined.
-            if [[ $opt == --not-application && $cur == *,* ]]; then
+            # A value list: --not-application, --os-events and --columns
+            # take several, comma-joined (--columns +KEY adds to the defaults).
+            if [[ $opt == --not-application || $opt == --os-events || $opt == -F || $opt == --columns ]] &&
+                [[ $cur == *,* ]]; then
                 head+=${cur%,*},
                 cur=${cur##*,}
+            elif [[ $cur == +* ]]; then
+                head+=+
+                cur=${cur#+}
             fi
             for i in $values; do
                 [[ $i == "$cur"* ]] && COMPREPLY+=("$head$i")

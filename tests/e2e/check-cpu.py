@@ -22,7 +22,7 @@ def main():
         rp = subprocess.run([args.report, "--format", "json", dumps[0]], capture_output=True, text=True)
         check(rp.returncode == 0, f"instr-report exit status 0 ({rp.returncode})")
         rep = json.loads(rp.stdout)
-        text = subprocess.run([args.report, dumps[0]], capture_output=True, text=True).stdout
+        text = subprocess.run([args.report, "--verbose", "-F", "+ci", dumps[0]], capture_output=True, text=True).stdout
     if not rep["session"]["cpu_available"]:
         print("skipped: the cpuclock backend did not run (" + rep["session"]["detector_set"] + ")")
         return 77

@@ -20,7 +20,8 @@ def main():
         dump = dumps[0]
         rep = json.loads(subprocess.run([args.report, "--format", "json", dump], capture_output=True,
                                         text=True).stdout)
-        text = subprocess.run([args.report, dump], capture_output=True, text=True).stdout
+        text = subprocess.run([args.report, "--verbose", "-F", "+wall", dump], capture_output=True,
+                              text=True).stdout
         threads = subprocess.run([args.report, "--view", "threads", dump], capture_output=True, text=True).stdout
     s = rep["session"]
     f = [x for x in rep["functions"] if x["name"] == "crunch"][0]

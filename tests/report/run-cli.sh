@@ -155,29 +155,72 @@ cmp -s "$work/out" "$work/a.json" || bad "a dump given twice is not counted once
 grep -q "^instr-report: warning: .*n.instr is the same process as .*n.instr (pid 100, same start): counted once" \
     "$work/err" || bad "no duplicate warning: $(cat "$work/err")"
 
+# The text table's columns (-F/--columns, perf's -F) and the header's
+# detail (--verbose); the default fits 120 columns in a file too.
+run 0 "$R" --units ticks "$work/n.instr"
+awk 'length($0) > 120 { exit 1 }' "$work/out" || bad "default report wider than 120: $(awk 'length($0) > 120' "$work/out")"
+grep -q '^Tick rate:' "$work/out" && bad "Tick rate (an invariant TSC) in the default header"
+grep -qx 'Calls  Elapsed Incl  Elapsed Excl  App Incl  App Excl  Function' "$work/out" || bad "default columns"
+run 0 "$R" --units ticks --verbose "$work/n.instr"
+grep -q '^Tick rate:' "$work/out" || bad "no Tick rate with --verbose"
+run 0 "$R" --units ticks -v "$work/n.instr"
+grep -q '^Tick rate:' "$work/out" || bad "no Tick rate with -v"
+run 0 "$R" --units ticks --columns=ee,function "$work/n.instr"
+grep -qx 'Elapsed Excl  Function' "$work/out" || bad "--columns=ee,function"
+run 0 "$R" --units ticks -F ee,calls "$work/n.instr"
+grep -qx 'Elapsed Excl  Calls' "$work/out" || bad "-F ee,calls: the list's order"
+run 0 "$R" --units ticks --columns +ee%,module "$work/n.instr"
+grep -qx 'Calls  Elapsed Incl  Elapsed Excl  App Incl  App Excl *EE% *Module *Function' "$work/out" ||
+    bad "--columns +ee%,module: added in table order"
+run 0 "$R" --units ticks -F all "$work/n.instr"
+grep -q 'EI%.*File:Line  Function$' "$work/out" || bad "-F all"
+run 1 "$R" -F ee,bogus "$work/n.instr"
+grep -q "^instr-report: --columns: no column 'bogus' in this view (its columns: calls, self, ei, ee" "$work/err" ||
+    bad "-F bogus: $(cat "$work/err")"
+run 1 "$R" --view threads -F function "$work/n.instr"
+grep -q "no column 'function'.*tid, name" "$work/err" || bad "-F function in the threads view: $(cat "$work/err")"
+run 0 "$R" --format json -F ee "$work/n.instr"
+grep -q "^instr-report: warning: --columns does nothing here" "$work/err" || bad "-F with JSON: no warning"
+
 # What to look at next: after a text report on a terminal only.
 run 0 "$R" "$work/n.instr"
 grep -q "^Next:" "$work/out" && bad "hint printed into a pipe"
-python3 - "$R" "$work/n.instr" <<'PY' || fail=1
-import os, pty, sys
-def on_tty(*args):
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execv(sys.argv[1], [sys.argv[1], *args])
+# A name of 150 characters (n.instr's foo(int)), for the width checks.
+sed 's/name=_Z3fooi/name=a_function_name_long_enough_to_be_cut_on_any_terminal_of_a_reasonable_width_which_is_what_the_report_does_when_stdout_is_one_x/' \
+    "$src/traces/nesting.txt" >"$work/long.txt"
+"$D" --from-text "$work/long.txt" -o "$work/long.instr" || exit 1
+python3 - "$R" "$work/n.instr" "$work/long.instr" <<'PY' || fail=1
+import fcntl, os, struct, subprocess, sys, termios
+def on_tty(*args, cols=80):
+    """The output of instr-report ARGS on a terminal COLS wide."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))
+    p = subprocess.Popen([sys.argv[1], *args], stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
     out = b""
     while True:
         try:
-            d = os.read(fd, 4096)
+            d = os.read(master, 4096)
         except OSError:
             break
         if not d:
             break
         out += d
-    os.waitpid(pid, 0)
-    return out.decode()
+    p.wait()
+    os.close(master)
+    return out.decode().replace("\r\n", "\n")
 lines = on_tty(sys.argv[2]).splitlines()
-if not lines or not lines[-1].startswith("Next: --view calltree"):
-    sys.exit("FAIL: no hint on a terminal: %r" % lines[-2:])
+if not any(l.startswith("Next: --view calltree") for l in lines[-4:]):
+    sys.exit("FAIL: no hint on a terminal: %r" % lines[-4:])
+# The width follows the terminal: long names are cut to fit ("..."), the
+# hints fit 80 columns; a narrow terminal keeps at least 24 of a name.
+for cols in (80, 100):
+    wide = [l for l in on_tty(sys.argv[2], cols=cols).splitlines() if len(l) > cols]
+    if wide:
+        sys.exit("FAIL: lines wider than a %d-column terminal: %r" % (cols, wide[:3]))
+long = on_tty(sys.argv[3], cols=80)
+if "..." not in long or max(len(l) for l in long.splitlines()) > 80:
+    sys.exit("FAIL: a long name not cut to fit 80 columns: %r" % long[-600:])
 if "Next:" in on_tty("--format", "csv", sys.argv[2]):
     sys.exit("FAIL: hint after CSV")
 # A binary or whole-page export is refused on a terminal, as gzip does, and

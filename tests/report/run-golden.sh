@@ -4,6 +4,8 @@
 # expected/NAME.txt, .json and .csv.  INSTR_UPDATE_GOLDEN=1 rewrites
 # the expected files instead (review the diff before committing).
 # INSTR_GOLDEN_ARGS adds instr-report options (a view: --view calltree).
+# The text is the whole one (--verbose, and -F all in a table view), unless
+# INSTR_GOLDEN_DEFAULT=1: the default header and columns.
 #   run-golden.sh BIN_DIR SRC_DIR WORK_DIR NAME TRACE...
 set -eu
 bin=$1 src=$2 work=$3 name=$4
@@ -16,12 +18,20 @@ for t in "$@"; do
     dumps="$dumps $d"
 done
 fail=0
-for fmt in text json csv; do
+whole="--verbose -F all"
+case " ${INSTR_GOLDEN_ARGS:-} " in
+*" --view calltree "* | *" --view callers "* | *" --view callees "*) whole="--verbose" ;;
+esac
+formats="text json csv"
+# JSON and CSV have no default: the whole goldens hold them.
+[ "${INSTR_GOLDEN_DEFAULT:-0}" = 1 ] && whole= formats=text
+for fmt in $formats; do
+    extra=
+    [ "$fmt" = text ] && extra=$whole
     ext=$fmt; [ "$fmt" = text ] && ext=txt
     out="$work/$name.$ext"
     # shellcheck disable=SC2086
-    # shellcheck disable=SC2086
-    "$bin/instr-report" --units ticks --format "$fmt" ${INSTR_GOLDEN_ARGS:-} $dumps >"$out" ||
+    "$bin/instr-report" --units ticks --format "$fmt" $extra ${INSTR_GOLDEN_ARGS:-} $dumps >"$out" ||
         { echo "instr-report failed ($?)"; fail=1; }
     exp="$src/expected/$name.$ext"
     if [ "${INSTR_UPDATE_GOLDEN:-0}" = 1 ]; then
@@ -33,6 +43,7 @@ for fmt in text json csv; do
         fail=1
     fi
 done
+[ "$formats" = text ] && exit $fail
 # The JSON parses, and Elapsed/Application Exclusive % add up to 100.
 python3 - "$work/$name.json" <<'PY' || fail=1
 import json, sys

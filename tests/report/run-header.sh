@@ -19,7 +19,7 @@ for i in $(seq 1 12); do
     dumps="$dumps $work/p$i.instr"
 done
 # shellcheck disable=SC2086
-"$bin/instr-report" --units ticks $dumps >"$work/out" 2>"$work/err" || bad "exit $?"
+"$bin/instr-report" --units ticks --verbose $dumps >"$work/out" 2>"$work/err" || bad "exit $?"
 sed -n '2,/^Repairs/p' "$work/out" >"$work/header"
 cat >"$work/want" <<'TXT'
 Program:    /bin/app (exit status 0) (11 processes: pids 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, ...)

@@ -16,8 +16,8 @@ say() { echo "FAIL: $*"; fail=1; }
 "$bin/instr-dump" "$work/p.instr" >"$work/p.txt"
 grep -qx "process cwd=/home/u/proj arg=./app arg=\"--size=3\" arg=\"two words\" arg=it's" "$work/p.txt" ||
     say "text form: $(grep '^process' "$work/p.txt")"
-# The header.
-"$bin/instr-report" "$work/p.instr" >"$work/p.report"
+# The header (--verbose: the default leaves the command out).
+"$bin/instr-report" --verbose "$work/p.instr" >"$work/p.report"
 grep -qx "Command:    ./app --size=3 'two words' 'it'\\\\''s'" "$work/p.report" ||
     say "header: $(grep '^Command' "$work/p.report")"
 # Callgrind: the relative file under the working directory, absolute stays.
@@ -26,7 +26,7 @@ grep -qx 'fl=([0-9]*) /home/u/proj/src/app.c' "$work/p.callgrind" || say "callgr
 grep -qx 'fl=([0-9]*) /usr/include/x.h' "$work/p.callgrind" || say "callgrind: absolute file changed"
 # A dump without the record (older runtimes): no Command line.
 "$bin/instr-dump" --from-text "$src/traces/single-call.txt" -o "$work/old.instr"
-"$bin/instr-report" "$work/old.instr" | grep -q '^Command:' && say "Command line without a record"
+"$bin/instr-report" --verbose "$work/old.instr" | grep -q '^Command:' && say "Command line without a record"
 
 # A real run records its directory and arguments.
 (cd "$work/run" && INSTR_OUTPUT="$work/run/r.%p.instr" "$exe" first "second arg" >/dev/null)

@@ -154,7 +154,7 @@ def case_valgrind(a, work):
     if dumps(work):
         rep = report(a, work)
         if rep:
-            text = subprocess.run([a.report, *dumps(work)], capture_output=True, text=True).stdout
+            text = subprocess.run([a.report, "--verbose", *dumps(work)], capture_output=True, text=True).stdout
             det = [l for l in text.splitlines() if l.startswith("Detector:")]
             check(det and "sud off: running under valgrind" in det[0], f"the header says why sud is off ({det})")
             check(calls(rep, "step") == 1000, f"step calls: {calls(rep, 'step')} (want 1000)")

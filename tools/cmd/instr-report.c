@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "columns.h"
 #include "count-report.h"
 #include "dump-reader.h"
 #include "exclusions.h"
@@ -88,6 +90,13 @@ static void usage(FILE *f)
     fputs("\n"
           "  --limit N        show the first N rows (text, csv)\n"
           "  --flagged        add flagged-interval columns (text, csv)\n"
+          "  -F, --columns=KEY[,KEY...]  the text table's columns, in this order;\n"
+          "                   +KEY[,...] adds to the defaults (Calls, Self %, the four\n"
+          "                   values, the name); all: every column (keys: ei ee ai ae ci\n"
+          "                   ce ei% ee% ai% ae% ci% ce% self calls module file external\n"
+          "                   wall conc probe flagged ...; a wrong key lists the view's)\n"
+          "  -v, --verbose    the whole header (command, tick rate, what the detectors\n"
+          "                   see, hook costs, runtime, wall and off-CPU time)\n"
           "  --not-application=PATTERN|@CATEGORY[,...]\n"
           "                   intervals with a matching function on the stack are not\n"
           "                   Application time (globs on mangled and demangled names;\n"
@@ -295,6 +304,7 @@ enum opt {
     OPT_RAW, OPT_COMPENSATE,
     OPT_SUGGEST_EXCLUDE,
     OPT_SELF,
+    OPT_COLUMNS, OPT_VERBOSE,
 };
 #define GIVEN(o) (1u << ((o) - OPT_VIEW))
 
@@ -319,6 +329,8 @@ static const struct option long_opts[] = {
     {"version", no_argument, NULL, OPT_VERSION},
     {"suggest-exclude", required_argument, NULL, OPT_SUGGEST_EXCLUDE},
     {"self", required_argument, NULL, OPT_SELF},
+    {"columns", required_argument, NULL, OPT_COLUMNS},
+    {"verbose", no_argument, NULL, OPT_VERBOSE},
     {NULL, 0, NULL, 0},
 };
 #define NLONG (sizeof long_opts / sizeof long_opts[0])
@@ -462,6 +474,12 @@ static int set_option(struct cli *c, int opt, const char *v, int argc, char **ar
     case OPT_SELF:
         c->self = v;
         return 0;
+    case OPT_COLUMNS:
+        c->o.columns = v; /* checked against the view once all options are read */
+        return 0;
+    case OPT_VERBOSE:
+        c->o.verbose = 1;
+        return 0;
     }
     if (opt >= OPT_XOPT && opt < OPT_XOPT + (int)nxopts) {
         /* Into the options of every export that reads it. */
@@ -509,6 +527,20 @@ static char *newest_dump(void)
     return best;
 }
 
+/* The terminal's width when the text report goes to one (names are cut
+ * and the header wrapped to fit), else 0: a file or pipe gets whole lines. */
+static unsigned terminal_width(const struct cli *c)
+{
+    struct winsize ws;
+    if (c->outpath || !isatty(STDOUT_FILENO))
+        return 0;
+    if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col)
+        return ws.ws_col;
+    const char *e = getenv("COLUMNS");
+    long n = e ? strtol(e, NULL, 10) : 0;
+    return n > 0 && n < 10000 ? (unsigned)n : 80;
+}
+
 /* Fills c from argv.  Returns 0 to go on, 1 when done (--help, --version),
  * -1 on a usage error (said on stderr). */
 static int parse_args(struct cli *c, int argc, char **argv)
@@ -531,7 +563,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
     argv[0] = (char *)PROG;
     opterr = 1;
     int opt;
-    while ((opt = getopt_long(argc, argv, "ho:", long_table, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "ho:F:v", long_table, NULL)) != -1) {
         if (opt == '?') {
             fprintf(stderr, PROG ": try '" PROG " --help' for more information\n");
             return -1;
@@ -544,6 +576,10 @@ static int parse_args(struct cli *c, int argc, char **argv)
             printf(PROG " (instr) %s\n", INSTR_VERSION);
             return 1;
         }
+        if (opt == 'F')
+            opt = OPT_COLUMNS;
+        else if (opt == 'v')
+            opt = OPT_VERBOSE;
         if (opt >= OPT_VIEW && opt < OPT_XOPT)
             c->given |= GIVEN(opt);
         int rc = set_option(c, opt, optarg, argc, argv);
@@ -578,6 +614,14 @@ static int parse_args(struct cli *c, int argc, char **argv)
                 c->format->name);
         return -1;
     }
+    if (c->o.columns && (instr_views[c->o.view].flags & INSTR_VIEW_ROWS)) {
+        char why[600];
+        if (instr_columns_pick(c->o.columns, c->o.view, NULL, NULL, NULL, 0, why, sizeof why) < 0) {
+            fprintf(stderr, PROG ": --columns: %s\n", why);
+            return -1;
+        }
+    }
+    c->o.width = terminal_width(c);
     for (size_t i = 0; i < nxopts; i++)
         if (c->xgiven[i] && (xopts[i]->flags & INSTR_OPT_NEEDS_FILE) &&
             (!c->export || !format_reads(c->format, xopts[i]->name) || !c->outpath)) {
@@ -605,6 +649,9 @@ static void warn_unused(const struct cli *c)
         {OPT_LIMIT, (!table || json) && !((vf & INSTR_VIEW_LIMIT) && !c->diff && !c->export),
          "here (it limits the rows of a text or CSV table view, or the functions of --view lines)"},
         {OPT_FLAGGED, !table || json, "here (it adds columns to a text or CSV table view)"},
+        {OPT_COLUMNS, !table || strcmp(c->format->name, "text"), "here (it picks the columns of a text table view)"},
+        {OPT_VERBOSE, c->diff || c->export || strcmp(c->format->name, "text"), "here (it shows the text report's "
+                                                                               "whole header)"},
         {OPT_FORMAT, c->export, "with --export"},
     };
     for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
@@ -649,14 +696,15 @@ static void hint(const struct cli *c)
         return;
     const int self_hint = !c->self_shown && (instr_views[c->o.view].flags & INSTR_VIEW_ROWS);
     if (self_hint)
-        printf("\nSelf %% (each function's share of the CPU time without instr): sample the plain build "
-               "(instr-sample -o plain.instr ./prog-plain) and add --self plain.instr\n");
+        printf("\nSelf %%: each function's share of the CPU time without instr: sample your plain\n"
+               "        build: instr-sample -o plain.instr ./prog-plain, then --self plain.instr\n");
     if (!(instr_views[c->o.view].flags & INSTR_VIEW_ROWS))
-        printf("\nNext: --view callers FUNC or --view callees FUNC for one function; "
-               "--export chrome -o run.json for a timeline\n");
+        printf("\nNext: --view callers FUNC or --view callees FUNC for one function;\n"
+               "      --export chrome -o run.json for a timeline\n");
     else
-        printf("%sNext: --view calltree (call paths), --view callers FUNC / callees FUNC (one function), "
-               "--export chrome -o run.json (a timeline); --help for more\n",
+        printf("%sNext: --view calltree (call paths), --view callers FUNC / callees FUNC (one\n"
+               "      function), -F +ee%%,module (more columns), --verbose (the whole header),\n"
+               "      --export chrome -o run.json (a timeline); --help for more\n",
                self_hint ? "" : "\n");
 }
 

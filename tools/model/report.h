@@ -149,6 +149,9 @@ struct instr_report_opts {
     double threshold;    /* calltree: hide paths below this Elapsed Inclusive %, 0 = none */
     size_t limit;  /* rows shown (text, csv); 0 = all */
     int flagged;   /* text/csv: add the flagged-interval columns */
+    const char *columns; /* text tables: -F/--columns (columns.h); NULL: the defaults */
+    int verbose;         /* text: the whole header (else what the numbers' trust needs) */
+    unsigned width;      /* text: the terminal's columns (names cut to fit, header wrapped); 0: none */
     /* --export formats (export-*.c) */
     const void *export_opts; /* the export's own options (its row's instr_export_options); NULL: defaults */
     /* An export writing parts (chrome's --split-size): the front end opens

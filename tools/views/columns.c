@@ -128,67 +128,69 @@ static const char *file_line(char *b, size_t n, const struct instr_cell *c)
 #define LEFT INSTR_COL_LEFT
 #define FLAGGED INSTR_COL_FLAGGED
 #define CPU INSTR_COL_CPU
+#define MORE INSTR_COL_MORE
 
 /* In text order.  Functions and modules show the four values; threads and
  * processes (where inclusive = exclusive) two. */
 const struct instr_column instr_columns[] = {
-    /* title, CSV name, text views, CSV views, flags, CSV position, getter */
-    {"Calls", "calls", ALL, ALL, 0, 10, calls},
-    {"Self %", "self_pct", F, F, INSTR_COL_SELF, 15, self_pct},
-    {"Elapsed Incl", "elapsed_inclusive_%s", F | M, ALL, 0, 20, ei},
-    {"Elapsed", NULL, T | P, 0, 0, 0, ei},
-    {"Elapsed Excl", "elapsed_exclusive_%s", F | M, ALL, 0, 30, ee},
-    {"App Incl", "application_inclusive_%s", F | M, ALL, APP, 40, ai},
-    {"Application", NULL, T | P, 0, APP, 0, ai},
-    {"App Excl", "application_exclusive_%s", F | M, ALL, APP, 50, ae},
-    {"CPU Incl", "cpu_inclusive_%s", F | M, ALL, CPU, 210, ci},
-    {"CPU", NULL, T | P, 0, CPU, 0, ci},
-    {"CPU Excl", "cpu_exclusive_%s", F | M, ALL, CPU, 220, ce},
-    {"EI%", "elapsed_inclusive_pct", F | M, ALL, 0, 60, ei_pct},
-    {"E%", NULL, T | P, 0, 0, 0, ei_pct},
-    {"EE%", "elapsed_exclusive_pct", F | M, ALL, 0, 70, ee_pct},
-    {"AI%", "application_inclusive_pct", F | M, ALL, APP, 80, ai_pct},
-    {"A%", NULL, T | P, 0, APP, 0, ai_pct},
-    {"AE%", "application_exclusive_pct", F | M, ALL, APP, 90, ae_pct},
-    {"CI%", "cpu_inclusive_pct", F | M, ALL, CPU, 230, ci_pct},
-    {"C%", NULL, T | P, 0, CPU, 0, ci_pct},
-    {"CE%", "cpu_exclusive_pct", F | M, ALL, CPU, 240, ce_pct},
-    {"Wall Incl", "wall_inclusive_%s", F, F, INSTR_COL_WALL, 270, wall},
-    {"Conc", "concurrency", F, F, INSTR_COL_WALL, 271, concurrency},
-    {"Run%", "run_pct", T, T, 0, 272, run_pct},
-    {"External", "external_elapsed_%s", F, F, 0, 200, external},
-    {"Probe Overhead", "probe_overhead_%s", ALL, ALL, INSTR_COL_PROBE, 280, probe},
-    {"Flagged", "flagged_intervals", ALL, ALL, FLAGGED, 100, flagged_n},
-    {"Flagged Time", "flagged_%s", ALL, ALL, FLAGGED, 110, flagged_t},
-    {"Off-CPU", NULL, ALL, 0, FLAGGED | INSTR_COL_OFFCPU, 0, offcpu},
+    /* -F key, title, CSV name, text views, CSV views, flags, CSV position, getter */
+    {"calls", "Calls", "calls", ALL, ALL, 0, 10, calls},
+    {"self", "Self %", "self_pct", F, F, INSTR_COL_SELF, 15, self_pct},
+    {"ei", "Elapsed Incl", "elapsed_inclusive_%s", F | M, ALL, 0, 20, ei},
+    {"ei", "Elapsed", NULL, T | P, 0, 0, 0, ei},
+    {"ee", "Elapsed Excl", "elapsed_exclusive_%s", F | M, ALL, 0, 30, ee},
+    {"ai", "App Incl", "application_inclusive_%s", F | M, ALL, APP, 40, ai},
+    {"ai", "Application", NULL, T | P, 0, APP, 0, ai},
+    {"ae", "App Excl", "application_exclusive_%s", F | M, ALL, APP, 50, ae},
+    {"ci", "CPU Incl", "cpu_inclusive_%s", F | M, ALL, CPU | MORE, 210, ci},
+    {"ci", "CPU", NULL, T | P, 0, CPU, 0, ci},
+    {"ce", "CPU Excl", "cpu_exclusive_%s", F | M, ALL, CPU | MORE, 220, ce},
+    {"ei%", "EI%", "elapsed_inclusive_pct", F | M, ALL, MORE, 60, ei_pct},
+    {"ei%", "E%", NULL, T | P, 0, MORE, 0, ei_pct},
+    {"ee%", "EE%", "elapsed_exclusive_pct", F | M, ALL, MORE, 70, ee_pct},
+    {"ai%", "AI%", "application_inclusive_pct", F | M, ALL, APP | MORE, 80, ai_pct},
+    {"ai%", "A%", NULL, T | P, 0, APP | MORE, 0, ai_pct},
+    {"ae%", "AE%", "application_exclusive_pct", F | M, ALL, APP | MORE, 90, ae_pct},
+    {"ci%", "CI%", "cpu_inclusive_pct", F | M, ALL, CPU | MORE, 230, ci_pct},
+    {"ci%", "C%", NULL, T | P, 0, CPU | MORE, 0, ci_pct},
+    {"ce%", "CE%", "cpu_exclusive_pct", F | M, ALL, CPU | MORE, 240, ce_pct},
+    {"wall", "Wall Incl", "wall_inclusive_%s", F, F, INSTR_COL_WALL | MORE, 270, wall},
+    {"conc", "Conc", "concurrency", F, F, INSTR_COL_WALL | MORE, 271, concurrency},
+    {"run%", "Run%", "run_pct", T, T, 0, 272, run_pct},
+    {"external", "External", "external_elapsed_%s", F, F, MORE, 200, external},
+    {"probe", "Probe Overhead", "probe_overhead_%s", ALL, ALL, INSTR_COL_PROBE | MORE, 280, probe},
+    {"flagged", "Flagged", "flagged_intervals", ALL, ALL, FLAGGED, 100, flagged_n},
+    {"flagged-time", "Flagged Time", "flagged_%s", ALL, ALL, FLAGGED, 110, flagged_t},
+    {"off-cpu", "Off-CPU", NULL, ALL, 0, FLAGGED | INSTR_COL_OFFCPU, 0, offcpu},
     /* Per kind: every flagged interval of that kind, whatever --os-events counts. */
-    {"Sched", "flagged_sched_intervals", ALL, ALL, FLAGGED, 250, sched_n},
-    {"Sched Time", "flagged_sched_%s", ALL, ALL, FLAGGED, 251, sched_t},
-    {"Syscall", "flagged_syscall_intervals", ALL, ALL, FLAGGED, 252, syscall_n},
-    {"Syscall Time", "flagged_syscall_%s", ALL, ALL, FLAGGED, 253, syscall_t},
-    {"Fault", "flagged_fault_intervals", ALL, ALL, FLAGGED, 254, fault_n},
-    {"Fault Time", "flagged_fault_%s", ALL, ALL, FLAGGED, 255, fault_t},
-    {"Signal", "flagged_signal_intervals", ALL, ALL, FLAGGED, 256, signal_n},
-    {"Signal Time", "flagged_signal_%s", ALL, ALL, FLAGGED, 257, signal_t},
-    {NULL, "flagged_irq_intervals", 0, ALL, 0, 258, irq_n},
-    {NULL, "flagged_irq_%s", 0, ALL, 0, 259, irq_t},
-    {NULL, "flagged_unknown_intervals", 0, ALL, 0, 260, unknown_n},
-    {NULL, "flagged_unknown_%s", 0, ALL, 0, 261, unknown_t},
+    {"sched", "Sched", "flagged_sched_intervals", ALL, ALL, FLAGGED, 250, sched_n},
+    {"sched-time", "Sched Time", "flagged_sched_%s", ALL, ALL, FLAGGED, 251, sched_t},
+    {"syscall", "Syscall", "flagged_syscall_intervals", ALL, ALL, FLAGGED, 252, syscall_n},
+    {"syscall-time", "Syscall Time", "flagged_syscall_%s", ALL, ALL, FLAGGED, 253, syscall_t},
+    {"fault", "Fault", "flagged_fault_intervals", ALL, ALL, FLAGGED, 254, fault_n},
+    {"fault-time", "Fault Time", "flagged_fault_%s", ALL, ALL, FLAGGED, 255, fault_t},
+    {"signal", "Signal", "flagged_signal_intervals", ALL, ALL, FLAGGED, 256, signal_n},
+    {"signal-time", "Signal Time", "flagged_signal_%s", ALL, ALL, FLAGGED, 257, signal_t},
+    {NULL, NULL, "flagged_irq_intervals", 0, ALL, 0, 258, irq_n},
+    {NULL, NULL, "flagged_irq_%s", 0, ALL, 0, 259, irq_t},
+    {NULL, NULL, "flagged_unknown_intervals", 0, ALL, 0, 260, unknown_n},
+    {NULL, NULL, "flagged_unknown_%s", 0, ALL, 0, 261, unknown_t},
     /* The name last in text: C++ names can be long, the columns stay readable. */
-    {"Module", "module", F, F, LEFT, 140, fmodule},
-    {"File:Line", NULL, F, 0, LEFT, 0, file_line},
-    {NULL, "file", 0, F, 0, 150, file},
-    {NULL, "line", 0, F, 0, 160, line},
-    {"Function", "function", F, F, LEFT, 120, name},
-    {NULL, "mangled", 0, F, 0, 130, mangled},
-    {"Pid", "pid", T | P, T | P, 0, 120, pid},
-    {"Thread", "thread", T, T, 0, 130, thread},
-    {"Tid", "tid", T, T, 0, 140, tid},
-    {"Name", "name", T, T, LEFT, 150, name},
-    {"Module", "module", M, M, LEFT, 120, name},
-    {"Program", "program", P, P, LEFT, 130, name},
+    {"module", "Module", "module", F, F, LEFT | MORE, 140, fmodule},
+    {"file", "File:Line", NULL, F, 0, LEFT | MORE, 0, file_line},
+    {NULL, NULL, "file", 0, F, 0, 150, file},
+    {NULL, NULL, "line", 0, F, 0, 160, line},
+    {"function", "Function", "function", F, F, LEFT, 120, name},
+    {NULL, NULL, "mangled", 0, F, 0, 130, mangled},
+    {"pid", "Pid", "pid", T | P, T | P, 0, 120, pid},
+    {"thread", "Thread", "thread", T, T, MORE, 130, thread},
+    {"tid", "Tid", "tid", T, T, 0, 140, tid},
+    {"name", "Name", "name", T, T, LEFT, 150, name},
+    {"module", "Module", "module", M, M, LEFT, 120, name},
+    {"program", "Program", "program", P, P, LEFT, 130, name},
 };
 const size_t instr_ncolumns = sizeof instr_columns / sizeof instr_columns[0];
+_Static_assert(sizeof instr_columns / sizeof instr_columns[0] <= 128, "instr_columns_pick's named[] is too small");
 
 int instr_column_shown(const struct instr_column *c, enum instr_view v, int csv, const struct instr_session *s,
                        const struct instr_report_opts *o)
@@ -210,11 +212,71 @@ int instr_column_shown(const struct instr_column *c, enum instr_view v, int csv,
     return !(c->flags & INSTR_COL_OFFCPU) || s->offcpu_exact;
 }
 
+/* Column of view v named key in text, or NULL. */
+static const struct instr_column *by_key(const char *key, size_t len, enum instr_view v)
+{
+    for (size_t i = 0; i < instr_ncolumns; i++) {
+        const struct instr_column *c = &instr_columns[i];
+        if (c->key && c->title && (c->text_views & INSTR_VIEW_BIT(v)) && strlen(c->key) == len &&
+            !strncmp(c->key, key, len))
+            return c;
+    }
+    return NULL;
+}
+
+/* A default column (or with all, any column) whose values are known. */
+static int shown_by_default(const struct instr_column *c, enum instr_view v, int all, const struct instr_session *s,
+                            const struct instr_report_opts *o)
+{
+    return (all || !(c->flags & INSTR_COL_MORE)) && instr_column_shown(c, v, 0, s, o);
+}
+
+int instr_columns_pick(const char *list, enum instr_view v, const struct instr_session *s,
+                       const struct instr_report_opts *o, const struct instr_column **cols, int max, char *err,
+                       size_t errlen)
+{
+    int all = list && !strcmp(list, "all"), add = list && list[0] == '+', n = 0;
+    unsigned char named[128] = {0}; /* by table index: in an adding list */
+    if (list && !all) {
+        for (const char *p = list + add; *p;) {
+            size_t len = strcspn(p, ",");
+            const struct instr_column *c = len ? by_key(p, len, v) : NULL;
+            if (!c) {
+                size_t k = (size_t)snprintf(err, errlen, "no column '%.*s' in this view (its columns: ", (int)len, p);
+                for (size_t i = 0; i < instr_ncolumns && k < errlen; i++)
+                    if (instr_columns[i].key && instr_columns[i].title &&
+                        (instr_columns[i].text_views & INSTR_VIEW_BIT(v)) && by_key(instr_columns[i].key,
+                                                                                    strlen(instr_columns[i].key), v) ==
+                                                                                 &instr_columns[i])
+                        k += (size_t)snprintf(err + k, errlen - k, "%s%s", n++ ? ", " : "", instr_columns[i].key);
+                if (k < errlen)
+                    snprintf(err + k, errlen - k, "; or all, or +KEY to add to the defaults)");
+                return -1;
+            }
+            if (add)
+                named[c - instr_columns] = 1;
+            else if (s && n < max)
+                cols[n++] = c;
+            p += len + (p[len] == ',');
+        }
+        if (!add || !s)
+            return n;
+    }
+    if (!s)
+        return 0;
+    for (size_t i = 0; i < instr_ncolumns && n < max; i++)
+        if (named[i] || shown_by_default(&instr_columns[i], v, all, s, o))
+            cols[n++] = &instr_columns[i];
+    return n;
+}
+
 const char *instr_column_cell(const struct instr_column *c, char *buf, size_t len, const struct instr_session *s,
                               const struct instr_row *r, enum instr_units u, int csv)
 {
     if (((c->flags & INSTR_COL_APP) && s->no_app) || ((c->flags & INSTR_COL_CPU) && !s->cpu_known) ||
-        ((c->flags & INSTR_COL_WALL) && !s->wall_known))
+        ((c->flags & INSTR_COL_WALL) && !s->wall_known) ||
+        ((c->flags & INSTR_COL_PROBE) && !s->comp.known) || ((c->flags & INSTR_COL_SELF) && !s->self.source) ||
+        ((c->flags & INSTR_COL_OFFCPU) && !s->offcpu_exact))
         return csv ? "" : "n/a";
     const struct instr_cell cell = {r, u, csv};
     return c->get(buf, len, &cell);

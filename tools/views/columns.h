@@ -3,6 +3,12 @@
  *
  * A row says where a column shows (text views, CSV views), its titles, and
  * how its cell is made.  Adding a column is one row in columns.c.
+ *
+ * The text table shows by default the columns without INSTR_COL_MORE
+ * whose values are known (Calls, Self %, the four values, the name: about
+ * 80 characters before the name); -F/--columns names others, perf's way:
+ * "ee,ee%,function" (these, in this order), "+ci,module" (the defaults and
+ * these, in table order), "all" (every column whose values are known).
  */
 #ifndef INSTR_COLUMNS_H
 #define INSTR_COLUMNS_H
@@ -22,6 +28,8 @@ enum {
                                     empty in CSV when not */
     INSTR_COL_PROBE = 1u << 6,   /* text and CSV: only when the hooks' cost is known (compensate.h) */
     INSTR_COL_SELF = 1u << 7,    /* Self %: text and CSV only with a samples source (self-pct.h) */
+    INSTR_COL_MORE = 1u << 8,    /* text: not in the default table (-F KEY or -F all shows it), so
+                                    that the default fits a terminal */
 };
 
 /* What a getter reads. */
@@ -32,6 +40,7 @@ struct instr_cell {
 };
 
 struct instr_column {
+    const char *key;     /* its name in -F/--columns (one key per value, whatever the view) */
     const char *title;   /* text title; NULL: not in text */
     const char *csv;     /* CSV name ("%s": the unit); NULL: not in CSV */
     unsigned text_views; /* INSTR_VIEW_BIT of the text views showing it */
@@ -48,6 +57,14 @@ extern const size_t instr_ncolumns;
 /* Whether column c shows in view v of the text (csv == 0) or CSV output. */
 int instr_column_shown(const struct instr_column *c, enum instr_view v, int csv, const struct instr_session *s,
                        const struct instr_report_opts *o);
+/* The text table's columns of view v into cols (at most max), for the
+ * list of -F/--columns (NULL: the defaults).  Columns named in the list
+ * show even where their values are unknown (their cells say n/a).  s NULL:
+ * only checks the list's keys.  Returns how many, or -1 with err saying
+ * which key this view does not have, and the keys it has. */
+int instr_columns_pick(const char *list, enum instr_view v, const struct instr_session *s,
+                       const struct instr_report_opts *o, const struct instr_column **cols, int max, char *err,
+                       size_t errlen);
 /* The cell of column c for row r (n/a or empty for unavailable values):
  * buf (at least 64 bytes; longer file names are cut) or a string of r. */
 const char *instr_column_cell(const struct instr_column *c, char *buf, size_t len, const struct instr_session *s,

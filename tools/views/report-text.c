@@ -28,16 +28,49 @@ static void col(struct table *t, const char *title, int left)
     t->left[t->ncols++] = left;
 }
 
-static void print_table(FILE *out, const struct table *t)
+/* The narrowest a name is cut to on a narrow terminal: below this a name
+ * says too little, and the line wraps instead. */
+#define MIN_NAME 24
+/* The widest a name column is when other columns follow it (-F). */
+#define MAX_INNER_NAME 48
+
+/* Cuts s (malloc'd) to at most max bytes, ending in "..." when cut, at a
+ * UTF-8 character boundary. */
+static void cut(char *s, size_t max)
+{
+    size_t l = strlen(s);
+    if (l <= max || max < 4)
+        return;
+    size_t k = max - 3;
+    while (k && ((unsigned char)s[k] & 0xc0) == 0x80)
+        k--;
+    memcpy(s + k, "...", 4);
+}
+
+/* The table, its last column (a left-aligned name) cut to fit width
+ * terminal columns when width is not 0. */
+static void print_table(FILE *out, const struct table *t, unsigned width)
 {
     size_t w[MAX_COLS];
     for (int c = 0; c < t->ncols; c++) {
+        if (t->left[c] && c < t->ncols - 1) /* a name before other columns (-F): padded to this at most */
+            for (size_t r = 0; r < t->nrows; r++)
+                cut(t->cells[r * t->ncols + c], MAX_INNER_NAME);
         w[c] = strlen(t->title[c]);
         for (size_t r = 0; r < t->nrows; r++) {
             size_t l = strlen(t->cells[r * t->ncols + c]);
             if (l > w[c])
                 w[c] = l;
         }
+    }
+    int last = t->ncols - 1;
+    if (width && last >= 0 && t->left[last]) {
+        size_t before = 0;
+        for (int c = 0; c < last; c++)
+            before += w[c] + 2;
+        size_t room = width > before + MIN_NAME ? width - before : MIN_NAME;
+        for (size_t r = 0; r < t->nrows; r++)
+            cut(t->cells[r * t->ncols + last], room);
     }
     for (size_t r = 0; r <= t->nrows; r++) {
         for (int c = 0; c < t->ncols; c++) {
@@ -175,6 +208,25 @@ static char *detector_block(const struct instr_session *s, size_t i, size_t *fir
     return n < 0 ? NULL : b;
 }
 
+/* Without --verbose: the detector set, and what it does not see (whose
+ * intervals count as Application time). */
+static char *detector_short(const struct instr_session *s, size_t i, size_t *first)
+{
+    const struct instr_dump *d = &s->dumps[i];
+    char sees[400], unseen[400], set[128], *t = NULL;
+    instr_detector_text(d, sees, sizeof sees, unseen, sizeof unseen);
+    int n = asprintf(&t, "Detector:   %s", instr_detector_set_name(d, set, sizeof set));
+    if (n < 0)
+        return NULL;
+    *first = (size_t)n;
+    if ((d->hdr.flags & INSTR_DUMP_NO_TRANSITIONS) || !unseen[0])
+        return t;
+    char *b = NULL;
+    n = asprintf(&b, "%s\n  not seen: %s", t, unseen);
+    free(t);
+    return n < 0 ? NULL : b;
+}
+
 /* What one hook costs in process i (its start-up calibration), if known. */
 static char *hook_cost_line(const struct instr_session *s, size_t i, size_t *first)
 {
@@ -246,12 +298,14 @@ static int grouped(FILE *out, const struct instr_session *s, header_text f)
 }
 
 /* What the CPU values are (shown when every dump ran cpuclock). */
-static void print_cpu_lines(FILE *out, const struct instr_session *s)
+static void print_cpu_lines(FILE *out, const struct instr_session *s, int verbose)
 {
     /* Compensation takes the hooks' cost out of the on-CPU part too. */
-    fprintf(out, "CPU:        Elapsed less each interval's exact off-CPU time (cpuclock); includes the kernel's "
-                 "work for the thread (system calls, faults)%s\n",
-            s->comp.applied ? "; the hooks' cost subtracted, as from Elapsed" : " and the hooks' cost");
+    if (verbose)
+        fprintf(out,
+                "CPU:        Elapsed less each interval's exact off-CPU time (cpuclock); includes the kernel's "
+                "work for the thread (system calls, faults)%s\n",
+                s->comp.applied ? "; the hooks' cost subtracted, as from Elapsed" : " and the hooks' cost");
     if (s->offcpu_unknown)
         fprintf(out, "CPU:        %" PRIu64 " flagged interval(s) without an off-CPU time (the clock could not be "
                      "read), counted as on the CPU\n", s->offcpu_unknown);
@@ -301,7 +355,7 @@ static void threshold_line(FILE *out, const struct instr_session *s)
 }
 
 /* Where Self % came from and how far to trust it (self-pct.h). */
-static void self_line(FILE *out, const struct instr_self *x)
+static void self_line(FILE *out, const struct instr_self *x, int verbose)
 {
     if (!x->source)
         return;
@@ -310,18 +364,40 @@ static void self_line(FILE *out, const struct instr_self *x)
                                                                      : "this run's own samples (INSTR_SAMPLE)";
     fprintf(out, "Self %%:     share of %" PRIu64 " on-CPU samples from %s%s%s%s", x->samples, what,
             x->inputs ? " (" : "", x->inputs ? x->inputs : "", x->inputs ? ")" : "");
-    if (x->runtime)
+    if (x->runtime && verbose)
         fprintf(out, ", %" PRIu64 " in instr's runtime left out", x->runtime);
     fprintf(out, "; largest %.1f %% +/- %.1f (95 %%)", x->top_pct, x->top_ci95);
     if (x->samples > x->matched)
         fprintf(out, "; %.1f %% in code with no row", 100.0 * (double)(x->samples - x->matched) / (double)x->samples);
-    if (x->ambiguous)
+    if (x->ambiguous && verbose)
         fprintf(out, "; %zu name%s of several functions (split by Elapsed Exclusive)", x->ambiguous,
                 x->ambiguous == 1 ? "" : "s");
     fputc('\n', out);
 }
 
-static int print_header(FILE *out, const struct instr_session *s, enum instr_units u)
+/* Without --verbose: the repairs there were, if any. */
+static void repairs_short(FILE *out, const struct instr_session *s, uint64_t unwound)
+{
+    const struct instr_repairs *r = &s->repairs;
+    uint64_t unmatched = r->unmatched_exits + s->header_unmatched;
+    if (!unwound && !unmatched && !r->incomplete)
+        return;
+    const char *sep = "";
+    fputs("Repairs:    ", out);
+    if (unwound)
+        fprintf(out, "%" PRIu64 " frame%s unwound", unwound, unwound == 1 ? "" : "s"), sep = ", ";
+    if (unmatched)
+        fprintf(out, "%s%" PRIu64 " unmatched exit%s", sep, unmatched, unmatched == 1 ? "" : "s"), sep = ", ";
+    if (r->incomplete)
+        fprintf(out, "%s%" PRIu64 " frame%s open at the end, closed there", sep, r->incomplete,
+                r->incomplete == 1 ? "" : "s");
+    fputs(" (--verbose: why)\n", out);
+}
+
+/* The header: with --verbose every line; without, what a reader needs to
+ * trust the numbers (what ran, how it ended, the detector and what it does
+ * not see, what was lost or repaired, compensation, warnings, totals). */
+static int print_header(FILE *out, const struct instr_session *s, enum instr_units u, int verbose)
 {
     char a[64], b[64];
     fprintf(out, "instr report (units: %s)\n", instr_units_name(u));
@@ -332,12 +408,13 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
         fprintf(out, "Program:    %s (pid %" PRIu64 ", ppid %" PRIu64 "%s%s)\n", d->hdr.exe_path, d->hdr.pid,
                 d->hdr.ppid, (d->hdr.flags & INSTR_DUMP_FORK_CHILD) ? ", forked child" : "",
                 exit_text(d, st, sizeof st));
-        char *c = command_text(d);
+        char *c = verbose ? command_text(d) : NULL;
         if (c)
             fprintf(out, "Command:    %s\n", c);
         free(c);
     }
-    if (s->ndumps > GROUP_PROGRAMS && (grouped(out, s, program_line) < 0 || (any_command(s) && grouped(out, s, command_line) < 0)))
+    if (s->ndumps > GROUP_PROGRAMS &&
+        (grouped(out, s, program_line) < 0 || (verbose && any_command(s) && grouped(out, s, command_line) < 0)))
         return INSTR_ENOMEM;
     for (size_t i = 0; i < s->ndumps; i++) {
         /* A process that did not exit: say how it ended and what was cut. */
@@ -358,30 +435,44 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
     fprintf(out, "Threads:    %zu\n", s->nthreads);
     if (s->have_rate) {
         fprintf(out, "Duration:   %.3f ms\n", s->duration_ns / 1e6);
-        if (grouped(out, s, tick_line) < 0)
+        int variable = 0; /* a TSC not known invariant: the times assume a constant rate */
+        for (size_t i = 0; i < s->ndumps; i++)
+            variable |= !(s->dumps[i].hdr.flags & INSTR_DUMP_TSC_INVARIANT);
+        if ((verbose || variable) && grouped(out, s, tick_line) < 0)
             return INSTR_ENOMEM;
     } else {
         fprintf(out, "Tick rate:  unknown (values in ticks)\n");
     }
-    if (grouped(out, s, detector_block) < 0)
+    if (grouped(out, s, verbose ? detector_block : detector_short) < 0)
         return INSTR_ENOMEM;
     const struct instr_repairs *r = &s->repairs;
     uint64_t unwound = r->unwound[0] + r->unwound[1] + r->unwound[2] + r->unwound[3];
-    fprintf(out,
-            "Repairs:    unwound frames %" PRIu64 " (exception %" PRIu64 ", stack %" PRIu64 ", mismatch %" PRIu64
-            ", other %" PRIu64 "); unmatched exits %" PRIu64 " (+%" PRIu64 " in the runtime); incomplete frames %" PRIu64
-            "\n",
-            unwound, r->unwound[1], r->unwound[2], r->unwound[3], r->unwound[0], r->unmatched_exits,
-            s->header_unmatched, r->incomplete);
+    if (!verbose)
+        repairs_short(out, s, unwound);
+    else
+        fprintf(out,
+                "Repairs:    unwound frames %" PRIu64 " (exception %" PRIu64 ", stack %" PRIu64 ", mismatch %" PRIu64
+                ", other %" PRIu64 "); unmatched exits %" PRIu64 " (+%" PRIu64 " in the runtime); incomplete "
+                "frames %" PRIu64 "\n",
+                unwound, r->unwound[1], r->unwound[2], r->unwound[3], r->unwound[0], r->unmatched_exits,
+                s->header_unmatched, r->incomplete);
     if (s->dropped)
         fprintf(out, "Dropped:    %" PRIu64 " events\n", s->dropped);
-    threshold_line(out, s);
-    if (s->repairs.runtime_ticks) {
+    threshold_line(out, s); /* where those functions' time went */
+    if (verbose && s->repairs.runtime_ticks) {
         instr_fmt_value(a, sizeof a, s->repairs.runtime_ticks, s->runtime_ns, u);
         fprintf(out, "Runtime:    %s %s in the runtime's own slow paths (first calls, new chunks, the detectors' traps and checks), "
                      "charged to nobody\n", a, instr_units_name(u));
     }
-    if (s->comp.known) {
+    if (s->comp.known && !verbose) {
+        instr_fmt_value(a, sizeof a, s->comp.ticks, s->comp_ns, u);
+        if (s->comp.applied)
+            fprintf(out, "Compensation: %s %s of hook costs subtracted from the values (--raw keeps them)\n", a,
+                    instr_units_name(u));
+        else
+            fprintf(out, "Compensation: none (--raw): %s %s of the values are hook costs\n", a,
+                    instr_units_name(u));
+    } else if (s->comp.known) {
         if (grouped(out, s, hook_cost_line) < 0)
             return INSTR_ENOMEM;
         instr_fmt_value(a, sizeof a, s->comp.ticks, s->comp_ns, u);
@@ -411,7 +502,9 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
                 instr_os_events_text(s->exclude->os_ignored, in, sizeof in),
                 instr_os_events_text(INSTR_OS_ALL_KINDS & ~s->exclude->os_ignored, out_, sizeof out_));
     }
-    if (s->wall_on && s->wall_known) {
+    if (!verbose) {
+        /* Wall and Off-CPU: columns of -F; their lines with --verbose. */
+    } else if (s->wall_on && s->wall_known) {
         char w[64], d[64];
         instr_fmt_value(w, sizeof w, s->total_wall_t, s->total_wall_ns, u);
         if (s->have_rate)
@@ -424,8 +517,8 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
     } else if (s->wall_on) {
         fprintf(out, "Wall:       unknown (more than %u activations to unite, or no memory)\n", INSTR_WALL_MAX_SEGS);
     }
-    self_line(out, &s->self);
-    if (s->offcpu_exact)
+    self_line(out, &s->self, verbose);
+    if (s->offcpu_exact && verbose)
         fprintf(out, "Off-CPU:    exact, from the thread's CPU clock read at each flagged hook "
                      "(--flagged shows it per function)\n");
     if (s->no_app) {
@@ -434,7 +527,7 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
     }
     if (s->cpu_known) {
         char c[64];
-        print_cpu_lines(out, s);
+        print_cpu_lines(out, s, verbose);
         instr_fmt_value(c, sizeof c, s->total.ci, s->total_cpu_ns, u);
         fprintf(out, "Totals:     Elapsed %s, Application %s, CPU %s (%s)\n\n", a, b, c, instr_units_name(u));
         return 0;
@@ -445,6 +538,52 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
     return 0;
 }
 
+/* Indent of a header line's continuation: under the value of "Label:   ". */
+#define HEADER_INDENT 12
+
+/* text (lines) to out, each line longer than width broken at spaces, its
+ * continuations indented under the value. */
+static void put_wrapped(FILE *out, const char *text, size_t len, unsigned width)
+{
+    const char *end = text + len;
+    while (text < end) {
+        const char *nl = memchr(text, '\n', (size_t)(end - text));
+        const char *stop = nl ? nl : end;
+        size_t indent = 0;
+        while ((size_t)(stop - text) + indent > width) {
+            const char *cut = text + (width - indent);
+            while (cut > text && *cut != ' ')
+                cut--;
+            if (cut == text)
+                break; /* one word wider than the terminal: left whole */
+            fprintf(out, "%*s%.*s\n", (int)indent, "", (int)(cut - text), text);
+            text = cut + 1;
+            indent = HEADER_INDENT;
+        }
+        fprintf(out, "%*s%.*s\n", (int)indent, "", (int)(stop - text), text);
+        text = nl ? nl + 1 : end;
+    }
+}
+
+/* The header, wrapped to the terminal's width when there is one. */
+static int header(FILE *out, const struct instr_session *s, enum instr_units u, const struct instr_report_opts *o)
+{
+    if (!o->width || o->width <= 2 * HEADER_INDENT)
+        return print_header(out, s, u, o->verbose);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m)
+        return INSTR_ENOMEM;
+    int rc = print_header(m, s, u, o->verbose);
+    if (fclose(m) || !text)
+        rc = rc < 0 ? rc : INSTR_ENOMEM;
+    if (!rc)
+        put_wrapped(out, text, len, o->width);
+    free(text);
+    return rc;
+}
+
 int instr_report_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
 {
     enum instr_units u = s->have_rate ? o->units : INSTR_UNITS_TICKS;
@@ -453,18 +592,19 @@ int instr_report_text(FILE *out, const struct instr_session *s, const struct ins
     instr_view_rows(s, o->view, &rows, &n);
     if (o->limit && n > o->limit)
         n = o->limit;
-    int hrc = print_header(out, s, u);
+    int hrc = header(out, s, u, o);
     if (hrc < 0)
         return hrc;
     if (instr_views[o->view].text)
         return instr_views[o->view].text(out, s, o, u);
     struct table t = {.ncols = 0};
     const struct instr_column *cols[MAX_COLS];
-    for (size_t i = 0; i < instr_ncolumns && t.ncols < MAX_COLS; i++)
-        if (instr_column_shown(&instr_columns[i], o->view, 0, s, o)) {
-            cols[t.ncols] = &instr_columns[i];
-            col(&t, instr_columns[i].title, (instr_columns[i].flags & INSTR_COL_LEFT) != 0);
-        }
+    char err[600];
+    int nc = instr_columns_pick(o->columns, o->view, s, o, cols, MAX_COLS, err, sizeof err);
+    if (nc < 0)
+        return INSTR_EARG; /* the front end checked the list before any output */
+    for (int i = 0; i < nc; i++)
+        col(&t, cols[i]->title, (cols[i]->flags & INSTR_COL_LEFT) != 0);
     t.nrows = n;
     t.cells = calloc(n * (size_t)t.ncols + 1, sizeof *t.cells);
     if (!t.cells)
@@ -478,7 +618,7 @@ int instr_report_text(FILE *out, const struct instr_session *s, const struct ins
                 rc = INSTR_ENOMEM;
     }
     if (!rc)
-        print_table(out, &t);
+        print_table(out, &t, o->width);
     for (size_t i = 0; i < n * (size_t)t.ncols; i++)
         free(t.cells[i]);
     free(t.cells);
