@@ -34,8 +34,11 @@ Detector:   rseq_cs (12 processes: pids 1001, 1002, 1003, 1004, 1005, 1006, 1007
 TXT
 grep -v "^Repairs" "$work/header" | cmp -s - "$work/want" || { bad "grouped header"; diff "$work/want" "$work/header"; }
 # A few processes keep a Program line each, with the exit status; JSON has it too.
-"$bin/instr-report" --units ticks "$work/p1.instr" "$work/p12.instr" >"$work/two" || bad "two: exit $?"
+"$bin/instr-report" --units ticks --verbose "$work/p1.instr" "$work/p12.instr" >"$work/two" || bad "two: exit $?"
 grep -qx "Program:    /bin/app (pid 1001, ppid 1, exit status 0)" "$work/two" || bad "no Program line of 1001"
 grep -qx "Program:    /bin/app (pid 1012, ppid 1, exit status 1)" "$work/two" || bad "no exit status 1 of 1012"
+# Without --verbose: the program's file name, the pid and how it ended.
+"$bin/instr-report" --units ticks "$work/p1.instr" "$work/p12.instr" >"$work/two" || bad "two: exit $?"
+grep -qx "Program:    app (pid 1012, exit status 1)" "$work/two" || bad "no short Program line of 1012"
 "$bin/instr-report" --format json "$work/p12.instr" | grep -q '"exit_status": 1,' || bad "JSON exit_status"
 exit $fail

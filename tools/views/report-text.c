@@ -362,8 +362,14 @@ static void self_line(FILE *out, const struct instr_self *x, int verbose)
     const char *what = !strcmp(x->source, "plain-samples")          ? "a sampled run of the uninstrumented build"
                        : !strcmp(x->source, "instrumented-samples") ? "instr-sample of the instrumented program"
                                                                      : "this run's own samples (INSTR_SAMPLE)";
-    fprintf(out, "Self %%:     share of %" PRIu64 " on-CPU samples from %s%s%s%s", x->samples, what,
-            x->inputs ? " (" : "", x->inputs ? x->inputs : "", x->inputs ? ")" : "");
+    if (verbose)
+        fprintf(out, "Self %%:     share of %" PRIu64 " on-CPU samples from %s%s%s%s", x->samples, what,
+                x->inputs ? " (" : "", x->inputs ? x->inputs : "", x->inputs ? ")" : "");
+    else
+        fprintf(out, "Self %%:     %" PRIu64 " samples of %s", x->samples,
+                !strcmp(x->source, "plain-samples")          ? "the plain build"
+                : !strcmp(x->source, "instrumented-samples") ? "instr-sample"
+                                                              : "this run (INSTR_SAMPLE)");
     if (x->runtime && verbose)
         fprintf(out, ", %" PRIu64 " in instr's runtime left out", x->runtime);
     fprintf(out, "; largest %.1f %% +/- %.1f (95 %%)", x->top_pct, x->top_ci95);
@@ -405,9 +411,13 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
     for (size_t i = 0; s->ndumps <= GROUP_PROGRAMS && i < s->ndumps; i++) {
         const struct instr_dump *d = &s->dumps[i];
         char st[64];
-        fprintf(out, "Program:    %s (pid %" PRIu64 ", ppid %" PRIu64 "%s%s)\n", d->hdr.exe_path, d->hdr.pid,
-                d->hdr.ppid, (d->hdr.flags & INSTR_DUMP_FORK_CHILD) ? ", forked child" : "",
-                exit_text(d, st, sizeof st));
+        if (verbose)
+            fprintf(out, "Program:    %s (pid %" PRIu64 ", ppid %" PRIu64 "%s%s)\n", d->hdr.exe_path, d->hdr.pid,
+                    d->hdr.ppid, (d->hdr.flags & INSTR_DUMP_FORK_CHILD) ? ", forked child" : "",
+                    exit_text(d, st, sizeof st));
+        else /* the file's name: its directory is --verbose's */
+            fprintf(out, "Program:    %s (pid %" PRIu64 "%s%s)\n", instr_basename(d->hdr.exe_path), d->hdr.pid,
+                    (d->hdr.flags & INSTR_DUMP_FORK_CHILD) ? ", forked child" : "", exit_text(d, st, sizeof st));
         char *c = verbose ? command_text(d) : NULL;
         if (c)
             fprintf(out, "Command:    %s\n", c);
