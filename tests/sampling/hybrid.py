@@ -88,12 +88,18 @@ def samples_json(dump):
     return json.loads(r.stdout) if r.returncode == 0 else None
 
 
+# The lowest achieved rate of 1000 Hz asked: a cpu-clock timer fires late
+# when the host takes the vCPU away (782 Hz once beside two CPU hogs on a
+# 2-vCPU guest); a counting error shows above (it once read 1414 Hz).
+RATE_LOW = 650
+
+
 def check_shares(j, who, names=("heavy", "light")):
     s = j["session"]
     check(s["samples"] >= 200, "%s: enough samples (%s)" % (who, s))
     check(s["lost"] == 0, "%s: no sample lost (%s)" % (who, s))
     check(s["placed"] >= 0.95 * s["samples"], "%s: samples placed on a frame (%s)" % (who, s))
-    check(800 <= s["rate_achieved_hz"] <= 1100, "%s: rate achieved near 1000 Hz (%s)" % (who, s))
+    check(RATE_LOW <= s["rate_achieved_hz"] <= 1100, "%s: rate achieved near 1000 Hz (%s)" % (who, s))
     ref = s["compared_with"]
     f = {r["name"]: r for r in j["functions"]}
     for name in names:
@@ -135,7 +141,7 @@ def scenario_shares(work):
         check(s["lost"] == 0 and s["samples"] >= 100, "tiny: samples, none lost (%s)" % s)
         check(s["in_runtime_pct"] >= 5, "tiny: samples in the hooks (%s)" % s)
         # the rate counts the hooks' CPU time too (it once read 1414 Hz here)
-        check(800 <= s["rate_achieved_hz"] <= 1100, "tiny: rate achieved near 1000 Hz (%s)" % s)
+        check(RATE_LOW <= s["rate_achieved_hz"] <= 1100, "tiny: rate achieved near 1000 Hz (%s)" % s)
         check("tiny" in f and f["tiny"]["in_runtime_pct"] >= 50 and f["heavy"]["in_runtime_pct"] <= 5,
               "tiny's samples are mostly in the hooks, heavy's not: %s" % f)
     # a damaged sample chunk: one warning line, exit 3, the rest reported
