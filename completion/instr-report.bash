@@ -25,7 +25,7 @@ _instr_report_values()
     --folded-root) echo "none process thread" ;;
     --not-application) echo "@locks @io @alloc @sleep" ;;
     --os-events) echo "sched syscall fault signal irq unknown all none" ;;
-    -F | --columns) echo "all calls self ei ee ai ae ci ce ei% ee% ai% ae% ci% ce% wall conc run% external probe
+    -F | --columns) echo "all calls self ei ee ai ae ci ce ei% ee% ai% ae% ci% ce% wall conc alive% external probe
         flagged flagged-time off-cpu sched sched-time syscall syscall-time fault fault-time signal signal-time
         module file function pid thread tid name program" ;;
     esac

@@ -43,10 +43,10 @@ def main():
     check(wall <= tw <= s["duration_ns"], f"session Wall Inclusive {tw/1e6:.2f} ms between crunch's and the run's")
     check(s["concurrency"] > 2.5, f"session concurrency {s['concurrency']} (4 threads busy most of the run)")
     check("Wall Incl" in text and "\nWall:  " in text, "the text report shows Wall Inclusive and the header line")
-    shares = [t["run_pct"] for t in rep["threads"]]
+    shares = [t["alive_pct"] for t in rep["threads"]]
     check(all(0 <= p <= 100 for p in shares) and sum(1 for p in shares if p > 50) >= 4,
           f"the threads' share of the run ({', '.join('%.1f' % p for p in shares)} %)")
-    check("Run%" in threads, "the threads view shows each thread's share of the run")
+    check("Alive%" in threads, "the threads view shows each thread's share of the run")
     print(f"{len(failures)} failed")
     return 1 if failures else 0
 

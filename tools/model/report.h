@@ -46,7 +46,7 @@ struct instr_row {
     double kind_ns[INSTR_OS_NKINDS]; /* v.kind_t in ns */
     uint64_t wall_t;               /* functions: Wall Inclusive, ticks (session-wall.c) */
     double wall_ns;                /* ... in ns */
-    double run_pct;                /* threads: Elapsed Inclusive, percent of the run's duration */
+    double alive_pct;              /* threads: first event to end, percent of the run's duration */
     uint32_t key;                  /* functions: the row's index before sorting (instr_session.func_rows) */
     int pseudo;                    /* functions: a pseudo-frame (an uninstrumented callee of a call site) */
     double ext_ns[2];              /* functions: external time (v.ext_ei, v.ext_ai) in ns */

@@ -28,8 +28,15 @@ static double ns_per_tick(double ns, uint64_t ticks)
 
 static void thread_shares(struct instr_session *s)
 {
-    for (size_t t = 0; t < s->nthreads; t++)
-        s->threads[t].run_pct = s->duration_ns > 0 ? 100.0 * s->threads[t].ns[0] / s->duration_ns : NAN;
+    /* How long each thread lived: from its first event to its end, whatever
+     * it did (a thread alive the whole run is near 100 %, blocked or not;
+     * its Elapsed Inclusive lacks the hooks' cost and the runtime's). */
+    for (size_t t = 0; t < s->nthreads; t++) {
+        const struct instr_row *r = &s->threads[t];
+        s->threads[t].alive_pct = s->duration_ns > 0 && r->end_ns >= r->start_ns
+                                      ? 100.0 * (r->end_ns - r->start_ns) / s->duration_ns
+                                      : NAN;
+    }
 }
 
 /* Wall segments are cut from the dump's raw ticks, while the values have

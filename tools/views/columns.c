@@ -66,12 +66,12 @@ static const char *concurrency(char *b, size_t n, const struct instr_cell *c)
     return b;
 }
 
-/* A thread's Elapsed Inclusive, percent of the run's duration. */
-static const char *run_pct(char *b, size_t n, const struct instr_cell *c)
+/* A thread's life (first event to end), percent of the run's duration. */
+static const char *alive_pct(char *b, size_t n, const struct instr_cell *c)
 {
-    if (isnan(c->r->run_pct))
+    if (isnan(c->r->alive_pct))
         return c->csv ? "" : "n/a";
-    snprintf(b, n, c->csv ? "%.4f" : "%.2f", c->r->run_pct);
+    snprintf(b, n, c->csv ? "%.4f" : "%.2f", c->r->alive_pct);
     return b;
 }
 
@@ -156,7 +156,7 @@ const struct instr_column instr_columns[] = {
     {"ce%", "CE%", "cpu_exclusive_pct", F | M, ALL, CPU | MORE, 240, ce_pct},
     {"wall", "Wall Incl", "wall_inclusive_%s", F, F, INSTR_COL_WALL | MORE, 270, wall},
     {"conc", "Conc", "concurrency", F, F, INSTR_COL_WALL | MORE, 271, concurrency},
-    {"run%", "Run%", "run_pct", T, T, 0, 272, run_pct},
+    {"alive%", "Alive%", "alive_pct", T, T, 0, 272, alive_pct},
     {"external", "External", "external_elapsed_%s", F, F, MORE, 200, external},
     {"probe", "Probe Overhead", "probe_overhead_%s", ALL, ALL, INSTR_COL_PROBE | MORE, 280, probe},
     {"flagged", "Flagged", "flagged_intervals", ALL, ALL, FLAGGED, 100, flagged_n},

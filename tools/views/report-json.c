@@ -320,7 +320,7 @@ static void thread_head(struct instr_json *j, const struct instr_session *s, con
     instr_json_key_u64(j, "end_tick", t->end_tick);
     instr_json_key_ns(j, "start_ns", t->start_ns);
     instr_json_key_ns(j, "end_ns", t->end_ns);
-    instr_json_key_num(j, "run_pct", "%.4f", t->run_pct);
+    instr_json_key_num(j, "alive_pct", "%.4f", t->alive_pct);
 }
 
 static void module_head(struct instr_json *j, const struct instr_session *s, const struct instr_row *m)
