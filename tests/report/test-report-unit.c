@@ -225,7 +225,7 @@ static void test_self_fold(void)
     };
     char buf[128];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        instr_self_fold(cases[i][0], buf, sizeof buf);
+        instr_name_origin(cases[i][0], buf, sizeof buf);
         if (strcmp(buf, cases[i][1])) {
             fprintf(stderr, "fold(%s) = %s, expected %s\n", cases[i][0], buf, cases[i][1]);
             failures++;

@@ -188,6 +188,10 @@ const char *instr_units_name(enum instr_units u);
 /* A value in the chosen unit: ticks as an integer, ns rounded, us/ms with 3 decimals. */
 void instr_fmt_value(char *buf, size_t len, uint64_t ticks, double ns, enum instr_units u);
 const char *instr_basename(const char *path);
+/* name with GCC clone suffixes removed (".constprop.N", ".isra.N",
+ * ".part.N", ".cold", ".lto_priv.N", ".localalias", and the demangler's
+ * " [clone .xxx]"), into buf (clones.c). */
+void instr_name_origin(const char *name, char *buf, size_t len);
 /* Whether every dump of dumps[0..n) has a tick rate (timelines need one). */
 int instr_dumps_have_rate(const struct instr_dump *dumps, size_t n);
 /* Whether d's process exited through exit() with hdr.exit_status (not

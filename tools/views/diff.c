@@ -1,9 +1,13 @@
 /* diff.c - instr-report --diff A B: per function, each value in A and B and
  * its change, sorted by the absolute change of one value.
  *
- * Functions are matched by mangled name and module file name (not path,
- * file or line: those move between builds); rows of one side with the same
- * key are added up.  Values are compared in ns when both sessions have a
+ * Functions are matched by identity, as a user names them: the demangled
+ * name with GCC's clone suffixes taken off (foo.constprop.0, foo.part.0,
+ * foo.cold and "[clone .isra.0]" are foo) and the source file's name (not
+ * its directory, nor the line, nor the binary: two builds of one source
+ * from other directories or under other names still match); rows of one
+ * side with the same key (a function and its clones) are added up.  The
+ * header says how many matched.  Values are compared in ns when both sessions have a
  * tick rate, else in ticks.  A function in one run only has zeros in the
  * other.  Application values of a session without transition data are
  * unavailable (n/a, null), and so are their changes.
@@ -22,6 +26,7 @@
 struct dref {
     const struct instr_row *r;
     int side;
+    char *origin; /* r's name, GCC's clone suffixes taken off (instr_name_origin) */
 };
 
 struct drow {
@@ -38,8 +43,8 @@ static const char *module_name(const struct instr_row *r)
 static int cmp_ref(const void *x, const void *y)
 {
     const struct dref *a = x, *b = y;
-    int c = strcmp(a->r->mangled ? a->r->mangled : "", b->r->mangled ? b->r->mangled : "");
-    return c ? c : strcmp(module_name(a->r), module_name(b->r));
+    int c = strcmp(a->origin, b->origin);
+    return c ? c : strcmp(instr_basename(a->r->file ? a->r->file : ""), instr_basename(b->r->file ? b->r->file : ""));
 }
 
 static int cmp_row(const void *x, const void *y, void *ctx)
@@ -81,6 +86,8 @@ struct dtable {
     double threshold;    /* percent of A's total */
     enum instr_units un; /* as shown */
     struct instr_json *j; /* JSON: the writer */
+    size_t matched;       /* functions in both */
+    size_t only[2];       /* functions only in A, only in B */
 };
 
 struct dstyle {
@@ -115,9 +122,25 @@ static int diff_write(FILE *out, const struct dstyle *st, const struct instr_ses
         return INSTR_ENOMEM;
     }
     for (size_t i = 0; i < a->nfunctions; i++)
-        refs[i] = (struct dref){&a->functions[i], 0};
+        refs[i] = (struct dref){&a->functions[i], 0, NULL};
     for (size_t i = 0; i < b->nfunctions; i++)
-        refs[a->nfunctions + i] = (struct dref){&b->functions[i], 1};
+        refs[a->nfunctions + i] = (struct dref){&b->functions[i], 1, NULL};
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const char *name = refs[i].r->name ? refs[i].r->name : "";
+        size_t len = strlen(name) + 1;
+        if (!(refs[i].origin = malloc(len)))
+            rc = INSTR_ENOMEM;
+        else
+            instr_name_origin(name, refs[i].origin, len);
+    }
+    if (rc) {
+        for (size_t i = 0; i < n; i++)
+            free(refs[i].origin);
+        free(refs);
+        free(rows);
+        return rc;
+    }
     qsort(refs, n, sizeof *refs, cmp_ref);
     for (size_t i = 0; i < n; i++) {
         if (!nr || cmp_ref(&refs[i], &refs[i - 1]))
@@ -125,6 +148,12 @@ static int diff_write(FILE *out, const struct dstyle *st, const struct instr_ses
         struct drow *d = &rows[nr - 1];
         value(refs[i].r, ns, d->v[refs[i].side]);
         d->in[refs[i].side] = 1;
+    }
+    size_t matched = 0, only[2] = {0, 0};
+    for (size_t i = 0; i < nr; i++) {
+        matched += rows[i].in[0] && rows[i].in[1];
+        only[0] += rows[i].in[0] && !rows[i].in[1];
+        only[1] += !rows[i].in[0] && rows[i].in[1];
     }
     qsort_r(rows, nr, sizeof *rows, cmp_row, &col);
     double total = col == 4 ? 0 : ns ? a->total_ns[col >= 2] : (double)(col >= 2 ? a->total.ai : a->total.ei);
@@ -134,7 +163,8 @@ static int diff_write(FILE *out, const struct dstyle *st, const struct instr_ses
     double limit = threshold / 100.0 * total;
     struct instr_json j;
     instr_json_init(&j, out);
-    const struct dtable t = {a, b, rows, nr, col, ns, no_app, threshold, ns ? u : INSTR_UNITS_TICKS, &j};
+    const struct dtable t = {a,  b,         rows, nr, col, ns, no_app, threshold, ns ? u : INSTR_UNITS_TICKS, &j,
+                             matched, {only[0], only[1]}};
     st->begin(out, &t);
     size_t shown = 0;
     for (size_t i = 0; i < nr; i++) {
@@ -148,6 +178,8 @@ static int diff_write(FILE *out, const struct dstyle *st, const struct instr_ses
         shown++;
     }
     st->end(out, &t, shown);
+    for (size_t i = 0; i < n; i++)
+        free(refs[i].origin);
     free(refs);
     free(rows);
     return 0;
@@ -166,6 +198,9 @@ static void text_begin(FILE *out, const struct dtable *t)
     if (t->threshold > 0)
         fprintf(out, ", changes below %.2f%% of A's total hidden", t->threshold);
     fprintf(out, ")\nA: %s\nB: %s\n", input_path(t->a), input_path(t->b));
+    fprintf(out, "Matched: %zu function%s in both (by name and source file); %zu only in A, %zu only in B%s\n",
+            t->matched, t->matched == 1 ? "" : "s", t->only[0], t->only[1],
+            !t->matched && t->only[0] && t->only[1] ? " (not the same program?)" : "");
     if (t->no_app)
         fprintf(out, "Application: %s\n", instr_no_app_reason);
     fprintf(out, "\n%14s %14s %14s %14s %14s %10s %10s  %s\n", "EI A", "EI B", "EI change", "EE change",
@@ -237,6 +272,9 @@ static void json_begin(FILE *out, const struct dtable *t)
     instr_json_key_str(t->j, "sort", cols[t->col]);
     instr_json_key_num(t->j, "threshold_pct", "%.4f", t->threshold);
     instr_json_key_str(t->j, "unit", t->ns ? "ns" : "ticks");
+    instr_json_key_num(t->j, "matched", "%.0f", (double)t->matched);
+    instr_json_key_num(t->j, "only_in_a", "%.0f", (double)t->only[0]);
+    instr_json_key_num(t->j, "only_in_b", "%.0f", (double)t->only[1]);
     instr_json_close(t->j);
     instr_json_open(t->j, "functions", '[', INSTR_JSON_LINES);
 }

@@ -26,11 +26,6 @@
 
 #include "report.h"
 
-/* name with GCC clone suffixes removed (".constprop.N", ".isra.N",
- * ".part.N", ".cold", ".lto_priv.N", ".localalias", and the demangler's
- * " [clone .xxx]"), into buf. */
-void instr_self_fold(const char *name, char *buf, size_t len);
-
 /* Self % of s's function rows from the sampling dumps sd[0..n) (source
  * "plain-samples" or "instrumented-samples", by whether a dump maps
  * instr's runtime).  0, or a negative
