@@ -5,8 +5,10 @@
  * so the runtime can cache the id it assigns in place. */
 #include "fn-descriptor.h"
 
+#include "file-prefix-map.h"
 #include "hook-abi.h"
 #include "options.h"
+#include "toplev.h"
 
 static unsigned descriptor_count;
 
@@ -14,6 +16,21 @@ static void append_u32_le(std::string *s, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
         s->push_back((char)((v >> (8 * i)) & 0xff));
+}
+
+/* The source file as the debug information names it: absolute (a
+ * relative name joined to the compile directory, which is DWARF's
+ * comp_dir), then -fdebug-prefix-map/-ffile-prefix-map applied.  The
+ * report then finds the file whatever directory the program ran from. */
+static std::string source_path(const char *file)
+{
+    if (!file || !*file)
+        return "";
+    std::string abs = file;
+    const char *pwd = file[0] == '/' ? NULL : get_src_pwd();
+    if (pwd && *pwd && strcmp(file, "<built-in>"))
+        abs = std::string(pwd) + (pwd[strlen(pwd) - 1] == '/' ? "" : "/") + file;
+    return remap_debug_filename(abs.c_str());
 }
 
 static std::string descriptor_bytes(tree fndecl)
@@ -39,7 +56,7 @@ static std::string descriptor_bytes(tree fndecl)
     s += mangled;
     s.push_back('\0');
     expanded_location loc = expand_location(DECL_SOURCE_LOCATION(fndecl));
-    s += loc.file ? loc.file : "";
+    s += source_path(loc.file);
     s.push_back('\0');
     s += std::to_string(loc.line);
     s.push_back('\0');

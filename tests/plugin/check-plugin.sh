@@ -114,6 +114,22 @@ run)
     ./two-plain 3 >two-plain.out; tp=$?
     [ "$t" = "$tp" ] && cmp -s two.out two-plain.out || fail "two: exit $t vs $tp"
     ;;
+source-path)
+    # The function records name the source file as the debug information
+    # does: absolute (a relative name joined to the compile directory),
+    # then -ffile-prefix-map applied; the program runs from elsewhere.
+    dump=$1
+    shift
+    mkdir -p src && printf 'int main(void) { return 0; }\n' >src/p.c
+    "$cc" -fplugin="$plugin" "$@" src/p.c -o p || fail "build with a relative source name"
+    (cd / && INSTR_OUTPUT="$work/p.instr" "$work/p") || fail "run p"
+    "$dump" p.instr | grep -q "^function .* file=$work/src/p.c name=main" ||
+        fail "file not absolute: $("$dump" p.instr | grep '^function')"
+    "$cc" -fplugin="$plugin" -ffile-prefix-map="$work=/build" "$@" src/p.c -o q || fail "build with a prefix map"
+    INSTR_OUTPUT="$work/q.instr" ./q || fail "run q"
+    "$dump" q.instr | grep -q "^function .* file=/build/src/p.c name=main" ||
+        fail "prefix map not applied: $("$dump" q.instr | grep '^function')"
+    ;;
 filters)
     compile filters.c "$@" "$arg-include=*keep*,drop_me" "$arg-exclude=also_*"
     summary

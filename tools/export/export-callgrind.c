@@ -12,9 +12,11 @@
  *
  * Names are compressed as Callgrind does: "(id) name" the first time, "(id)"
  * after, one id per distinct object, file and function.  Files are written
- * absolute, as valgrind writes them: a file compiled with a relative path
- * is taken from the recording process's working directory when the dump
- * has it (PROCESS record), the only directory the dump knows.
+ * absolute, as valgrind writes them: the plugin records them absolute (the
+ * compile directory joined, as in the debug information); a relative one
+ * (a dump of an older plugin, a converted input) is taken from the
+ * recording process's working directory when the dump has it (PROCESS
+ * record).
  *
  * The line of a call is the call site's (CALLSITE record) when the dump
  * has a site from that caller naming that callee (or entering it, for a
