@@ -6,7 +6,7 @@
  *     {"ph": "M", "name": "process_name" | "thread_name", "pid", "tid", "args": {"name"}},
  *     {"ph": "X", "name", "cat": "function" | "call", "pid", "tid", "ts", "dur"[, "args": {"incomplete"}]},
  *     {"ph": "i", "s": "t", "name", "pid", "tid", "ts"},            instr_event
- *     {"ph": "C", "name", "pid", "tid", "ts", "args": {"value"}},   instr_counter
+ *     {"ph": "C", "name", "pid", "tid", "ts", "id": tid, "args": {"value"}},   instr_counter
  *   ], "displayTimeUnit": "ns", "otherData": {...}}
  *
  * Written compact (no space after ':' or ','; one event a line): the
@@ -626,7 +626,9 @@ static int on_counter(void *ctx, uint32_t thread, uint64_t label, int64_t value,
     double t;
     if (!instant_head(c, thread, label, tick, "\"C\"", &t))
         return 0;
-    put(c, ",\"args\":{\"value\":%" PRId64 "}}", value);
+    /* "id": viewers key a counter by pid, name and id, not tid: the thread's
+     * values get a series of their own ("queue" of each worker). */
+    put(c, ",\"id\":%" PRIu64 ",\"args\":{\"value\":%" PRId64 "}}", tid_of(c, thread), value);
     return maybe_split(c, t);
 }
 

@@ -22,7 +22,7 @@
  *     locations in the interned_data of the packet that first uses them;
  *   instr_event marks: TYPE_INSTANT on the thread's track, name interned;
  *   instr_counter values: TYPE_COUNTER {counter_value} on a counter track
- *     per (process, label) named by the label, child of the process track.
+ *     per (thread, label) named by the label, child of the thread's track.
  *
  * Timestamps: ns since the session's start (its earliest process start),
  * the chrome export's times in ns, on the trace's default clock.  The
@@ -62,8 +62,13 @@ enum {
 };
 enum { CAT_FUNCTION = 1, CAT_CALL = 2 }; /* category iids */
 
+/* A counter's track in one thread: a program's instr_counter values are
+ * the thread's (a queue length per worker), one track each, under the
+ * thread's, as Perfetto's own per-thread counters are. */
 struct counter_track {
     uint64_t label;
+    uint32_t thread;
+    uint64_t uuid;
 };
 
 struct pexp {
@@ -78,14 +83,15 @@ struct pexp {
     uint8_t *interned;       /* per function of the current profile: 1 name, 2 source location */
     size_t ninterned;
     uint64_t *labels;        /* labels of the current dump met so far: mark names and counter tracks */
-    uint8_t *label_flags;    /* 1: name interned, 2: counter track described */
+    uint8_t *label_flags;    /* 1: name interned */
     size_t nlabels, caplabels;
     uint32_t threads_described; /* threads of the current profile with a descriptor: 0..this */
     uint64_t next_uuid;      /* the next track's uuid */
     uint64_t process_uuid;   /* the current dump's process track */
     uint64_t *thread_uuids;  /* per thread described */
     size_t capthreads;
-    uint64_t *counter_uuids; /* per label met (0: no counter track yet) */
+    struct counter_track *counters; /* of the current dump, as met */
+    size_t ncounters, capcounters;
     int first_packet;        /* the sequence's first packet: clears the interning state */
     int rc;
 };
@@ -103,10 +109,6 @@ static uint64_t thread_uuid(const struct pexp *c, uint32_t thread)
     return c->thread_uuids[thread];
 }
 
-static uint64_t counter_uuid(const struct pexp *c, size_t label_index)
-{
-    return c->counter_uuids[label_index];
-}
 
 /* A packet of the current dump's sequence: begin, fill, end. */
 static void packet_begin(struct pexp *c)
@@ -337,10 +339,6 @@ static long label_index(struct pexp *c, uint64_t label)
         if (!f)
             return -1;
         c->label_flags = f;
-        uint64_t *u = realloc(c->counter_uuids, nc * sizeof *u);
-        if (!u)
-            return -1;
-        c->counter_uuids = u;
         c->caplabels = nc;
     }
     c->labels[c->nlabels] = label;
@@ -393,6 +391,35 @@ static int on_mark(void *ctx, uint32_t thread, uint64_t label, uint64_t tick)
     return c->rc;
 }
 
+/* The uuid of label's counter track in thread, described when new (0: no
+ * memory). */
+static uint64_t counter_track(struct pexp *c, uint32_t thread, uint64_t label)
+{
+    for (size_t i = 0; i < c->ncounters; i++)
+        if (c->counters[i].label == label && c->counters[i].thread == thread)
+            return c->counters[i].uuid;
+    if (c->ncounters == c->capcounters) {
+        size_t nc = c->capcounters ? c->capcounters * 2 : 8;
+        struct counter_track *t = realloc(c->counters, nc * sizeof *t);
+        if (!t)
+            return 0;
+        c->counters = t;
+        c->capcounters = nc;
+    }
+    struct counter_track *t = &c->counters[c->ncounters++];
+    *t = (struct counter_track){label, thread, c->next_uuid++};
+    packet_begin(c);
+    instr_pb_begin(&c->pkt, PKT_TRACK_DESCRIPTOR);
+    instr_pb_u64(&c->pkt, TD_UUID, t->uuid);
+    instr_pb_u64(&c->pkt, TD_PARENT, thread_uuid(c, thread));
+    instr_pb_str(&c->pkt, TD_NAME, label_text(c, label));
+    instr_pb_begin(&c->pkt, TD_COUNTER);
+    instr_pb_end(&c->pkt);
+    instr_pb_end(&c->pkt);
+    packet_end(c);
+    return t->uuid;
+}
+
 static int on_counter(void *ctx, uint32_t thread, uint64_t label, int64_t value, uint64_t tick)
 {
     struct pexp *c = ctx;
@@ -400,24 +427,14 @@ static int on_counter(void *ctx, uint32_t thread, uint64_t label, int64_t value,
     int rc;
     if (!label_event(c, thread, label, &k, &rc))
         return rc;
-    if (!(c->label_flags[k] & 2)) {
-        c->counter_uuids[k] = c->next_uuid++;
-        packet_begin(c);
-        instr_pb_begin(&c->pkt, PKT_TRACK_DESCRIPTOR);
-        instr_pb_u64(&c->pkt, TD_UUID, counter_uuid(c, (size_t)k));
-        instr_pb_u64(&c->pkt, TD_PARENT, process_uuid(c));
-        instr_pb_str(&c->pkt, TD_NAME, label_text(c, label));
-        instr_pb_begin(&c->pkt, TD_COUNTER);
-        instr_pb_end(&c->pkt);
-        instr_pb_end(&c->pkt);
-        packet_end(c);
-        c->label_flags[k] |= 2;
-    }
+    uint64_t track = counter_track(c, thread, label);
+    if (!track)
+        return INSTR_ENOMEM;
     packet_begin(c);
     instr_pb_u64(&c->pkt, PKT_TIMESTAMP, ns_of(c, tick));
     instr_pb_begin(&c->pkt, PKT_TRACK_EVENT);
     instr_pb_u64(&c->pkt, TE_TYPE, TYPE_COUNTER);
-    instr_pb_u64(&c->pkt, TE_TRACK, counter_uuid(c, (size_t)k));
+    instr_pb_u64(&c->pkt, TE_TRACK, track);
     instr_pb_u64(&c->pkt, TE_COUNTER_VALUE, (uint64_t)value); /* int64: two's complement, 10 bytes if < 0 */
     instr_pb_end(&c->pkt);
     packet_end(c);
@@ -434,6 +451,7 @@ static int dump_begin(void *ctx, size_t dump, const struct instr_profile *p)
     c->depth = 0;
     c->threads_described = 0;
     c->nlabels = 0;
+    c->ncounters = 0;
     if (c->interned)
         memset(c->interned, 0, c->ninterned);
     c->first_packet = 1;
@@ -461,7 +479,7 @@ static int finish(struct pexp *c, int rc)
     free(c->labels);
     free(c->label_flags);
     free(c->thread_uuids);
-    free(c->counter_uuids);
+    free(c->counters);
     return rc;
 }
 
