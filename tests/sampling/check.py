@@ -203,6 +203,13 @@ def check_pprof(work, dump, hname):
     want = {"main": (6, 1), "light": (2, 2), hname: (2, 2), "[unknown]": (1, 1)}
     got = {n: (cum.get(n), flat.get(n, 0)) for n in want}
     check(got == want and sum(flat.values()) == 6, "pprof cum/flat per function %s, want %s" % (got, want))
+    # Each sample names its thread (pprof -tagfocus, -tags), as the
+    # instrumented export does: threads 10 and 11 had 4 and 2 samples.
+    by_tid = {}
+    for smp in prof["samples"]:
+        by_tid[smp["labels"].get("tid")] = by_tid.get(smp["labels"].get("tid"), 0) + smp["val"][0]
+    check(by_tid == {10: 4, 11: 2} and all("pid" in smp["labels"] for smp in prof["samples"]),
+          "pprof samples per tid label %s, want {10: 4, 11: 2}, each with a pid" % by_tid)
     note = run(["readelf", "-n", SPLIT]).stdout
     bid = note.split("Build ID: ")[1].split()[0] if "Build ID: " in note else None
     check(any(m["file"] == SPLIT and m["build_id"] == bid for m in prof["maps"].values()),

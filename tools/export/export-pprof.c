@@ -23,8 +23,8 @@
  *
  *   sample_type: [samples/count, cpu/nanoseconds]  (Go's own CPU profiles':
  *                cpu = samples x the period 1e9 / the asked rate)
- *   sample:      one per distinct stack (merged across threads, as the
- *                sampling report counts), leaf first, values samples, cpu
+ *   sample:      one per distinct stack of each thread, leaf first, values
+ *                samples, cpu; labels pid, tid (numeric), thread (name)
  *   location, function, mapping: one per function row / module path, as
  *                above; no file or line (the sampling rows have none)
  *
@@ -380,6 +380,13 @@ static int encode_sampled(struct instr_pb *p, struct strtab *st, const struct in
         instr_pb_bytes(&sub, 2, packed.b, packed.len);
         sub.oom |= packed.oom;
         packed.len = 0;
+        /* The thread, as the instrumented export labels it (tagfocus, -tags). */
+        const struct instr_srow *th = &sp->rows[INSTR_SVIEW_THREADS][k->thread];
+        const char *tname = strchr(th->name, ' '); /* the row is "PID/TID NAME" */
+        label(&sub, &sub2, st, "pid", NULL, th->pid);
+        label(&sub, &sub2, st, "tid", NULL, th->tid);
+        if (tname && tname[1])
+            label(&sub, &sub2, st, "thread", tname + 1, 0);
         instr_pb_sub(p, 2, &sub);
     }
 
@@ -424,7 +431,7 @@ static int encode_sampled(struct instr_pb *p, struct strtab *st, const struct in
 
     value_type(p, 11, &sub, st, "cpu", "nanoseconds");
     pb_int(p, 12, period);
-    pb_int(p, 13, str_id(st, "instr-sample: one sample per distinct stack, all threads merged; flat = exclusive, "
+    pb_int(p, 13, str_id(st, "instr-sample: one sample per distinct stack of each thread; flat = exclusive, "
                              "cum = inclusive samples"));
     pb_int(p, 14, str_id(st, "samples"));
     return profile_end(p, st, &sub, &sub2, &packed);

@@ -135,10 +135,10 @@ static int frame_rows(struct instr_sprofile *p, struct instr_symbolizer *sy, con
     return 0;
 }
 
-/* Adds w samples to the stack rows[0..n) (root first). */
-static int add_stack(struct instr_sprofile *p, const uint32_t *rows, size_t n, uint64_t w)
+/* Adds w samples to the stack rows[0..n) (root first) of thread row th. */
+static int add_stack(struct instr_sprofile *p, const uint32_t *rows, size_t n, uint64_t w, uint32_t th)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = (0xcbf29ce484222325ull ^ th) * 0x100000001b3ull;
     for (size_t i = 0; i < n; i++)
         h = (h ^ rows[i]) * 0x100000001b3ull;
     h |= 1;
@@ -162,7 +162,7 @@ static int add_stack(struct instr_sprofile *p, const uint32_t *rows, size_t n, u
     size_t k = h & p->stacks_mask;
     for (; p->stacks[k].hash; k = (k + 1) & p->stacks_mask) {
         struct instr_sstack *e = &p->stacks[k];
-        if (e->hash == h && e->len == n && !memcmp(p->pool + e->off, rows, n * sizeof *rows)) {
+        if (e->hash == h && e->len == n && e->thread == th && !memcmp(p->pool + e->off, rows, n * sizeof *rows)) {
             e->samples += w;
             return 0;
         }
@@ -172,7 +172,7 @@ static int add_stack(struct instr_sprofile *p, const uint32_t *rows, size_t n, u
         return INSTR_ENOMEM;
     p->pool = a;
     memcpy(p->pool + p->npool, rows, n * sizeof *rows);
-    p->stacks[k] = (struct instr_sstack){h, p->npool, n, w};
+    p->stacks[k] = (struct instr_sstack){h, p->npool, n, w, th};
     p->npool += n;
     p->nstacks++;
     return 0;
@@ -307,7 +307,7 @@ int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dump
                     path[i] = path[kept - 1 - i];
                     path[kept - 1 - i] = t;
                 }
-                if (rc < 0 || (rc = add_stack(p, path, kept, s.weight)) < 0)
+                if (rc < 0 || (rc = add_stack(p, path, kept, s.weight, (uint32_t)tr)) < 0)
                     break;
             }
             for (size_t c = 0; c < t->nschunks; c++)
@@ -436,13 +436,16 @@ int instr_sreport_folded(FILE *out, const struct instr_sprofile *p)
     if (n > 1)
         qsort_r(a, n, sizeof *a, by_stack, (void *)p); /* a stable, readable order */
     for (size_t i = 0; i < n; i++) {
+        uint64_t samples = a[i].samples;
+        while (i + 1 < n && !by_stack(&a[i], &a[i + 1], (void *)p)) /* the same stack in other threads */
+            samples += a[++i].samples;
         for (size_t k = 0; k < a[i].len; k++) {
             if (k)
                 fputc(';', out);
             for (const char *c = p->rows[INSTR_SVIEW_FUNCTIONS][p->pool[a[i].off + k]].name; *c; c++)
                 fputc(*c == ';' || *c == '\n' ? ':' : *c, out);
         }
-        fprintf(out, " %" PRIu64 "\n", a[i].samples);
+        fprintf(out, " %" PRIu64 "\n", samples);
     }
     free(a);
     return 0;

@@ -27,11 +27,13 @@ struct instr_srow {
     uint64_t stamp;      /* the last sample that counted it (distinctness) */
 };
 
-/* A distinct stack: function rows root first, pool[off .. off + len). */
+/* A distinct stack of one thread: function rows root first, pool[off ..
+ * off + len).  Views that merge threads add up the stacks of each. */
 struct instr_sstack {
     uint64_t hash; /* 0 = an empty slot of the table */
     size_t off, len;
     uint64_t samples;
+    uint32_t thread; /* its row in rows[INSTR_SVIEW_THREADS] */
 };
 
 enum instr_sview { INSTR_SVIEW_FUNCTIONS, INSTR_SVIEW_MODULES, INSTR_SVIEW_THREADS, INSTR_SVIEW_PROCESSES };
