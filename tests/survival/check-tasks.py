@@ -2,7 +2,8 @@
 """The runtime creates no task the program can see (issue 22 item 1):
 survive-tasks (tasks.c) built plain and instrumented gives the same whole
 output and status in every case, run as root, as uid 65534 (setpriv; nproc
-as a uid of its own) and as root in a user namespace (unshare -Ur), with the runtime's defaults.
+as a uid of its own), as root in a user namespace (unshare -Ur) and as PID 1
+of a PID namespace (unshare -Urpf --mount-proc), with the runtime's defaults.
 The instrumented run's dump must also read cleanly.
 
 Usage: check-tasks.py CASE --exe INSTR --oracle PLAIN --report REPORT
@@ -41,6 +42,10 @@ def identities():
         ids.append(("user", []))
     if shutil.which("unshare") and subprocess.run(["unshare", "-Ur", "true"], capture_output=True).returncode == 0:
         ids.append(("root in a user namespace", ["unshare", "-Ur"]))
+        # A container's init: PID 1 of a PID namespace, which reaps every
+        # orphan of the namespace (a task of the recorder's would be one).
+        if subprocess.run(["unshare", "-Urpf", "--mount-proc", "true"], capture_output=True).returncode == 0:
+            ids.append(("PID 1 of a PID namespace", ["unshare", "-Urpf", "--mount-proc"]))
     return ids
 
 
