@@ -21,7 +21,7 @@ static inline size_t map_hash(uint64_t k1, uint32_t k2)
     return (size_t)(h ^ h >> 29);
 }
 
-int instr_ptree_map_init(struct map *m, size_t cap)
+static int map_init(struct map *m, size_t cap)
 {
     m->e = malloc(cap * sizeof *m->e);
     if (!m->e)
@@ -33,7 +33,7 @@ int instr_ptree_map_init(struct map *m, size_t cap)
     return 0;
 }
 
-void instr_ptree_map_clear(struct map *m)
+static void map_clear(struct map *m)
 {
     for (size_t i = 0; i <= m->mask; i++)
         m->e[i].val = UINT32_MAX;
@@ -55,7 +55,7 @@ static int map_put(struct map *m, uint64_t k1, uint32_t k2, uint32_t val)
 {
     if ((m->n + 1) * 2 > m->mask + 1) {
         struct map old = *m;
-        if (instr_ptree_map_init(m, (old.mask + 1) * 2) < 0) {
+        if (map_init(m, (old.mask + 1) * 2) < 0) {
             *m = old;
             return INSTR_ENOMEM;
         }
@@ -125,7 +125,7 @@ static int func_index(struct walker *w, uint64_t key, uint32_t *out)
 
 /* Doubles the node array (kept 64-byte aligned) and with it the room for
  * flagged values and inclusive values. */
-int instr_ptree_grow_nodes(struct walker *w)
+static int grow_nodes(struct walker *w)
 {
     size_t nc = w->capnodes ? w->capnodes * 2 : 1024;
     void *n;
@@ -144,6 +144,40 @@ int instr_ptree_grow_nodes(struct walker *w)
         return INSTR_ENOMEM;
     w->capnodes = nc;
     return 0;
+}
+
+/* The tree's arrays and maps, before the first thread (the maps and the
+ * per-module counter: the modules are known; the rest grows). */
+int instr_ptree_init(struct walker *w)
+{
+    struct instr_profile *p = w->p;
+    if (!(w->modcount = calloc(p->nmodules, sizeof *w->modcount)) || grow_nodes(w) < 0 ||
+        map_init(&w->fnmap, 256) < 0 || map_init(&w->childmap, 1024) < 0)
+        return INSTR_ENOMEM;
+    return 0;
+}
+
+/* A thread's walk starts from an empty tree: its root alone. */
+void instr_ptree_thread(struct walker *w)
+{
+    w->nnodes = 1;
+    w->nflagged = 2;
+    memset(&w->nodes[0], 0, sizeof w->nodes[0]);
+    map_clear(&w->childmap);
+}
+
+/* Frees what instr_ptree_init and the walk allocated (the profile keeps
+ * its own copies: instr_profile_free). */
+void instr_ptree_free(struct walker *w)
+{
+    free(w->nodes);
+    free(w->flagged);
+    free(w->incl);
+    free(w->fncount);
+    free(w->modcount);
+    free(w->extcount);
+    free(w->fnmap.e);
+    free(w->childmap.e);
 }
 
 /* The flagged values of n, a zeroed slot the first time (the pending call
@@ -166,7 +200,7 @@ uint32_t instr_ptree_child_slow(struct walker *w, uint32_t parent, uint64_t key)
         uint32_t fn;
         if (w->nnodes >= UINT32_MAX - 1 || func_index(w, key, &fn) < 0)
             return UINT32_MAX;
-        if (w->nnodes == w->capnodes && instr_ptree_grow_nodes(w) < 0)
+        if (w->nnodes == w->capnodes && grow_nodes(w) < 0)
             return UINT32_MAX;
         c = (uint32_t)w->nnodes++;
         struct node *n = &w->nodes[c];

@@ -103,9 +103,9 @@ struct walker {
 
 /* ---- profile-tree.c: the call tree and the function rows ---------------- */
 
-int instr_ptree_map_init(struct map *m, size_t cap);
-void instr_ptree_map_clear(struct map *m);
-int instr_ptree_grow_nodes(struct walker *w);
+int instr_ptree_init(struct walker *w);
+void instr_ptree_thread(struct walker *w);
+void instr_ptree_free(struct walker *w);
 struct flagged *instr_ptree_flagged_of(struct walker *w, struct node *n);
 uint32_t instr_ptree_child_slow(struct walker *w, uint32_t parent, uint64_t key);
 int instr_ptree_fold(struct walker *w, struct instr_pthread *th);

@@ -554,10 +554,7 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
 {
     struct instr_profile *p = w->p;
     struct instr_repairs *rep = &p->repairs;
-    w->nnodes = 1;
-    w->nflagged = 2;
-    memset(&w->nodes[0], 0, sizeof w->nodes[0]);
-    instr_ptree_map_clear(&w->childmap);
+    instr_ptree_thread(w);
     w->stack[0] = 0;
     w->depth = 0;
     w->pending = 0;
@@ -685,16 +682,14 @@ int instr_profile_build_opts(struct instr_profile *p, const struct instr_dump *d
     int rc = INSTR_ENOMEM;
     p->nmodules = d->nmodules + 1;
     if (!(p->modules = calloc(p->nmodules, sizeof *p->modules)) ||
-        !(w.modcount = calloc(p->nmodules, sizeof *w.modcount)) ||
         (d->nthreads && !(p->threads = calloc(d->nthreads, sizeof *p->threads))))
         goto out;
     for (size_t i = 0; i < d->nmodules; i++)
         p->modules[i].path = d->modules[i].path;
     instr_compensator_init(&w.comp, &p->comp, d);
     w.capstack = 256;
-    if (instr_ptree_grow_nodes(&w) < 0 || !(w.stack = malloc(w.capstack * sizeof *w.stack)) ||
+    if (instr_ptree_init(&w) < 0 || !(w.stack = malloc(w.capstack * sizeof *w.stack)) ||
         !(w.state = malloc(w.capstack)) ||
-        instr_ptree_map_init(&w.fnmap, 256) < 0 || instr_ptree_map_init(&w.childmap, 1024) < 0 ||
         instr_sitemap_build(&p->sites, d) < 0)
         goto out;
     for (size_t i = 0; i < d->nthreads; i++) {
@@ -707,21 +702,14 @@ int instr_profile_build_opts(struct instr_profile *p, const struct instr_dump *d
     }
     rc = 0;
 out:
-    free(w.nodes);
-    free(w.flagged);
-    free(w.incl);
+    instr_ptree_free(&w);
     free(w.stack);
-    free(w.fncount);
-    free(w.modcount);
-    free(w.extcount);
     free(w.state);
     for (size_t i = 0; i < w.capsaved; i++) {
         free(w.saved[i].stack);
         free(w.saved[i].state);
     }
     free(w.saved);
-    free(w.fnmap.e);
-    free(w.childmap.e);
     if (rc < 0) {
         snprintf(err, errlen, "%s: %s", d->path, instr_tool_strerror(rc));
         instr_profile_free(p);
