@@ -39,3 +39,19 @@ def run(cmd, ok=(0,), timeout=600, tail=None, **kw):
         sys.stderr.write(p.stdout[-tail:] + p.stderr[-tail:] if tail else p.stdout + p.stderr)
         raise SystemExit(f"{cmd[0]} exited {p.returncode}")
     return p
+
+
+def skip_unless_unprivileged_perf():
+    """Ends the checker as skipped (exit 77) unless it can run a tool as
+    uid 65534 that opens perf events of its own: root with setpriv, and
+    perf_event_paranoid at most 2."""
+    import os
+    import shutil
+    import sys
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        print("needs root and setpriv: skipped")
+        sys.exit(77)
+    with open("/proc/sys/kernel/perf_event_paranoid") as f:
+        if int(f.read()) > 2:
+            print("perf_event_paranoid > 2: skipped")
+            sys.exit(77)
