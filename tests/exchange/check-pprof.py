@@ -19,7 +19,7 @@ import argparse, glob, gzip, json, os, re, shutil, subprocess, sys, tempfile
 
 SKIP = 77
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from instrtest import check, failures, run  # noqa: E402
+from instrtest import check, exit_status, run  # noqa: E402
 from exchange_common import inputs, pb_fields, report  # noqa: E402
 
 
@@ -223,12 +223,7 @@ def main():
     ap.add_argument("--exe", action="append", default=[])
     args = ap.parse_args()
     rc = {"decode": check_decode, "go": check_go}[args.check](args)
-    if rc == SKIP:
-        return SKIP
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    return 0
+    return exit_status(rc)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,17 @@ def check_quiet(cond, what):
         print("FAIL:", what)
 
 
+
+def exit_status(rc=None):
+    """A checker's exit status: 77 when rc says its check skipped, else 1
+    (after a line counting them) when a check failed, else 0."""
+    if rc == 77:
+        return 77
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        return 1
+    return 0
+
 def run(cmd, ok=(0,), timeout=600, tail=None, **kw):
     """Runs cmd capturing its text output; an exit status not in ok ends
     the checker (its output, or its last tail characters, on stderr)."""
