@@ -244,6 +244,20 @@ static void add_values(struct instr_values *a, const struct instr_values *b)
     }
 }
 
+/* from's flagged values go to n too: a pending call site's (w->pend), to
+ * the frame it became. */
+void instr_ptree_add_flagged(struct walker *w, struct node *n, const struct flagged *from)
+{
+    struct flagged *f = instr_ptree_flagged_of(w, n);
+    f->n += from->n;
+    f->t += from->t;
+    f->offcpu_t += from->offcpu_t;
+    for (int k = 0; k < INSTR_OS_NKINDS; k++) {
+        f->kind_n[k] += from->kind_n[k];
+        f->kind_t[k] += from->kind_t[k];
+    }
+}
+
 /* A node's flagged values into v (exclusive, like flagged_n). */
 static void add_flagged(struct instr_values *v, const struct flagged *f)
 {

@@ -107,6 +107,7 @@ int instr_ptree_init(struct walker *w);
 void instr_ptree_thread(struct walker *w);
 void instr_ptree_free(struct walker *w);
 struct flagged *instr_ptree_flagged_of(struct walker *w, struct node *n);
+void instr_ptree_add_flagged(struct walker *w, struct node *n, const struct flagged *from);
 uint32_t instr_ptree_child_slow(struct walker *w, uint32_t parent, uint64_t key);
 int instr_ptree_fold(struct walker *w, struct instr_pthread *th);
 

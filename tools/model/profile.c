@@ -298,20 +298,6 @@ static uint64_t site_key(const struct instr_profile *p, uint64_t site)
     return INSTR_KEY_SITE | (k == UINT32_MAX ? INSTR_KEY_UNNAMED | (site & (INSTR_KEY_UNNAMED - 1)) : k);
 }
 
-/* The pending call site's flagged values go to n, the frame it became. */
-static void add_pending_flagged(struct walker *w, struct node *n)
-{
-    const struct flagged *pf = &w->flagged[w->pend.flagged];
-    struct flagged *f = instr_ptree_flagged_of(w, n);
-    f->n += pf->n;
-    f->t += pf->t;
-    f->offcpu_t += pf->offcpu_t;
-    for (int k = 0; k < INSTR_OS_NKINDS; k++) {
-        f->kind_n[k] += pf->kind_n[k];
-        f->kind_t[k] += pf->kind_t[k];
-    }
-}
-
 /* The pending call site on top gets its frame from the event after it (its
  * kind, ext and arg; kind 0 at the thread's end): the callee's entry makes one frame with the
  * call site (the event is then consumed: returns 1), anything else a
@@ -347,7 +333,7 @@ static int resolve_pending(struct walker *w, unsigned kind, unsigned ext, uint64
     n->ce += w->pend.ce;
     n->po += w->pend.po;
     if (INSTR_PROFILE_UNLIKELY(w->pend.flagged))
-        add_pending_flagged(w, n);
+        instr_ptree_add_flagged(w, n, &w->flagged[w->pend.flagged]);
     n->calls += (uint64_t)!w->pend_reenter;
     w->stack[w->depth] = c;
     w->state[w->depth] = merged || callee != UINT64_MAX ? ST_MERGED : ST_FRAME;
