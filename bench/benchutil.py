@@ -1,10 +1,24 @@
 """benchutil.py - helpers two or more of bench/'s scripts share (they run as
-bench/NAME.py, so this folder is on their import path): reading the rows of
-`perf report`, and timing a command with its children's CPU time."""
+bench/NAME.py, so this folder is on their import path): run-real.py's
+functions (building Debian's sources), reading the rows of `perf report`,
+and timing a command with its children's CPU time."""
+import importlib.util
+import os
 import re
 import resource
 import subprocess
 import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run_real():
+    """bench/run-real.py as a module (its name has a hyphen: no import)."""
+    spec = importlib.util.spec_from_file_location("run_real", os.path.join(HERE, "run-real.py"))
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
 
 _PERF_ROW = re.compile(r"\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.*)$")
 

@@ -22,13 +22,11 @@ points.  Per program, medians of --runs rounds:
 Usage: bench/fidelity.py --build BUILD [--runs 3] [--only lua|dconv] [--scale 1]
        [--rate 4000]
 """
-import argparse, collections, importlib.util, json, os, re, shutil, statistics, subprocess, sys, tempfile
+import argparse, collections, json, os, re, shutil, statistics, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location("run_real", os.path.join(HERE, "run-real.py"))
-rr = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(rr)
-from benchutil import perf_user_rows  # noqa: E402
+from benchutil import perf_user_rows, run_real  # noqa: E402
+rr = run_real()
 
 LIBS = "[libraries]"
 CLONE = re.compile(r"(\.(constprop|isra|part|cold|lto_priv|localalias|clone)(\.\d+)*)+$")

@@ -27,7 +27,6 @@ medians).
       [--runs 7] [--scale 1] [--cache build/bench/real]
 """
 import argparse
-import importlib.util
 import json
 import os
 import shutil
@@ -36,16 +35,9 @@ import subprocess
 import sys
 import tempfile
 
-from benchutil import timed
+from benchutil import run_real, timed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def run_real():
-    spec = importlib.util.spec_from_file_location("run_real", os.path.join(HERE, "run-real.py"))
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
 
 
 def main():

@@ -20,13 +20,11 @@ folded into NAME).
 
 Usage: bench/switch-bench.py --build BUILD [--runs 5] [--scale 1] [--perf]
 """
-import argparse, collections, importlib.util, json, os, re, statistics, subprocess, sys
+import argparse, collections, json, os, re, statistics, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("run_real", os.path.join(HERE, "run-real.py"))
-rr = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(rr)
-from benchutil import perf_user_rows  # noqa: E402
+from benchutil import perf_user_rows, run_real  # noqa: E402
+rr = run_real()
 
 LIBS = re.compile(r"^(libc|libm|ld-linux|libstdc\+\+|libgcc)")
 
