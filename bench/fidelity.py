@@ -22,12 +22,11 @@ points.  Per program, medians of --runs rounds:
 Usage: bench/fidelity.py --build BUILD [--runs 3] [--only lua|dconv] [--scale 1]
        [--rate 4000]
 """
-import argparse, collections, importlib.util, json, os, re, shutil, statistics, subprocess, sys, tempfile
+import argparse, collections, json, os, re, shutil, statistics, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location("run_real", os.path.join(HERE, "run-real.py"))
-rr = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(rr)
+from benchutil import perf_user_rows, run_real  # noqa: E402
+rr = run_real()
 
 LIBS = "[libraries]"
 CLONE = re.compile(r"(\.(constprop|isra|part|cold|lto_priv|localalias|clone)(\.\d+)*)+$")
@@ -71,13 +70,7 @@ def perf_shares(exe, args, work, tag):
     out = run(["perf", "report", "-i", data, "--no-children", "--sort", "dso,sym", "--stdio", "-q",
                "--percent-limit", "0"], cwd=work)
     shares = collections.Counter()
-    for line in out.splitlines():
-        m = re.match(r"\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.*)$", line)
-        if not m:
-            continue
-        pct, dso, kind, sym = float(m.group(1)), m.group(2), m.group(3), m.group(4).strip()
-        if kind == "k" or dso.startswith("[kernel"):
-            continue
+    for pct, dso, sym in perf_user_rows(out):
         shares[LIBS if SHARED.match(os.path.basename(dso)) else key(sym)] += pct
     return shares
 

@@ -23,7 +23,6 @@ the 8 functions the report flags as disagreeing.
   bench/hybrid-values.py --build build [--runs 7] [--scale 2]
 """
 import argparse
-import importlib.util
 import json
 import os
 import shutil
@@ -32,14 +31,9 @@ import subprocess
 import sys
 import tempfile
 
+from benchutil import run_real
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def run_real():
-    spec = importlib.util.spec_from_file_location("run_real", os.path.join(HERE, "run-real.py"))
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
 
 
 def report(rep, dump, *args):

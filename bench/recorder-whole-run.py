@@ -21,18 +21,13 @@ with min-max.  Not gated by CI.
 Usage: bench/recorder-whole-run.py --build BUILD [--build OTHER ...]
        [--env INSTR_PREFILL=1] [--runs 5] [--only lua,primes,shapes]
        [--user 65534] [--no-root]"""
-import argparse, ctypes, glob, importlib.util, os, re, resource, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, ctypes, glob, os, re, resource, shutil, statistics, subprocess, sys, tempfile, time
+
+from benchutil import run_real
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 WALL = 0x40000000  # __WALL: clone children too
-
-
-def run_real():
-    spec = importlib.util.spec_from_file_location("run_real", os.path.join(HERE, "run-real.py"))
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
 
 
 def reap_all():

@@ -12,13 +12,13 @@ one).  Not gated: the numbers go in the notes.
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from benchutil import timed
 
 
 def make_input(path, size):
@@ -39,15 +39,6 @@ def make_input(path, size):
                     n += len(data)
                     if n >= size:
                         return
-
-
-def timed(cmd, cwd):
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wall = time.perf_counter() - t0
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
 def main():

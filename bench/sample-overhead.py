@@ -27,34 +27,17 @@ medians).
       [--runs 7] [--scale 1] [--cache build/bench/real]
 """
 import argparse
-import importlib.util
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from benchutil import run_real, timed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def run_real():
-    spec = importlib.util.spec_from_file_location("run_real", os.path.join(HERE, "run-real.py"))
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
-
-
-def timed(cmd, cwd):
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wall = time.perf_counter() - t0
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
 def main():

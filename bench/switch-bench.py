@@ -20,12 +20,11 @@ folded into NAME).
 
 Usage: bench/switch-bench.py --build BUILD [--runs 5] [--scale 1] [--perf]
 """
-import argparse, collections, importlib.util, json, os, re, statistics, subprocess, sys
+import argparse, collections, json, os, re, statistics, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("run_real", os.path.join(HERE, "run-real.py"))
-rr = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(rr)
+from benchutil import perf_user_rows, run_real  # noqa: E402
+rr = run_real()
 
 LIBS = re.compile(r"^(libc|libm|ld-linux|libstdc\+\+|libgcc)")
 
@@ -34,13 +33,7 @@ def perf_shares(cmd, env, cwd, out):
     rr.sh(["perf", "record", "-q", "-e", "cpu-clock", "-F", "10000", "-o", out, "--", *cmd], env=env, cwd=cwd)
     text = rr.sh(["perf", "report", "-i", out, "--no-children", "--sort", "dso,sym", "--stdio", "-q"])
     shares = collections.Counter()
-    for line in text.splitlines():
-        m = re.match(r"\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.*)$", line)
-        if not m:
-            continue
-        pct, dso, kind, sym = float(m.group(1)), m.group(2), m.group(3), m.group(4).strip()
-        if kind == "k" or dso.startswith("[kernel"):
-            continue
+    for pct, dso, sym in perf_user_rows(text):
         if LIBS.match(dso):
             sym = "<libs>"
         sym = re.sub(r"\.instr_on\.\d+$", "", sym)

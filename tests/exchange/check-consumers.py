@@ -34,7 +34,7 @@ import argparse, glob, json, os, re, shutil, subprocess, sys
 
 SKIP = 77
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from instrtest import check, failures  # noqa: E402
+from instrtest import check, exit_status  # noqa: E402
 
 
 def run(cmd, ok=(0,), **kw):
@@ -601,12 +601,7 @@ def main():
           "roundtrip": check_roundtrip, "fixture": check_fixture, "bad-lines": check_bad_lines,
           "api": check_api, "api-plain": check_api_plain}[args.check]
     rc = fn(args)
-    if rc == SKIP:
-        return SKIP
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    return 0
+    return exit_status(rc)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import argparse, glob, html, json, os, re, shutil, subprocess, sys, tempfile, ti
 
 SKIP = 77
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from instrtest import check, failures  # noqa: E402
+from instrtest import check, exit_status  # noqa: E402
 # The page's layout constants (export-html-page.html): ruler, process header,
 # thread header, mark strip, call row height.
 RULER, PH, TH, MARKH, RH = 26, 20, 16, 8, 15
@@ -380,12 +380,7 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     rc = {"data": check_data, "chromium": check_chromium, "firefox": check_firefox}[args.check](args)
-    if rc == SKIP:
-        return SKIP
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    return 0
+    return exit_status(rc)
 
 
 if __name__ == "__main__":

@@ -25,46 +25,10 @@ import argparse, csv, glob, io, json, os, shutil, subprocess, sys
 SKIP = 77
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from instrtest import check, failures, run  # noqa: E402
-from exchange_common import inputs, report, export  # noqa: E402
+from exchange_common import export, inputs, pb_fields as fields, report  # noqa: E402
 
 
 # ---- a protobuf reader ------------------------------------------------------------
-
-def fields(buf):
-    """(field, wire type, value) of one message: ints or bytes."""
-    i = 0
-
-    def varint():
-        nonlocal i
-        v = shift = 0
-        while True:
-            b = buf[i]
-            i += 1
-            v |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                return v
-
-    while i < len(buf):
-        key = varint()
-        f, wt = key >> 3, key & 7
-        if wt == 0:
-            yield f, wt, varint()
-        elif wt == 2:
-            n = varint()
-            yield f, wt, bytes(buf[i:i + n])
-            i += n
-            if i > len(buf):
-                raise ValueError("length past the end")
-        elif wt == 1:
-            yield f, wt, int.from_bytes(buf[i:i + 8], "little")
-            i += 8
-        elif wt == 5:
-            yield f, wt, int.from_bytes(buf[i:i + 4], "little")
-            i += 4
-        else:
-            raise ValueError(f"wire type {wt}")
-
 
 def msg(b):
     m = {}

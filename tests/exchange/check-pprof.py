@@ -19,8 +19,8 @@ import argparse, glob, gzip, json, os, re, shutil, subprocess, sys, tempfile
 
 SKIP = 77
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from instrtest import check, failures, run  # noqa: E402
-from exchange_common import inputs, report  # noqa: E402
+from instrtest import check, exit_status, run  # noqa: E402
+from exchange_common import inputs, pb_fields, report  # noqa: E402
 
 
 def export(args, dumps, out):
@@ -35,31 +35,12 @@ def close(a, b):
 # ---- a protobuf reader (profile.proto) -----------------------------------------
 
 def fields(buf):
-    """(field, wire type, value) of one message: ints or bytes."""
-    i = 0
-
-    def varint():
-        nonlocal i
-        v = shift = 0
-        while True:
-            b = buf[i]
-            i += 1
-            v |= (b & 0x7F) << shift
-            shift += 7
-            if b < 0x80:
-                return v
-
-    while i < len(buf):
-        key = varint()
-        f, w = key >> 3, key & 7
-        if w == 0:
-            yield f, w, varint()
-        elif w == 2:
-            n = varint()
-            yield f, w, buf[i:i + n]
-            i += n
-        else:
+    """(field, wire type, value) of one message: profile.proto has varints
+    and length-delimited fields only."""
+    for f, w, v in pb_fields(buf):
+        if w not in (0, 2):
             raise ValueError(f"wire type {w}")
+        yield f, w, v
 
 
 def packed(v):
@@ -242,12 +223,7 @@ def main():
     ap.add_argument("--exe", action="append", default=[])
     args = ap.parse_args()
     rc = {"decode": check_decode, "go": check_go}[args.check](args)
-    if rc == SKIP:
-        return SKIP
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    return 0
+    return exit_status(rc)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """exchange_common.py - what the exchange checkers (tests/exchange/) that run the tools on
 the golden trace and on real programs share (check-perfetto.py,
 check-pprof.py, check-speedscope.py): their inputs, the JSON report and
-one export of them."""
+one export of them, and a protobuf reader."""
 import glob
 import json
 import os
@@ -41,3 +41,41 @@ def export(args, dumps, fmt, out):
     """dumps exported as fmt into out; returns out."""
     run([os.path.join(args.bin, "instr-report"), "--export", fmt, "-o", out, *dumps], ok=(0, 3))
     return out
+
+
+def pb_fields(buf):
+    """(field, wire type, value) of each field of one protobuf message (the
+    pprof and Perfetto checkers read the exports with it): varints and
+    fixed64/fixed32 as ints, length-delimited fields as bytes."""
+    i = 0
+
+    def varint():
+        nonlocal i
+        v = shift = 0
+        while True:
+            b = buf[i]
+            i += 1
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return v
+
+    while i < len(buf):
+        key = varint()
+        f, wt = key >> 3, key & 7
+        if wt == 0:
+            yield f, wt, varint()
+        elif wt == 2:
+            n = varint()
+            yield f, wt, bytes(buf[i:i + n])
+            i += n
+            if i > len(buf):
+                raise ValueError("length past the end")
+        elif wt == 1:
+            yield f, wt, int.from_bytes(buf[i:i + 8], "little")
+            i += 8
+        elif wt == 5:
+            yield f, wt, int.from_bytes(buf[i:i + 4], "little")
+            i += 4
+        else:
+            raise ValueError(f"wire type {wt}")

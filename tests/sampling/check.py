@@ -16,7 +16,7 @@ import time
 scenario, SAMPLE, REPORT, DUMP, SPLIT, MT, DENY = sys.argv[1:8]
 CLOCKS = sys.argv[8] if len(sys.argv) > 8 else None
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from instrtest import check_quiet as check, failures  # noqa: E402
+from instrtest import check_quiet as check, failures, skip_unless_unprivileged_perf  # noqa: E402
 
 
 def run(cmd, **kw):
@@ -285,13 +285,7 @@ def scenario_threads(work):
 
 
 def scenario_unprivileged(work):
-    if os.geteuid() != 0 or not shutil.which("setpriv"):
-        print("needs root and setpriv: skipped")
-        sys.exit(77)
-    with open("/proc/sys/kernel/perf_event_paranoid") as f:
-        if int(f.read()) > 2:
-            print("perf_event_paranoid > 2: skipped")
-            sys.exit(77)
+    skip_unless_unprivileged_perf()
     os.chmod(work, 0o1777)
     for b in (SAMPLE, SPLIT):
         shutil.copy(b, work)

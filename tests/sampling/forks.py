@@ -28,7 +28,7 @@ import tempfile
 
 scenario, SAMPLE, REPORT, SPLIT, FORKS, FORKS_I = sys.argv[1:7]
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from instrtest import check_quiet as check, failures  # noqa: E402
+from instrtest import check_quiet as check, failures, skip_unless_unprivileged_perf  # noqa: E402
 
 
 def run(cmd, env=None, **kw):
@@ -159,13 +159,7 @@ def scenario_hybrid_forks(work):
 def scenario_forks_unprivileged(work):
     """Both, as uid 65534 (perf_event_paranoid 2): each child opens its
     own event as the user."""
-    if os.geteuid() != 0 or not shutil.which("setpriv"):
-        print("needs root and setpriv: skipped")
-        sys.exit(77)
-    with open("/proc/sys/kernel/perf_event_paranoid") as f:
-        if int(f.read()) > 2:
-            print("perf_event_paranoid > 2: skipped")
-            sys.exit(77)
+    skip_unless_unprivileged_perf()
     os.chmod(work, 0o1777)
     user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
     progs = [shutil.copy(p, work) for p in (SAMPLE, FORKS, FORKS_I)]

@@ -54,7 +54,7 @@ import tempfile
 scenario, REPORT, BUSY, DENY = sys.argv[1:5]
 DL_LIB = sys.argv[5] if len(sys.argv) > 5 else None
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from instrtest import check_quiet as check, failures  # noqa: E402
+from instrtest import check_quiet as check, failures, skip_unless_unprivileged_perf  # noqa: E402
 
 
 def run(cmd, env=None, **kw):
@@ -362,13 +362,7 @@ def scenario_application(work):
 
 
 def scenario_unprivileged(work):
-    if os.geteuid() != 0 or not shutil.which("setpriv"):
-        print("needs root and setpriv: skipped")
-        sys.exit(77)
-    with open("/proc/sys/kernel/perf_event_paranoid") as f:
-        if int(f.read()) > 2:
-            print("perf_event_paranoid > 2: skipped")
-            sys.exit(77)
+    skip_unless_unprivileged_perf()
     os.chmod(work, 0o1777)
     busy = shutil.copy(BUSY, work)
     dump, r = record(work, "u", 1000, prefix=("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"),

@@ -1,161 +1,14 @@
-/* profile.c - call trees per thread, values per function/thread/module. */
+/* profile.c - the walk of each thread's events: the stack rebuilt interval
+ * by interval (profile.h), each interval charged to the frame on top; the
+ * call tree it grows is profile-tree.c's. */
 #include "profile.h"
 
-#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "demangle.h"
-
-/* ---- a small open-addressing map (k1, k2) -> u32 ------------------------ */
-
-struct map_ent {
-    uint64_t k1;
-    uint32_t k2;
-    uint32_t val; /* UINT32_MAX = empty */
-};
-
-struct map {
-    struct map_ent *e;
-    size_t mask; /* capacity - 1 */
-    size_t n;
-};
-
-static inline size_t map_hash(uint64_t k1, uint32_t k2)
-{
-    uint64_t h = (k1 ^ ((uint64_t)k2 << 32 | k2)) * 0x9e3779b97f4a7c15ull;
-    return (size_t)(h ^ h >> 29);
-}
-
-static int map_init(struct map *m, size_t cap)
-{
-    m->e = malloc(cap * sizeof *m->e);
-    if (!m->e)
-        return INSTR_ENOMEM;
-    for (size_t i = 0; i < cap; i++)
-        m->e[i].val = UINT32_MAX;
-    m->mask = cap - 1;
-    m->n = 0;
-    return 0;
-}
-
-static void map_clear(struct map *m)
-{
-    for (size_t i = 0; i <= m->mask; i++)
-        m->e[i].val = UINT32_MAX;
-    m->n = 0;
-}
-
-static inline uint32_t map_get(const struct map *m, uint64_t k1, uint32_t k2)
-{
-    for (size_t i = map_hash(k1, k2) & m->mask;; i = (i + 1) & m->mask) {
-        const struct map_ent *e = &m->e[i];
-        if (e->val == UINT32_MAX)
-            return UINT32_MAX;
-        if (e->k1 == k1 && e->k2 == k2)
-            return e->val;
-    }
-}
-
-static int map_put(struct map *m, uint64_t k1, uint32_t k2, uint32_t val)
-{
-    if ((m->n + 1) * 2 > m->mask + 1) {
-        struct map old = *m;
-        if (map_init(m, (old.mask + 1) * 2) < 0) {
-            *m = old;
-            return INSTR_ENOMEM;
-        }
-        for (size_t i = 0; i <= old.mask; i++)
-            if (old.e[i].val != UINT32_MAX)
-                map_put(m, old.e[i].k1, old.e[i].k2, old.e[i].val);
-        free(old.e);
-    }
-    size_t i = map_hash(k1, k2) & m->mask;
-    while (m->e[i].val != UINT32_MAX)
-        i = (i + 1) & m->mask;
-    m->e[i] = (struct map_ent){k1, k2, val};
-    m->n++;
-    return 0;
-}
-
-/* ---- call tree ------------------------------------------------------------ */
-
-/* A node's flagged intervals (the OS acted in them, or the frame is
- * excluded): rare, so kept apart from the values every interval touches. */
-struct flagged {
-    uint64_t n, t, offcpu_t;                                   /* count, ticks, of which off the CPU */
-    uint64_t kind_n[INSTR_OS_NKINDS], kind_t[INSTR_OS_NKINDS]; /* per kind (charge_kinds) */
-};
-
-/* The first 64 bytes are what an interval charged to the node and a call
- * of it touch; the node array is 64-byte aligned, so that is one cache
- * line (a Lua run's tree of 6 k nodes stays in L2). */
-struct node {
-    uint64_t ee, ae, ce, po; /* ticks: elapsed, application, CPU exclusive; probe overhead in them */
-    uint64_t calls;
-    uint64_t key;        /* frame key (function id or call site) */
-    uint32_t last_child; /* the child found last: a one-entry cache */
-    uint32_t fn;         /* index into profile funcs */
-    uint32_t parent;     /* node index; the root (0) is its own parent */
-    uint8_t excluded;    /* --not-application: this frame or an ancestor matches */
-    uint32_t flagged;    /* index into w->flagged, 0 = none yet */
-    uint64_t kid_key[4]; /* the first children, inline: most functions call few others */
-    uint32_t kid[4];     /* 0 = free slot */
-    uint32_t first_child, next_sibling; /* filled after the walk */
-};
-_Static_assert(offsetof(struct node, excluded) < 64, "a node's hot fields in its first cache line");
-_Static_assert(sizeof(struct node) == 128, "nodes are two cache lines");
-
-/* A node's inclusive values, derived after the walk (fold_tree). */
-struct incl {
-    uint64_t ei, ai, ci, po;
-};
-
-struct walker {
-    struct instr_profile *p;
-    struct map fnmap;   /* key -> funcs index */
-    struct map childmap; /* (key, parent) -> node */
-    struct node *nodes;  /* 64-byte aligned (struct node) */
-    size_t nnodes, capnodes;
-    struct flagged *flagged; /* per node with flagged intervals (room for capnodes + 2): [0] unused,
-                                [1] the pending call site's */
-    size_t nflagged;         /* slots in use */
-    struct incl *incl;       /* fold_tree's inclusive values, capnodes of them */
-    uint32_t *fncount, *modcount; /* DFS counters */
-    size_t capfncount;
-    uint32_t *extcount;  /* DFS counter: pseudo-frames called by an open frame of a function */
-    const struct instr_exclusions *x; /* --not-application, or NULL */
-    unsigned os_ignored;              /* --os-events: kinds that leave an interval in Application time */
-    const struct instr_timeline *tl;  /* the observer of frames opening and closing, or NULL */
-    const struct instr_interval_observer *iv; /* the observer of intervals (hybrid.c), or NULL */
-    struct instr_compensator comp;    /* the hook costs (compensate.h) */
-    struct instr_wall *wall;          /* Wall Inclusive segments (wall_* steps), or NULL */
-    uint64_t pend_raw;                /* the pending call site's dump tick */
-    uint64_t pend_gap[4][2];          /* EXT RUNTIME gaps while it pends (wall_pending_gap) */
-    int pend_ngaps;
-    uint64_t pend_iv[8][2];           /* intervals under it, told to iv once its frame is known */
-    int pend_niv;
-
-    /* The thread being walked: its stack of open frames. */
-    uint32_t thread;     /* its index in p->threads */
-    uint32_t *stack;     /* node indices, stack[0] = root (0), stack[depth] = top */
-    uint8_t *state;      /* per stack depth: ST_* */
-    uint32_t depth;      /* not size_t: stores of the uint64_t values must not alias it */
-    size_t capstack;     /* of stack and state */
-    uint64_t cut;        /* ticks of the runtime's own work so far (EXT RUNTIME), cut from the timeline */
-    /* A call site on top whose frame the next event decides (ST_PENDING). */
-    int pending;
-    int pend_reenter;    /* pushed again after an unwind (EXT REENTER_SITE): no call counted */
-    uint64_t pend_site;  /* its site id */
-    uint64_t pend_tick;  /* its timeline tick (cut applied) */
-    struct node pend;    /* the time it has had so far (ee, ae, flagged) */
-    /* The thread's other stacks (EXT STACK_SWITCH: coroutines), suspended. */
-    struct saved_stack *saved;
-    size_t nsaved, capsaved;
-    uint64_t running;    /* id of the running stack */
-};
+#include "profile-walker.h"
 
 /* A suspended stack: the walker's stack, state, depth and capstack. */
 struct saved_stack {
@@ -166,12 +19,7 @@ struct saved_stack {
     size_t cap;
 };
 
-/* A frame is excluded when its name (function or pseudo-frame) matches. */
-static int frame_excluded(const struct walker *w, uint32_t fn)
-{
-    const struct instr_pfunc *f = &w->p->funcs[fn];
-    return instr_exclusions_match(w->x, f->fn ? f->fn->name : f->pseudo);
-}
+
 #define INSTR_PROFILE_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* Stack entry states (call sites, see walk_thread). */
@@ -182,321 +30,6 @@ enum {
     ST_PENDING,       /* a call site whose next event is not seen yet (no node) */
 };
 #define PENDING_NODE UINT32_MAX
-
-static int func_index(struct walker *w, uint64_t key, uint32_t *out)
-{
-    uint32_t i = map_get(&w->fnmap, key, 0);
-    if (i != UINT32_MAX) {
-        *out = i;
-        return 0;
-    }
-    struct instr_profile *p = w->p;
-    if (p->nfuncs >= UINT32_MAX - 1)
-        return INSTR_ENOMEM;
-    struct instr_pfunc *f = realloc(p->funcs, (p->nfuncs + 1) * sizeof *f);
-    if (!f)
-        return INSTR_ENOMEM;
-    p->funcs = f;
-    f = &p->funcs[p->nfuncs];
-    memset(f, 0, sizeof *f);
-    f->key = key;
-    f->module = (uint32_t)(p->nmodules - 1);
-    if ((key & INSTR_KEY_SITE) && (key & ~INSTR_KEY_SITE) < p->sites.nnames) {
-        /* A pseudo-frame: named after the callee, in the callee's module. */
-        size_t k = (size_t)(key & ~INSTR_KEY_SITE);
-        f->pseudo = p->sites.names[k];
-        for (size_t m = p->nmodules - 1; m-- > 0;)
-            if (p->dump->modules[m].id == p->sites.module[k]) {
-                f->module = (uint32_t)m;
-                break;
-            }
-    } else if (!(key & INSTR_KEY_SITE)) {
-        f->fn = instr_dump_function(p->dump, key);
-        if (f->fn)
-            for (size_t m = p->nmodules - 1; m-- > 0;)
-                if (p->dump->modules[m].id == f->fn->module) {
-                    f->module = (uint32_t)m;
-                    break;
-                }
-    }
-    if (map_put(&w->fnmap, key, 0, (uint32_t)p->nfuncs) < 0)
-        return INSTR_ENOMEM;
-    *out = (uint32_t)p->nfuncs++;
-    return 0;
-}
-
-/* Doubles the node array (kept 64-byte aligned) and with it the room for
- * flagged values and inclusive values. */
-static int grow_nodes(struct walker *w)
-{
-    size_t nc = w->capnodes ? w->capnodes * 2 : 1024;
-    void *n;
-    if (posix_memalign(&n, 64, nc * sizeof *w->nodes))
-        return INSTR_ENOMEM;
-    if (w->nnodes)
-        memcpy(n, w->nodes, w->nnodes * sizeof *w->nodes);
-    free(w->nodes);
-    w->nodes = n;
-    struct flagged *f = realloc(w->flagged, (nc + 2) * sizeof *f);
-    if (!f)
-        return INSTR_ENOMEM;
-    w->flagged = f;
-    free(w->incl);
-    if (!(w->incl = malloc(nc * sizeof *w->incl)))
-        return INSTR_ENOMEM;
-    w->capnodes = nc;
-    return 0;
-}
-
-/* The flagged values of n, a zeroed slot the first time (the pending call
- * site's is slot 1, zeroed at each of its first flagged intervals). */
-static struct flagged *flagged_of(struct walker *w, struct node *n)
-{
-    if (!n->flagged) {
-        n->flagged = n == &w->pend ? 1 : (uint32_t)w->nflagged++;
-        memset(&w->flagged[n->flagged], 0, sizeof w->flagged[0]);
-    }
-    return &w->flagged[n->flagged];
-}
-
-/* Finds or creates the child of parent for key.  Returns UINT32_MAX on
- * allocation failure. */
-static uint32_t child_slow(struct walker *w, uint32_t parent, uint64_t key)
-{
-    uint32_t c = map_get(&w->childmap, key, parent);
-    if (c == UINT32_MAX) {
-        uint32_t fn;
-        if (w->nnodes >= UINT32_MAX - 1 || func_index(w, key, &fn) < 0)
-            return UINT32_MAX;
-        if (w->nnodes == w->capnodes && grow_nodes(w) < 0)
-            return UINT32_MAX;
-        c = (uint32_t)w->nnodes++;
-        struct node *n = &w->nodes[c];
-        memset(n, 0, sizeof *n);
-        n->key = key;
-        n->parent = parent;
-        n->fn = fn;
-        n->excluded = w->nodes[parent].excluded || (w->x && frame_excluded(w, fn));
-        if (map_put(&w->childmap, key, parent, c) < 0)
-            return UINT32_MAX;
-        struct node *par = &w->nodes[parent];
-        for (int k = 0; k < 4; k++)
-            if (!par->kid[k]) {
-                par->kid[k] = c;
-                par->kid_key[k] = key;
-                break;
-            }
-    }
-    w->nodes[parent].last_child = c;
-    return c;
-}
-
-static inline uint32_t child(struct walker *w, uint32_t parent, uint64_t key)
-{
-    struct node *par = &w->nodes[parent];
-    uint32_t c = par->last_child;
-    if (c && w->nodes[c].key == key)
-        return c;
-    /* Branch-light scan of the inline slots (unused slots have kid 0). */
-    c = (par->kid_key[0] == key) * par->kid[0] | (par->kid_key[1] == key) * par->kid[1] |
-        (par->kid_key[2] == key) * par->kid[2] | (par->kid_key[3] == key) * par->kid[3];
-    if (c) {
-        par->last_child = c;
-        return c;
-    }
-    return child_slow(w, parent, key);
-}
-
-static void add_values(struct instr_values *a, const struct instr_values *b)
-{
-    a->ei += b->ei;
-    a->ee += b->ee;
-    a->ai += b->ai;
-    a->ae += b->ae;
-    a->calls += b->calls;
-    a->flagged_n += b->flagged_n;
-    a->flagged_t += b->flagged_t;
-    a->offcpu_t += b->offcpu_t;
-    a->ext_ei += b->ext_ei;
-    a->ext_ai += b->ext_ai;
-    a->ci += b->ci;
-    a->ce += b->ce;
-    a->po += b->po;
-    for (int k = 0; k < INSTR_OS_NKINDS; k++) {
-        a->kind_n[k] += b->kind_n[k];
-        a->kind_t[k] += b->kind_t[k];
-    }
-}
-
-/* A node's flagged values into v (exclusive, like flagged_n). */
-static void add_flagged(struct instr_values *v, const struct flagged *f)
-{
-    v->flagged_n += f->n;
-    v->flagged_t += f->t;
-    v->offcpu_t += f->offcpu_t;
-    for (int k = 0; k < INSTR_OS_NKINDS; k++) {
-        v->kind_n[k] += f->kind_n[k];
-        v->kind_t[k] += f->kind_t[k];
-    }
-}
-
-/* The function whose external time a node adds to: for a pseudo-frame
- * called directly by a function frame, that function; else UINT32_MAX. */
-static inline uint32_t ext_caller(const struct instr_profile *p, const struct node *nodes, const struct node *nd)
-{
-    if (!(nd->key & INSTR_KEY_SITE) || nd->parent == 0)
-        return UINT32_MAX;
-    uint32_t caller = nodes[nd->parent].fn;
-    return (p->funcs[caller].key & INSTR_KEY_SITE) ? UINT32_MAX : caller;
-}
-
-/* Keeps the thread's call tree (for the call-tree and caller/callee views). */
-static int keep_tree(struct walker *w, uint32_t thread)
-{
-    struct instr_profile *p = w->p;
-    size_t n = w->nnodes, base = p->nnodes;
-    if (base + n >= UINT32_MAX)
-        return INSTR_ENOMEM;
-    struct instr_pnode *a = realloc(p->nodes, (base + n) * sizeof *a);
-    if (!a)
-        return INSTR_ENOMEM;
-    p->nodes = a;
-    for (size_t i = 0; i < n; i++) {
-        const struct node *nd = &w->nodes[i];
-        a[base + i] = (struct instr_pnode){
-            .parent = (uint32_t)(base + (i ? nd->parent : 0)),
-            .func = i ? nd->fn : UINT32_MAX,
-            .thread = thread,
-            .ei = w->incl[i].ei, .ee = nd->ee, .ai = w->incl[i].ai, .ae = nd->ae, .calls = nd->calls,
-            .ci = w->incl[i].ci, .ce = nd->ce,
-        };
-    }
-    p->nnodes = base + n;
-    return 0;
-}
-
-static int grow_stack(struct walker *w);
-
-/* Derives inclusive values and adds the tree into the profile. */
-static int fold_tree(struct walker *w, struct instr_pthread *th)
-{
-    struct instr_profile *p = w->p;
-    struct node *nodes = w->nodes;
-    struct incl *inc = w->incl;
-    size_t n = w->nnodes;
-    /* Children have larger indices than their parents: one reverse pass
-     * sums inclusive values and links children lists. */
-    for (size_t i = 0; i < n; i++)
-        inc[i] = (struct incl){0}, nodes[i].first_child = nodes[i].next_sibling = 0;
-    for (size_t i = n; i-- > 1;) {
-        struct node *c = &nodes[i], *par = &nodes[c->parent];
-        struct incl *ci = &inc[i], *pi = &inc[c->parent];
-        ci->ei += c->ee;
-        ci->ai += c->ae;
-        ci->ci += c->ce;
-        ci->po += c->po;
-        pi->ei += ci->ei;
-        pi->ai += ci->ai;
-        pi->ci += ci->ci;
-        pi->po += ci->po;
-        c->next_sibling = par->first_child;
-        par->first_child = (uint32_t)i;
-    }
-    th->v.ei = th->v.ee = inc[0].ei;
-    th->v.ai = th->v.ae = inc[0].ai;
-    th->v.ci = th->v.ce = inc[0].ci;
-    th->v.po = inc[0].po;
-    add_values(&p->total, &th->v);
-
-    if (p->nfuncs > w->capfncount) {
-        free(w->fncount);
-        free(w->extcount);
-        if (!(w->fncount = calloc(p->nfuncs, sizeof *w->fncount)) ||
-            !(w->extcount = calloc(p->nfuncs, sizeof *w->extcount)))
-            return INSTR_ENOMEM;
-        w->capfncount = p->nfuncs;
-    }
-    if (p->nfuncs) {
-        memset(w->fncount, 0, p->nfuncs * sizeof *w->fncount);
-        memset(w->extcount, 0, p->nfuncs * sizeof *w->extcount);
-    }
-    memset(w->modcount, 0, p->nmodules * sizeof *w->modcount);
-
-    /* Depth-first walk, counting how many nodes of each function and module
-     * are on the current path: a node adds its inclusive values only when
-     * it is the outermost of its function (module).  The explicit stack
-     * holds node indices; the top bit marks "children done". */
-    uint32_t *st = w->stack; /* reused: its capacity is at least the max depth + 1 */
-    size_t cap = w->capstack, sp = 0;
-    for (uint32_t c = nodes[0].first_child; c; c = nodes[c].next_sibling) {
-        if (sp == cap) {
-            if (grow_stack(w) < 0)
-                return INSTR_ENOMEM;
-            st = w->stack;
-            cap = w->capstack;
-        }
-        st[sp++] = c;
-    }
-    while (sp) {
-        uint32_t top = st[--sp];
-        if (top & 0x80000000u) {
-            struct node *nd = &nodes[top & 0x7fffffffu];
-            w->fncount[nd->fn]--;
-            w->modcount[p->funcs[nd->fn].module]--;
-            if (ext_caller(p, nodes, nd) != UINT32_MAX)
-                w->extcount[ext_caller(p, nodes, nd)]--;
-            continue;
-        }
-        struct node *nd = &nodes[top];
-        const struct incl *ni = &inc[top];
-        struct instr_pfunc *f = &p->funcs[nd->fn];
-        struct instr_pmodule *m = &p->modules[f->module];
-        uint32_t ec = ext_caller(p, nodes, nd);
-        if (ec != UINT32_MAX && w->extcount[ec]++ == 0) {
-            p->funcs[ec].v.ext_ei += ni->ei;
-            p->funcs[ec].v.ext_ai += ni->ai;
-        }
-        if (w->fncount[nd->fn]++ == 0) {
-            f->v.ei += ni->ei;
-            f->v.ai += ni->ai;
-            f->v.ci += ni->ci;
-            f->v.po += ni->po;
-        }
-        if (w->modcount[f->module]++ == 0) {
-            m->v.ei += ni->ei;
-            m->v.ai += ni->ai;
-            m->v.ci += ni->ci;
-            m->v.po += ni->po;
-        }
-        f->v.ee += nd->ee;
-        f->v.ae += nd->ae;
-        f->v.ce += nd->ce;
-        m->v.ce += nd->ce;
-        f->v.calls += nd->calls;
-        if (nd->flagged) {
-            add_flagged(&f->v, &w->flagged[nd->flagged]);
-            add_flagged(&m->v, &w->flagged[nd->flagged]);
-            add_flagged(&th->v, &w->flagged[nd->flagged]);
-        }
-        m->v.ee += nd->ee;
-        m->v.ae += nd->ae;
-        m->v.calls += nd->calls;
-        th->v.calls += nd->calls;
-        size_t need = sp + 1;
-        for (uint32_t c = nd->first_child; c; c = nodes[c].next_sibling)
-            need++;
-        while (need > cap) {
-            if (grow_stack(w) < 0)
-                return INSTR_ENOMEM;
-            st = w->stack;
-            cap = w->capstack;
-        }
-        st[sp++] = top | 0x80000000u;
-        for (uint32_t c = nd->first_child; c; c = nodes[c].next_sibling)
-            st[sp++] = c;
-    }
-    return keep_tree(w, (uint32_t)(th - p->threads));
-}
 
 /* ---- the walk of one thread ------------------------------------------------
  *
@@ -524,7 +57,7 @@ static int fold_tree(struct walker *w, struct instr_pthread *th)
  * the timeline is its Elapsed Inclusive in the report. */
 
 /* Grows the walk's stack and its states together (doubling). */
-static int grow_stack(struct walker *w)
+int instr_pwalk_grow_stack(struct walker *w)
 {
     size_t nc = w->capstack * 2;
     uint32_t *s = realloc(w->stack, nc * sizeof *s);
@@ -616,7 +149,7 @@ static void charge_flagged(struct walker *w, struct node *n, unsigned os, unsign
 {
     /* never more than the interval; the hooks' cost came off the on-CPU part */
     uint64_t off = offcpu < d ? offcpu : d;
-    struct flagged *f = flagged_of(w, n);
+    struct flagged *f = instr_ptree_flagged_of(w, n);
     if (os)
         charge_kinds(f, bits, d);
     if ((!os || !instr_os_counts(bits, w->os_ignored)) && !n->excluded) {
@@ -701,7 +234,7 @@ static void wall_gap(struct walker *w, uint64_t tick, uint64_t resume)
 /* Opens a frame for key above the top; count: a call (ENTER, not REENTER). */
 static inline int push_frame(struct walker *w, uint64_t key, int count, uint64_t tick)
 {
-    if (w->depth + 1 >= w->capstack && grow_stack(w) < 0)
+    if (w->depth + 1 >= w->capstack && instr_pwalk_grow_stack(w) < 0)
         return INSTR_ENOMEM;
     uint32_t c = child(w, w->stack[w->depth], key);
     if (c == UINT32_MAX)
@@ -717,7 +250,7 @@ static inline int push_frame(struct walker *w, uint64_t key, int count, uint64_t
 /* Pushes a call site whose frame is not known yet (resolve_pending). */
 static inline int push_site(struct walker *w, uint64_t site, int reenter, uint64_t tick)
 {
-    if (w->depth + 1 >= w->capstack && grow_stack(w) < 0)
+    if (w->depth + 1 >= w->capstack && instr_pwalk_grow_stack(w) < 0)
         return INSTR_ENOMEM;
     w->stack[++w->depth] = PENDING_NODE;
     w->state[w->depth] = ST_PENDING;
@@ -765,20 +298,6 @@ static uint64_t site_key(const struct instr_profile *p, uint64_t site)
     return INSTR_KEY_SITE | (k == UINT32_MAX ? INSTR_KEY_UNNAMED | (site & (INSTR_KEY_UNNAMED - 1)) : k);
 }
 
-/* The pending call site's flagged values go to n, the frame it became. */
-static void add_pending_flagged(struct walker *w, struct node *n)
-{
-    const struct flagged *pf = &w->flagged[w->pend.flagged];
-    struct flagged *f = flagged_of(w, n);
-    f->n += pf->n;
-    f->t += pf->t;
-    f->offcpu_t += pf->offcpu_t;
-    for (int k = 0; k < INSTR_OS_NKINDS; k++) {
-        f->kind_n[k] += pf->kind_n[k];
-        f->kind_t[k] += pf->kind_t[k];
-    }
-}
-
 /* The pending call site on top gets its frame from the event after it (its
  * kind, ext and arg; kind 0 at the thread's end): the callee's entry makes one frame with the
  * call site (the event is then consumed: returns 1), anything else a
@@ -814,7 +333,7 @@ static int resolve_pending(struct walker *w, unsigned kind, unsigned ext, uint64
     n->ce += w->pend.ce;
     n->po += w->pend.po;
     if (INSTR_PROFILE_UNLIKELY(w->pend.flagged))
-        add_pending_flagged(w, n);
+        instr_ptree_add_flagged(w, n, &w->flagged[w->pend.flagged]);
     n->calls += (uint64_t)!w->pend_reenter;
     w->stack[w->depth] = c;
     w->state[w->depth] = merged || callee != UINT64_MAX ? ST_MERGED : ST_FRAME;
@@ -854,7 +373,7 @@ static inline int call_then_next(struct walker *w, uint64_t site, const uint8_t 
         return 0;
     if (merged && !instr_sitemap_merges_memo(&w->p->sites, w->p->dump, site, nx.arg))
         return 0;
-    if (w->depth + 1 >= w->capstack && grow_stack(w) < 0)
+    if (w->depth + 1 >= w->capstack && instr_pwalk_grow_stack(w) < 0)
         return INSTR_ENOMEM;
     uint32_t parent = w->stack[w->depth];
     uint32_t c = child(w, parent, merged ? nx.arg & ~INSTR_KEY_SITE : site_key(w->p, site));
@@ -1021,10 +540,7 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
 {
     struct instr_profile *p = w->p;
     struct instr_repairs *rep = &p->repairs;
-    w->nnodes = 1;
-    w->nflagged = 2;
-    memset(&w->nodes[0], 0, sizeof w->nodes[0]);
-    map_clear(&w->childmap);
+    instr_ptree_thread(w);
     w->stack[0] = 0;
     w->depth = 0;
     w->pending = 0;
@@ -1111,7 +627,7 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
     p->events += events;
     if (w->nnodes > p->max_nodes)
         p->max_nodes = w->nnodes;
-    return fold_tree(w, th);
+    return instr_ptree_fold(w, th);
 }
 
 int instr_profile_build(struct instr_profile *p, const struct instr_dump *d, char *err, size_t errlen)
@@ -1152,16 +668,14 @@ int instr_profile_build_opts(struct instr_profile *p, const struct instr_dump *d
     int rc = INSTR_ENOMEM;
     p->nmodules = d->nmodules + 1;
     if (!(p->modules = calloc(p->nmodules, sizeof *p->modules)) ||
-        !(w.modcount = calloc(p->nmodules, sizeof *w.modcount)) ||
         (d->nthreads && !(p->threads = calloc(d->nthreads, sizeof *p->threads))))
         goto out;
     for (size_t i = 0; i < d->nmodules; i++)
         p->modules[i].path = d->modules[i].path;
     instr_compensator_init(&w.comp, &p->comp, d);
     w.capstack = 256;
-    if (grow_nodes(&w) < 0 || !(w.stack = malloc(w.capstack * sizeof *w.stack)) ||
+    if (instr_ptree_init(&w) < 0 || !(w.stack = malloc(w.capstack * sizeof *w.stack)) ||
         !(w.state = malloc(w.capstack)) ||
-        map_init(&w.fnmap, 256) < 0 || map_init(&w.childmap, 1024) < 0 ||
         instr_sitemap_build(&p->sites, d) < 0)
         goto out;
     for (size_t i = 0; i < d->nthreads; i++) {
@@ -1174,21 +688,14 @@ int instr_profile_build_opts(struct instr_profile *p, const struct instr_dump *d
     }
     rc = 0;
 out:
-    free(w.nodes);
-    free(w.flagged);
-    free(w.incl);
+    instr_ptree_free(&w);
     free(w.stack);
-    free(w.fncount);
-    free(w.modcount);
-    free(w.extcount);
     free(w.state);
     for (size_t i = 0; i < w.capsaved; i++) {
         free(w.saved[i].stack);
         free(w.saved[i].state);
     }
     free(w.saved);
-    free(w.fnmap.e);
-    free(w.childmap.e);
     if (rc < 0) {
         snprintf(err, errlen, "%s: %s", d->path, instr_tool_strerror(rc));
         instr_profile_free(p);
@@ -1205,21 +712,6 @@ void instr_profile_free(struct instr_profile *p)
     instr_sitemap_free(&p->sites, p->dump ? p->dump->nsites : 0);
     instr_wall_free(&p->wall);
     memset(p, 0, sizeof *p);
-}
-
-char *instr_profile_func_name(const struct instr_profile *p, uint32_t func)
-{
-    const struct instr_pfunc *f = &p->funcs[func];
-    if (f->pseudo)
-        return instr_demangle(f->pseudo);
-    if (f->fn)
-        return f->fn->demangled && f->fn->demangled[0] ? strdup(f->fn->demangled) : instr_demangle(f->fn->name);
-    char buf[64];
-    if (f->key & INSTR_KEY_SITE)
-        snprintf(buf, sizeof buf, "[site %" PRIu64 "]", (uint64_t)(f->key & ~(INSTR_KEY_SITE | INSTR_KEY_UNNAMED)));
-    else
-        snprintf(buf, sizeof buf, "[function %" PRIu64 "]", f->key);
-    return strdup(buf);
 }
 
 /* ---- stacks (EXT STACK_SWITCH) ----------------------------------------------

@@ -13,34 +13,34 @@ static int grow(struct instr_wall *w, uint32_t fn)
     size_t n = w->nfn ? w->nfn : 64;
     while (n <= fn)
         n *= 2;
-    struct instr_wall_list *f = realloc(w->fn, n * sizeof *f);
-    if (f)
-        w->fn = f;
-    struct instr_wall_list *c = realloc(w->cur, n * sizeof *c);
-    if (c)
-        w->cur = c;
-    uint32_t *d = realloc(w->depth, n * sizeof *d);
-    if (d)
-        w->depth = d;
-    uint64_t *o = realloc(w->open_at, n * sizeof *o);
-    if (o)
-        w->open_at = o;
-    uint32_t *sn = realloc(w->seen, n * sizeof *sn);
-    if (sn)
-        w->seen = sn;
-    uint32_t *t = realloc(w->touched, n * sizeof *t);
-    if (t)
-        w->touched = t;
-    if (!f || !c || !d || !o || !sn || !t) {
+    /* Each array is resized even when another could not be: all that grew
+     * stay owned by w, and w->nfn stays the size every one has. */
+    int ok = 1;
+#define WALL_RESIZE(a)                                   \
+    do {                                                 \
+        void *q_ = realloc(w->a, n * sizeof *w->a);      \
+        if (q_)                                          \
+            w->a = q_;                                   \
+        else                                             \
+            ok = 0;                                      \
+    } while (0)
+    WALL_RESIZE(fn);
+    WALL_RESIZE(cur);
+    WALL_RESIZE(depth);
+    WALL_RESIZE(open_at);
+    WALL_RESIZE(seen);
+    WALL_RESIZE(touched);
+#undef WALL_RESIZE
+    if (!ok) {
         w->nomem = 1;
         return -1;
     }
     size_t k = n - w->nfn;
-    memset(w->fn + w->nfn, 0, k * sizeof *f);
-    memset(w->cur + w->nfn, 0, k * sizeof *c);
-    memset(w->depth + w->nfn, 0, k * sizeof *d);
-    memset(w->open_at + w->nfn, 0, k * sizeof *o);
-    memset(w->seen + w->nfn, 0, k * sizeof *sn);
+    memset(w->fn + w->nfn, 0, k * sizeof *w->fn);
+    memset(w->cur + w->nfn, 0, k * sizeof *w->cur);
+    memset(w->depth + w->nfn, 0, k * sizeof *w->depth);
+    memset(w->open_at + w->nfn, 0, k * sizeof *w->open_at);
+    memset(w->seen + w->nfn, 0, k * sizeof *w->seen);
     w->nfn = n;
     return 0;
 }

@@ -1,5 +1,5 @@
 /* text-tokens.h - reading the tokens of one line of the text form
- * (text-trace.c for the event records, sample-text.c for the sampling
+ * (text-trace-parse.c for the event records, sample-text.c for the sampling
  * ones): numbers and key=value lookups. */
 #ifndef INSTR_TEXT_TOKENS_H
 #define INSTR_TEXT_TOKENS_H

@@ -52,4 +52,9 @@ int instr_text_to_dump(FILE *in, const char *name, const char *out_path, char *e
  * "0x40").  Returns buf. */
 const char *instr_os_bits_str(unsigned bits, char *buf, size_t len);
 
+/* The words of the unwind reasons (INSTR_UNWIND_*, index 1..3) in the text
+ * form, written by text-trace.c and read by text-trace-parse.c; [0] is
+ * NULL: an unknown reason is written as its number. */
+extern const char *const instr_text_unwind_names[4];
+
 #endif

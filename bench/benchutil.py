@@ -1,0 +1,47 @@
+"""benchutil.py - helpers two or more of bench/'s scripts share (they run as
+bench/NAME.py, so this folder is on their import path): run-real.py's
+functions (building Debian's sources), reading the rows of `perf report`,
+and timing a command with its children's CPU time."""
+import importlib.util
+import os
+import re
+import resource
+import subprocess
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run_real():
+    """bench/run-real.py as a module (its name has a hyphen: no import)."""
+    spec = importlib.util.spec_from_file_location("run_real", os.path.join(HERE, "run-real.py"))
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+_PERF_ROW = re.compile(r"\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.*)$")
+
+
+def perf_user_rows(text):
+    """(percent, dso, symbol) for each user-space row of `perf report
+    --no-children --sort dso,sym --stdio -q`; kernel rows are dropped."""
+    for line in text.splitlines():
+        m = _PERF_ROW.match(line)
+        if not m:
+            continue
+        pct, dso, kind, sym = float(m.group(1)), m.group(2), m.group(3), m.group(4).strip()
+        if kind == "k" or dso.startswith("[kernel"):
+            continue
+        yield pct, dso, sym
+
+
+def timed(cmd, cwd):
+    """Runs cmd in cwd, output discarded: (wall seconds, CPU seconds of
+    user + system time its process tree used)."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
