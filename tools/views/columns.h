@@ -6,7 +6,7 @@
  *
  * The text table shows by default the columns without INSTR_COL_MORE
  * whose values are known (Calls, Self %, the four values, the name: about
- * 80 characters before the name); -F/--columns names others, perf's way:
+ * 60 characters before the name); -F/--columns names others, perf's way:
  * "ee,ee%,function" (these, in this order), "+ci,module" (the defaults and
  * these, in table order), "all" (every column whose values are known).
  */
