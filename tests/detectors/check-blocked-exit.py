@@ -7,13 +7,8 @@ Usage: check-blocked-exit.py EXE REPORT DUMP-TOOL"""
 import glob, json, os, re, subprocess, sys, tempfile
 
 exe, report, dumptool = sys.argv[1:4]
-fails = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        fails.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from instrtest import check, failures as fails  # noqa: E402
 
 
 for detector in ("auto", "rseq_cs", "rseq_cs+perf+cpuclock"):

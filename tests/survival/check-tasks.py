@@ -19,13 +19,8 @@ ap.add_argument("--report", required=True)
 ap.add_argument("--runs", type=int, default=1)
 ap.add_argument("--env", action="append", default=[])
 a = ap.parse_args()
-fails = []
-
-
-def check(cond, what):
-    print(("ok    " if cond else "FAIL  ") + what)
-    if not cond:
-        fails.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from instrtest import check, failures as fails  # noqa: E402
 
 
 def identities():
