@@ -359,17 +359,20 @@ static void self_line(FILE *out, const struct instr_self *x, int verbose)
 {
     if (!x->source)
         return;
-    const char *what = !strcmp(x->source, "plain-samples")          ? "a sampled run of the uninstrumented build"
-                       : !strcmp(x->source, "instrumented-samples") ? "instr-sample of the instrumented program"
-                                                                     : "this run's own samples (INSTR_SAMPLE)";
+    /* Each source in the words of --verbose and of the default header. */
+    static const char *const words[][3] = {
+        {"plain-samples", "a sampled run of the uninstrumented build", "the plain build"},
+        {"instrumented-samples", "instr-sample of the instrumented program", "instr-sample"},
+        {"", "this run's own samples (INSTR_SAMPLE)", "this run (INSTR_SAMPLE)"}, /* in-run, the rest */
+    };
+    size_t k = 0;
+    while (k < 2 && strcmp(x->source, words[k][0]))
+        k++;
     if (verbose)
-        fprintf(out, "Self %%:     share of %" PRIu64 " on-CPU samples from %s%s%s%s", x->samples, what,
+        fprintf(out, "Self %%:     share of %" PRIu64 " on-CPU samples from %s%s%s%s", x->samples, words[k][1],
                 x->inputs ? " (" : "", x->inputs ? x->inputs : "", x->inputs ? ")" : "");
     else
-        fprintf(out, "Self %%:     %" PRIu64 " samples of %s", x->samples,
-                !strcmp(x->source, "plain-samples")          ? "the plain build"
-                : !strcmp(x->source, "instrumented-samples") ? "instr-sample"
-                                                              : "this run (INSTR_SAMPLE)");
+        fprintf(out, "Self %%:     %" PRIu64 " samples of %s", x->samples, words[k][2]);
     if (x->runtime && verbose)
         fprintf(out, ", %" PRIu64 " in instr's runtime left out", x->runtime);
     fprintf(out, "; largest %.1f %% +/- %.1f (95 %%)", x->top_pct, x->top_ci95);
