@@ -382,11 +382,10 @@ static int encode_sampled(struct instr_pb *p, struct strtab *st, const struct in
         packed.len = 0;
         /* The thread, as the instrumented export labels it (tagfocus, -tags). */
         const struct instr_srow *th = &sp->rows[INSTR_SVIEW_THREADS][k->thread];
-        const char *tname = strchr(th->name, ' '); /* the row is "PID/TID NAME" */
         label(&sub, &sub2, st, "pid", NULL, th->pid);
         label(&sub, &sub2, st, "tid", NULL, th->tid);
-        if (tname && tname[1])
-            label(&sub, &sub2, st, "thread", tname + 1, 0);
+        if (th->thread && th->thread[0])
+            label(&sub, &sub2, st, "thread", th->thread, 0);
         instr_pb_sub(p, 2, &sub);
     }
 

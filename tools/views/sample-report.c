@@ -257,6 +257,7 @@ int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dump
             p->nthreads++;
             p->rows[INSTR_SVIEW_THREADS][tr].pid = d->hdr.pid;
             p->rows[INSTR_SVIEW_THREADS][tr].tid = t->tid;
+            p->rows[INSTR_SVIEW_THREADS][tr].thread = t->name;
             p->rows[INSTR_SVIEW_THREADS][tr].cpu_ns += t->cpu_ns;
             p->rows[INSTR_SVIEW_PROCESSES][pr].cpu_ns += t->cpu_ns;
             p->cpu_ns += t->cpu_ns;

@@ -22,6 +22,7 @@ struct instr_srow {
     char *name;          /* function, module path, "tid NAME", "pid EXE" */
     const char *module;  /* functions: module path ("" if none) */
     uint64_t pid, tid;   /* threads, processes */
+    const char *thread;  /* threads: the thread's own name (the dump's; NULL if none) */
     uint64_t cpu_ns;     /* threads, processes: CPU time while sampled (0 = unknown) */
     uint64_t incl, excl; /* samples */
     uint64_t stamp;      /* the last sample that counted it (distinctness) */
