@@ -5,7 +5,10 @@
 
 CHECK: clockback  a chunk whose base tick is earlier than the previous
                   event (a clock that went back): a warning on stderr, the
-                  report written, exit 0 (nothing is damaged)
+                  report written, exit 0 (nothing is damaged); and calls
+                  that nest on the stack nest on the HTML and Chrome
+                  timelines across such chunks (none ends before it
+                  starts or outlasts its caller)
        deep       --view calltree on a 100,000-deep recursion takes about
                   as long as on a flat trace with as many calls and call
                   paths (100,000 functions called by main): linear in the
@@ -15,7 +18,7 @@ CHECK: clockback  a chunk whose base tick is earlier than the previous
                   (linear: 4x; a line per level holding every frame above
                   it: 16x), and the levels past the deepest line kept
                   weigh what they weighed"""
-import argparse, os, struct, subprocess, sys, time
+import argparse, json, os, re, struct, subprocess, sys, time
 
 HEADER = """instr-dump 1
 header pid=100 ppid=1 exe=/bin/app start_tsc=0 start_ns=0 end_tsc=100000000 end_ns=100000000 detector=rseq_cs sees=sched,signal flags=complete,tsc_invariant{extra}
@@ -34,6 +37,72 @@ def dump(args, name, text):
     return out
 
 
+def clocked_back(args, name, body, seqs):
+    """A dump of body whose thread-0 events chunks numbered in seqs start 15
+    ticks before the event that ended the chunk before them; None if a
+    chunk is missing."""
+    path = dump(args, name, HEADER.format(extra=" chunk_size=256") + "\n".join(body) + "\n")
+    data = bytearray(open(path, "rb").read())
+    off, todo = DUMP_HEADER_SIZE, set(seqs)
+    while off + 64 <= len(data):
+        magic, kind, _, thread, _, seq = struct.unpack_from("<IHHIII", data, off)
+        if magic == CHUNK_MAGIC and kind == 1 and thread == 0 and seq in todo:
+            base = struct.unpack_from("<Q", data, off + 24)[0]
+            struct.pack_into("<Q", data, off + 24, base - 15)
+            todo.discard(seq)
+        off += 256
+    if todo:
+        return None
+    with open(path, "wb") as fh:
+        fh.write(data)
+    return path
+
+
+def html_calls(path):
+    """(start, end, depth) of the calls embedded in an HTML export, by thread."""
+    text = open(path, encoding="utf-8").read()
+    m = re.search(r'<script type="application/json" id="instr-data">(.*?)</script>', text, re.S)
+    out = {}
+    for p in json.loads(m.group(1))["procs"]:
+        for th in p["threads"]:
+            c, s = th["calls"], 0
+            for i in range(0, len(c), 5):
+                s += c[i]
+                out.setdefault(th["tid"], []).append((s, s + c[i + 1], c[i + 4]))
+    return out
+
+
+def unnested(calls):
+    """Calls (start, end, depth), sorted by start, that end before they
+    start or are not within the call one level up."""
+    bad, open_ = 0, []
+    for s, e, dp in calls:
+        del open_[dp:]
+        if e < s or (dp and (len(open_) < dp or not (open_[dp - 1][0] <= s and e <= open_[dp - 1][1]))):
+            bad += 1
+        open_.append((s, e))
+    return bad
+
+
+def chrome_unnested(path):
+    """Chrome complete events of one thread not within the enclosing one
+    (the viewers nest X events by time)."""
+    evs = [e for e in json.load(open(path))["traceEvents"] if e.get("ph") == "X"]
+    bad, by = 0, {}
+    for e in evs:
+        by.setdefault(e["tid"], []).append((e["ts"], e["ts"] + e["dur"], e["dur"]))
+    for lst in by.values():
+        lst.sort(key=lambda x: (x[0], -x[1]))
+        stack = []
+        for s, e, d in lst:
+            while stack and stack[-1] <= s and not (stack[-1] == s and e == s):
+                stack.pop()
+            if d < 0 or (stack and e > stack[-1]):
+                bad += 1
+            stack.append(e)
+    return bad
+
+
 def check_clockback(args):
     ev = ["function 2 module=0 line=9 file=app.c name=foo", "thread 0 tid=100 name=main", "0 100 enter 1"]
     t = 100
@@ -43,27 +112,44 @@ def check_clockback(args):
         t += 10
         ev.append(f"0 {t} exit")
     ev.append(f"0 {t + 10} exit")
-    path = dump(args, "clockback", HEADER.format(extra=" chunk_size=256") + "\n".join(ev) + "\n")
-    data = bytearray(open(path, "rb").read())
     # Thread 0's second events chunk starts 15 ticks before the event that
     # ended the first one.
-    off, done = DUMP_HEADER_SIZE, False
-    while off + 64 <= len(data) and not done:
-        magic, kind, _, thread, _, seq = struct.unpack_from("<IHHIII", data, off)
-        if magic == CHUNK_MAGIC and kind == 1 and thread == 0 and seq == 1:
-            base = struct.unpack_from("<Q", data, off + 24)[0]
-            struct.pack_into("<Q", data, off + 24, base - 15)
-            done = True
-        off += 256
-    if not done:
+    path = clocked_back(args, "clockback", ev, [1])
+    if not path:
         print("FAIL  no second events chunk found")
         return 1
-    with open(path, "wb") as fh:
-        fh.write(data)
     p = subprocess.run([os.path.join(args.bin, "instr-report"), path], capture_output=True, text=True)
     print(p.stderr)
     ok = p.returncode == 0 and "clock went back" in p.stderr and "foo" in p.stdout
     print(("ok    " if ok else "FAIL  ") + f"clock went back: warning, report, exit {p.returncode} (want 0)")
+
+    # main -> foo -> bar, each step 10 ticks, and every chunk after the
+    # first 15 ticks early: the chunks start at every phase of the pattern,
+    # a foo's exit among them (told as is, foo would end before its bar).
+    ev = ["function 2 module=0 line=9 file=app.c name=foo", "function 3 module=0 line=19 file=app.c name=bar",
+          "thread 0 tid=100 name=main", "0 100 enter 1"]
+    t = 100
+    for i in range(400):
+        for e in ("enter 2", "enter 3", "exit", "exit"):
+            t += 10
+            ev.append(f"0 {t} {e}")
+    ev.append(f"0 {t + 10} exit")
+    path = clocked_back(args, "clockback-nested", ev, range(1, 9))
+    if not path:
+        print("FAIL  fewer than 9 events chunks")
+        return 1
+    html, chrome = os.path.join(args.work, "clockback.html"), os.path.join(args.work, "clockback.json")
+    for fmt, out in (("html", html), ("chrome", chrome)):
+        subprocess.run([os.path.join(args.bin, "instr-report"), "--export", fmt, "-o", out, path],
+                       check=True, capture_output=True)
+    calls = html_calls(html)[100]
+    bad = unnested(sorted(calls, key=lambda c: (c[0], c[2])))
+    good = len(calls) == 801 and bad == 0
+    ok &= good
+    print(("ok    " if good else "FAIL  ") + f"html: {len(calls)} calls (want 801), {bad} not within their caller")
+    bad = chrome_unnested(chrome)
+    ok &= bad == 0
+    print(("ok    " if bad == 0 else "FAIL  ") + f"chrome: {bad} calls not within their caller")
     return 0 if ok else 1
 
 

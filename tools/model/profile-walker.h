@@ -89,6 +89,7 @@ struct walker {
     uint32_t depth;      /* not size_t: stores of the uint64_t values must not alias it */
     size_t capstack;     /* of stack and state */
     uint64_t cut;        /* ticks of the runtime's own work so far (EXT RUNTIME), cut from the timeline */
+    uint64_t tl_last;    /* the last timeline tick told to the observer (observed_tick) */
     /* A call site on top whose frame the next event decides (ST_PENDING). */
     int pending;
     int pend_reenter;    /* pushed again after an unwind (EXT REENTER_SITE): no call counted */

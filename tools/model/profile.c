@@ -72,18 +72,32 @@ int instr_pwalk_grow_stack(struct walker *w)
     return 0;
 }
 
+/* The timeline tick the observer is told for timeline tick t: never
+ * earlier than the last one told in the thread.  The timeline goes back
+ * where a chunk's base is earlier than the event before it (a clock that
+ * went back, counted in clock_back): told as is, a call open across it
+ * would close before it opened, its caller could end before it, and an
+ * export that keeps the longest calls would keep a callee without its
+ * caller.  Held still there, calls nest on the timeline as on the stack. */
+static inline uint64_t observed_tick(struct walker *w, uint64_t t)
+{
+    if (t < w->tl_last)
+        return w->tl_last;
+    return w->tl_last = t;
+}
+
 /* The observer: a frame of node n opens or closes at timeline tick t. */
 static inline int observe_open(struct walker *w, uint32_t n, uint64_t t)
 {
     if (INSTR_PROFILE_UNLIKELY(w->tl != NULL) && w->tl->frame_open)
-        return w->tl->frame_open(w->tl->ctx, w->thread, w->nodes[n].fn, t);
+        return w->tl->frame_open(w->tl->ctx, w->thread, w->nodes[n].fn, observed_tick(w, t));
     return 0;
 }
 
 static inline int observe_close(struct walker *w, uint32_t n, uint64_t t, int incomplete)
 {
     if (INSTR_PROFILE_UNLIKELY(w->tl != NULL) && w->tl->frame_close)
-        return w->tl->frame_close(w->tl->ctx, w->thread, w->nodes[n].fn, t, incomplete);
+        return w->tl->frame_close(w->tl->ctx, w->thread, w->nodes[n].fn, observed_tick(w, t), incomplete);
     return 0;
 }
 
@@ -471,9 +485,10 @@ static inline int apply_event(struct walker *w, struct instr_pthread *th, const 
         th->dropped += ev->arg;
         return 0;
     case INSTR_EXT_MARK: /* MARK, COUNTER: they only split an interval */
-        return tl && tl->mark ? tl->mark(tl->ctx, w->thread, ev->arg, *tick - w->cut) : 0;
+        return tl && tl->mark ? tl->mark(tl->ctx, w->thread, ev->arg, observed_tick(w, *tick - w->cut)) : 0;
     case INSTR_EXT_COUNTER:
-        return tl && tl->counter ? tl->counter(tl->ctx, w->thread, ev->arg, ev->value, *tick - w->cut) : 0;
+        return tl && tl->counter ? tl->counter(tl->ctx, w->thread, ev->arg, ev->value, observed_tick(w, *tick - w->cut))
+                               : 0;
     default:
         return 0;
     }
@@ -545,6 +560,7 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
     w->depth = 0;
     w->pending = 0;
     w->cut = 0;
+    w->tl_last = 0;
     instr_compensator_thread(&w->comp);
     w->nsaved = 0;
     w->running = 0;
