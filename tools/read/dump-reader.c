@@ -648,6 +648,7 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
         return fail(err, errlen, INSTR_EIO, "%s: mmap: %s", path, strerror(errno));
     }
     d->map = map;
+    d->done = calloc(1, sizeof *d->done); /* without it, chunks are released one by one */
     madvise(map, d->size, MADV_SEQUENTIAL);
     int rc = read_header(d, err, errlen);
     if (rc < 0) {
@@ -788,6 +789,7 @@ void instr_dump_close(struct instr_dump *d)
 {
     if (d->map)
         munmap((void *)d->map, d->size);
+    free(d->done);
     for (size_t i = 0; i < d->nmodules; i++)
         free(d->modules[i].path);
     for (size_t i = 0; i < d->nfunctions; i++) {
@@ -935,7 +937,25 @@ void instr_dump_chunk_done(const struct instr_dump *d, const struct instr_chunk_
     size_t len = d->hdr.chunk_size;
     if (len > (size_t)(d->map + d->size - start))
         len = (size_t)(d->map + d->size - start);
-    release(d, start, len);
+    struct instr_dump_done *b = d->done;
+    if (!b) {
+        release(d, start, len);
+    } else {
+        /* The span may hold chunks no reader is done with (another
+         * thread's, interleaved in the file): released, they are read again
+         * from the file when touched, unchanged (the mapping is never
+         * written). */
+        uintptr_t lo = (uintptr_t)start, hi = lo + len;
+        if (!b->bytes || lo < b->lo)
+            b->lo = lo;
+        if (!b->bytes || hi > b->hi)
+            b->hi = hi;
+        b->bytes += len;
+        if (b->bytes >= INSTR_DUMP_RELEASE_BYTES) {
+            release(d, (const uint8_t *)b->lo, b->hi - b->lo);
+            b->bytes = 0;
+        }
+    }
     if (d->progress)
         d->progress(d->progress_ctx, c->len + INSTR_CHUNK_HEADER_SIZE);
 }

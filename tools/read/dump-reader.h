@@ -125,6 +125,7 @@ struct instr_map {
 struct instr_dump {
     const char *path;
     const uint8_t *map; /* whole file, read-only */
+    struct instr_dump_done *done; /* chunks done, not yet released (instr_dump_chunk_done); NULL: one by one */
     size_t size;        /* file bytes */
     struct instr_dump_header hdr; /* copy; strings NUL-terminated by the reader */
     double tick_hz;     /* ticks per second, 0 if no calibration pair is usable */
@@ -188,7 +189,15 @@ void instr_dump_free_process(struct instr_dump *d);
 
 /* A reader is done with chunk c for now: its pages leave memory (they are
  * read again from the file if needed), so memory stays bounded whatever the
- * dump size, and the progress callback hears of it. */
+ * dump size, and the progress callback hears of it.  They leave in batches
+ * (INSTR_DUMP_RELEASE_BYTES of chunks at a time): each release is a TLB
+ * shootdown, and one per 32-KiB chunk made the kernel most of a report's
+ * time on a busy 2-CPU machine (docs/performance.md, "Reading a dump"). */
+#define INSTR_DUMP_RELEASE_BYTES (32u << 20)
+struct instr_dump_done {
+    uintptr_t lo, hi; /* the span of the chunks done since the last release */
+    size_t bytes;     /* their bytes */
+};
 void instr_dump_chunk_done(const struct instr_dump *d, const struct instr_chunk_ref *c);
 
 /* Adds a warning line (printf-style) to d.  Returns 0 or INSTR_ENOMEM. */
