@@ -45,6 +45,26 @@ run 0 "$R" "$work/n.instr" --units ticks --format json; cmp -s "$work/out" "$wor
 run 0 "$R" --units ticks "$work/n.instr" --view callers bar
 grep -q "Callers of bar" "$work/out" || bad "--view callers FUNC after the input"
 
+# Several views of one walk: the header once, then each view as it is
+# alone (the tables titled), in the order given; JSON: every table and
+# each tree view asked; a list in CSV, or of an unknown view, refused.
+run 0 "$R" --units ticks "$work/n.instr" --view threads,calltree,callers bar; cp "$work/out" "$work/list.txt"
+run 0 "$R" --units ticks "$work/n.instr" --view threads; cp "$work/out" "$work/one.txt"
+hdr=$(grep -n '^Totals:' "$work/one.txt" | head -1 | cut -d: -f1)
+{ head -n "$hdr" "$work/one.txt"; echo; echo Threads; tail -n +"$((hdr + 2))" "$work/one.txt"
+  for v in calltree "callers bar"; do
+      echo; "$R" --units ticks "$work/n.instr" --view $v | tail -n +"$((hdr + 2))"
+  done; } >"$work/want.txt"
+cmp -s "$work/list.txt" "$work/want.txt" || { bad "--view threads,calltree,callers: not the views one after another"
+                                             diff "$work/want.txt" "$work/list.txt" | head -20; }
+[ "$(grep -c '^Totals:' "$work/list.txt")" = 1 ] || bad "--view with a list: the header more than once"
+run 0 "$R" --units ticks --format json "$work/n.instr" --view calltree,callees bar
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if "calltree" in d and "callees" in d and "functions" in d else 1)' \
+    "$work/out" || bad "--format json --view calltree,callees: both members"
+run 1 "$R" --format csv --view functions,threads "$work/n.instr"; prefixed instr-report
+grep -q 'one view' "$work/err" || bad "--format csv with a list of views: not refused"
+run 1 "$R" --view functions,nothing "$work/n.instr"; prefixed instr-report
+
 # --help, -h: stdout, exit 0, nothing on stderr.
 for h in --help -h --he; do
     run 0 "$R" $h

@@ -360,7 +360,10 @@ static int sampled_inputs(const struct cli *c, struct instr_dump *dumps, size_t 
             if (!instr_dump_is_sampled(&dumps[k]))
                 return 0;
     int fmt = c->export ? 0 : !strcmp(c->format->name, "csv") ? 1 : !strcmp(c->format->name, "json") ? 2 : 0;
-    if (c->diff) {
+    if (c->o.nviews > 1 && !c->diff && !c->export) {
+        fprintf(stderr, PROG ": a list of views is for instrumented dumps; give a sampling dump one view\n");
+        *status = EXIT_USAGE;
+    } else if (c->diff) {
         *status = instr_sample_diff_cli(&dumps[0], &dumps[1], fmt, c->sort, c->o.threshold, c->outpath);
     } else {
         *status = instr_sample_cli(dumps, nd, instr_views[c->o.view].name, fmt, c->sort, c->o.limit, c->o.threshold, c->export ? c->format->name : NULL, c->outpath, c->o.func, c->o.depth);
@@ -388,6 +391,7 @@ static int counted_inputs(const struct cli *c, struct instr_dump *dumps, size_t 
     }
     int rc = c->export || c->diff || strcmp(c->format->name, "text")
                  ? (why = "a count-mode dump is reported as text (no --export, --diff, csv or json)", INSTR_EARG)
+             : c->o.nviews > 1 ? (why = "a count-mode dump is reported one view at a time", INSTR_EARG)
                  : instr_count_report(dumps, nd, instr_views[c->o.view].name, c->o.func, c->o.limit, out, &why);
     if (out != stdout && fclose(out))
         rc = INSTR_EIO;

@@ -65,6 +65,7 @@ static void usage(FILE *f)
             "  --view VIEW      ");
     help_views(f);
     fprintf(f,
+            "                   several, comma-separated, from one walk (text, json)\n"
             "  --depth N        calltree: show N levels (default all)\n"
             "  --threshold PCT  calltree: hide paths below PCT %% of Elapsed Inclusive\n"
             "  --sort COLUMN    %s\n"
@@ -253,26 +254,67 @@ static int parse_size(const char *v, size_t *out)
     return *end || errno ? -1 : 0;
 }
 
+/* --view NAME or --view NAME,NAME,...: several views of one walk of the
+ * dumps (text and JSON), each once, in the order given.  A view of one
+ * function (callers, callees) takes it from the next word, one for the
+ * list.  Returns 0, -1 after saying why, -2 for an unknown name. */
+static int set_views(struct cli *c, const char *v, int argc, char **argv)
+{
+    size_t n = 0;
+    unsigned flags = 0, dumps = ~0u;
+    for (const char *p = v; *p;) {
+        size_t len = strcspn(p, ",");
+        char name[32];
+        if (len >= sizeof name)
+            return -2;
+        memcpy(name, p, len);
+        name[len] = 0;
+        const struct instr_view_def *vd = instr_view_find(name);
+        if (!vd)
+            return -2;
+        enum instr_view k = (enum instr_view)(vd - instr_views);
+        int dup = 0;
+        for (size_t i = 0; i < n; i++)
+            dup |= c->views[i] == k;
+        if (!dup && n == MAX_VIEWS) {
+            fprintf(stderr, PROG ": --view: at most %d views in a list\n", MAX_VIEWS);
+            return -1;
+        }
+        if (!dup)
+            c->views[n++] = k;
+        flags |= vd->flags;
+        dumps &= vd->dumps;
+        p += len + (p[len] == ',');
+    }
+    if (!n)
+        return -2;
+    if (n > 1 && !(dumps & INSTR_VIEW_ON_INSTRUMENTED)) {
+        fprintf(stderr, PROG ": --view %s: a list takes views of instrumented dumps (functions, threads, modules, "
+                        "processes, calltree, callers, callees)\n", v);
+        return -1;
+    }
+    if (flags & INSTR_VIEW_FUNC) {
+        /* The function is the next word (--view callers FUNC). */
+        if (optind >= argc) {
+            fprintf(stderr, PROG ": --view %s needs a function name\n", v);
+            return -1;
+        }
+        c->o.func = argv[optind++];
+    }
+    c->o.view = c->views[0];
+    c->o.views = c->views;
+    c->o.nviews = n;
+    c->view_flags = flags;
+    return 0;
+}
+
 /* One option's value into c.  Returns 0, or -1 after saying why. */
 static int set_option(struct cli *c, int opt, const char *v, int argc, char **argv)
 {
     int k;
     switch (opt) {
-    case OPT_VIEW: {
-        const struct instr_view_def *vd = instr_view_find(v);
-        if (!vd)
-            break;
-        c->o.view = (enum instr_view)(vd - instr_views);
-        if (vd->flags & INSTR_VIEW_FUNC) {
-            /* The function is the next word (--view callers FUNC). */
-            if (optind >= argc) {
-                fprintf(stderr, PROG ": --view %s needs a function name\n", v);
-                return -1;
-            }
-            c->o.func = argv[optind++];
-        }
-        return 0;
-    }
+    case OPT_VIEW:
+        return set_views(c, v, argc, argv);
     case OPT_DEPTH:
         return parse_size(v, &c->o.depth) < 0 ? -2 : 0;
     case OPT_THRESHOLD:
@@ -406,6 +448,7 @@ static unsigned terminal_width(const struct cli *c)
 int report_parse_args(struct cli *c, int argc, char **argv)
 {
     c->o = (struct instr_report_opts){.units = INSTR_UNITS_MS, .view = INSTR_VIEW_FUNCTIONS};
+    c->view_flags = instr_views[INSTR_VIEW_FUNCTIONS].flags;
     build_long_table();
     for (size_t f = 0; f < instr_nformats && f < sizeof c->xo / sizeof c->xo[0]; f++) {
         const struct instr_export_options *eo = instr_formats[f].options;
@@ -474,9 +517,17 @@ int report_parse_args(struct cli *c, int argc, char **argv)
                 c->format->name);
         return -1;
     }
-    if (c->o.columns && (instr_views[c->o.view].flags & INSTR_VIEW_ROWS)) {
+    if (c->o.nviews > 1 && !c->diff && !c->export && strcmp(c->format->name, "text") &&
+        strcmp(c->format->name, "json")) {
+        fprintf(stderr, PROG ": --format %s writes one view; a list of views is for text or json\n",
+                c->format->name);
+        return -1;
+    }
+    for (size_t i = 0; c->o.columns && i < (c->o.nviews ? c->o.nviews : 1); i++) {
+        enum instr_view k = c->o.nviews ? c->views[i] : c->o.view;
         char why[600];
-        if (instr_columns_pick(c->o.columns, c->o.view, NULL, NULL, NULL, 0, why, sizeof why) < 0) {
+        if ((instr_views[k].flags & INSTR_VIEW_ROWS) &&
+            instr_columns_pick(c->o.columns, k, NULL, NULL, NULL, 0, why, sizeof why) < 0) {
             fprintf(stderr, PROG ": --columns: %s\n", why);
             return -1;
         }
@@ -494,7 +545,7 @@ int report_parse_args(struct cli *c, int argc, char **argv)
 
 void report_warn_unused(const struct cli *c)
 {
-    const unsigned vf = instr_views[c->o.view].flags;
+    const unsigned vf = c->view_flags;
     const int table = !c->diff && !c->export && (vf & INSTR_VIEW_ROWS);
     const int json = !c->export && !strcmp(c->format->name, "json");
     struct {

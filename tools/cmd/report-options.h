@@ -28,10 +28,13 @@ enum opt {
 #define GIVEN(o) (1u << ((o) - OPT_VIEW))
 
 #define MAX_XOPTS 64
+#define MAX_VIEWS 8 /* in one --view list */
 
 /* What the command line asks for. */
 struct cli {
     struct instr_report_opts o;
+    enum instr_view views[MAX_VIEWS];         /* --view A,B,...: o.views points here */
+    unsigned view_flags;                    /* the views' flags, together (views.h) */
     const struct instr_format *format; /* --format, or --export when export is set */
     int export;                        /* --export given */
     int diff;                          /* --diff A B */

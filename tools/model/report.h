@@ -144,6 +144,10 @@ extern const char instr_sort_columns[];
 struct instr_report_opts {
     enum instr_units units;
     enum instr_view view;
+    /* text, JSON: every view asked, in order (views[0] is view), for several
+     * views of one walk (--view functions,threads,calltree); NULL: view alone */
+    const enum instr_view *views;
+    size_t nviews;
     const char *func;    /* callers, callees: the function (demangled or mangled name) */
     size_t depth;        /* calltree: deepest level shown, 0 = all */
     double threshold;    /* calltree: hide paths below this Elapsed Inclusive %, 0 = none */

@@ -442,7 +442,13 @@ int instr_report_json(FILE *out, const struct instr_session *s, const struct ins
     instr_json_open(&j, NULL, '{', INSTR_JSON_LINES);
     session(&j, s);
     rows(&j, s);
-    int rc = instr_views[o->view].json ? instr_views[o->view].json(&j, s, o) : 0;
+    /* The tree views asked (every table is above), each its own member. */
+    struct instr_report_opts one = *o;
+    int rc = 0;
+    for (size_t i = 0; i < (o->views ? o->nviews : 1) && rc >= 0; i++) {
+        one.view = o->views ? o->views[i] : o->view;
+        rc = instr_views[one.view].json ? instr_views[one.view].json(&j, s, &one) : 0;
+    }
     instr_json_close(&j);
     fputc('\n', out);
     return rc;

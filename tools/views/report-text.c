@@ -1,5 +1,6 @@
 /* report-text.c - the human report: header lines and an aligned table. */
 #define _GNU_SOURCE /* asprintf */
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -597,19 +598,19 @@ static int header(FILE *out, const struct instr_session *s, enum instr_units u, 
     return rc;
 }
 
-int instr_report_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
+/* One view after the header; titled when it is one of several. */
+static int view_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o, enum instr_units u,
+                     int titled)
 {
-    enum instr_units u = s->have_rate ? o->units : INSTR_UNITS_TICKS;
     const struct instr_row *rows;
     size_t n;
     instr_view_rows(s, o->view, &rows, &n);
     if (o->limit && n > o->limit)
         n = o->limit;
-    int hrc = header(out, s, u, o);
-    if (hrc < 0)
-        return hrc;
     if (instr_views[o->view].text)
-        return instr_views[o->view].text(out, s, o, u);
+        return instr_views[o->view].text(out, s, o, u); /* it has a title of its own */
+    if (titled)
+        fprintf(out, "%c%s\n", toupper((unsigned char)instr_views[o->view].name[0]), instr_views[o->view].name + 1);
     struct table t = {.ncols = 0};
     const struct instr_column *cols[MAX_COLS];
     char err[600];
@@ -635,5 +636,22 @@ int instr_report_text(FILE *out, const struct instr_session *s, const struct ins
     for (size_t i = 0; i < n * (size_t)t.ncols; i++)
         free(t.cells[i]);
     free(t.cells);
+    return rc;
+}
+
+int instr_report_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
+{
+    enum instr_units u = s->have_rate ? o->units : INSTR_UNITS_TICKS;
+    int rc = header(out, s, u, o);
+    if (rc < 0 || !o->views || o->nviews < 2)
+        return rc < 0 ? rc : view_text(out, s, o, u, 0);
+    /* Several views of the one walk, in the order asked. */
+    struct instr_report_opts one = *o;
+    for (size_t i = 0; i < o->nviews && rc >= 0; i++) {
+        one.view = o->views[i];
+        if (i)
+            fputc('\n', out);
+        rc = view_text(out, s, &one, u, 1);
+    }
     return rc;
 }
