@@ -28,8 +28,8 @@ program; its runtime records per-thread event streams into a dump per
 process, and instr-report computes for every function, thread, module and
 process the four values of the Visual Studio instrumentation profiler:
 Elapsed and Application time, inclusive and exclusive.")
-set(INSTR_PACKAGE_MAINTAINER "instr developers <instr@localhost>" CACHE STRING
-    "Maintainer field of the Debian package")
+set(INSTR_PACKAGE_MAINTAINER "instr maintainers <maintainers@users.noreply.a-seed-b64f9e83.example>" CACHE STRING
+    "Maintainer field of the Debian package (the authors of the project's commits)")
 set(CPACK_PACKAGE_CONTACT "${INSTR_PACKAGE_MAINTAINER}")
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
@@ -67,5 +67,22 @@ if(INSTR_PLUGIN_GCC11)
   instr_debian_gcc_dependency(gcc-11 INSTR_DEB_SUGGESTS)
   set(CPACK_DEBIAN_PACKAGE_SUGGESTS "${INSTR_DEB_SUGGESTS}")
 endif()
+
+# What Debian wants of every package (lintian): the copyright file and a
+# changelog, gzip'd (-n: the same bytes for the same text), in
+# share/doc/instr; and no ldconfig in the maintainer scripts, which CPack
+# adds for any library under usr/lib, private directory (lib/instr) or not:
+# cmake/debian/postinst and postrm, which do nothing, stand in for its own.
+string(TIMESTAMP INSTR_CHANGELOG_DATE "%a, %d %b %Y %H:%M:%S +0000" UTC)
+configure_file(${CMAKE_SOURCE_DIR}/cmake/debian/changelog.in ${CMAKE_BINARY_DIR}/debian/changelog @ONLY)
+add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/debian/changelog.gz
+  COMMAND gzip -9n -c ${CMAKE_BINARY_DIR}/debian/changelog > ${CMAKE_BINARY_DIR}/debian/changelog.gz
+  DEPENDS ${CMAKE_BINARY_DIR}/debian/changelog VERBATIM)
+add_custom_target(instr-debian-changelog ALL DEPENDS ${CMAKE_BINARY_DIR}/debian/changelog.gz)
+install(FILES ${CMAKE_SOURCE_DIR}/cmake/debian/copyright ${CMAKE_BINARY_DIR}/debian/changelog.gz
+        DESTINATION share/doc/instr)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CMAKE_SOURCE_DIR}/cmake/debian/postinst
+                                       ${CMAKE_SOURCE_DIR}/cmake/debian/postrm)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 
 include(CPack)

@@ -8,8 +8,9 @@ PACKAGES="gcc-$GCC_MAJOR g++-$GCC_MAJOR gcc-$GCC_MAJOR-plugin-dev cmake make pyt
 PACKAGES="$PACKAGES valgrind"
 # tests/install: pkg-config (instr.pc), man-db (the man pages render
 # without warnings), bash-completion (the completion loads); cpack -G DEB
-# reads the dependencies of the ELF files with dpkg-shlibdeps and file.
-PACKAGES="$PACKAGES pkg-config man-db bash-completion dpkg-dev file"
+# reads the dependencies of the ELF files with dpkg-shlibdeps and file;
+# lintian checks the package (scripts/package-smoke.sh).
+PACKAGES="$PACKAGES pkg-config man-db bash-completion dpkg-dev file lintian"
 # zlib: --export pprof writes gzip; golang-go: `go tool pprof` reads it (tests/exchange).
 PACKAGES="$PACKAGES zlib1g-dev golang-go"
 # libdw: --view lines of sampling dumps reads DWARF line tables.

@@ -1,6 +1,7 @@
 #!/bin/sh
 # CI (scripts/ci-extra.sh): the Debian package, as a user gets it.
-# Builds build/instr_<version>_<arch>.deb with `cpack -G DEB`, installs it
+# Builds build/instr_<version>_<arch>.deb with `cpack -G DEB`, checks it
+# with lintian (no error), installs it
 # with apt (which checks its dependencies), then uses it from the installed
 # paths only: a program compiled with
 # gcc -fplugin=$(pkg-config --variable=plugin instr) and reported with
@@ -19,6 +20,9 @@ set -- build/instr_*.deb
 [ $# = 1 ] && [ -f "$1" ] || { echo "cpack made no single instr_*.deb: $*"; exit 1; }
 deb=$1
 dpkg-deb --field "$deb" Package Version Depends Suggests
+# Debian's own checks of a package: no error (a copyright file, a
+# changelog, a real maintainer address); the warnings are printed.
+lintian --fail-on error --allow-root "$deb" || { echo "lintian found errors in $deb"; exit 1; }
 
 $SUDO apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends "./$deb" >/dev/null
 # purge, not only remove: no trace of instr left in dpkg's database either.
