@@ -3,7 +3,9 @@
 
   check-perfetto.py decode --bin BIN --src SRC --work DIR [--exe EXE...]
       our own reading of the TracePacket stream (the wire format decoded
-      here from scratch, Perfetto's field numbers): every event on a
+      here from scratch, Perfetto's field numbers): the sequences' packet
+      defaults (track, clock) and incremental clocks (timestamps as deltas,
+      ClockSnapshot) applied as trace processor does, every event on a
       described track, every interned id defined on its sequence first,
       slices rebuilt from begin/end per thread: per function the calls and
       Elapsed Inclusive (outermost call of a recursion) equal the report's,
@@ -60,11 +62,15 @@ def decode(path):
         if seq is None:
             problems.append("packet without a sequence id")
         if flags & 1:
-            seqs[seq] = {"names": {}, "cats": {}, "locs": {}}
+            seqs[seq] = {"names": {}, "cats": {}, "locs": {}, "defaults": {}, "clocks": {}}
         st = seqs.get(seq)
         if st is None:
             problems.append(f"sequence {seq} used before its state was cleared")
-            st = seqs.setdefault(seq, {"names": {}, "cats": {}, "locs": {}})
+            st = seqs.setdefault(seq, {"names": {}, "cats": {}, "locs": {}, "defaults": {}, "clocks": {}})
+        if 59 in p:
+            d = msg(p[59][0])
+            ted = msg(d[11][0]) if 11 in d else {}
+            st["defaults"] = {"clock": one(d, 58), "track": one(ted, 11)}
         if 12 in p:
             idata = msg(p[12][0])
             for key, field in (("cats", 1), ("names", 2)):
@@ -74,6 +80,18 @@ def decode(path):
             for e in idata.get(4, []):
                 e = msg(e)
                 st["locs"][one(e, 1)] = (one(e, 2, b"").decode(), one(e, 4))
+        if 6 in p:
+            clocks = [msg(c) for c in msg(p[6][0]).get(1, [])]
+            boot = [one(c, 2) for c in clocks if one(c, 1) == 6]
+            for c in clocks:
+                cid = one(c, 1)
+                if cid >= 64:
+                    if not boot:
+                        problems.append(f"clock {cid} of sequence {seq} not related to BOOTTIME")
+                        continue
+                    # (the clock's value now, its offset to BOOTTIME, incremental)
+                    st["clocks"][cid] = [one(c, 2, 0), boot[0] - one(c, 2, 0), bool(one(c, 3, 0))]
+            continue  # trace processor reads nothing else of a ClockSnapshot packet
         if 60 in p:
             td = msg(p[60][0])
             uuid = one(td, 1)
@@ -92,7 +110,15 @@ def decode(path):
             tracks[uuid] = t
         if 11 in p:
             te = msg(p[11][0])
-            ev = {"ts": one(p, 8), "type": one(te, 9), "track": one(te, 11)}
+            ts, clock = one(p, 8), one(p, 58, st["defaults"].get("clock"))
+            if ts is not None and clock is not None and clock != 6:
+                c = st["clocks"].get(clock)
+                if c is None:
+                    problems.append(f"timestamp on clock {clock}, not in a snapshot of sequence {seq}")
+                else:
+                    c[0] = c[0] + ts if c[2] else ts
+                    ts = c[0] + c[1]
+            ev = {"ts": ts, "type": one(te, 9), "track": one(te, 11, st["defaults"].get("track"))}
             if 10 in te:
                 iid = one(te, 10)
                 if iid not in st["names"]:
