@@ -22,7 +22,7 @@
 Each on the golden exchange trace (exact ns) and on the real instrumented
 programs given with --exe.  Exit 77 = skipped (no trace processor), with why.
 """
-import argparse, csv, glob, io, json, os, shutil, subprocess, sys
+import argparse, csv, glob, io, json, os, shutil, subprocess, sys, zlib
 
 SKIP = 77
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -47,16 +47,32 @@ def s64(v):
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
-def decode(path):
-    """The trace as Perfetto reads it: tracks, slices per thread track,
-    instants, counters; the problems found on the way."""
-    data = open(path, "rb").read()
-    tracks, seqs, events, problems = {}, {}, [], []
+def packets(data, problems, stats):
+    """The Trace's packets in order, those of a compressed_packets (a
+    zlib-compressed Trace) in its place, as trace processor reads them."""
     for f, wt, pkt in fields(data):
         if f != 1 or wt != 2:
             problems.append(f"Trace field {f}")
             continue
         p = msg(pkt)
+        if 50 in p:
+            if len(p) > 1:
+                problems.append(f"fields {sorted(p)} beside compressed_packets (trace processor ignores them)")
+            inner = zlib.decompress(p[50][0])
+            stats["batches"] += 1
+            stats["largest batch"] = max(stats["largest batch"], len(inner))
+            yield from packets(inner, problems, stats)
+        else:
+            yield p
+
+
+def decode(path):
+    """The trace as Perfetto reads it: tracks, slices per thread track,
+    instants, counters; the problems found on the way."""
+    data = open(path, "rb").read()
+    tracks, seqs, events, problems = {}, {}, [], []
+    stats = {"batches": 0, "largest batch": 0}
+    for p in packets(data, problems, stats):
         seq = one(p, 10)
         flags = one(p, 13, 0)
         if seq is None:
@@ -168,7 +184,7 @@ def decode(path):
         if stack:
             problems.append(f"{len(stack)} slices never ended on {key}")
     return {"tracks": tracks, "slices": slices, "instants": instants, "counters": counters,
-            "problems": problems, "bytes": len(data)}
+            "problems": problems, "bytes": len(data), **stats}
 
 
 def chrome_slices(path):

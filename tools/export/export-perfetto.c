@@ -6,7 +6,8 @@
  * Perfetto's own producers are: names and source locations interned, each
  * thread on a packet sequence of its own whose defaults give its events
  * their track and clock, timestamps as deltas on that clock (a call is two
- * packets of about 18 and 10 bytes).
+ * packets of about 18 and 10 bytes), and the packets zlib-compressed in
+ * batches (about 1 byte a call on instrumented C programs).
  *
  * What is written (field numbers are Perfetto's, trace/trace_packet.proto,
  * trace/trace_packet_defaults.proto, trace/clock_snapshot.proto and
@@ -41,6 +42,12 @@
  * apply: a slice is written as it begins, before its length is known, and
  * the Perfetto UI opens traces far past what Chrome JSON can hold.
  *
+ * Compressed (the default; --uncompressed writes the packets as they are):
+ * the packets are gathered in a batch of about 1 MB, written as one packet
+ * {compressed_packets = zlib's deflate of the batch, a serialized Trace},
+ * as Perfetto's service writes traces it compresses; trace processor and
+ * the UI read the batch's packets in its place.  Memory: one batch.
+ *
  * Only the protobuf wire format this needs is written here: varints and
  * length-delimited fields (a message is built in a buffer, its length put
  * before it).
@@ -50,15 +57,49 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
+#include "export-options.h"
+#include "formats.h"
 #include "protobuf.h"
 #include "report.h"
 #include "writers.h"
+
+/* ---- its options ---- */
+
+struct perfetto_opts {
+    int uncompressed; /* --uncompressed: the packets as they are, no compressed_packets */
+};
+
+static const struct perfetto_opts defaults = {0};
+
+static int parse_uncompressed(void *opts, const char *v)
+{
+    (void)v;
+    ((struct perfetto_opts *)opts)->uncompressed = 1;
+    return 0;
+}
+
+static const struct instr_option uncompressed_opt = {
+    "uncompressed", NULL,
+    "write the packets as they are, not in zlib-compressed\nbatches (for readers without compressed_packets)",
+    parse_uncompressed, 0};
+
+const struct instr_export_options instr_perfetto_options = {
+    (const struct instr_option *const[]){&uncompressed_opt, NULL}, sizeof(struct perfetto_opts), &defaults, NULL};
+
+/* ---- the export ---- */
+
+/* Packets are compressed in batches of about this many bytes: deflate's
+ * 32-KiB window sees most of what repeats long before a batch ends, and
+ * the reader holds one batch at a time. */
+#define BATCH_BYTES (1u << 20)
 
 /* Field numbers. */
 enum {
     TRACE_PACKET = 1,
     PKT_CLOCK_SNAPSHOT = 6, PKT_TIMESTAMP = 8, PKT_SEQUENCE_ID = 10, PKT_TRACK_EVENT = 11, PKT_INTERNED = 12,
-    PKT_FLAGS = 13, PKT_TIMESTAMP_CLOCK_ID = 58, PKT_DEFAULTS = 59, PKT_TRACK_DESCRIPTOR = 60,
+    PKT_FLAGS = 13, PKT_COMPRESSED = 50, PKT_TIMESTAMP_CLOCK_ID = 58, PKT_DEFAULTS = 59, PKT_TRACK_DESCRIPTOR = 60,
     SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2,
     DEF_TIMESTAMP_CLOCK_ID = 58, DEF_TRACK_EVENT = 11, TED_TRACK_UUID = 11, /* TracePacketDefaults */
     CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2, CLK_INCREMENTAL = 3,       /* ClockSnapshot */
@@ -110,6 +151,10 @@ struct pexp {
     uint32_t seq;            /* the current packet sequence: the dump's process, then each thread's */
     uint32_t next_seq;
     int first_packet;        /* the sequence's first packet: clears its state */
+    int compress;            /* packets go into batch, written zlib-compressed when it is full */
+    struct instr_pb batch;   /* the packets of the batch, framed as in a Trace */
+    uint8_t *zbuf;           /* the batch compressed */
+    size_t zcap;
     uint64_t last_ns;        /* the thread's sequence clock: the last timestamp written on it */
     int rc;
 };
@@ -142,6 +187,54 @@ static void packet_begin(struct pexp *c)
     }
 }
 
+/* The varint v into b: its length. */
+static size_t varint(uint8_t *b, uint64_t v)
+{
+    size_t n = 0;
+    do {
+        b[n++] = (uint8_t)(v >= 0x80 ? (v & 0x7f) | 0x80 : v);
+        v >>= 7;
+    } while (v);
+    return n;
+}
+
+/* The batch, if any, as one packet {compressed_packets = zlib of the
+ * batch's packets, a serialized Trace}: trace processor and the UI read
+ * its packets in its place. */
+static void flush_batch(struct pexp *c)
+{
+    if (!c->batch.len || c->rc)
+        return;
+    if (c->batch.oom) {
+        c->rc = INSTR_ENOMEM;
+        return;
+    }
+    uLong bound = compressBound((uLong)c->batch.len);
+    if (bound > c->zcap) {
+        uint8_t *z = realloc(c->zbuf, bound);
+        if (!z) {
+            c->rc = INSTR_ENOMEM;
+            return;
+        }
+        c->zbuf = z;
+        c->zcap = bound;
+    }
+    uLongf zlen = (uLongf)c->zcap;
+    if (compress2(c->zbuf, &zlen, c->batch.b, (uLong)c->batch.len, Z_DEFAULT_COMPRESSION) != Z_OK) {
+        c->rc = INSTR_ENOMEM;
+        return;
+    }
+    uint8_t head[2 * 10 + 3], field[12];
+    size_t nf = varint(field, PKT_COMPRESSED << 3 | 2);
+    nf += varint(field + nf, zlen);
+    size_t n = varint(head, TRACE_PACKET << 3 | 2);
+    n += varint(head + n, nf + zlen);
+    if (fwrite(head, 1, n, c->out) != n || fwrite(field, 1, nf, c->out) != nf ||
+        fwrite(c->zbuf, 1, zlen, c->out) != zlen)
+        c->rc = INSTR_EIO;
+    c->batch.len = 0;
+}
+
 static void packet_end(struct pexp *c)
 {
     if (c->pkt.oom) {
@@ -149,15 +242,16 @@ static void packet_end(struct pexp *c)
         return;
     }
     uint8_t head[12];
-    size_t n = 0;
-    uint64_t len = c->pkt.len;
-    head[n++] = TRACE_PACKET << 3 | 2;
-    do {
-        head[n++] = (uint8_t)(len >= 0x80 ? (len & 0x7f) | 0x80 : len);
-        len >>= 7;
-    } while (len);
-    if (fwrite(head, 1, n, c->out) != n || fwrite(c->pkt.b, 1, c->pkt.len, c->out) != c->pkt.len)
+    size_t n = varint(head, TRACE_PACKET << 3 | 2);
+    n += varint(head + n, c->pkt.len);
+    if (c->compress) {
+        instr_pb_raw(&c->batch, head, n);
+        instr_pb_raw(&c->batch, c->pkt.b, c->pkt.len);
+        if (c->batch.len >= BATCH_BYTES)
+            flush_batch(c);
+    } else if (fwrite(head, 1, n, c->out) != n || fwrite(c->pkt.b, 1, c->pkt.len, c->out) != c->pkt.len) {
         c->rc = INSTR_EIO;
+    }
 }
 
 /* ns since the session's start of a tick of the current dump. */
@@ -538,9 +632,12 @@ static int dump_begin(void *ctx, size_t dump, const struct instr_profile *p)
     return c->rc;
 }
 
-static void start(struct pexp *c, FILE *out, const struct instr_dump *dumps, size_t n)
+static void start(struct pexp *c, FILE *out, const struct instr_dump *dumps, size_t n,
+                  const struct instr_report_opts *o)
 {
-    *c = (struct pexp){.out = out, .dumps = dumps, .t0_ns = UINT64_MAX, .next_uuid = 1, .next_seq = 1};
+    const struct perfetto_opts *po = o && o->export_opts ? o->export_opts : &defaults;
+    *c = (struct pexp){.out = out, .dumps = dumps, .t0_ns = UINT64_MAX, .next_uuid = 1, .next_seq = 1,
+                       .compress = !po->uncompressed};
     for (size_t k = 0; k < n; k++)
         if (dumps[k].hdr.start_mono_ns < c->t0_ns)
             c->t0_ns = dumps[k].hdr.start_mono_ns;
@@ -549,10 +646,14 @@ static void start(struct pexp *c, FILE *out, const struct instr_dump *dumps, siz
 static int finish(struct pexp *c, int rc)
 {
     if (!rc)
+        flush_batch(c);
+    if (!rc)
         rc = c->rc;
     if (!rc && fflush(c->out))
         rc = INSTR_EIO;
     instr_pb_free(&c->pkt);
+    instr_pb_free(&c->batch);
+    free(c->zbuf);
     free(c->interned);
     free(c->labels);
     free(c->label_flags);
@@ -565,13 +666,12 @@ int instr_export_perfetto_walk(FILE *out, struct instr_session *s, const struct 
                                const struct instr_exclusions *x, const struct instr_report_opts *o, int *wrc,
                                char *err, size_t errlen)
 {
-    (void)o;
     if (!instr_dumps_have_rate(dumps, n)) {
         *wrc = INSTR_EARG; /* timestamps need a tick rate */
         return instr_session_build_excluding(s, dumps, n, x, err, errlen);
     }
     struct pexp c;
-    start(&c, out, dumps, n);
+    start(&c, out, dumps, n, o);
     struct instr_session_observer obs = {&c, dump_begin, {&c, on_open, on_close, on_mark, on_counter}};
     int rc = instr_session_build_observed(s, dumps, n, x, &obs, err, errlen);
     *wrc = finish(&c, 0);
@@ -581,11 +681,10 @@ int instr_export_perfetto_walk(FILE *out, struct instr_session *s, const struct 
 /* The same from a session already built: its dumps walked again. */
 int instr_export_perfetto(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
 {
-    (void)o;
     if (!s->have_rate)
         return INSTR_EARG;
     struct pexp c;
-    start(&c, out, s->dumps, s->ndumps);
+    start(&c, out, s->dumps, s->ndumps, o);
     struct instr_timeline tl = {&c, on_open, on_close, on_mark, on_counter};
     int rc = 0;
     for (size_t i = 0; i < s->ndumps && rc == 0; i++) {
