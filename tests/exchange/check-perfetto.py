@@ -3,7 +3,8 @@
 
   check-perfetto.py decode --bin BIN --src SRC --work DIR [--exe EXE...]
       our own reading of the TracePacket stream (the wire format decoded
-      here from scratch, Perfetto's field numbers): the sequences' packet
+      here from scratch, Perfetto's field numbers, compressed_packets
+      expanded with zlib in their place): the sequences' packet
       defaults (track, clock) and incremental clocks (timestamps as deltas,
       ClockSnapshot) applied as trace processor does, every event on a
       described track, every interned id defined on its sequence first,
@@ -11,7 +12,10 @@
       Elapsed Inclusive (outermost call of a recursion) equal the report's,
       per thread the calls equal the report's, the slices (thread, name,
       start, duration) are the chrome export's, to the ns, and the frames
-      open when their thread ended are the slices marked incomplete.
+      open when their thread ended are the slices marked incomplete;
+      --uncompressed writes the same trace without compressed_packets, the
+      default's batches are at most about 1 MB, and a real program's export
+      is no bigger than its dump.
   check-perfetto.py trace-processor ...
       the real consumer: Perfetto's trace processor (trace_processor_shell
       on PATH or in $TRACE_PROCESSOR, or the Python package `perfetto`)
@@ -251,6 +255,26 @@ def check_decode(args):
         if len(tr["slices"]) > 1000:
             check(tr["bytes"] < 0.5 * os.path.getsize(chrome), f"{name}: {tr['bytes']} bytes "
                   f"({tr['bytes'] / len(tr['slices']):.1f} a call), under half the chrome JSON's {os.path.getsize(chrome)}")
+        # --uncompressed: the same packets, none in compressed_packets; the
+        # default compresses them in batches of about 1 MB (a reader holds
+        # one at a time).
+        unc = os.path.join(args.work, name + ".uncompressed.perfetto-trace")
+        run([os.path.join(args.bin, "instr-report"), "--export", "perfetto", "--uncompressed", "-o", unc, *dumps],
+            ok=(0, 3))
+        plain = decode(unc)
+        check(plain["batches"] == 0 and not plain["problems"] and
+              all(plain[k] == tr[k] for k in ("tracks", "slices", "instants", "counters")),
+              f"{name}: --uncompressed writes the same trace, no compressed_packets ({plain['bytes']} bytes)")
+        check(1 <= tr["batches"] and tr["largest batch"] < 2 << 20 and
+              (tr["batches"] > 1 or plain["bytes"] < 2 << 20),
+              f"{name}: compressed in batches of at most about 1 MB ({tr['batches']}, the largest "
+              f"{tr['largest batch']} bytes, of {plain['bytes']})")
+        if name not in ("exchange", "cpu"):
+            # A real program's dump: the export is no bigger (issue 23: it
+            # was 3.9 times as big).
+            size = sum(os.path.getsize(d) for d in dumps)
+            check(tr["bytes"] <= size, f"{name}: the export, {tr['bytes']} bytes "
+                  f"({tr['bytes'] / max(1, len(tr['slices'])):.2f} a call), is no bigger than the dump ({size})")
         if name == "exchange":
             check(sorted((t["tid"], t["tname"]) for t in threads) == [(100, "main"), (101, "worker")],
                   "exchange: thread tracks main 100 and worker 101")
