@@ -13,7 +13,7 @@
       per thread the calls equal the report's, the slices (thread, name,
       start, duration) are the chrome export's, to the ns, and the frames
       open when their thread ended are the slices marked incomplete;
-      --uncompressed writes the same trace without compressed_packets, the
+      --no-compress writes the same trace without compressed_packets, the
       default's batches are at most about 1 MB, and a real program's export
       is no bigger than its dump.
   check-perfetto.py trace-processor ...
@@ -255,16 +255,16 @@ def check_decode(args):
         if len(tr["slices"]) > 1000:
             check(tr["bytes"] < 0.5 * os.path.getsize(chrome), f"{name}: {tr['bytes']} bytes "
                   f"({tr['bytes'] / len(tr['slices']):.1f} a call), under half the chrome JSON's {os.path.getsize(chrome)}")
-        # --uncompressed: the same packets, none in compressed_packets; the
+        # --no-compress: the same packets, none in compressed_packets; the
         # default compresses them in batches of about 1 MB (a reader holds
         # one at a time).
         unc = os.path.join(args.work, name + ".uncompressed.perfetto-trace")
-        run([os.path.join(args.bin, "instr-report"), "--export", "perfetto", "--uncompressed", "-o", unc, *dumps],
+        run([os.path.join(args.bin, "instr-report"), "--export", "perfetto", "--no-compress", "-o", unc, *dumps],
             ok=(0, 3))
         plain = decode(unc)
         check(plain["batches"] == 0 and not plain["problems"] and
               all(plain[k] == tr[k] for k in ("tracks", "slices", "instants", "counters")),
-              f"{name}: --uncompressed writes the same trace, no compressed_packets ({plain['bytes']} bytes)")
+              f"{name}: --no-compress writes the same trace, no compressed_packets ({plain['bytes']} bytes)")
         check(1 <= tr["batches"] and tr["largest batch"] < 2 << 20 and
               (tr["batches"] > 1 or plain["bytes"] < 2 << 20),
               f"{name}: compressed in batches of at most about 1 MB ({tr['batches']}, the largest "

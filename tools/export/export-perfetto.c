@@ -42,7 +42,7 @@
  * apply: a slice is written as it begins, before its length is known, and
  * the Perfetto UI opens traces far past what Chrome JSON can hold.
  *
- * Compressed (the default; --uncompressed writes the packets as they are):
+ * Compressed (the default; --no-compress writes the packets as they are):
  * the packets are gathered in a batch of about 1 MB, written as one packet
  * {compressed_packets = zlib's deflate of the batch, a serialized Trace},
  * as Perfetto's service writes traces it compresses; trace processor and
@@ -68,25 +68,25 @@
 /* ---- its options ---- */
 
 struct perfetto_opts {
-    int uncompressed; /* --uncompressed: the packets as they are, no compressed_packets */
+    int no_compress; /* --no-compress: the packets as they are, no compressed_packets */
 };
 
 static const struct perfetto_opts defaults = {0};
 
-static int parse_uncompressed(void *opts, const char *v)
+static int parse_no_compress(void *opts, const char *v)
 {
     (void)v;
-    ((struct perfetto_opts *)opts)->uncompressed = 1;
+    ((struct perfetto_opts *)opts)->no_compress = 1;
     return 0;
 }
 
-static const struct instr_option uncompressed_opt = {
-    "uncompressed", NULL,
+static const struct instr_option no_compress_opt = {
+    "no-compress", NULL,
     "write the packets as they are, not in zlib-compressed\nbatches (for readers without compressed_packets)",
-    parse_uncompressed, 0};
+    parse_no_compress, 0};
 
 const struct instr_export_options instr_perfetto_options = {
-    (const struct instr_option *const[]){&uncompressed_opt, NULL}, sizeof(struct perfetto_opts), &defaults, NULL};
+    (const struct instr_option *const[]){&no_compress_opt, NULL}, sizeof(struct perfetto_opts), &defaults, NULL};
 
 /* ---- the export ---- */
 
@@ -637,7 +637,7 @@ static void start(struct pexp *c, FILE *out, const struct instr_dump *dumps, siz
 {
     const struct perfetto_opts *po = o && o->export_opts ? o->export_opts : &defaults;
     *c = (struct pexp){.out = out, .dumps = dumps, .t0_ns = UINT64_MAX, .next_uuid = 1, .next_seq = 1,
-                       .compress = !po->uncompressed};
+                       .compress = !po->no_compress};
     for (size_t k = 0; k < n; k++)
         if (dumps[k].hdr.start_mono_ns < c->t0_ns)
             c->t0_ns = dumps[k].hdr.start_mono_ns;
