@@ -7,7 +7,9 @@
  * thread on a packet sequence of its own whose defaults give its events
  * their track and clock, timestamps as deltas on that clock (a call is two
  * packets of about 18 and 10 bytes), and the packets zlib-compressed in
- * batches (about 1 byte a call on instrumented C programs).
+ * batches: 0.37 bytes a call on a 1.32 GB Lua dump (0.03 times the dump;
+ * 44 bytes a call before the sequences, incremental clock and batches),
+ * 1.1 on examples/primes (0.08 times).
  *
  * What is written (field numbers are Perfetto's, trace/trace_packet.proto,
  * trace/trace_packet_defaults.proto, trace/clock_snapshot.proto and
