@@ -4,7 +4,7 @@
 # Dependencies:
 #  - the shared libraries the installed ELF files link, read from them by
 #    dpkg-shlibdeps (CPACK_DEBIAN_PACKAGE_SHLIBDEPS): libc6, libstdc++6 and
-#    libgcc-s1 (the plugins are C++), zlib1g (the pprof export) and libdw1
+#    libgcc-s1 (the plugins are C++), zlib1g (the pprof and perfetto exports) and libdw1
 #    (the line tables of --view lines) for the tools, libunwind8 for
 #    instr-sample's unwinder (when the build found it).  The tools link
 #    libiberty statically (Debian ships only libiberty.a).

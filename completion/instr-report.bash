@@ -8,7 +8,7 @@
 _instr_report_options="--view --depth --threshold --sort --units --format --limit
     --flagged --not-application --os-events --export --weight --folded-root --time-range --min-duration
     --split-size --diff --raw --compensate --suggest-exclude --self -F --columns -v --verbose -o --output -h --help
-    --version"
+    --no-compress --version"
 _instr_report_valued=" --view --depth --threshold --sort --units --format --limit
     --not-application --os-events --export --weight --folded-root --time-range --min-duration --split-size --suggest-exclude --self -F --columns -o --output "
 

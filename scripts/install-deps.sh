@@ -11,7 +11,7 @@ PACKAGES="$PACKAGES valgrind"
 # reads the dependencies of the ELF files with dpkg-shlibdeps and file;
 # lintian checks the package (scripts/package-smoke.sh).
 PACKAGES="$PACKAGES pkg-config man-db bash-completion dpkg-dev file lintian"
-# zlib: --export pprof writes gzip; golang-go: `go tool pprof` reads it (tests/exchange).
+# zlib: --export pprof writes gzip, --export perfetto zlib-compressed packets; golang-go: `go tool pprof` reads it (tests/exchange).
 PACKAGES="$PACKAGES zlib1g-dev golang-go"
 # libdw: --view lines of sampling dumps reads DWARF line tables.
 PACKAGES="$PACKAGES libdw-dev"

@@ -3,13 +3,19 @@
 
   check-perfetto.py decode --bin BIN --src SRC --work DIR [--exe EXE...]
       our own reading of the TracePacket stream (the wire format decoded
-      here from scratch, Perfetto's field numbers): every event on a
+      here from scratch, Perfetto's field numbers, compressed_packets
+      expanded with zlib in their place): the sequences' packet
+      defaults (track, clock) and incremental clocks (timestamps as deltas,
+      ClockSnapshot) applied as trace processor does, every event on a
       described track, every interned id defined on its sequence first,
       slices rebuilt from begin/end per thread: per function the calls and
       Elapsed Inclusive (outermost call of a recursion) equal the report's,
       per thread the calls equal the report's, the slices (thread, name,
       start, duration) are the chrome export's, to the ns, and the frames
-      open when their thread ended are the slices marked incomplete.
+      open when their thread ended are the slices marked incomplete;
+      --no-compress writes the same trace without compressed_packets, the
+      default's batches are at most about 1 MB, and a real program's export
+      is no bigger than its dump.
   check-perfetto.py trace-processor ...
       the real consumer: Perfetto's trace processor (trace_processor_shell
       on PATH or in $TRACE_PROCESSOR, or the Python package `perfetto`)
@@ -20,7 +26,7 @@
 Each on the golden exchange trace (exact ns) and on the real instrumented
 programs given with --exe.  Exit 77 = skipped (no trace processor), with why.
 """
-import argparse, csv, glob, io, json, os, shutil, subprocess, sys
+import argparse, csv, glob, io, json, os, shutil, subprocess, sys, zlib
 
 SKIP = 77
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -45,26 +51,46 @@ def s64(v):
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
-def decode(path):
-    """The trace as Perfetto reads it: tracks, slices per thread track,
-    instants, counters; the problems found on the way."""
-    data = open(path, "rb").read()
-    tracks, seqs, events, problems = {}, {}, [], []
+def packets(data, problems, stats):
+    """The Trace's packets in order, those of a compressed_packets (a
+    zlib-compressed Trace) in its place, as trace processor reads them."""
     for f, wt, pkt in fields(data):
         if f != 1 or wt != 2:
             problems.append(f"Trace field {f}")
             continue
         p = msg(pkt)
+        if 50 in p:
+            if len(p) > 1:
+                problems.append(f"fields {sorted(p)} beside compressed_packets (trace processor ignores them)")
+            inner = zlib.decompress(p[50][0])
+            stats["batches"] += 1
+            stats["largest batch"] = max(stats["largest batch"], len(inner))
+            yield from packets(inner, problems, stats)
+        else:
+            yield p
+
+
+def decode(path):
+    """The trace as Perfetto reads it: tracks, slices per thread track,
+    instants, counters; the problems found on the way."""
+    data = open(path, "rb").read()
+    tracks, seqs, events, problems = {}, {}, [], []
+    stats = {"batches": 0, "largest batch": 0}
+    for p in packets(data, problems, stats):
         seq = one(p, 10)
         flags = one(p, 13, 0)
         if seq is None:
             problems.append("packet without a sequence id")
         if flags & 1:
-            seqs[seq] = {"names": {}, "cats": {}, "locs": {}}
+            seqs[seq] = {"names": {}, "cats": {}, "locs": {}, "defaults": {}, "clocks": {}}
         st = seqs.get(seq)
         if st is None:
             problems.append(f"sequence {seq} used before its state was cleared")
-            st = seqs.setdefault(seq, {"names": {}, "cats": {}, "locs": {}})
+            st = seqs.setdefault(seq, {"names": {}, "cats": {}, "locs": {}, "defaults": {}, "clocks": {}})
+        if 59 in p:
+            d = msg(p[59][0])
+            ted = msg(d[11][0]) if 11 in d else {}
+            st["defaults"] = {"clock": one(d, 58), "track": one(ted, 11)}
         if 12 in p:
             idata = msg(p[12][0])
             for key, field in (("cats", 1), ("names", 2)):
@@ -74,6 +100,18 @@ def decode(path):
             for e in idata.get(4, []):
                 e = msg(e)
                 st["locs"][one(e, 1)] = (one(e, 2, b"").decode(), one(e, 4))
+        if 6 in p:
+            clocks = [msg(c) for c in msg(p[6][0]).get(1, [])]
+            boot = [one(c, 2) for c in clocks if one(c, 1) == 6]
+            for c in clocks:
+                cid = one(c, 1)
+                if cid >= 64:
+                    if not boot:
+                        problems.append(f"clock {cid} of sequence {seq} not related to BOOTTIME")
+                        continue
+                    # (the clock's value now, its offset to BOOTTIME, incremental)
+                    st["clocks"][cid] = [one(c, 2, 0), boot[0] - one(c, 2, 0), bool(one(c, 3, 0))]
+            continue  # trace processor reads nothing else of a ClockSnapshot packet
         if 60 in p:
             td = msg(p[60][0])
             uuid = one(td, 1)
@@ -92,7 +130,15 @@ def decode(path):
             tracks[uuid] = t
         if 11 in p:
             te = msg(p[11][0])
-            ev = {"ts": one(p, 8), "type": one(te, 9), "track": one(te, 11)}
+            ts, clock = one(p, 8), one(p, 58, st["defaults"].get("clock"))
+            if ts is not None and clock is not None and clock != 6:
+                c = st["clocks"].get(clock)
+                if c is None:
+                    problems.append(f"timestamp on clock {clock}, not in a snapshot of sequence {seq}")
+                else:
+                    c[0] = c[0] + ts if c[2] else ts
+                    ts = c[0] + c[1]
+            ev = {"ts": ts, "type": one(te, 9), "track": one(te, 11, st["defaults"].get("track"))}
             if 10 in te:
                 iid = one(te, 10)
                 if iid not in st["names"]:
@@ -142,7 +188,7 @@ def decode(path):
         if stack:
             problems.append(f"{len(stack)} slices never ended on {key}")
     return {"tracks": tracks, "slices": slices, "instants": instants, "counters": counters,
-            "problems": problems, "bytes": len(data)}
+            "problems": problems, "bytes": len(data), **stats}
 
 
 def chrome_slices(path):
@@ -209,6 +255,26 @@ def check_decode(args):
         if len(tr["slices"]) > 1000:
             check(tr["bytes"] < 0.5 * os.path.getsize(chrome), f"{name}: {tr['bytes']} bytes "
                   f"({tr['bytes'] / len(tr['slices']):.1f} a call), under half the chrome JSON's {os.path.getsize(chrome)}")
+        # --no-compress: the same packets, none in compressed_packets; the
+        # default compresses them in batches of about 1 MB (a reader holds
+        # one at a time).
+        unc = os.path.join(args.work, name + ".uncompressed.perfetto-trace")
+        run([os.path.join(args.bin, "instr-report"), "--export", "perfetto", "--no-compress", "-o", unc, *dumps],
+            ok=(0, 3))
+        plain = decode(unc)
+        check(plain["batches"] == 0 and not plain["problems"] and
+              all(plain[k] == tr[k] for k in ("tracks", "slices", "instants", "counters")),
+              f"{name}: --no-compress writes the same trace, no compressed_packets ({plain['bytes']} bytes)")
+        check(1 <= tr["batches"] and tr["largest batch"] < 2 << 20 and
+              (tr["batches"] > 1 or plain["bytes"] < 2 << 20),
+              f"{name}: compressed in batches of at most about 1 MB ({tr['batches']}, the largest "
+              f"{tr['largest batch']} bytes, of {plain['bytes']})")
+        if name not in ("exchange", "cpu"):
+            # A real program's dump: the export is no bigger (issue 23: it
+            # was 3.9 times as big).
+            size = sum(os.path.getsize(d) for d in dumps)
+            check(tr["bytes"] <= size, f"{name}: the export, {tr['bytes']} bytes "
+                  f"({tr['bytes'] / max(1, len(tr['slices'])):.2f} a call), is no bigger than the dump ({size})")
         if name == "exchange":
             check(sorted((t["tid"], t["tname"]) for t in threads) == [(100, "main"), (101, "worker")],
                   "exchange: thread tracks main 100 and worker 101")

@@ -2,33 +2,53 @@
  * a stream of TracePackets), for the Perfetto UI and trace processor, from
  * the call timeline (instr_profile_build_timeline).  Made for large runs:
  * written in the session's one walk of each dump, one pass, memory bounded
- * by the number of functions and threads (not of calls), and compact
- * (names and source locations interned: a call is two packets of about
- * 15 bytes each).
+ * by the number of functions and threads (not of calls), and compact as
+ * Perfetto's own producers are: names and source locations interned, each
+ * thread on a packet sequence of its own whose defaults give its events
+ * their track and clock, timestamps as deltas on that clock (a call is two
+ * packets of about 18 and 10 bytes), and the packets zlib-compressed in
+ * batches: 0.37 bytes a call on a 1.32 GB Lua dump (0.03 times the dump;
+ * 44 bytes a call before the sequences, incremental clock and batches),
+ * 1.1 on examples/primes (0.08 times).
  *
- * What is written (field numbers are Perfetto's, trace/trace_packet.proto
- * and track_event/ *.proto):
+ * What is written (field numbers are Perfetto's, trace/trace_packet.proto,
+ * trace/trace_packet_defaults.proto, trace/clock_snapshot.proto and
+ * track_event/ *.proto):
  *
  *   per process (dump): a TrackDescriptor {uuid, process {pid, cmdline...,
- *     process_name}}, on its own packet sequence (trusted_packet_sequence_id
- *     = dump + 1) whose interning state starts cleared;
- *   per thread, when first walked: a TrackDescriptor {uuid, parent_uuid =
- *     the process's, thread {pid, tid, thread_name}};
- *   per call: a TrackEvent TYPE_SLICE_BEGIN at its start {track_uuid,
- *     category_iids ("function", or "call" for a call-site frame),
- *     name_iid, source_location_iid (file and line when known)} and a
- *     TYPE_SLICE_END at its end (with a debug annotation incomplete = true
- *     for a frame still open when its thread ended); the names and source
- *     locations in the interned_data of the packet that first uses them;
+ *     process_name}}, on a packet sequence of its own;
+ *   per thread, as its walk begins: a new packet sequence
+ *     (trusted_packet_sequence_id, numbered from 1 in the order written)
+ *     whose first packet clears its state and holds
+ *     TracePacketDefaults {timestamp_clock_id 64, track_event_defaults
+ *     {track_uuid = the thread's}}, the interned categories, and a
+ *     ClockSnapshot {clock 64 = 0, is_incremental; BOOTTIME = 0}; then the
+ *     thread's TrackDescriptor {uuid, parent_uuid = the process's, thread
+ *     {pid, tid, thread_name}};
+ *   per call: a TrackEvent TYPE_SLICE_BEGIN at its start {category_iids
+ *     ("function", or "call" for a call-site frame), name_iid,
+ *     source_location_iid (file and line when known)} and a TYPE_SLICE_END
+ *     at its end (with a debug annotation incomplete = true for a frame
+ *     still open when its thread ended); the names and source locations in
+ *     the interned_data of the packet that first uses them on the sequence;
  *   instr_event marks: TYPE_INSTANT on the thread's track, name interned;
- *   instr_counter values: TYPE_COUNTER {counter_value} on a counter track
- *     per (thread, label) named by the label, child of the thread's track.
+ *   instr_counter values: TYPE_COUNTER {track_uuid, counter_value} on a
+ *     counter track per (thread, label) named by the label, child of the
+ *     thread's track, described when first set.
  *
  * Timestamps: ns since the session's start (its earliest process start),
- * the chrome export's times in ns, on the trace's default clock.  The
+ * the chrome export's times in ns, on the trace's default clock (BOOTTIME).
+ * An event's packet gives the ns since the previous event of its sequence
+ * (clock 64, incremental: trace processor adds them up).  The
  * --time-range / --min-duration / --split-size of the chrome export do not
  * apply: a slice is written as it begins, before its length is known, and
  * the Perfetto UI opens traces far past what Chrome JSON can hold.
+ *
+ * Compressed (the default; --no-compress writes the packets as they are):
+ * the packets are gathered in a batch of about 1 MB, written as one packet
+ * {compressed_packets = zlib's deflate of the batch, a serialized Trace},
+ * as Perfetto's service writes traces it compresses; trace processor and
+ * the UI read the batch's packets in its place.  Memory: one batch.
  *
  * Only the protobuf wire format this needs is written here: varints and
  * length-delimited fields (a message is built in a buffer, its length put
@@ -39,16 +59,53 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
+#include "export-options.h"
+#include "formats.h"
 #include "protobuf.h"
 #include "report.h"
 #include "writers.h"
 
+/* ---- its options ---- */
+
+struct perfetto_opts {
+    int no_compress; /* --no-compress: the packets as they are, no compressed_packets */
+};
+
+static const struct perfetto_opts defaults = {0};
+
+static int parse_no_compress(void *opts, const char *v)
+{
+    (void)v;
+    ((struct perfetto_opts *)opts)->no_compress = 1;
+    return 0;
+}
+
+static const struct instr_option no_compress_opt = {
+    "no-compress", NULL,
+    "write the packets as they are, not in zlib-compressed\nbatches (for readers without compressed_packets)",
+    parse_no_compress, 0};
+
+const struct instr_export_options instr_perfetto_options = {
+    (const struct instr_option *const[]){&no_compress_opt, NULL}, sizeof(struct perfetto_opts), &defaults, NULL};
+
+/* ---- the export ---- */
+
+/* Packets are compressed in batches of about this many bytes: deflate's
+ * 32-KiB window sees most of what repeats long before a batch ends, and
+ * the reader holds one batch at a time. */
+#define BATCH_BYTES (1u << 20)
+
 /* Field numbers. */
 enum {
     TRACE_PACKET = 1,
-    PKT_TIMESTAMP = 8, PKT_SEQUENCE_ID = 10, PKT_TRACK_EVENT = 11, PKT_INTERNED = 12, PKT_FLAGS = 13,
-    PKT_TRACK_DESCRIPTOR = 60,
+    PKT_CLOCK_SNAPSHOT = 6, PKT_TIMESTAMP = 8, PKT_SEQUENCE_ID = 10, PKT_TRACK_EVENT = 11, PKT_INTERNED = 12,
+    PKT_FLAGS = 13, PKT_COMPRESSED = 50, PKT_TIMESTAMP_CLOCK_ID = 58, PKT_DEFAULTS = 59, PKT_TRACK_DESCRIPTOR = 60,
     SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2,
+    DEF_TIMESTAMP_CLOCK_ID = 58, DEF_TRACK_EVENT = 11, TED_TRACK_UUID = 11, /* TracePacketDefaults */
+    CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2, CLK_INCREMENTAL = 3,       /* ClockSnapshot */
+    CLOCK_BOOTTIME = 6, CLOCK_THREAD = 64, /* the trace's default clock; a sequence's own (64..127) */
     TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
     PD_PID = 1, PD_CMDLINE = 2, PD_NAME = 6,
     THD_PID = 1, THD_TID = 2, THD_NAME = 5,
@@ -85,14 +142,22 @@ struct pexp {
     uint64_t *labels;        /* labels of the current dump met so far: mark names and counter tracks */
     uint8_t *label_flags;    /* 1: name interned */
     size_t nlabels, caplabels;
-    uint32_t threads_described; /* threads of the current profile with a descriptor: 0..this */
+    uint32_t threads_numbered;  /* threads of the current profile with a track uuid: 0..this */
+    uint32_t threads_described; /* those with a descriptor written: 0..this */
     uint64_t next_uuid;      /* the next track's uuid */
     uint64_t process_uuid;   /* the current dump's process track */
     uint64_t *thread_uuids;  /* per thread described */
     size_t capthreads;
     struct counter_track *counters; /* of the current dump, as met */
     size_t ncounters, capcounters;
-    int first_packet;        /* the sequence's first packet: clears the interning state */
+    uint32_t seq;            /* the current packet sequence: the dump's process, then each thread's */
+    uint32_t next_seq;
+    int first_packet;        /* the sequence's first packet: clears its state */
+    int compress;            /* packets go into batch, written zlib-compressed when it is full */
+    struct instr_pb batch;   /* the packets of the batch, framed as in a Trace */
+    uint8_t *zbuf;           /* the batch compressed */
+    size_t zcap;
+    uint64_t last_ns;        /* the thread's sequence clock: the last timestamp written on it */
     int rc;
 };
 
@@ -110,18 +175,66 @@ static uint64_t thread_uuid(const struct pexp *c, uint32_t thread)
 }
 
 
-/* A packet of the current dump's sequence: begin, fill, end. */
+/* A packet of the current sequence: begin, fill, end.  Only its first
+ * packet has sequence flags: the state it clears is never lost after (the
+ * file has every packet), so the others need not say they depend on it. */
 static void packet_begin(struct pexp *c)
 {
     c->pkt.len = 0;
     c->pkt.depth = 0;
-    instr_pb_u64(&c->pkt, PKT_SEQUENCE_ID, c->dump + 1);
+    instr_pb_u64(&c->pkt, PKT_SEQUENCE_ID, c->seq);
     if (c->first_packet) {
         instr_pb_u64(&c->pkt, PKT_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED | SEQ_NEEDS_INCREMENTAL_STATE);
         c->first_packet = 0;
-    } else {
-        instr_pb_u64(&c->pkt, PKT_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
     }
+}
+
+/* The varint v into b: its length. */
+static size_t varint(uint8_t *b, uint64_t v)
+{
+    size_t n = 0;
+    do {
+        b[n++] = (uint8_t)(v >= 0x80 ? (v & 0x7f) | 0x80 : v);
+        v >>= 7;
+    } while (v);
+    return n;
+}
+
+/* The batch, if any, as one packet {compressed_packets = zlib of the
+ * batch's packets, a serialized Trace}: trace processor and the UI read
+ * its packets in its place. */
+static void flush_batch(struct pexp *c)
+{
+    if (!c->batch.len || c->rc)
+        return;
+    if (c->batch.oom) {
+        c->rc = INSTR_ENOMEM;
+        return;
+    }
+    uLong bound = compressBound((uLong)c->batch.len);
+    if (bound > c->zcap) {
+        uint8_t *z = realloc(c->zbuf, bound);
+        if (!z) {
+            c->rc = INSTR_ENOMEM;
+            return;
+        }
+        c->zbuf = z;
+        c->zcap = bound;
+    }
+    uLongf zlen = (uLongf)c->zcap;
+    if (compress2(c->zbuf, &zlen, c->batch.b, (uLong)c->batch.len, Z_DEFAULT_COMPRESSION) != Z_OK) {
+        c->rc = INSTR_ENOMEM;
+        return;
+    }
+    uint8_t head[2 * 10 + 3], field[12];
+    size_t nf = varint(field, PKT_COMPRESSED << 3 | 2);
+    nf += varint(field + nf, zlen);
+    size_t n = varint(head, TRACE_PACKET << 3 | 2);
+    n += varint(head + n, nf + zlen);
+    if (fwrite(head, 1, n, c->out) != n || fwrite(field, 1, nf, c->out) != nf ||
+        fwrite(c->zbuf, 1, zlen, c->out) != zlen)
+        c->rc = INSTR_EIO;
+    c->batch.len = 0;
 }
 
 static void packet_end(struct pexp *c)
@@ -131,15 +244,16 @@ static void packet_end(struct pexp *c)
         return;
     }
     uint8_t head[12];
-    size_t n = 0;
-    uint64_t len = c->pkt.len;
-    head[n++] = TRACE_PACKET << 3 | 2;
-    do {
-        head[n++] = (uint8_t)(len >= 0x80 ? (len & 0x7f) | 0x80 : len);
-        len >>= 7;
-    } while (len);
-    if (fwrite(head, 1, n, c->out) != n || fwrite(c->pkt.b, 1, c->pkt.len, c->out) != c->pkt.len)
+    size_t n = varint(head, TRACE_PACKET << 3 | 2);
+    n += varint(head + n, c->pkt.len);
+    if (c->compress) {
+        instr_pb_raw(&c->batch, head, n);
+        instr_pb_raw(&c->batch, c->pkt.b, c->pkt.len);
+        if (c->batch.len >= BATCH_BYTES)
+            flush_batch(c);
+    } else if (fwrite(head, 1, n, c->out) != n || fwrite(c->pkt.b, 1, c->pkt.len, c->out) != c->pkt.len) {
         c->rc = INSTR_EIO;
+    }
 }
 
 /* ns since the session's start of a tick of the current dump. */
@@ -149,6 +263,20 @@ static uint64_t ns_of(const struct pexp *c, uint64_t tick)
     double rel = ((double)tick - (double)d->hdr.start_tsc) * 1e9 / d->tick_hz;
     double t = rel + (double)(d->hdr.start_mono_ns - c->t0_ns);
     return t > 0 ? (uint64_t)llround(t) : 0;
+}
+
+/* An event's timestamp, ns: on the thread's incremental clock, the time
+ * since the sequence's previous event; an absolute time on the default
+ * clock should it ever go back (the timeline never does in a thread). */
+static void packet_time(struct pexp *c, uint64_t ns)
+{
+    if (ns >= c->last_ns) {
+        instr_pb_u64(&c->pkt, PKT_TIMESTAMP, ns - c->last_ns);
+        c->last_ns = ns;
+    } else {
+        instr_pb_u64(&c->pkt, PKT_TIMESTAMP, ns);
+        instr_pb_u64(&c->pkt, PKT_TIMESTAMP_CLOCK_ID, CLOCK_BOOTTIME);
+    }
 }
 
 static void describe_process(struct pexp *c)
@@ -164,7 +292,31 @@ static void describe_process(struct pexp *c)
     instr_pb_str(&c->pkt, PD_NAME, instr_basename(d->hdr.exe_path));
     instr_pb_end(&c->pkt);
     instr_pb_end(&c->pkt);
-    /* The sequence's first packet: its interned categories. */
+    packet_end(c);
+}
+
+/* A thread's sequence begins (the walk takes one thread at a time, whole):
+ * its first packet clears the state, makes the thread's track the default
+ * of its events and the sequence's own clock 64 theirs, incremental (each
+ * timestamp the ns since the previous one: one to three bytes), starting
+ * at 0 = 0 on the default clock (BOOTTIME: ns since the session's start),
+ * and interns the categories. */
+static void begin_thread_sequence(struct pexp *c, uint32_t thread)
+{
+    c->seq = c->next_seq++;
+    c->first_packet = 1;
+    c->last_ns = 0;
+    if (c->interned)
+        memset(c->interned, 0, c->ninterned);
+    if (c->label_flags)
+        memset(c->label_flags, 0, c->nlabels);
+    packet_begin(c);
+    instr_pb_begin(&c->pkt, PKT_DEFAULTS);
+    instr_pb_u64(&c->pkt, DEF_TIMESTAMP_CLOCK_ID, CLOCK_THREAD);
+    instr_pb_begin(&c->pkt, DEF_TRACK_EVENT);
+    instr_pb_u64(&c->pkt, TED_TRACK_UUID, thread_uuid(c, thread));
+    instr_pb_end(&c->pkt);
+    instr_pb_end(&c->pkt);
     instr_pb_begin(&c->pkt, PKT_INTERNED);
     static const char *const cats[] = {[CAT_FUNCTION] = "function", [CAT_CALL] = "call"};
     for (unsigned k = CAT_FUNCTION; k <= CAT_CALL; k++) {
@@ -174,16 +326,26 @@ static void describe_process(struct pexp *c)
         instr_pb_end(&c->pkt);
     }
     instr_pb_end(&c->pkt);
+    instr_pb_begin(&c->pkt, PKT_CLOCK_SNAPSHOT);
+    instr_pb_begin(&c->pkt, CS_CLOCKS);
+    instr_pb_u64(&c->pkt, CLK_ID, CLOCK_THREAD);
+    instr_pb_u64(&c->pkt, CLK_TIMESTAMP, 0);
+    instr_pb_u64(&c->pkt, CLK_INCREMENTAL, 1);
+    instr_pb_end(&c->pkt);
+    instr_pb_begin(&c->pkt, CS_CLOCKS);
+    instr_pb_u64(&c->pkt, CLK_ID, CLOCK_BOOTTIME);
+    instr_pb_u64(&c->pkt, CLK_TIMESTAMP, 0);
+    instr_pb_end(&c->pkt);
+    instr_pb_end(&c->pkt);
     packet_end(c);
 }
 
-/* The descriptors of the threads walked so far that have none (the
- * profile's threads array holds those walked, the current one last). */
-static void describe_threads(struct pexp *c)
+/* Track uuids for the threads walked so far (the profile's threads array
+ * holds those walked, the current one last). */
+static void number_threads(struct pexp *c)
 {
-    for (; c->threads_described < c->p->nthreads; c->threads_described++) {
-        const struct instr_pthread *th = &c->p->threads[c->threads_described];
-        if (c->threads_described == c->capthreads) {
+    for (; c->threads_numbered < c->p->nthreads; c->threads_numbered++) {
+        if (c->threads_numbered == c->capthreads) {
             size_t nc = c->capthreads ? c->capthreads * 2 : 16;
             uint64_t *a = realloc(c->thread_uuids, nc * sizeof *a);
             if (!a) {
@@ -193,7 +355,15 @@ static void describe_threads(struct pexp *c)
             c->thread_uuids = a;
             c->capthreads = nc;
         }
-        c->thread_uuids[c->threads_described] = c->next_uuid++;
+        c->thread_uuids[c->threads_numbered] = c->next_uuid++;
+    }
+}
+
+/* The descriptors of the threads numbered that have none. */
+static void describe_threads(struct pexp *c)
+{
+    for (; c->threads_described < c->threads_numbered; c->threads_described++) {
+        const struct instr_pthread *th = &c->p->threads[c->threads_described];
         packet_begin(c);
         instr_pb_begin(&c->pkt, PKT_TRACK_DESCRIPTOR);
         instr_pb_u64(&c->pkt, TD_UUID, thread_uuid(c, c->threads_described));
@@ -213,6 +383,11 @@ static int see_thread(struct pexp *c, uint32_t thread)
     if (c->thread != thread) {
         c->thread = thread;
         c->depth = 0;
+        if (thread >= c->threads_numbered)
+            number_threads(c);
+        if (c->rc)
+            return c->rc;
+        begin_thread_sequence(c, thread);
     }
     if (thread >= c->threads_described)
         describe_threads(c);
@@ -266,7 +441,7 @@ static int on_open(void *ctx, uint32_t thread, uint32_t func, uint64_t tick)
     const struct instr_pfunc *f = &c->p->funcs[func];
     int has_loc = f->fn && f->fn->file && f->fn->file[0];
     packet_begin(c);
-    instr_pb_u64(&c->pkt, PKT_TIMESTAMP, ns_of(c, tick));
+    packet_time(c, ns_of(c, tick));
     if (!*fl) {
         char *name = instr_profile_func_name(c->p, func);
         if (!name)
@@ -287,7 +462,6 @@ static int on_open(void *ctx, uint32_t thread, uint32_t func, uint64_t tick)
     }
     instr_pb_begin(&c->pkt, PKT_TRACK_EVENT);
     instr_pb_u64(&c->pkt, TE_TYPE, TYPE_SLICE_BEGIN);
-    instr_pb_u64(&c->pkt, TE_TRACK, thread_uuid(c, thread));
     instr_pb_u64(&c->pkt, TE_CATEGORY_IIDS, f->pseudo ? CAT_CALL : CAT_FUNCTION);
     instr_pb_u64(&c->pkt, TE_NAME_IID, func_iid(func));
     if (has_loc)
@@ -308,10 +482,9 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
         return 0;
     c->depth--;
     packet_begin(c);
-    instr_pb_u64(&c->pkt, PKT_TIMESTAMP, ns_of(c, tick));
+    packet_time(c, ns_of(c, tick));
     instr_pb_begin(&c->pkt, PKT_TRACK_EVENT);
     instr_pb_u64(&c->pkt, TE_TYPE, TYPE_SLICE_END);
-    instr_pb_u64(&c->pkt, TE_TRACK, thread_uuid(c, thread));
     if (incomplete) {
         instr_pb_begin(&c->pkt, TE_DEBUG);
         instr_pb_str(&c->pkt, DA_NAME, "incomplete");
@@ -375,7 +548,7 @@ static int on_mark(void *ctx, uint32_t thread, uint64_t label, uint64_t tick)
     if (!label_event(c, thread, label, &k, &rc))
         return rc;
     packet_begin(c);
-    instr_pb_u64(&c->pkt, PKT_TIMESTAMP, ns_of(c, tick));
+    packet_time(c, ns_of(c, tick));
     if (!(c->label_flags[k] & 1)) {
         instr_pb_begin(&c->pkt, PKT_INTERNED);
         interned_name(&c->pkt, label_iid((size_t)k), label_text(c, label));
@@ -384,7 +557,6 @@ static int on_mark(void *ctx, uint32_t thread, uint64_t label, uint64_t tick)
     }
     instr_pb_begin(&c->pkt, PKT_TRACK_EVENT);
     instr_pb_u64(&c->pkt, TE_TYPE, TYPE_INSTANT);
-    instr_pb_u64(&c->pkt, TE_TRACK, thread_uuid(c, thread));
     instr_pb_u64(&c->pkt, TE_NAME_IID, label_iid((size_t)k));
     instr_pb_end(&c->pkt);
     packet_end(c);
@@ -431,7 +603,7 @@ static int on_counter(void *ctx, uint32_t thread, uint64_t label, int64_t value,
     if (!track)
         return INSTR_ENOMEM;
     packet_begin(c);
-    instr_pb_u64(&c->pkt, PKT_TIMESTAMP, ns_of(c, tick));
+    packet_time(c, ns_of(c, tick));
     instr_pb_begin(&c->pkt, PKT_TRACK_EVENT);
     instr_pb_u64(&c->pkt, TE_TYPE, TYPE_COUNTER);
     instr_pb_u64(&c->pkt, TE_TRACK, track);
@@ -449,20 +621,25 @@ static int dump_begin(void *ctx, size_t dump, const struct instr_profile *p)
     c->p = p;
     c->thread = UINT32_MAX;
     c->depth = 0;
+    c->threads_numbered = 0;
     c->threads_described = 0;
     c->nlabels = 0;
     c->ncounters = 0;
     if (c->interned)
         memset(c->interned, 0, c->ninterned);
+    c->seq = c->next_seq++;
     c->first_packet = 1;
     c->process_uuid = c->next_uuid++;
     describe_process(c);
     return c->rc;
 }
 
-static void start(struct pexp *c, FILE *out, const struct instr_dump *dumps, size_t n)
+static void start(struct pexp *c, FILE *out, const struct instr_dump *dumps, size_t n,
+                  const struct instr_report_opts *o)
 {
-    *c = (struct pexp){.out = out, .dumps = dumps, .t0_ns = UINT64_MAX, .next_uuid = 1};
+    const struct perfetto_opts *po = o && o->export_opts ? o->export_opts : &defaults;
+    *c = (struct pexp){.out = out, .dumps = dumps, .t0_ns = UINT64_MAX, .next_uuid = 1, .next_seq = 1,
+                       .compress = !po->no_compress};
     for (size_t k = 0; k < n; k++)
         if (dumps[k].hdr.start_mono_ns < c->t0_ns)
             c->t0_ns = dumps[k].hdr.start_mono_ns;
@@ -471,10 +648,14 @@ static void start(struct pexp *c, FILE *out, const struct instr_dump *dumps, siz
 static int finish(struct pexp *c, int rc)
 {
     if (!rc)
+        flush_batch(c);
+    if (!rc)
         rc = c->rc;
     if (!rc && fflush(c->out))
         rc = INSTR_EIO;
     instr_pb_free(&c->pkt);
+    instr_pb_free(&c->batch);
+    free(c->zbuf);
     free(c->interned);
     free(c->labels);
     free(c->label_flags);
@@ -487,13 +668,12 @@ int instr_export_perfetto_walk(FILE *out, struct instr_session *s, const struct 
                                const struct instr_exclusions *x, const struct instr_report_opts *o, int *wrc,
                                char *err, size_t errlen)
 {
-    (void)o;
     if (!instr_dumps_have_rate(dumps, n)) {
         *wrc = INSTR_EARG; /* timestamps need a tick rate */
         return instr_session_build_excluding(s, dumps, n, x, err, errlen);
     }
     struct pexp c;
-    start(&c, out, dumps, n);
+    start(&c, out, dumps, n, o);
     struct instr_session_observer obs = {&c, dump_begin, {&c, on_open, on_close, on_mark, on_counter}};
     int rc = instr_session_build_observed(s, dumps, n, x, &obs, err, errlen);
     *wrc = finish(&c, 0);
@@ -503,11 +683,10 @@ int instr_export_perfetto_walk(FILE *out, struct instr_session *s, const struct 
 /* The same from a session already built: its dumps walked again. */
 int instr_export_perfetto(FILE *out, const struct instr_session *s, const struct instr_report_opts *o)
 {
-    (void)o;
     if (!s->have_rate)
         return INSTR_EARG;
     struct pexp c;
-    start(&c, out, s->dumps, s->ndumps);
+    start(&c, out, s->dumps, s->ndumps, o);
     struct instr_timeline tl = {&c, on_open, on_close, on_mark, on_counter};
     int rc = 0;
     for (size_t i = 0; i < s->ndumps && rc == 0; i++) {

@@ -20,7 +20,7 @@ const struct instr_format instr_formats[] = {
     {"pprof", "pprof (gzip'd profile.proto)", EXPORT, 0, instr_export_pprof, NULL, NULL, NULL, 1},
     {"html", "html (timeline viewer page)", EXPORT, 0, instr_export_html, NULL, NULL, &instr_html_options, 1},
     {"perfetto", "perfetto (protobuf trace, for large runs)", EXPORT, 0, instr_export_perfetto, NULL,
-     instr_export_perfetto_walk, NULL, 1},
+     instr_export_perfetto_walk, &instr_perfetto_options, 1},
 };
 const size_t instr_nformats = sizeof instr_formats / sizeof instr_formats[0];
 

@@ -43,7 +43,8 @@ struct instr_format {
 };
 
 /* The exports' own options (in their export-NAME.c). */
-extern const struct instr_export_options instr_chrome_options, instr_folded_options, instr_html_options;
+extern const struct instr_export_options instr_chrome_options, instr_folded_options, instr_html_options,
+    instr_perfetto_options;
 
 extern const struct instr_format instr_formats[];
 extern const size_t instr_nformats;
