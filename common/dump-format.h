@@ -173,7 +173,9 @@ enum instr_sample_kind {
     X(RUNTIME, 9, "runtime", VARINT)     /* ticks the runtime spent on itself here (first call of \
                                             a function, chunk switch): skipped, charged to nobody */ \
     X(STACK_SWITCH, 10, "stack-switch", VARINT) /* stack number: the thread runs on another stack \
-                                            (coroutines) from here; each stack has its own frames */
+                                            (coroutines) from here; each stack has its own frames */ \
+    X(UNSEEN, 11, "unseen", VARINT)      /* INSTR_OS_* kinds the detectors stop seeing in this thread \
+                                            from here (0: they see again what the header says) */
 
 /* EXT payload shapes: arg is the first field, value the second. */
 #define INSTR_PAYLOAD_NONE 0u          /* nothing */

@@ -75,6 +75,19 @@
 #endif
 #define RESCAN_NS 50000000ull
 
+/* The budget.  A trap costs a signal's delivery and return and the checks
+ * after it (two system calls): microseconds, once per interval that makes
+ * a system call.  A thread that makes them faster than the budget
+ * (INSTR_SUD_RATE traps a second, counted over a window) pauses SUD for
+ * PAUSE_NS: the system calls of those intervals go unseen, and the dump
+ * says from where to where (EXT UNSEEN), so the report can say how much
+ * of each thread's time that was.  Blocking ones stay seen by rseq_cs and
+ * perf (a context switch). */
+#define WINDOW_NS 100000000ull
+#define PAUSE_NS 1000000000ull
+#define DEFAULT_RATE 10000u
+static uint32_t window_budget = DEFAULT_RATE / (1000000000ull / WINDOW_NS); /* 0: no budget */
+
 __thread volatile uint8_t instr__sud_state[2] __attribute__((tls_model("initial-exec"))) = {
     INSTR__SUD_BLOCK, 0};
 static __thread volatile uint8_t sud_armed __attribute__((tls_model("initial-exec"))); /* prctl is on */
@@ -302,8 +315,27 @@ static int under_valgrind(void)
     return p && strstr(p, "/vgpreload_") != NULL;
 }
 
+/* INSTR_SUD_RATE: traps a second a thread may take before SUD pauses on
+ * it; 0 never pauses.  Unset, empty or not a number: the default. */
+static void read_budget(void)
+{
+    const char *e = secure_getenv("INSTR_SUD_RATE");
+    if (!e || !*e)
+        return;
+    char *end;
+    unsigned long v = strtoul(e, &end, 10);
+    if (*end || v > 100000000ul) {
+        instr__say("INSTR_SUD_RATE=", e, " is not a number of traps a second", "; using the default");
+        return;
+    }
+    window_budget = (uint32_t)((v * WINDOW_NS + 999999999ull) / 1000000000ull);
+    if (v && !window_budget)
+        window_budget = 1;
+}
+
 static int sud_init(char *why, size_t n)
 {
+    read_budget();
     if (under_valgrind()) {
         snprintf(why, n, "sud off: running under valgrind");
         return -1;
@@ -367,6 +399,9 @@ static void arm_thread(struct instr__thread *t)
 
 static void sud_thread(struct instr__thread *t)
 {
+    t->det.sud_window_ns = instr__mono_ns();
+    t->det.sud_traps = 0;
+    t->det.sud_until_ns = 0;
     unblock_in_handlers();
     if (sigsys_blocked())
         t->det.on |= INSTR__DET_ON_SUD_PAUSED;
@@ -391,15 +426,43 @@ static void sud_thread_end(struct instr__thread *t)
     t->det.on &= ~INSTR__DET_ON_SUD_PAUSED;
 }
 
-/* A paused thread (SIGSYS blocked): arm again once it is let through. */
+/* A paused thread (SIGSYS blocked, or over budget until sud_until_ns):
+ * arm again once it is let through and the pause is over. */
 void instr__sud_resume(struct instr__thread *t)
 {
     int saved = errno;
+    if (t->det.sud_until_ns && instr__mono_ns() < t->det.sud_until_ns) {
+        errno = saved;
+        return;
+    }
     if (instr__may_syscall() && !sigsys_blocked()) {
         t->det.on &= ~INSTR__DET_ON_SUD_PAUSED;
+        t->det.sud_until_ns = 0;
+        t->det.sud_traps = 0;
+        t->det.sud_window_ns = instr__mono_ns();
+        t->det.unseen &= (uint8_t)~INSTR_OS_SYSCALL;
         arm_thread(t);
     }
     errno = saved;
+}
+
+/* One more trap on this thread: over the window's budget, SUD pauses
+ * here (it is off: no trap, no check) until PAUSE_NS from now. */
+static int over_budget(struct instr__thread *t, uint64_t now)
+{
+    if (!window_budget)
+        return 0;
+    if (now - t->det.sud_window_ns >= WINDOW_NS) {
+        t->det.sud_window_ns = now;
+        t->det.sud_traps = 0;
+    }
+    if (++t->det.sud_traps <= window_budget)
+        return 0;
+    disarm(t);
+    t->det.on |= INSTR__DET_ON_SUD_PAUSED;
+    t->det.sud_until_ns = now + PAUSE_NS;
+    t->det.unseen |= INSTR_OS_SYSCALL;
+    return 1;
 }
 
 /* The interval made a syscall (selector ALLOW).  Called from a hook, before
@@ -427,6 +490,10 @@ unsigned instr__sud_fired(struct instr__thread *t)
         __atomic_fetch_add(&conflicts, 1, __ATOMIC_RELAXED);
     }
     uint64_t now = instr__mono_ns();
+    if (over_budget(t, now)) {
+        errno = saved;
+        return bits;
+    }
     if (saw_sigaction || now - __atomic_load_n(&last_scan_ns, __ATOMIC_RELAXED) > RESCAN_NS) {
         saw_sigaction = 0;
         unblock_in_handlers();
@@ -471,6 +538,8 @@ uint64_t instr__sud_conflicts(void)
 static void sud_fork_child(struct instr__thread *t)
 {
     t->det.on &= ~(INSTR__DET_ON_SUD | INSTR__DET_ON_SUD_PAUSED);
+    t->det.unseen &= (uint8_t)~INSTR_OS_SYSCALL; /* armed again: seen again, */
+    t->det.unseen_written = 0;                    /* in a dump of its own */
     sud_thread(t);
 }
 

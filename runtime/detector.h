@@ -41,7 +41,7 @@
 #define INSTR__DET_ON_RSEQ 0x1u
 #define INSTR__DET_ON_SUD 0x2u
 #define INSTR__DET_ON_PERF 0x4u
-#define INSTR__DET_ON_SUD_PAUSED 0x8u /* SIGSYS blocked on this thread: SUD off for now */
+#define INSTR__DET_ON_SUD_PAUSED 0x8u /* SIGSYS blocked on this thread, or over budget: SUD off for now */
 #define INSTR__DET_ON_RDPMC 0x10u
 
 /* [0] the SUD selector, [1] INSTR_OS_* bits left by the SIGSYS handler. */

@@ -113,6 +113,11 @@ struct instr__det_thread {
     const volatile struct perf_event_mmap_page *pmc_page; /* rdpmc counter page, or NULL */
     uint64_t pmc_armed;         /* kernel instructions counted at the last check */
     void *pf_map;               /* the perf ring */
+    /* sud's budget (detector-sud.c): traps in the current window, from when;
+     * paused until; the INSTR_OS_* kinds unseen now, and as last written. */
+    uint32_t sud_traps;
+    uint64_t sud_window_ns, sud_until_ns;
+    uint8_t unseen, unseen_written;
 };
 
 #define INSTR_RT_ICACHE 256 /* per-thread (indirect site, target) cache entries: 6 KiB */
@@ -471,6 +476,13 @@ static inline uint8_t *instr__put_detector_gap(struct instr__thread *t, uint8_t 
     p = instr_put_ext(p, INSTR_EXT_RUNTIME, spent, 0);
     t->last_tsc = now;
     t->det.clean_ticks += spent;
+    if (INSTR_UNLIKELY(t->det.unseen != t->det.unseen_written) && p + 32 <= t->limit) {
+        /* A backend stopped (or started again) watching this thread: what
+         * the report cannot know of the intervals from here (sud's budget). */
+        p = instr__put_head(t, p, t->last_tsc, &none, INSTR_EV_EXT); /* delta 0 */
+        p = instr_put_ext(p, INSTR_EXT_UNSEEN, t->det.unseen, 0);
+        t->det.unseen_written = t->det.unseen;
+    }
     return p;
 }
 

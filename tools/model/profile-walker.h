@@ -90,6 +90,8 @@ struct walker {
     size_t capstack;     /* of stack and state */
     uint64_t cut;        /* ticks of the runtime's own work so far (EXT RUNTIME), cut from the timeline */
     uint64_t tl_last;    /* the last timeline tick told to the observer (observed_tick) */
+    unsigned unseen;     /* INSTR_OS_* kinds unseen from unseen_at on (EXT UNSEEN), 0: none */
+    uint64_t unseen_at;
     /* A call site on top whose frame the next event decides (ST_PENDING). */
     int pending;
     int pend_reenter;    /* pushed again after an unwind (EXT REENTER_SITE): no call counted */

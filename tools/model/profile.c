@@ -436,6 +436,14 @@ static inline int end_frame(struct walker *w, int ends_merged_half, uint64_t tic
 static int switch_stack(struct walker *w, uint64_t id, uint64_t tick);
 static int close_saved_stacks(struct walker *w, uint64_t tick);
 
+/* The span the detectors saw less in (EXT UNSEEN) ends at tick. */
+static void unseen_span(struct walker *w, struct instr_pthread *th, uint64_t tick)
+{
+    if (w->unseen && tick > w->unseen_at)
+        th->unseen_ticks += tick - w->unseen_at;
+    w->unseen_at = tick;
+}
+
 /* Applies ev, at tick, to the stack.  *tick and *prev move on a RESYNC. */
 static inline int apply_event(struct walker *w, struct instr_pthread *th, const struct instr_event *ev,
                               uint64_t *tick, uint64_t *prev)
@@ -484,6 +492,11 @@ static inline int apply_event(struct walker *w, struct instr_pthread *th, const 
         rep->dropped += ev->arg;
         th->dropped += ev->arg;
         return 0;
+    case INSTR_EXT_UNSEEN:
+        unseen_span(w, th, *tick);
+        w->unseen = (unsigned)ev->arg & 0xffu;
+        th->unseen_kinds |= w->unseen;
+        return 0;
     case INSTR_EXT_MARK: /* MARK, COUNTER: they only split an interval */
         return tl && tl->mark ? tl->mark(tl->ctx, w->thread, ev->arg, observed_tick(w, *tick - w->cut)) : 0;
     case INSTR_EXT_COUNTER:
@@ -525,6 +538,8 @@ static int close_thread(struct walker *w, const struct instr_thread_info *ti, st
     int rc;
     if (prev > th->end_tick)
         th->end_tick = prev;
+    unseen_span(w, th, th->end_tick);
+    w->unseen = 0;
     if (w->pending && (rc = resolve_pending(w, 0, 0, 0)) < 0)
         return rc;
     if (!w->depth)
@@ -561,6 +576,7 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
     w->pending = 0;
     w->cut = 0;
     w->tl_last = 0;
+    w->unseen = 0;
     instr_compensator_thread(&w->comp);
     w->nsaved = 0;
     w->running = 0;

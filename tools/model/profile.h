@@ -126,6 +126,10 @@ struct instr_pthread {
     uint64_t events;
     struct instr_values v; /* inclusive = intervals with a non-empty stack; exclusive = same */
     uint64_t dropped;      /* events lost in this thread, from its DROPPED events */
+    /* Time the detectors saw less than the header says (EXT UNSEEN: sud
+     * paused over its budget), to the thread's end, and the kinds unseen. */
+    uint64_t unseen_ticks;
+    unsigned unseen_kinds;
 };
 
 struct instr_pmodule {

@@ -58,6 +58,27 @@ static int add_dump_warnings(struct instr_session *s, const struct instr_dump *d
                                  "then recording resumed",
                               d->path, p->threads[t].index, p->threads[t].dropped)))
             return rc;
+    /* Threads where a detector paused (sud over its budget): a note, the
+     * values stand, but their intervals' system calls went unseen. */
+    uint64_t unseen = 0, life = 0;
+    unsigned nunseen = 0, kinds = 0;
+    for (size_t t = 0; t < p->nthreads; t++)
+        if (p->threads[t].unseen_ticks) {
+            nunseen++;
+            unseen += p->threads[t].unseen_ticks;
+            kinds |= p->threads[t].unseen_kinds;
+            life += p->threads[t].end_tick > p->threads[t].first_tick
+                        ? p->threads[t].end_tick - p->threads[t].first_tick
+                        : 0;
+        }
+    if (nunseen &&
+        (rc = add_warning(s, "%s: %s were not seen in %.1f%% of the time of %u thread(s) (sud paused over its "
+                             "budget, INSTR_SUD_RATE): their intervals count as Application time there",
+                          d->path, kinds & INSTR_OS_SYSCALL ? "system calls that do not block" : "some OS events",
+                          life ? 100.0 * (double)unseen / (double)life : 100.0, nunseen)))
+        return rc;
+    if (nunseen)
+        s->nnotes++;
     if (d->hdr.unrecorded_threads &&
         (rc = add_warning(s, "%s: %u thread(s) recorded nothing (no address space for their state: "
                              "RLIMIT_AS); their events are counted as dropped",
