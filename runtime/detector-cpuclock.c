@@ -12,7 +12,8 @@
  *
  * The clean intervals' ticks are summed on the hot path (one add, see
  * instr__put_head); the clock (CLOCK_THREAD_CPUTIME_ID, a system call of
- * ~0.2 us) is read only where an event is flagged anyway.  The result goes
+ * ~0.2 us) is read only where an event is flagged anyway, and not where
+ * the only flag is a system call (no switch: off-CPU 0).  The result goes
  * after the transition byte (INSTR_OS_OFFCPU_FOLLOWS).  It is exact up to
  * the kernel's CPU accounting (the thread clock counts kernel time on the
  * CPU as on-CPU: a system call that does not block has no off-CPU time).
@@ -114,6 +115,17 @@ int instr__offcpu_ticks(struct instr__thread *t, uint64_t delta, uint64_t *off)
 uint8_t *instr__put_bits(struct instr__thread *t, uint8_t *p, unsigned bits, uint64_t delta)
 {
     uint64_t off;
+    if (t->det.offcpu_on && bits == INSTR_OS_SYSCALL && (t->det.on & (INSTR__DET_ON_RSEQ | INSTR__DET_ON_PERF))) {
+        /* System calls and nothing else: no switch (rseq_cs or perf would
+         * have said sched), so the thread was on the CPU throughout, its
+         * kernel time included: off-CPU 0, known without the clock read (a
+         * system call of ours after each interval of the program's that
+         * made one: a server's every request).  The interval counts as
+         * clean for the next reading. */
+        t->det.clean_ticks += delta;
+        *p++ = (uint8_t)(bits | INSTR_OS_OFFCPU_FOLLOWS);
+        return instr_put_varint(p, 0);
+    }
     if (t->det.offcpu_on && instr__offcpu_ticks(t, delta, &off) == 0) {
         *p++ = (uint8_t)(bits | INSTR_OS_OFFCPU_FOLLOWS);
         return instr_put_varint(p, off);
