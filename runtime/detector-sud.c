@@ -403,9 +403,10 @@ static void sud_thread(struct instr__thread *t)
     t->det.sud_traps = 0;
     t->det.sud_until_ns = 0;
     unblock_in_handlers();
-    if (sigsys_blocked())
+    if (sigsys_blocked()) {
         t->det.on |= INSTR__DET_ON_SUD_PAUSED;
-    else
+        t->det.unseen |= INSTR_OS_SYSCALL;
+    } else
         arm_thread(t);
 }
 
@@ -501,6 +502,7 @@ unsigned instr__sud_fired(struct instr__thread *t)
     if (sigsys_blocked()) {
         disarm(t);
         t->det.on |= INSTR__DET_ON_SUD_PAUSED;
+        t->det.unseen |= INSTR_OS_SYSCALL;
     }
     errno = saved;
     return bits;

@@ -99,9 +99,11 @@ static int read_events(struct td_dump *d, uint32_t thread, const uint8_t *p, con
                 e.reason = *p++;
             } else if (e.ext == INSTR_EXT_REENTER || e.ext == INSTR_EXT_DROPPED ||
                        e.ext == INSTR_EXT_MARK || e.ext == INSTR_EXT_REENTER_SITE ||
-                       e.ext == INSTR_EXT_RUNTIME) {
+                       e.ext == INSTR_EXT_RUNTIME || e.ext == INSTR_EXT_UNSEEN) {
                 if (instr_get_varint(&p, end, &e.arg))
                     return fail(d, "truncated ext arg", 0);
+                if (e.ext == INSTR_EXT_UNSEEN)
+                    continue; /* what the detectors stopped seeing: not a stack event */
                 if (e.ext == INSTR_EXT_RUNTIME) {
                     /* bookkeeping, not a stack event: counted, not listed */
                     d->runtime_events++;

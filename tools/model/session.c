@@ -72,8 +72,9 @@ static int add_dump_warnings(struct instr_session *s, const struct instr_dump *d
                         : 0;
         }
     if (nunseen &&
-        (rc = add_warning(s, "%s: %s were not seen in %.1f%% of the time of %u thread(s) (sud paused over its "
-                             "budget, INSTR_SUD_RATE): their intervals count as Application time there",
+        (rc = add_warning(s, "%s: %s were not seen in %.1f%% of the time of %u thread(s) (sud paused: over its "
+                             "budget, INSTR_SUD_RATE, or SIGSYS blocked): their intervals count as "
+                             "Application time there",
                           d->path, kinds & INSTR_OS_SYSCALL ? "system calls that do not block" : "some OS events",
                           life ? 100.0 * (double)unseen / (double)life : 100.0, nunseen)))
         return rc;
