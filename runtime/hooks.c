@@ -560,13 +560,18 @@ static uint8_t *replay(struct instr__thread *t, uint8_t *p, const struct instr__
 __attribute__((noinline)) uint8_t *instr__deferred_flush(struct instr__thread *t, uint8_t *p,
                                                          unsigned *bits)
 {
+    /* Signals wait until the replay is done (two system calls, only when a
+     * handler interrupted a hook): an event is written, published (t->pos)
+     * and marked done in three steps, and a handler that came between the
+     * last two and jumped out (siglongjmp) left the next hook to replay it
+     * again, a call counted twice (1 run in 20 of
+     * survival-signals-siglongjmp-async on a loaded machine). */
+    sigset_t old;
+    instr__signals_block(&old);
     uint32_t n = __atomic_load_n(&t->def_n, __ATOMIC_ACQUIRE), i = 0;
     uint64_t last = t->last_tsc;
     for (;;) {
         for (; i < n && i < INSTR_RT_DEFERRED; i++) {
-            /* Published (t->pos) before it is marked done: a handler that
-             * interrupts the replay and jumps out leaves the next hook to
-             * replay it again, from a consistent chunk. */
             struct instr__deferred *e = &t->def[i];
             if (e->ready) {
                 if (e->tsc > last)
@@ -577,10 +582,14 @@ __attribute__((noinline)) uint8_t *instr__deferred_flush(struct instr__thread *t
             }
             e->ready = 0;
         }
-        /* More may have come while replaying (a signal now): go on. */
+        /* More may have come (a handler on another path than a signal of
+         * this thread: none while they wait; kept for the sandbox, where
+         * no mask is set): go on. */
         if (__atomic_compare_exchange_n(&t->def_n, &n, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             break;
     }
+    instr__signals_restore(&old);
+    instr__detector_rearm_own_syscall(t);
     if (n > INSTR_RT_DEFERRED) {
         uint64_t lost = n - INSTR_RT_DEFERRED;
         if (instr__rt.header)
