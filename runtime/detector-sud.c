@@ -397,17 +397,11 @@ static void arm_thread(struct instr__thread *t)
     sel[0] = INSTR__SUD_BLOCK; /* meaningless unless on; BLOCK is the check's resting value */
 }
 
-static void sud_thread(struct instr__thread *t)
+/* The budget's window starts anew at now. */
+static void new_window(struct instr__thread *t, uint64_t now)
 {
-    t->det.sud_window_ns = instr__mono_ns();
+    t->det.sud_window_ns = now;
     t->det.sud_traps = 0;
-    t->det.sud_until_ns = 0;
-    unblock_in_handlers();
-    if (sigsys_blocked()) {
-        t->det.on |= INSTR__DET_ON_SUD_PAUSED;
-        t->det.unseen |= INSTR_OS_SYSCALL;
-    } else
-        arm_thread(t);
 }
 
 static void disarm(struct instr__thread *t)
@@ -419,6 +413,30 @@ static void disarm(struct instr__thread *t)
     instr__sud_state[0] = INSTR__SUD_BLOCK;
     instr__sud_state[1] = 0;
 }
+
+/* SUD off on this thread (SIGSYS blocked; or over budget, until until_ns):
+ * its system calls that do not block go unseen (EXT UNSEEN) until
+ * instr__sud_resume arms it again. */
+static void pause_thread(struct instr__thread *t, uint64_t until_ns)
+{
+    if (t->det.on & INSTR__DET_ON_SUD)
+        disarm(t);
+    t->det.on |= INSTR__DET_ON_SUD_PAUSED;
+    t->det.sud_until_ns = until_ns;
+    t->det.unseen |= INSTR_OS_SYSCALL;
+}
+
+static void sud_thread(struct instr__thread *t)
+{
+    new_window(t, instr__mono_ns());
+    t->det.sud_until_ns = 0;
+    unblock_in_handlers();
+    if (sigsys_blocked())
+        pause_thread(t, 0);
+    else
+        arm_thread(t);
+}
+
 
 static void sud_thread_end(struct instr__thread *t)
 {
@@ -432,15 +450,11 @@ static void sud_thread_end(struct instr__thread *t)
 void instr__sud_resume(struct instr__thread *t)
 {
     int saved = errno;
-    if (t->det.sud_until_ns && instr__mono_ns() < t->det.sud_until_ns) {
-        errno = saved;
-        return;
-    }
-    if (instr__may_syscall() && !sigsys_blocked()) {
+    uint64_t now = instr__mono_ns();
+    if (now >= t->det.sud_until_ns && instr__may_syscall() && !sigsys_blocked()) {
         t->det.on &= ~INSTR__DET_ON_SUD_PAUSED;
         t->det.sud_until_ns = 0;
-        t->det.sud_traps = 0;
-        t->det.sud_window_ns = instr__mono_ns();
+        new_window(t, now);
         t->det.unseen &= (uint8_t)~INSTR_OS_SYSCALL;
         arm_thread(t);
     }
@@ -453,16 +467,11 @@ static int over_budget(struct instr__thread *t, uint64_t now)
 {
     if (!window_budget)
         return 0;
-    if (now - t->det.sud_window_ns >= WINDOW_NS) {
-        t->det.sud_window_ns = now;
-        t->det.sud_traps = 0;
-    }
+    if (now - t->det.sud_window_ns >= WINDOW_NS)
+        new_window(t, now);
     if (++t->det.sud_traps <= window_budget)
         return 0;
-    disarm(t);
-    t->det.on |= INSTR__DET_ON_SUD_PAUSED;
-    t->det.sud_until_ns = now + PAUSE_NS;
-    t->det.unseen |= INSTR_OS_SYSCALL;
+    pause_thread(t, now + PAUSE_NS);
     return 1;
 }
 
@@ -499,11 +508,8 @@ unsigned instr__sud_fired(struct instr__thread *t)
         saw_sigaction = 0;
         unblock_in_handlers();
     }
-    if (sigsys_blocked()) {
-        disarm(t);
-        t->det.on |= INSTR__DET_ON_SUD_PAUSED;
-        t->det.unseen |= INSTR_OS_SYSCALL;
-    }
+    if (sigsys_blocked())
+        pause_thread(t, 0);
     errno = saved;
     return bits;
 }
