@@ -302,10 +302,17 @@ static int set_views(struct cli *c, const char *v, int argc, char **argv)
         c->o.func = argv[optind++];
     }
     c->o.view = c->views[0];
-    c->o.views = c->views;
     c->o.nviews = n;
-    c->view_flags = flags;
     return 0;
+}
+
+/* The flags of the views asked, together (views.h). */
+static unsigned views_flags(const struct cli *c)
+{
+    unsigned f = 0;
+    for (size_t i = 0; i < c->o.nviews; i++)
+        f |= instr_views[c->views[i]].flags;
+    return f;
 }
 
 /* One option's value into c.  Returns 0, or -1 after saying why. */
@@ -447,8 +454,9 @@ static unsigned terminal_width(const struct cli *c)
 
 int report_parse_args(struct cli *c, int argc, char **argv)
 {
-    c->o = (struct instr_report_opts){.units = INSTR_UNITS_MS, .view = INSTR_VIEW_FUNCTIONS};
-    c->view_flags = instr_views[INSTR_VIEW_FUNCTIONS].flags;
+    c->views[0] = INSTR_VIEW_FUNCTIONS;
+    c->o = (struct instr_report_opts){.units = INSTR_UNITS_MS, .view = INSTR_VIEW_FUNCTIONS, .views = c->views,
+                                      .nviews = 1};
     build_long_table();
     for (size_t f = 0; f < instr_nformats && f < sizeof c->xo / sizeof c->xo[0]; f++) {
         const struct instr_export_options *eo = instr_formats[f].options;
@@ -523,8 +531,8 @@ int report_parse_args(struct cli *c, int argc, char **argv)
                 c->format->name);
         return -1;
     }
-    for (size_t i = 0; c->o.columns && i < (c->o.nviews ? c->o.nviews : 1); i++) {
-        enum instr_view k = c->o.nviews ? c->views[i] : c->o.view;
+    for (size_t i = 0; c->o.columns && i < c->o.nviews; i++) {
+        enum instr_view k = c->views[i];
         char why[600];
         if ((instr_views[k].flags & INSTR_VIEW_ROWS) &&
             instr_columns_pick(c->o.columns, k, NULL, NULL, NULL, 0, why, sizeof why) < 0) {
@@ -545,7 +553,7 @@ int report_parse_args(struct cli *c, int argc, char **argv)
 
 void report_warn_unused(const struct cli *c)
 {
-    const unsigned vf = c->view_flags;
+    const unsigned vf = views_flags(c);
     const int table = !c->diff && !c->export && (vf & INSTR_VIEW_ROWS);
     const int json = !c->export && !strcmp(c->format->name, "json");
     struct {

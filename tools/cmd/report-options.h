@@ -33,8 +33,7 @@ enum opt {
 /* What the command line asks for. */
 struct cli {
     struct instr_report_opts o;
-    enum instr_view views[MAX_VIEWS];         /* --view A,B,...: o.views points here */
-    unsigned view_flags;                    /* the views' flags, together (views.h) */
+    enum instr_view views[MAX_VIEWS];  /* --view A,B,... (default: functions); o.views points here */
     const struct instr_format *format; /* --format, or --export when export is set */
     int export;                        /* --export given */
     int diff;                          /* --diff A B */
