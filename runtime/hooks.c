@@ -582,9 +582,9 @@ __attribute__((noinline)) uint8_t *instr__deferred_flush(struct instr__thread *t
             }
             e->ready = 0;
         }
-        /* More may have come (a handler on another path than a signal of
-         * this thread: none while they wait; kept for the sandbox, where
-         * no mask is set): go on. */
+        /* More may have come while replaying: not from this thread's
+         * signals, which wait, but where no mask could be set (sandbox.c):
+         * go on. */
         if (__atomic_compare_exchange_n(&t->def_n, &n, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             break;
     }

@@ -127,7 +127,7 @@ struct instr_pthread {
     struct instr_values v; /* inclusive = intervals with a non-empty stack; exclusive = same */
     uint64_t dropped;      /* events lost in this thread, from its DROPPED events */
     /* Time the detectors saw less than the header says (EXT UNSEEN: sud
-     * paused over its budget), to the thread's end, and the kinds unseen. */
+     * paused), to the thread's end, and the kinds unseen. */
     uint64_t unseen_ticks;
     unsigned unseen_kinds;
 };

@@ -58,8 +58,9 @@ static int add_dump_warnings(struct instr_session *s, const struct instr_dump *d
                                  "then recording resumed",
                               d->path, p->threads[t].index, p->threads[t].dropped)))
             return rc;
-    /* Threads where a detector paused (sud over its budget): a note, the
-     * values stand, but their intervals' system calls went unseen. */
+    /* Threads where a detector paused (sud over its budget, or SIGSYS
+     * blocked): a note; the values stand, but the system calls of their
+     * intervals there went unseen. */
     uint64_t unseen = 0, life = 0;
     unsigned nunseen = 0, kinds = 0;
     for (size_t t = 0; t < p->nthreads; t++)
