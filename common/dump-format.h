@@ -91,7 +91,9 @@ struct instr_dump_header {
     uint32_t detector_set;        /* bit 1 << INSTR_DETECTOR_* per backend that ran; 0 = only `detector` */
     uint32_t unrecorded_threads;  /* threads that recorded nothing (no address space for their
                                      state); their events are counted in dropped_events */
-    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 1304];
+    char stop_reason[128];        /* NUL-terminated: why recording stopped before the end (a seccomp
+                                     filter, the TSC taken away); empty while it did not */
+    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 1432];
 };
 
 /* Chunk kinds. */

@@ -7,7 +7,7 @@
  * would then fail, raise SIGSYS or kill the process.  So once a sandbox is
  * seen coming, the runtime makes no system call at all: recording stops,
  * every later event is counted as dropped in the header (shared memory, no
- * call needed), the header's detector_detail says why, and the program
+ * call needed), the header's stop_reason says why, and the program
  * runs on unchanged.  Nothing is said on stderr (the filter may forbid
  * that write too).
  *
@@ -64,15 +64,9 @@ void instr__sandbox_enter(const char *why)
     struct instr_dump_header *h = instr__rt.header;
     if (!h)
         return;
-    /* "...; recording stopped: why", cut to the field. */
-    static const char lead[] = "; recording stopped: ";
-    char *d = h->detector_detail;
-    size_t room = sizeof h->detector_detail - 1, used = strnlen(d, room);
-    for (const char *s = lead; *s && used < room; s++)
-        d[used++] = *s;
-    for (const char *s = why; *s && used < room; s++)
-        d[used++] = *s;
-    d[used] = 0;
+    size_t n = strnlen(why, sizeof h->stop_reason - 1);
+    memcpy(h->stop_reason, why, n);
+    h->stop_reason[n] = 0;
 }
 
 __thread int instr__tsc_gone __attribute__((tls_model("initial-exec")));

@@ -3,7 +3,8 @@
 # instr-report --units ticks (text, json and csv), compared byte for byte with
 # expected/NAME.txt, .json and .csv.  INSTR_UPDATE_GOLDEN=1 rewrites
 # the expected files instead (review the diff before committing).
-# INSTR_GOLDEN_ARGS adds instr-report options (a view: --view calltree).
+# INSTR_GOLDEN_ARGS adds instr-report options (a view: --view calltree);
+# INSTR_GOLDEN_STATUS is the exit status expected (3: a warning; default 0).
 # The text is the whole one (--verbose, and -F all in a table view), unless
 # INSTR_GOLDEN_DEFAULT=1: the default header and columns.
 #   run-golden.sh BIN_DIR SRC_DIR WORK_DIR NAME TRACE...
@@ -31,8 +32,10 @@ for fmt in $formats; do
     ext=$fmt; [ "$fmt" = text ] && ext=txt
     out="$work/$name.$ext"
     # shellcheck disable=SC2086
-    "$bin/instr-report" --units ticks --format "$fmt" $extra ${INSTR_GOLDEN_ARGS:-} $dumps >"$out" ||
-        { echo "instr-report failed ($?)"; fail=1; }
+    st=0
+    "$bin/instr-report" --units ticks --format "$fmt" $extra ${INSTR_GOLDEN_ARGS:-} $dumps >"$out" || st=$?
+    [ "$st" = "${INSTR_GOLDEN_STATUS:-0}" ] ||
+        { echo "instr-report exited $st, expected ${INSTR_GOLDEN_STATUS:-0}"; fail=1; }
     # A warning names its dump: by its name in the work directory.
     sed -i "s|$work/||g" "$out"
     exp="$src/expected/$name.$ext"

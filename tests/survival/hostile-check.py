@@ -78,10 +78,12 @@ def seccomp_case(how, env=None):
             check(programs(rep)[0].get("end_signal") == 11, f"the dump ends with SIGSEGV ({programs(rep)[0].get('end_signal')})")
         elif how != "strict":  # strict mode ends with SYS_exit: no exit handlers, as with _exit
             check(programs(rep)[0]["complete"], "the dump is complete (the exit was recorded)")
-        detail = programs(rep)[0]["detector_detail"]
+        detail = programs(rep)[0].get("stop_reason", "")
         dropped = session(rep)["dropped"]
         if got < 300100:
             check("seccomp" in detail, f"the dump says recording stopped under seccomp ({detail!r})")
+            check(f"recording stopped ({detail})" in proc.stderr,
+                  f"the report's warning gives the whole reason ({proc.stderr.strip()!r})")
             check(dropped > 0, f"the events after it are counted as dropped ({dropped})")
             # work_n's loop: call, enter, exit and return events per work() call.
             check(abs(got + dropped / 4 - 300100) <= 3000,
@@ -130,7 +132,7 @@ def case_tsc_sigsegv(a, work):
     if not rep:
         return
     got, dropped = calls(rep, "work"), session(rep)["dropped"]
-    detail = programs(rep)[0]["detector_detail"]
+    detail = programs(rep)[0].get("stop_reason", "")
     check(got >= 100, f"the 100 calls before PR_SET_TSC recorded ({got})")
     check("TSC was disabled" in detail, f"the dump says why recording stopped ({detail!r})")
     check(programs(rep)[0]["complete"], "the dump is complete (the exit was recorded)")

@@ -86,14 +86,16 @@ static int add_dump_warnings(struct instr_session *s, const struct instr_dump *d
                              "RLIMIT_AS); their events are counted as dropped",
                           d->path, d->hdr.unrecorded_threads)))
         return rc;
-    /* The runtime names why it stopped when it knows (sandbox.c). */
-    const char *why = memmem(d->hdr.detector_detail, strnlen(d->hdr.detector_detail, sizeof d->hdr.detector_detail),
-                             "recording stopped: ", 19);
+    /* The runtime names why it stopped when it knows (sandbox.c); dumps
+     * older than stop_reason said it at the end of detector_detail. */
+    const char *why = d->hdr.stop_reason[0] ? d->hdr.stop_reason : NULL;
+    if (!why && (why = memmem(d->hdr.detector_detail, strnlen(d->hdr.detector_detail, sizeof d->hdr.detector_detail),
+                              "recording stopped: ", 19)))
+        why += 19;
     if (d->hdr.dropped_events > p->repairs.dropped &&
-        (rc = add_warning(s, "%s: %" PRIu64 " events dropped after recording stopped (%.*s): values undercount",
+        (rc = add_warning(s, "%s: %" PRIu64 " events dropped after recording stopped (%s): values undercount",
                           d->path, d->hdr.dropped_events - p->repairs.dropped,
-                          why ? (int)strnlen(why + 19, (size_t)(d->hdr.detector_detail + sizeof d->hdr.detector_detail - why - 19)) : 50,
-                          why ? why + 19 : "disk full, file size limit or no descriptors")))
+                          why ? why : "disk full, file size limit or no descriptors")))
         return rc;
     return 0;
 }

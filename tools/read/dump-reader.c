@@ -524,6 +524,7 @@ static int read_header(struct instr_dump *d, char *err, size_t errlen)
     memcpy(&d->hdr, m, sizeof d->hdr);
     d->hdr.exe_path[sizeof d->hdr.exe_path - 1] = 0;
     d->hdr.detector_detail[sizeof d->hdr.detector_detail - 1] = 0;
+    d->hdr.stop_reason[sizeof d->hdr.stop_reason - 1] = 0;
     if (d->hdr.header_size < INSTR_DUMP_HEADER_SIZE || d->hdr.header_size % 8)
         return fail(err, errlen, INSTR_ECORRUPT, "%s: bad header_size %u", d->path, d->hdr.header_size);
     if (d->hdr.chunk_size <= INSTR_CHUNK_HEADER_SIZE || d->hdr.chunk_size > INSTR_DUMP_MAX_CHUNK_SIZE ||

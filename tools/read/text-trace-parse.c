@@ -179,7 +179,7 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
     static const char *const keys[] = {"pid", "ppid", "exe", "start_tsc", "start_ns", "real_ns", "end_tsc",
                                        "end_ns", "last_tsc", "last_ns", "detector", "sees", "flags", "dropped",
                                        "unmatched", "exit_status", "chunk_size", "detail", "end_signal",
-                                       "signal_tid", "detectors", "unrecorded_threads", NULL};
+                                       "signal_tid", "detectors", "unrecorded_threads", "stopped", NULL};
     int rc;
     uint64_t cs = 0, es = 0;
     uint64_t last_tsc = UINT64_MAX, last_ns = UINT64_MAX;
@@ -225,6 +225,8 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
         snprintf(h->exe_path, sizeof h->exe_path, "%s", v);
     if ((v = kv(ln, 1, "detail")))
         snprintf(h->detector_detail, sizeof h->detector_detail, "%s", v);
+    if ((v = kv(ln, 1, "stopped")))
+        snprintf(h->stop_reason, sizeof h->stop_reason, "%s", v);
     if ((v = kv(ln, 1, "detector"))) {
         int found = 0;
 #define INSTR_X_DET(name, value, text)                                                             \

@@ -114,6 +114,10 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
     fprintf(out, " dropped=%" PRIu64 " unmatched=%" PRIu64 " exit_status=%d chunk_size=%u detail=", h->dropped_events,
             h->unmatched_exits, h->exit_status, h->chunk_size);
     put_value(out, h->detector_detail);
+    if (h->stop_reason[0]) {
+        fputs(" stopped=", out);
+        put_value(out, h->stop_reason);
+    }
     fputc('\n', out);
     for (size_t i = 0; i < d->nmodules; i++) {
         fprintf(out, "module %" PRIu64 " ", d->modules[i].id);

@@ -147,6 +147,8 @@ static void program(struct instr_json *j, const struct instr_session *s, size_t 
     instr_json_key_str(j, "detector", instr_detector_name(d->hdr.detector));
     instr_json_key_str(j, "detector_set", instr_detector_set_name(d, set, sizeof set));
     instr_json_key_str(j, "detector_detail", d->hdr.detector_detail);
+    if (d->hdr.stop_reason[0])
+        instr_json_key_str(j, "stop_reason", d->hdr.stop_reason);
     instr_json_key_str(j, "detector_sees", instr_os_bits_str(d->hdr.detector_sees, bits, sizeof bits));
     instr_json_key_str(j, "detector_sees_text", sees);
     instr_json_key_str(j, "detector_not_seen_text", unseen);
