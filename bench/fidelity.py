@@ -17,7 +17,10 @@ points.  Per program, medians of --runs rounds:
     build (instr-sample, --self), instr-sample of the instrumented program,
     the run's own INSTR_SAMPLE samples;
   - instr's Elapsed Exclusive shares (the default build, no sampling);
-  - instr's call counts against callgrind's on the plain build (once).
+  - instr's call counts against callgrind's on the plain build (once);
+    names the linker folded to one address (identical code folding:
+    Advance<char*> and Advance<char const*>) are one function to callgrind,
+    which names the address once: both counts are summed under one key.
 
 Usage: bench/fidelity.py --build BUILD [--runs 3] [--only lua|dconv] [--scale 1]
        [--rate 4000]
@@ -111,6 +114,31 @@ def callgrind_calls(exe, args, work):
     return calls
 
 
+def folded_names(exe):
+    """key() -> one key per address of exe's code, for names that share
+    an address (aliases, identical code folded by the linker)."""
+    r = subprocess.run(["nm", "-C", "--defined-only", exe], capture_output=True, text=True)
+    at = collections.defaultdict(set)
+    for line in r.stdout.splitlines():
+        parts = line.split(" ", 2)
+        if len(parts) == 3 and parts[1] in "tTwW":
+            at[parts[0]].add(key(parts[2]))
+    fold = {}
+    for names in at.values():
+        if len(names) > 1:
+            first = min(names)
+            for n in names:
+                fold[n] = first
+    return fold
+
+
+def fold_counts(counts, fold):
+    out = collections.Counter()
+    for k, v in counts.items():
+        out[fold.get(k, k)] += v
+    return out
+
+
 def med(v):
     return statistics.median(v) if v else float("nan")
 
@@ -190,6 +218,8 @@ def bench(name, exes, args, build, runs, rate, srate, work):
     for f in calls_json["functions"]:
         if not f.get("pseudo"):
             ic[key(f["name"])] += f["calls"]
+    fold = folded_names(exes["plain"])
+    cg, ic = fold_counts(cg, fold), fold_counts(ic, fold)
     both = [k for k in ic if k in cg]
     equal = [k for k in both if ic[k] == cg[k]]
     only_instr = [k for k in ic if k not in cg and ic[k]]
