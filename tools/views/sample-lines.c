@@ -3,31 +3,21 @@
  *
  * The samples are walked again; each frame whose function is one of the
  * top rows is turned into (file, line) with the DWARF line table of its
- * module file (libdw), or of the module's debug file found by build-id.
- * Per function and line: inclusive samples (the line is on the stack, once
- * per sample) and exclusive samples (the sampled PC is on it).  A frame of
+ * module file or debug file (read/line-table.c).  Per function and line:
+ * inclusive samples (the line is on the stack, once per sample) and
+ * exclusive samples (the sampled PC is on it).  A frame of
  * a caller holds a return address: its line is that of the byte before.
  */
 #include "sample-report.h"
 
-#include <elfutils/libdw.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "elf-file.h"
 #include "emit.h"
+#include "line-table.h"
 #include "sample-reader.h"
 #include "sample-symbols.h"
-
-/* A module's DWARF, opened once. */
-struct ldw {
-    char *path;
-    int fd;
-    Dwarf *dw; /* NULL: no line information */
-};
 
 /* One (function, file, line) row. */
 struct lrow {
@@ -38,52 +28,12 @@ struct lrow {
 };
 
 struct lctx {
-    struct ldw *mods;
-    size_t nmods;
+    struct instr_line_tables *lines;
     struct lrow *rows;
     size_t nrows, cap;
     char **files; /* interned file names */
     size_t nfiles;
 };
-
-static Dwarf *dwarf_of(struct lctx *c, const char *path)
-{
-    for (size_t i = 0; i < c->nmods; i++)
-        if (!strcmp(c->mods[i].path, path))
-            return c->mods[i].dw;
-    struct ldw *a = realloc(c->mods, (c->nmods + 1) * sizeof *a);
-    if (!a)
-        return NULL;
-    c->mods = a;
-    struct ldw *m = &a[c->nmods];
-    memset(m, 0, sizeof *m);
-    m->fd = -1;
-    if (!(m->path = strdup(path)))
-        return NULL;
-    c->nmods++;
-    m->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (m->fd >= 0)
-        m->dw = dwarf_begin(m->fd, DWARF_C_READ);
-    if (!m->dw) {
-        /* The debug file by build-id (Debian's -dbgsym packages). */
-        struct instr_elf e;
-        char id[130], dbg[700];
-        const char *root = getenv("INSTR_DEBUG_ROOT");
-        if (instr_elf_open(&e, path) == 0) {
-            if (instr_elf_build_id(&e, id, sizeof id) == 0 && strlen(id) > 2) {
-                snprintf(dbg, sizeof dbg, "%s/.build-id/%.2s/%s.debug", root && *root ? root : "/usr/lib/debug",
-                         id, id + 2);
-                if (m->fd >= 0)
-                    close(m->fd);
-                m->fd = open(dbg, O_RDONLY | O_CLOEXEC);
-                if (m->fd >= 0)
-                    m->dw = dwarf_begin(m->fd, DWARF_C_READ);
-            }
-            instr_elf_close(&e);
-        }
-    }
-    return m->dw;
-}
 
 static const char *intern(struct lctx *c, const char *s)
 {
@@ -99,17 +49,14 @@ static const char *intern(struct lctx *c, const char *s)
     return a[c->nfiles++];
 }
 
-/* (file, line) of vaddr in module path: 0 found, 1 none, INSTR_ENOMEM. */
+/* (file, line) of vaddr in module path, the file by its base name:
+ * 0 found, 1 none, INSTR_ENOMEM. */
 static int line_of(struct lctx *c, const char *path, uint64_t vaddr, const char **file, int *line)
 {
-    Dwarf *dw = dwarf_of(c, path);
-    Dwarf_Die cu;
-    if (!dw || !dwarf_addrdie(dw, vaddr, &cu))
-        return 1;
-    Dwarf_Line *l = dwarf_getsrc_die(&cu, vaddr);
-    const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
-    if (!l || !src || dwarf_lineno(l, line) != 0)
-        return 1;
+    const char *src;
+    int rc = instr_line_find(c->lines, path, vaddr, &src, line);
+    if (rc)
+        return rc;
     const char *slash = strrchr(src, '/');
     if (!(*file = intern(c, slash ? slash + 1 : src)))
         return INSTR_ENOMEM;
@@ -212,14 +159,7 @@ static int collect(struct lctx *c, const struct instr_sprofile *p, const struct 
 
 static void lctx_free(struct lctx *c)
 {
-    for (size_t i = 0; i < c->nmods; i++) {
-        if (c->mods[i].dw)
-            dwarf_end(c->mods[i].dw);
-        if (c->mods[i].fd >= 0)
-            close(c->mods[i].fd);
-        free(c->mods[i].path);
-    }
-    free(c->mods);
+    instr_line_tables_free(c->lines);
     for (size_t i = 0; i < c->nfiles; i++)
         free(c->files[i]);
     free(c->files);
@@ -234,7 +174,9 @@ int instr_sreport_lines(FILE *out, const struct instr_sprofile *p, const struct 
     if (ntop > want)
         ntop = want;
     struct lctx c = {0};
-    int rc = collect(&c, p, dumps, nd, ntop);
+    int rc = instr_line_tables_new(&c.lines);
+    if (rc == 0)
+        rc = collect(&c, p, dumps, nd, ntop);
     if (rc < 0) {
         lctx_free(&c);
         return rc;
