@@ -20,7 +20,7 @@ static void read_samples(const char *path)
     if (instr_dump_open(&d, path, err, sizeof err) < 0)
         return;
     struct instr_sprofile p;
-    if (instr_sprofile_build(&p, &d, 1, err, sizeof err) == 0) {
+    if (instr_sprofile_build(&p, &d, 1, INSTR_SPROFILE_LINES, err, sizeof err) == 0) {
         for (int f = 0; f < 3; f++)
             for (int v = INSTR_SVIEW_FUNCTIONS; v <= INSTR_SVIEW_PROCESSES; v++) {
                 struct instr_sreport_opts o = {.view = (enum instr_sview)v, .format = f};
@@ -29,6 +29,7 @@ static void read_samples(const char *path)
         instr_sprofile_sort(&p, "name");
         instr_sreport_folded(null, &p);
         instr_sreport_callgrind(null, &p);
+        instr_sreport_pprof(null, &p);
         for (int f = 0; f < 3; f++) {
             struct instr_sreport_opts o = {.format = f};
             instr_sreport_calltree(null, &p, &o, 0);

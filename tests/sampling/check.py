@@ -5,6 +5,7 @@ Real runs are compared with generous bounds (samples are statistics); the
 synthetic dump (exact) with exact numbers.  Exit 0 pass, 1 fail, 77 skip.
 """
 import json
+import re
 import os
 import shutil
 import struct
@@ -210,6 +211,14 @@ def check_pprof(work, dump, hname):
         by_tid[smp["labels"].get("tid")] = by_tid.get(smp["labels"].get("tid"), 0) + smp["val"][0]
     check(by_tid == {10: 4, 11: 2} and all("pid" in smp["labels"] for smp in prof["samples"]),
           "pprof samples per tid label %s, want {10: 4, 11: 2}, each with a pid" % by_tid)
+    # Source lines (issue 23): each location of split.c's functions has
+    # the line the DWARF line table gives its address, and each function
+    # its file, so `go tool pprof -list` finds the source.
+    ours = [l for l in prof["locs"].values() if prof["funcs"][l["func"]]["name"] in ("main", "light", hname)]
+    check(ours and all(l["line"] > 0 for l in ours), "pprof locations of split.c's functions have lines: %s" % ours)
+    files = {prof["funcs"][l["func"]]["file"] for l in ours}
+    check(files and all(f.endswith("split.c") and os.path.exists(f) for f in files),
+          "their functions name the source file: %s" % files)
     note = run(["readelf", "-n", SPLIT]).stdout
     bid = note.split("Build ID: ")[1].split()[0] if "Build ID: " in note else None
     check(any(m["file"] == SPLIT and m["build_id"] == bid for m in prof["maps"].values()),
@@ -222,6 +231,10 @@ def check_pprof(work, dump, hname):
                GOTOOLCHAIN="local", GOPROXY="off", PPROF_TMPDIR=tmp)
     try:
         r = run(["go", "tool", "pprof", "-top", "-nodefraction=0", "-sample_index=samples", pb], env=env)
+        # From a directory whose name is not in the source's path: pprof
+        # trims a path at its search path's base name (the working
+        # directory's) and would look for "split.c" there.
+        lst = run(["go", "tool", "pprof", "-list", "^light$", "-sample_index=samples", pb], env=env, cwd=tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     check(r.returncode == 0 and "of 6 total" in r.stdout, "go tool pprof: 6 samples in all:\n" + r.stdout + r.stderr)
@@ -232,6 +245,11 @@ def check_pprof(work, dump, hname):
             rows[f[5]] = (int(f[3]), int(f[0]))
     check(rows.get("light") == (2, 2) and rows.get("main") == (6, 1), "go tool pprof: light, main cum/flat %s" % rows)
     print("go tool pprof read it: cum/flat %s" % sorted(rows.items()))
+    # -list prints the function's source with each line's flat and cum:
+    # light's 2 samples on lines of split.c.
+    counted = [l for l in lst.stdout.splitlines() if re.match(r"\s+\d+\s+\d+\s+\d+:", l)]
+    check(lst.returncode == 0 and "split.c" in lst.stdout and sum(int(l.split()[0]) for l in counted) == 2,
+          "go tool pprof -list light: its source with 2 samples on its lines:\n" + lst.stdout + lst.stderr)
 
 
 def scenario_split(work):

@@ -45,7 +45,9 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
         }
     char err[600];
     struct instr_sprofile p;
-    if (instr_sprofile_build(&p, dumps, nd, err, sizeof err) < 0) {
+    /* pprof's locations carry source lines (go tool pprof -list). */
+    unsigned flags = export && !strcmp(export, "pprof") ? INSTR_SPROFILE_LINES : 0;
+    if (instr_sprofile_build(&p, dumps, nd, flags, err, sizeof err) < 0) {
         fprintf(stderr, "instr-report: %s\n", err);
         return EXIT_INPUT;
     }
@@ -112,11 +114,11 @@ int instr_sample_diff_cli(const struct instr_dump *a, const struct instr_dump *b
     }
     char err[600];
     struct instr_sprofile p[2];
-    if (instr_sprofile_build(&p[0], a, 1, err, sizeof err) < 0) {
+    if (instr_sprofile_build(&p[0], a, 1, 0, err, sizeof err) < 0) {
         fprintf(stderr, "instr-report: %s\n", err);
         return EXIT_INPUT;
     }
-    if (instr_sprofile_build(&p[1], b, 1, err, sizeof err) < 0) {
+    if (instr_sprofile_build(&p[1], b, 1, 0, err, sizeof err) < 0) {
         fprintf(stderr, "instr-report: %s\n", err);
         instr_sprofile_free(&p[0]);
         return EXIT_INPUT;

@@ -25,8 +25,13 @@
  *                cpu = samples x the period 1e9 / the asked rate)
  *   sample:      one per distinct stack of each thread, leaf first, values
  *                samples, cpu; labels pid, tid (numeric), thread (name)
- *   location, function, mapping: one per function row / module path, as
- *                above; no file or line (the sampling rows have none)
+ *   location:    one per source line of a function row (file and line
+ *                from the DWARF line tables, read/line-table.c), the
+ *                frames' lines: a caller's at its call; a function row
+ *                without line information has one location, line 0
+ *   function:    name, system_name (the demangled name: the rows keep no
+ *                other), filename (of its first location with a line)
+ *   mapping:     one per module path, as above
  *
  * pprof's flat is then the report's Exclusive Samples and cum its Inclusive
  * Samples (a function once per sample).
@@ -370,9 +375,10 @@ static int encode_sampled(struct instr_pb *p, struct strtab *st, const struct in
     value_type(p, 1, &sub, st, "cpu", "nanoseconds");
 
     const struct instr_sstack *k;
+    const uint32_t *ids = sp->lpool ? sp->lpool : sp->pool; /* locations: lines, else one per row */
     for (size_t i = 0; (k = instr_sstack_next(sp, &i));) {
         for (size_t j = k->len; j-- > 0;) /* the pool is root first; pprof wants the leaf first */
-            instr_pb_varint(&packed, (uint64_t)sp->pool[k->off + j] + 1);
+            instr_pb_varint(&packed, (uint64_t)ids[k->off + j] + 1);
         instr_pb_bytes(&sub, 1, packed.b, packed.len);
         packed.len = 0;
         instr_pb_varint(&packed, k->samples);
@@ -412,19 +418,42 @@ static int encode_sampled(struct instr_pb *p, struct strtab *st, const struct in
         pb_int(&sub, 7, 1); /* has_functions: symbolized already */
         instr_pb_sub(p, 3, &sub);
     }
-    for (size_t r = 0; r < nrows; r++) {
-        pb_int(&sub, 1, r + 1);
-        pb_int(&sub, 2, map_of_row[r] + 1);
-        pb_int(&sub2, 1, r + 1);
-        instr_pb_sub(&sub, 4, &sub2);
-        instr_pb_sub(p, 4, &sub);
+    /* A function's file: that of its first location with a line. */
+    const char **file_of = sp->lpool ? calloc(nrows + 1, sizeof *file_of) : NULL;
+    if (sp->lpool && !file_of) {
+        free(maps), free(map_of_row), free(sub.b), free(sub2.b), free(packed.b);
+        return INSTR_ENOMEM;
+    }
+    if (sp->lpool) {
+        for (size_t l = 0; l < sp->nlocs; l++) {
+            const struct instr_sloc *lo = &sp->locs[l];
+            if (lo->file && !file_of[lo->fn])
+                file_of[lo->fn] = lo->file;
+            pb_int(&sub, 1, l + 1);
+            pb_int(&sub, 2, map_of_row[lo->fn] + 1);
+            pb_int(&sub2, 1, lo->fn + 1);
+            pb_int(&sub2, 2, (uint64_t)lo->line);
+            instr_pb_sub(&sub, 4, &sub2);
+            instr_pb_sub(p, 4, &sub);
+        }
+    } else {
+        for (size_t r = 0; r < nrows; r++) {
+            pb_int(&sub, 1, r + 1);
+            pb_int(&sub, 2, map_of_row[r] + 1);
+            pb_int(&sub2, 1, r + 1);
+            instr_pb_sub(&sub, 4, &sub2);
+            instr_pb_sub(p, 4, &sub);
+        }
     }
     for (size_t r = 0; r < nrows; r++) {
         pb_int(&sub, 1, r + 1);
         pb_int(&sub, 2, str_id(st, rows[r].name));
         pb_int(&sub, 3, str_id(st, rows[r].name));
+        if (file_of && file_of[r])
+            pb_int(&sub, 4, str_id(st, file_of[r]));
         instr_pb_sub(p, 5, &sub);
     }
+    free(file_of);
     free(maps);
     free(map_of_row);
 

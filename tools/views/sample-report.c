@@ -11,6 +11,7 @@
 #include "report.h" /* instr_basename */
 #include "emit.h"
 
+#include "line-table.h"
 #include "sample-reader.h"
 #include "sample-symbols.h"
 
@@ -18,6 +19,7 @@ struct scache {
     uint64_t key;  /* dump index << 56 ^ address, + 1 (0 = empty) */
     uint32_t fn;   /* function row */
     uint32_t mod;  /* module row */
+    uint32_t loc;  /* location (INSTR_SPROFILE_LINES) */
 };
 
 struct sname {
@@ -81,9 +83,48 @@ static long row_of(struct instr_sprofile *p, enum instr_sview v, const char *mod
     return (long)p->nrows[v]++;
 }
 
+/* The location (fn, file, line), added if new; -1 when out of memory. */
+static long loc_of(struct instr_sprofile *p, uint32_t fn, const char *file, int line)
+{
+    uint64_t h = hash_str((0xcbf29ce484222325ull ^ fn) * 0x100000001b3ull ^ (uint64_t)line, file ? file : "");
+    if ((p->nlocs + 1) * 2 > p->loc_mask + 1) {
+        size_t n = p->loc_table ? (p->loc_mask + 1) * 2 : 1024;
+        uint32_t *t = calloc(n, sizeof *t);
+        if (!t)
+            return -1;
+        for (size_t i = 0; p->loc_table && i <= p->loc_mask; i++) {
+            if (!p->loc_table[i])
+                continue;
+            const struct instr_sloc *l = &p->locs[p->loc_table[i] - 1];
+            uint64_t lh = hash_str((0xcbf29ce484222325ull ^ l->fn) * 0x100000001b3ull ^ (uint64_t)l->line,
+                                   l->file ? l->file : "");
+            size_t k = lh & (n - 1);
+            while (t[k])
+                k = (k + 1) & (n - 1);
+            t[k] = p->loc_table[i];
+        }
+        free(p->loc_table);
+        p->loc_table = t;
+        p->loc_mask = n - 1;
+    }
+    size_t k = h & p->loc_mask;
+    for (; p->loc_table[k]; k = (k + 1) & p->loc_mask) {
+        const struct instr_sloc *l = &p->locs[p->loc_table[k] - 1];
+        if (l->fn == fn && l->line == line && !strcmp(l->file ? l->file : "", file ? file : ""))
+            return p->loc_table[k] - 1;
+    }
+    struct instr_sloc *a = instr_grow(p->locs, &p->caplocs, p->nlocs + 1, sizeof *a, 256);
+    if (!a)
+        return -1;
+    p->locs = a;
+    p->locs[p->nlocs] = (struct instr_sloc){fn, file ? line : 0, file};
+    p->loc_table[k] = (uint32_t)++p->nlocs;
+    return (long)p->nlocs - 1;
+}
+
 /* Function and module rows of an address, cached per (dump, address). */
 static int frame_rows(struct instr_sprofile *p, struct instr_symbolizer *sy, const struct instr_dump *d, size_t di,
-                      uint64_t addr, uint64_t tick, uint32_t *fn, uint32_t *mod)
+                      uint64_t addr, uint64_t tick, uint32_t *fn, uint32_t *mod, uint32_t *loc)
 {
     uint64_t key = ((uint64_t)di << 56 ^ addr) + 1;
     if ((p->cache_used + 1) * 2 > p->cache_mask + 1) {
@@ -108,6 +149,7 @@ static int frame_rows(struct instr_sprofile *p, struct instr_symbolizer *sy, con
         if (p->cache[k].key == key) {
             *fn = p->cache[k].fn;
             *mod = p->cache[k].mod;
+            *loc = p->cache[k].loc;
             return 0;
         }
     struct instr_frame_sym fs;
@@ -128,19 +170,32 @@ static int frame_rows(struct instr_sprofile *p, struct instr_symbolizer *sy, con
     if (m < 0)
         return INSTR_ENOMEM;
     p->rows[INSTR_SVIEW_FUNCTIONS][f].module = p->rows[INSTR_SVIEW_MODULES][m].name;
-    p->cache[k] = (struct scache){key, (uint32_t)f, (uint32_t)m};
+    long l = 0;
+    if (p->lines) {
+        const char *file = NULL;
+        int line = 0;
+        if (fs.module && fs.name && (rc = instr_line_find(p->lines, fs.module, fs.vaddr, &file, &line)) < 0)
+            return rc;
+        if ((l = loc_of(p, (uint32_t)f, rc == 0 ? file : NULL, line)) < 0)
+            return INSTR_ENOMEM;
+    }
+    p->cache[k] = (struct scache){key, (uint32_t)f, (uint32_t)m, (uint32_t)l};
     p->cache_used++;
     *fn = (uint32_t)f;
     *mod = (uint32_t)m;
+    *loc = (uint32_t)l;
     return 0;
 }
 
-/* Adds w samples to the stack rows[0..n) (root first) of thread row th. */
-static int add_stack(struct instr_sprofile *p, const uint32_t *rows, size_t n, uint64_t w, uint32_t th)
+/* Adds w samples to the stack rows[0..n) (root first) of thread row th,
+ * at locations locs[0..n) (with INSTR_SPROFILE_LINES; else NULL). */
+static int add_stack(struct instr_sprofile *p, const uint32_t *rows, const uint32_t *locs, size_t n, uint64_t w,
+                     uint32_t th)
 {
+    const uint32_t *key = locs ? locs : rows; /* a location has one function */
     uint64_t h = (0xcbf29ce484222325ull ^ th) * 0x100000001b3ull;
     for (size_t i = 0; i < n; i++)
-        h = (h ^ rows[i]) * 0x100000001b3ull;
+        h = (h ^ key[i]) * 0x100000001b3ull;
     h |= 1;
     if ((p->nstacks + 1) * 2 > p->stacks_mask + 1) {
         size_t cap = p->stacks ? (p->stacks_mask + 1) * 2 : 1024;
@@ -162,7 +217,8 @@ static int add_stack(struct instr_sprofile *p, const uint32_t *rows, size_t n, u
     size_t k = h & p->stacks_mask;
     for (; p->stacks[k].hash; k = (k + 1) & p->stacks_mask) {
         struct instr_sstack *e = &p->stacks[k];
-        if (e->hash == h && e->len == n && e->thread == th && !memcmp(p->pool + e->off, rows, n * sizeof *rows)) {
+        if (e->hash == h && e->len == n && e->thread == th &&
+            !memcmp((locs ? p->lpool : p->pool) + e->off, key, n * sizeof *key)) {
             e->samples += w;
             return 0;
         }
@@ -172,6 +228,12 @@ static int add_stack(struct instr_sprofile *p, const uint32_t *rows, size_t n, u
         return INSTR_ENOMEM;
     p->pool = a;
     memcpy(p->pool + p->npool, rows, n * sizeof *rows);
+    if (locs) {
+        if (!(a = instr_grow(p->lpool, &p->caplpool, p->npool + n, sizeof *a, 4096)))
+            return INSTR_ENOMEM;
+        p->lpool = a;
+        memcpy(p->lpool + p->npool, locs, n * sizeof *locs);
+    }
     p->stacks[k] = (struct instr_sstack){h, p->npool, n, w, th};
     p->npool += n;
     p->nstacks++;
@@ -202,24 +264,31 @@ static void count(struct instr_srow *r, uint64_t stamp, uint64_t w, int top)
         r->excl += w;
 }
 
-int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dumps, size_t nd, char *err,
-                         size_t errlen)
+int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dumps, size_t nd, unsigned flags,
+                         char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
     struct instr_symbolizer *sy;
     int rc = instr_symbolizer_new(&sy);
     if (rc < 0)
         return rc;
+    if ((flags & INSTR_SPROFILE_LINES) && (rc = instr_line_tables_new(&p->lines)) < 0) {
+        instr_symbolizer_free(sy);
+        return rc;
+    }
     const char *root = getenv("INSTR_DEBUG_ROOT"); /* tests: a debug-file tree of their own */
     if (root && *root)
         instr_symbolizer_debug_root(sy, root);
     struct instr_sample_iter *it = malloc(sizeof *it);
     uint32_t *path = malloc(INSTR_SAMPLE_MAX_FRAMES * sizeof *path);
     uint32_t *mods = malloc(INSTR_SAMPLE_MAX_FRAMES * sizeof *mods);
-    if (!it || !path || !mods) {
+    uint32_t *locs = malloc(INSTR_SAMPLE_MAX_FRAMES * sizeof *locs);
+    if (!it || !path || !mods || !locs) {
         free(it);
         free(path);
         free(mods);
+        free(locs);
+        instr_sprofile_free(p);
         instr_symbolizer_free(sy);
         return INSTR_ENOMEM;
     }
@@ -283,7 +352,7 @@ int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dump
                 for (size_t k = 0; k < s.nframes; k++, nf++) {
                     /* A caller's frame holds a return address: the call is the byte before it. */
                     uint64_t a = k ? s.frames[k] - 1 : s.frames[k];
-                    if ((rc = frame_rows(p, sy, d, di, a, s.tick, &path[k], &mods[k])) < 0)
+                    if ((rc = frame_rows(p, sy, d, di, a, s.tick, &path[k], &mods[k], &locs[k])) < 0)
                         break;
                 }
                 if (rc < 0)
@@ -297,6 +366,7 @@ int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dump
                     if (k + 1 < nf && unnamed_vdso(p, path[k]) && named_vdso(p, path[k + 1]))
                         continue;
                     path[kept] = path[k];
+                    locs[kept] = locs[k];
                     mods[kept++] = mods[k];
                 }
                 for (size_t k = 0; k < kept; k++) {
@@ -307,8 +377,11 @@ int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dump
                     uint32_t t = path[i];
                     path[i] = path[kept - 1 - i];
                     path[kept - 1 - i] = t;
+                    t = locs[i];
+                    locs[i] = locs[kept - 1 - i];
+                    locs[kept - 1 - i] = t;
                 }
-                if (rc < 0 || (rc = add_stack(p, path, kept, s.weight, (uint32_t)tr)) < 0)
+                if (rc < 0 || (rc = add_stack(p, path, p->lines ? locs : NULL, kept, s.weight, (uint32_t)tr)) < 0)
                     break;
             }
             for (size_t c = 0; c < t->nschunks; c++)
@@ -327,6 +400,7 @@ int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dump
     free(it);
     free(path);
     free(mods);
+    free(locs);
     instr_symbolizer_free(sy);
     if (rc < 0) {
         snprintf(err, errlen, "%s", instr_tool_strerror(rc));
@@ -350,6 +424,10 @@ void instr_sprofile_free(struct instr_sprofile *p)
     free(p->names);
     free(p->stacks);
     free(p->pool);
+    free(p->lpool);
+    free(p->locs);
+    free(p->loc_table);
+    instr_line_tables_free(p->lines);
     memset(p, 0, sizeof *p);
 }
 
@@ -393,20 +471,29 @@ int instr_sprofile_sort(struct instr_sprofile *p, const char *column)
     free(p->names);
     p->names = NULL;
     p->names_used = p->names_mask = 0;
-    /* Stacks name function rows by position: renumber them. */
-    for (size_t i = 0; i < p->nrows[INSTR_SVIEW_FUNCTIONS]; i++)
-        p->rows[INSTR_SVIEW_FUNCTIONS][i].stamp = i; /* old position */
+    /* Stacks name function and thread rows, locations function rows, by
+     * position: renumber them. */
+    size_t nf = p->nrows[INSTR_SVIEW_FUNCTIONS], nt = p->nrows[INSTR_SVIEW_THREADS];
+    uint32_t *pos = nf + nt ? malloc((nf + nt) * sizeof *pos) : NULL;
+    if (nf + nt && !pos)
+        return INSTR_ENOMEM;
+    for (int v = 0; v < 4; v++)
+        for (size_t i = 0; i < p->nrows[v]; i++)
+            p->rows[v][i].stamp = i; /* old position */
     for (int v = 0; v < 4; v++)
         if (p->nrows[v] > 1)
             qsort(p->rows[v], p->nrows[v], sizeof *p->rows[v], cmp);
-    size_t nf = p->nrows[INSTR_SVIEW_FUNCTIONS];
-    uint32_t *pos = nf ? malloc(nf * sizeof *pos) : NULL;
-    if (nf && !pos)
-        return INSTR_ENOMEM;
     for (size_t i = 0; i < nf; i++)
         pos[p->rows[INSTR_SVIEW_FUNCTIONS][i].stamp] = (uint32_t)i;
+    for (size_t i = 0; i < nt; i++)
+        pos[nf + p->rows[INSTR_SVIEW_THREADS][i].stamp] = (uint32_t)i;
     for (size_t i = 0; i < p->npool; i++)
         p->pool[i] = pos[p->pool[i]];
+    for (size_t i = 0; i < p->nlocs; i++)
+        p->locs[i].fn = pos[p->locs[i].fn];
+    for (size_t i = 0; p->stacks && i <= p->stacks_mask; i++)
+        if (p->stacks[i].hash)
+            p->stacks[i].thread = pos[nf + p->stacks[i].thread];
     free(pos);
     return 0;
 }

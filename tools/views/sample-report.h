@@ -39,6 +39,16 @@ struct instr_sstack {
 
 enum instr_sview { INSTR_SVIEW_FUNCTIONS, INSTR_SVIEW_MODULES, INSTR_SVIEW_THREADS, INSTR_SVIEW_PROCESSES };
 
+/* A source line of a function row (a build with INSTR_SPROFILE_LINES):
+ * where the frames of the stacks are, a location as pprof has them. */
+struct instr_sloc {
+    uint32_t fn;      /* function row */
+    int line;         /* 0: no line information */
+    const char *file; /* the line table's path; NULL: none */
+};
+
+#define INSTR_SPROFILE_LINES 1u /* keep each frame's source line (lpool, locs) */
+
 struct instr_sprofile {
     struct instr_srow *rows[4]; /* per enum instr_sview */
     size_t nrows[4], caprows[4];
@@ -68,6 +78,15 @@ struct instr_sprofile {
     size_t stacks_mask, nstacks;
     uint32_t *pool; /* the rows of every stack, back to back */
     size_t npool, cappool;
+    /* INSTR_SPROFILE_LINES: the location of each frame, beside pool (stacks
+     * are then distinct by their locations); NULL otherwise */
+    uint32_t *lpool;
+    size_t caplpool;
+    struct instr_sloc *locs;
+    size_t nlocs, caplocs;
+    uint32_t *loc_table; /* open addressing: location + 1, 0 = empty */
+    size_t loc_mask;
+    struct instr_line_tables *lines;
 };
 
 /* The next distinct stack of p's table after slot *i (start with *i = 0),
@@ -82,10 +101,10 @@ double instr_spct(uint64_t v, uint64_t total);
  * each after a comma): the part every sampling table shares. */
 void instr_svalues_write(FILE *f, int format, uint64_t incl, uint64_t excl, uint64_t total);
 
-/* Builds the profile of nd sampling dumps.  0, or a negative INSTR_E* with
- * a reason in err. */
-int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dumps, size_t nd, char *err,
-                         size_t errlen);
+/* Builds the profile of nd sampling dumps (flags: INSTR_SPROFILE_*).  0,
+ * or a negative INSTR_E* with a reason in err. */
+int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dumps, size_t nd, unsigned flags,
+                         char *err, size_t errlen);
 void instr_sprofile_free(struct instr_sprofile *p);
 
 /* Sorts every table: "inclusive" (default), "exclusive", "name"; -1 if the
@@ -120,7 +139,8 @@ int instr_sreport_relations(FILE *out, const struct instr_sprofile *p, const str
 int instr_sreport_callgrind(FILE *out, const struct instr_sprofile *p);
 
 /* The gzip'd profile.proto of pprof (export-pprof.c): samples and cpu
- * nanoseconds per distinct stack. */
+ * nanoseconds per distinct stack; source lines when p was built with
+ * INSTR_SPROFILE_LINES. */
 int instr_sreport_pprof(FILE *out, const struct instr_sprofile *p);
 
 /* --diff A B (sample-diff.c): Inclusive/Exclusive % per function in each

@@ -143,7 +143,7 @@ static void finish(struct instr_session *s, const double *credit)
 int instr_self_from_sampled(struct instr_session *s, const struct instr_dump *sd, size_t n, char *err, size_t errlen)
 {
     struct instr_sprofile p;
-    int rc = instr_sprofile_build(&p, sd, n, err, errlen);
+    int rc = instr_sprofile_build(&p, sd, n, 0, err, errlen);
     if (rc < 0)
         return rc;
     struct index fx = {0}, px = {0};
