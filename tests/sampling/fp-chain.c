@@ -1,13 +1,14 @@
 /* sample-fp-chain: main -> outer -> middle -> inner, built without unwind
  * tables but with frame pointers (tests/sampling/CMakeLists.txt), busy
- * for the seconds given (default 0.3) in inner.  For fp-chain.py. */
+ * for the seconds of CPU time given (default 0.3) in inner: on a loaded
+ * machine too, as many samples as the rate asks.  For fp-chain.py. */
 #include <stdlib.h>
 #include <time.h>
 
 static double now(void)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
