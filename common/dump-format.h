@@ -61,6 +61,9 @@
                                          SITE_CALLS records, no events: no time was recorded */
 #define INSTR_DUMP_SAMPLING_CUT 0x80u /* instr-sample: the process still ran when sampling stopped (its
                                          program's first process ended: a daemon); samples end there */
+#define INSTR_DUMP_SWITCHED_OFF 0x100u /* the switchable code's hooks were off when the dump began
+                                          (INSTR_START=off, or instr_stop before a fork); EXT SWITCH
+                                          events say when they were switched */
 
 struct instr_dump_header {
     char magic[8];                /* INSTR_DUMP_MAGIC */
@@ -177,7 +180,10 @@ enum instr_sample_kind {
     X(STACK_SWITCH, 10, "stack-switch", VARINT) /* stack number: the thread runs on another stack \
                                             (coroutines) from here; each stack has its own frames */ \
     X(UNSEEN, 11, "unseen", VARINT)      /* INSTR_OS_* kinds the detectors stop seeing in this thread \
-                                            from here (0: they see again what the header says) */
+                                            from here (0: they see again what the header says) */ \
+    X(SWITCH, 12, "switch", VARINT)      /* 1: the switchable code's hooks switched on (instr_start), \
+                                            0: off (instr_stop); process-wide, written by the thread \
+                                            that switched */
 
 /* EXT payload shapes: arg is the first field, value the second. */
 #define INSTR_PAYLOAD_NONE 0u          /* nothing */

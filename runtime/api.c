@@ -1,4 +1,5 @@
-/* api.c - instr_event and instr_counter (include/instr/instr.h).
+/* api.c - instr_event and instr_counter (include/instr/instr.h), and the
+ * record of instr_start/instr_stop (EXT SWITCH, for switch.c).
  *
  * Bound to table slots INSTR_SLOT_EVENT / INSTR_SLOT_COUNTER; the module's
  * trampolines jump here.  Each call writes one event into the calling
@@ -42,6 +43,26 @@ static void record(const char *label, unsigned ext, int32_t value)
     }
     struct mark_arg a = {label, ext, value};
     instr__record(t, (uintptr_t)__builtin_frame_address(0), 1, mark_write, &a);
+}
+
+/* EXT SWITCH on the calling thread (switch.c): when the switchable code's
+ * hooks were switched on or off. */
+static uint8_t *switch_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits, const void *arg)
+{
+    p = instr__put_head(t, p, now, bits, INSTR_EV_EXT);
+    return instr_put_ext(p, INSTR_EXT_SWITCH, *(const unsigned *)arg, 0);
+}
+
+void instr__api_switched(int on)
+{
+    struct instr__thread *t = instr__record_thread();
+    if (INSTR_UNLIKELY(t->busy)) {
+        if ((INSTR__BUSY_IS_HOOK(t->busy) || t->busy == INSTR__BUSY_LOST) && instr__rt.header)
+            __atomic_fetch_add(&instr__rt.header->dropped_events, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    unsigned arg = on != 0;
+    instr__record(t, (uintptr_t)__builtin_frame_address(0), 1, switch_write, &arg);
 }
 
 void instr__api_event(const char *label)

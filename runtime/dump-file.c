@@ -431,7 +431,8 @@ int instr__dump_create(uint32_t flags)
     h->version = INSTR_DUMP_VERSION;
     h->header_size = INSTR_DUMP_HEADER_SIZE;
     h->chunk_size = INSTR_RT_CHUNK_SIZE;
-    h->flags = flags | (instr__tsc_invariant() ? INSTR_DUMP_TSC_INVARIANT : 0);
+    h->flags = flags | (instr__tsc_invariant() ? INSTR_DUMP_TSC_INVARIANT : 0) |
+               (instr__switch_off() ? INSTR_DUMP_SWITCHED_OFF : 0);
     h->pid = (uint64_t)getpid();
     h->ppid = (uint64_t)getppid();
     instr__clock_pair(&h->start_tsc, &h->start_mono_ns, &h->start_real_ns);

@@ -324,6 +324,8 @@ void instr__api_counter(const char *label, int32_t value);
  * switchable modules test (hook-abi.h, INSTR_SLOT_ON) */
 void instr__api_start(void);
 void instr__api_stop(void);
+void instr__api_switched(int on);   /* api.c: EXT SWITCH on the calling thread */
+int instr__switch_off(void);        /* switch.c: the switchable hooks are off now */
 void instr__switch_bind(instr_hook_fn *table, int recording);
 
 /* foreign-task.c: 1 if the calling task, running a hook at cfa, does not

@@ -82,12 +82,34 @@ static void switch_all(int on)
     pthread_mutex_unlock(&lock);
 }
 
+/* The dump says when the switch changed (EXT SWITCH, on the switching
+ * thread), so the report can say which windows were recorded. */
+static void switch_to(int on)
+{
+    int was = __atomic_load_n(&state, __ATOMIC_RELAXED);
+    switch_all(on);
+    if (was != on)
+        instr__api_switched(on);
+}
+
 void instr__api_start(void)
 {
-    switch_all(1);
+    switch_to(1);
 }
 
 void instr__api_stop(void)
 {
-    switch_all(0);
+    switch_to(0);
+}
+
+/* Without the lock: the dump's creation asks it, in a fork child too
+ * (where another thread of the parent may have held the lock). */
+int instr__switch_off(void)
+{
+    int s = __atomic_load_n(&state, __ATOMIC_RELAXED);
+    if (s < 0) {
+        const char *e = secure_getenv("INSTR_START");
+        return e && !strcmp(e, "off");
+    }
+    return s == 0;
 }

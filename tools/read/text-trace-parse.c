@@ -274,6 +274,8 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
                 h->flags |= INSTR_DUMP_NO_TRANSITIONS;
             else if (n == 7 && !strncmp(v, "sampled", n))
                 h->flags |= INSTR_DUMP_SAMPLED;
+            else if (n == 12 && !strncmp(v, "switched_off", n))
+                h->flags |= INSTR_DUMP_SWITCHED_OFF;
             else
                 return perr(ps, "unknown flag '%.*s'", (int)n, v);
             v += n;

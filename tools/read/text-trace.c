@@ -93,7 +93,7 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
     }
     fprintf(out, " sees=%s flags=", instr_os_bits_str(h->detector_sees, bits, sizeof bits));
     const char *sep = "";
-    if (!(h->flags & 63))
+    if (!(h->flags & (63 | INSTR_DUMP_SWITCHED_OFF)))
         fputs("none", out);
     if (h->flags & INSTR_DUMP_COMPLETE)
         fputs("complete", out), sep = ",";
@@ -106,7 +106,9 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
     if (h->flags & INSTR_DUMP_NO_TRANSITIONS)
         fprintf(out, "%sno_transitions", sep), sep = ",";
     if (h->flags & INSTR_DUMP_SAMPLED)
-        fprintf(out, "%ssampled", sep);
+        fprintf(out, "%ssampled", sep), sep = ",";
+    if (h->flags & INSTR_DUMP_SWITCHED_OFF)
+        fprintf(out, "%sswitched_off", sep);
     if (h->end_signal || h->end_signal_tid)
         fprintf(out, " end_signal=%u signal_tid=%u", h->end_signal, h->end_signal_tid);
     if (h->unrecorded_threads)
