@@ -36,5 +36,19 @@ check off.instr main 0
 check on.instr in_phase "$(want in_phase)"
 check on.instr outside "$(( $(want outside) / 2 ))"
 check on.instr main 1
+# The report says when the hooks were on: stopped at the start, one
+# window (instr_start to instr_stop, 2 switches); started, one window from
+# the start to instr_stop (1 switch).
+windows() { # DUMP: started_off switches windows, from the JSON
+    "$report" --format json "$1" 2>/dev/null | python3 -c 'import json, sys
+p = json.load(sys.stdin)["session"]["programs"][0]
+print(p.get("started_off"), p.get("switches"), len(p.get("recorded_windows", [])))'
+}
+got=$(windows off.instr)
+[ "$got" = "True 2 1" ] || { echo "FAIL: off.instr: started_off, switches, windows: $got (want True 2 1)"; fail=1; }
+got=$(windows on.instr)
+[ "$got" = "False 1 1" ] || { echo "FAIL: on.instr: started_off, switches, windows: $got (want False 1 1)"; fail=1; }
+"$report" off.instr 2>/dev/null | grep -q "^Recorded:   1 window, .*off at the start, 2 switches" ||
+    { echo "FAIL: off.instr: the text report's Recorded: line"; "$report" off.instr | head -8; fail=1; }
 [ $fail = 0 ] && echo "ok: switchable $cc $opt"
 exit $fail

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
 #include "profile-walker.h"
 
 /* A suspended stack: the walker's stack, state, depth and capstack. */
@@ -497,6 +498,14 @@ static inline int apply_event(struct walker *w, struct instr_pthread *th, const 
         w->unseen = (unsigned)ev->arg & 0xffu;
         th->unseen_kinds |= w->unseen;
         return 0;
+    case INSTR_EXT_SWITCH: { /* process-wide: the windows are made after the walk */
+        struct instr_switch *a = instr_grow(w->p->switches, &w->p->capswitches, w->p->nswitches + 1, sizeof *a, 16);
+        if (!a)
+            return INSTR_ENOMEM;
+        w->p->switches = a;
+        a[w->p->nswitches++] = (struct instr_switch){*tick, ev->arg != 0};
+        return 0;
+    }
     case INSTR_EXT_MARK: /* MARK, COUNTER: they only split an interval */
         return tl && tl->mark ? tl->mark(tl->ctx, w->thread, ev->arg, observed_tick(w, *tick - w->cut)) : 0;
     case INSTR_EXT_COUNTER:
@@ -662,6 +671,8 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
     return instr_ptree_fold(w, th);
 }
 
+static int switch_windows(struct instr_profile *p);
+
 int instr_profile_build(struct instr_profile *p, const struct instr_dump *d, char *err, size_t errlen)
 {
     return instr_profile_build_excluding(p, d, NULL, err, errlen);
@@ -718,7 +729,7 @@ int instr_profile_build_opts(struct instr_profile *p, const struct instr_dump *d
         if ((rc = walk_thread(&w, &d->threads[i], th)) < 0)
             goto out;
     }
-    rc = 0;
+    rc = switch_windows(p);
 out:
     instr_ptree_free(&w);
     free(w.stack);
@@ -735,8 +746,52 @@ out:
     return rc;
 }
 
+static int by_tick(const void *a, const void *b)
+{
+    const struct instr_switch *x = a, *y = b;
+    return (x->tick > y->tick) - (x->tick < y->tick);
+}
+
+/* The windows in which the switchable hooks were on: from the state the
+ * dump began in (INSTR_DUMP_SWITCHED_OFF) through every switch, in time
+ * order, to the process's end (or its last event). */
+static int switch_windows(struct instr_profile *p)
+{
+    const struct instr_dump *d = p->dump;
+    int off = (d->hdr.flags & INSTR_DUMP_SWITCHED_OFF) != 0;
+    p->switched_at = p->nswitches;
+    if (!p->nswitches && !off)
+        return 0;
+    if (p->nswitches > 1)
+        qsort(p->switches, p->nswitches, sizeof *p->switches, by_tick);
+    uint64_t end = d->hdr.end_tsc ? d->hdr.end_tsc : d->hdr.last_tsc;
+    for (size_t t = 0; t < p->nthreads; t++)
+        if (p->threads[t].end_tick > end)
+            end = p->threads[t].end_tick;
+    p->windows = malloc((p->nswitches + 1) * sizeof *p->windows);
+    if (!p->windows)
+        return INSTR_ENOMEM;
+    int on = !off;
+    uint64_t from = d->hdr.start_tsc;
+    for (size_t i = 0; i <= p->nswitches; i++) {
+        uint64_t at = i < p->nswitches ? p->switches[i].tick : end;
+        int next = i < p->nswitches ? (int)p->switches[i].on : !on;
+        if (next == on && i < p->nswitches)
+            continue; /* switched to the state it was in */
+        if (on && at > from) {
+            p->windows[p->nwindows++] = (struct instr_window){from, at};
+            p->recorded_ticks += at - from;
+        }
+        on = next;
+        from = at;
+    }
+    return 0;
+}
+
 void instr_profile_free(struct instr_profile *p)
 {
+    free(p->windows);
+    free(p->switches);
     free(p->funcs);
     free(p->threads);
     free(p->modules);

@@ -156,6 +156,20 @@ struct instr_profile {
     size_t nnodes;
     int wall_on;                 /* Wall Inclusive recorded (instr_profile_opts.wall) */
     struct instr_wall wall;      /* its unions per function (index into funcs) and of all stacks */
+    /* Switchable builds: when the hooks were on (EXT SWITCH, the header's
+     * INSTR_DUMP_SWITCHED_OFF), as windows [from, to) in dump ticks, in
+     * time order; switched_at: the switches the dump recorded (0: the
+     * hooks were never switched, and windows says nothing). */
+    struct instr_window {
+        uint64_t from, to;
+    } *windows;
+    size_t nwindows, switched_at;
+    uint64_t recorded_ticks; /* the windows' length */
+    struct instr_switch {
+        uint64_t tick;
+        unsigned on;
+    } *switches; /* as the walk met them, thread after thread */
+    size_t nswitches, capswitches;
 };
 
 int instr_profile_build(struct instr_profile *p, const struct instr_dump *d, char *err, size_t errlen);

@@ -158,6 +158,22 @@ static void program(struct instr_json *j, const struct instr_session *s, size_t 
         instr_json_key_null(j, "exit_status");
     instr_json_key_u64(j, "end_signal", d->hdr.end_signal);
     instr_json_key_u64(j, "open_frames_at_end", s->profiles[i].repairs.incomplete);
+    const struct instr_profile *p = &s->profiles[i];
+    if (p->switched_at || (d->hdr.flags & INSTR_DUMP_SWITCHED_OFF)) {
+        /* Switchable builds: when the hooks were on (ms since the start). */
+        double ms = d->tick_hz > 0 ? 1e3 / d->tick_hz : NAN;
+        instr_json_key_bool(j, "started_off", d->hdr.flags & INSTR_DUMP_SWITCHED_OFF);
+        instr_json_key_u64(j, "switches", p->switched_at);
+        instr_json_key_num(j, "recorded_ms", "%.6f", (double)p->recorded_ticks * ms);
+        instr_json_open(j, "recorded_windows", '[', INSTR_JSON_INLINE);
+        for (size_t k = 0; k < p->nwindows; k++) {
+            instr_json_open(j, NULL, '{', INSTR_JSON_INLINE);
+            instr_json_key_num(j, "from_ms", "%.6f", (double)(p->windows[k].from - d->hdr.start_tsc) * ms);
+            instr_json_key_num(j, "to_ms", "%.6f", (double)(p->windows[k].to - d->hdr.start_tsc) * ms);
+            instr_json_close(j);
+        }
+        instr_json_close(j);
+    }
     if (s->comp.known)
         hook_costs(j, d);
     instr_json_close(j);

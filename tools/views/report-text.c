@@ -404,6 +404,39 @@ static void repairs_short(FILE *out, const struct instr_session *s, uint64_t unw
     fputs(" (--verbose: why)\n", out);
 }
 
+/* Switchable builds: the windows in which the hooks were on, per process
+ * that switched them or began with them off, in the report's units. */
+static void windows_lines(FILE *out, const struct instr_session *s, enum instr_units u)
+{
+    for (size_t i = 0; i < s->ndumps; i++) {
+        const struct instr_profile *p = &s->profiles[i];
+        const struct instr_dump *d = &s->dumps[i];
+        int off = (d->hdr.flags & INSTR_DUMP_SWITCHED_OFF) != 0;
+        if (!p->switched_at && !off)
+            continue;
+        double ns = d->tick_hz > 0 ? 1e9 / d->tick_hz : 0;
+        uint64_t end = d->hdr.end_tsc ? d->hdr.end_tsc : d->hdr.last_tsc;
+        uint64_t life = end > d->hdr.start_tsc ? end - d->hdr.start_tsc : 0;
+        char pid[32] = "", a[64], b[64];
+        if (s->ndumps > 1)
+            snprintf(pid, sizeof pid, "pid %" PRIu64 ": ", d->hdr.pid);
+        instr_fmt_value(a, sizeof a, p->recorded_ticks, (double)p->recorded_ticks * ns, u);
+        instr_fmt_value(b, sizeof b, life, (double)life * ns, u);
+        fprintf(out, "Recorded:   %s%zu window%s, %s of %s %s: the switchable code's hooks were on only there "
+                     "(%s%zu switch%s by instr_start/instr_stop)\n",
+                pid, p->nwindows, p->nwindows == 1 ? "" : "s", a, b, instr_units_name(u),
+                off ? "off at the start, " : "", p->switched_at, p->switched_at == 1 ? "" : "es");
+        for (size_t k = 0; k < p->nwindows && k < 8; k++) {
+            uint64_t from = p->windows[k].from - d->hdr.start_tsc, to = p->windows[k].to - d->hdr.start_tsc;
+            instr_fmt_value(a, sizeof a, from, (double)from * ns, u);
+            instr_fmt_value(b, sizeof b, to, (double)to * ns, u);
+            fprintf(out, "            %s - %s %s\n", a, b, instr_units_name(u));
+        }
+        if (p->nwindows > 8)
+            fprintf(out, "            ... and %zu more (JSON: recorded_windows)\n", p->nwindows - 8);
+    }
+}
+
 /* The header: with --verbose every line; without, what a reader needs to
  * trust the numbers (what ran, how it ended, the detector and what it does
  * not see, what was lost or repaired, compensation, warnings, totals). */
@@ -457,6 +490,7 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
     } else {
         fprintf(out, "Tick rate:  unknown (values in ticks)\n");
     }
+    windows_lines(out, s, u);
     if (grouped(out, s, verbose ? detector_block : detector_short) < 0)
         return INSTR_ENOMEM;
     const struct instr_repairs *r = &s->repairs;
