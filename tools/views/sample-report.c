@@ -39,27 +39,36 @@ static uint64_t hash_str(uint64_t h, const char *s)
     return (h ^ 0xff) * 0x100000001b3ull;
 }
 
+/* Room in an open-addressing table of used entries for one more (at
+ * most half full): 0, or -1 when out of memory. */
+static int names_room(struct sname **tab, size_t *mask, size_t used)
+{
+    if ((used + 1) * 2 <= *mask + 1)
+        return 0;
+    size_t n = *tab ? (*mask + 1) * 2 : 1024;
+    struct sname *t = calloc(n, sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t i = 0; *tab && i <= *mask; i++) {
+        if (!(*tab)[i].hash)
+            continue;
+        size_t k = (*tab)[i].hash & (n - 1);
+        while (t[k].hash)
+            k = (k + 1) & (n - 1);
+        t[k] = (*tab)[i];
+    }
+    free(*tab);
+    *tab = t;
+    *mask = n - 1;
+    return 0;
+}
+
 /* The row of (view, module, name), created if new; -1 when out of memory. */
 static long row_of(struct instr_sprofile *p, enum instr_sview v, const char *module, const char *name)
 {
     uint64_t h = hash_str(hash_str(0xcbf29ce484222325ull ^ v, module ? module : ""), name) | 1;
-    if ((p->names_used + 1) * 2 > p->names_mask + 1) {
-        size_t n = p->names ? (p->names_mask + 1) * 2 : 1024;
-        struct sname *t = calloc(n, sizeof *t);
-        if (!t)
-            return -1;
-        for (size_t i = 0; p->names && i <= p->names_mask; i++) {
-            if (!p->names[i].hash)
-                continue;
-            size_t k = p->names[i].hash & (n - 1);
-            while (t[k].hash)
-                k = (k + 1) & (n - 1);
-            t[k] = p->names[i];
-        }
-        free(p->names);
-        p->names = t;
-        p->names_mask = n - 1;
-    }
+    if (names_room(&p->names, &p->names_mask, p->names_used))
+        return -1;
     size_t k = h & p->names_mask;
     for (; p->names[k].hash; k = (k + 1) & p->names_mask) {
         struct sname *e = &p->names[k];
@@ -86,40 +95,23 @@ static long row_of(struct instr_sprofile *p, enum instr_sview v, const char *mod
 /* The location (fn, file, line), added if new; -1 when out of memory. */
 static long loc_of(struct instr_sprofile *p, uint32_t fn, const char *file, int line)
 {
-    uint64_t h = hash_str((0xcbf29ce484222325ull ^ fn) * 0x100000001b3ull ^ (uint64_t)line, file ? file : "");
-    if ((p->nlocs + 1) * 2 > p->loc_mask + 1) {
-        size_t n = p->loc_table ? (p->loc_mask + 1) * 2 : 1024;
-        uint32_t *t = calloc(n, sizeof *t);
-        if (!t)
-            return -1;
-        for (size_t i = 0; p->loc_table && i <= p->loc_mask; i++) {
-            if (!p->loc_table[i])
-                continue;
-            const struct instr_sloc *l = &p->locs[p->loc_table[i] - 1];
-            uint64_t lh = hash_str((0xcbf29ce484222325ull ^ l->fn) * 0x100000001b3ull ^ (uint64_t)l->line,
-                                   l->file ? l->file : "");
-            size_t k = lh & (n - 1);
-            while (t[k])
-                k = (k + 1) & (n - 1);
-            t[k] = p->loc_table[i];
-        }
-        free(p->loc_table);
-        p->loc_table = t;
-        p->loc_mask = n - 1;
-    }
+    uint64_t h = hash_str((0xcbf29ce484222325ull ^ fn) * 0x100000001b3ull ^ (uint64_t)line, file ? file : "") | 1;
+    if (names_room(&p->loc_table, &p->loc_mask, p->nlocs))
+        return -1;
     size_t k = h & p->loc_mask;
-    for (; p->loc_table[k]; k = (k + 1) & p->loc_mask) {
-        const struct instr_sloc *l = &p->locs[p->loc_table[k] - 1];
-        if (l->fn == fn && l->line == line && !strcmp(l->file ? l->file : "", file ? file : ""))
-            return p->loc_table[k] - 1;
+    for (; p->loc_table[k].hash; k = (k + 1) & p->loc_mask) {
+        const struct instr_sloc *l = &p->locs[p->loc_table[k].row];
+        if (p->loc_table[k].hash == h && l->fn == fn && l->line == line &&
+            !strcmp(l->file ? l->file : "", file ? file : ""))
+            return p->loc_table[k].row;
     }
     struct instr_sloc *a = instr_grow(p->locs, &p->caplocs, p->nlocs + 1, sizeof *a, 256);
     if (!a)
         return -1;
     p->locs = a;
     p->locs[p->nlocs] = (struct instr_sloc){fn, file ? line : 0, file};
-    p->loc_table[k] = (uint32_t)++p->nlocs;
-    return (long)p->nlocs - 1;
+    p->loc_table[k] = (struct sname){h, 0, (uint32_t)p->nlocs};
+    return (long)p->nlocs++;
 }
 
 /* Function and module rows of an address, cached per (dump, address). */

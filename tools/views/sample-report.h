@@ -84,7 +84,7 @@ struct instr_sprofile {
     size_t caplpool;
     struct instr_sloc *locs;
     size_t nlocs, caplocs;
-    uint32_t *loc_table; /* open addressing: location + 1, 0 = empty */
+    struct sname *loc_table; /* location index (open addressing) */
     size_t loc_mask;
     struct instr_line_tables *lines;
 };
