@@ -211,7 +211,7 @@ const char *instr_detector_name(uint32_t detector);
 /* "SIGSEGV" for 11 (Linux x86-64 numbering), "unknown signal" otherwise. */
 const char *instr_signal_name(uint32_t sig);
 
-/* ---- event decoding ------------------------------------------------------ */
+/* ---- event decoding (dump-events.c) -------------------------------------- */
 
 /* One decoded event.  tick is absolute (the running tick after this event's
  * delta); for RESYNC, arg is the new running tick that the next delta
