@@ -1,5 +1,7 @@
 """instrtest.py - what the Python checkers of every test area share: one
-list of failed checks and the two ways of recording one.
+list of failed checks and the two ways of recording one, and the
+identities a case runs as (issue 22: as root, as an ordinary user, as root
+in a user namespace).
 
 A checker puts tests/lib on its path and imports what it uses:
 
@@ -11,12 +13,33 @@ that).  check() prints one line per check, ok or FAIL; check_quiet()
 prints only the failures, for checkers that test the same property of
 many rows and would bury the failure among thousands of ok lines."""
 
+import contextlib
+
 failures = []
+_as = []
+
+
+@contextlib.contextmanager
+def checking_as(who):
+    """While it lasts, every check's message starts with who (the identity
+    a case runs as), so that a failure says which one failed.  None adds
+    nothing."""
+    _as.append(who)
+    try:
+        yield
+    finally:
+        _as.pop()
+
+
+def _named(what):
+    who = [w for w in _as if w]
+    return ", ".join(who) + ": " + what if who else what
 
 
 def check(cond, what):
     """Records what as failed unless cond; prints "ok    what" or
     "FAIL  what"."""
+    what = _named(what)
     if not cond:
         failures.append(what)
     print(("ok    " if cond else "FAIL  ") + what)
@@ -25,8 +48,77 @@ def check(cond, what):
 def check_quiet(cond, what):
     """Records what as failed unless cond, and prints it then only."""
     if not cond:
+        what = _named(what)
         failures.append(what)
         print("FAIL:", what)
+
+
+# setpriv's arguments that make a command run as uid 65534 (nobody), with
+# no supplementary groups.
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def identities(*paths, uid=65534, pid_namespace=False):
+    """The identities a case runs as, (name, command prefix) pairs.  As
+    root: root itself, uid `uid` (setpriv) and root in a user namespace
+    without capabilities outside it (unshare -Ur); as anyone else: that
+    user and root in a user namespace.  pid_namespace adds PID 1 of a PID
+    namespace (unshare -Urpf --mount-proc: a container's init).
+
+    An identity that cannot start (no setpriv, user namespaces refused) or
+    cannot read and run every one of paths (a build under a directory
+    uid 65534 may not enter) is left out with a line saying why; a line
+    names the identities kept, so that a run under fewer shows it."""
+    import os
+    import shutil
+    import subprocess
+
+    def starts(prefix):
+        return subprocess.run([*prefix, "true"], capture_output=True).returncode == 0
+
+    ids, left = [], []
+    if os.geteuid() == 0:
+        ids.append(("root", []))
+        if not shutil.which("setpriv"):
+            left.append(f"uid {uid}: no setpriv")
+        else:
+            ids.append((f"uid {uid}", ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]))
+    else:
+        ids.append((f"uid {os.geteuid()}", []))
+    userns = ["unshare", "-Ur"]
+    if shutil.which("unshare") and starts(userns):
+        ids.append(("root in a user namespace", userns))
+        pidns = ["unshare", "-Urpf", "--mount-proc"]
+        if pid_namespace and starts(pidns):
+            ids.append(("PID 1 of a PID namespace", pidns))
+        elif pid_namespace:
+            left.append("PID 1 of a PID namespace: unshare -Urpf --mount-proc refused")
+    else:
+        left.append("root in a user namespace: unshare -Ur refused or missing")
+    # Each path must be readable, and runnable if it is a program.
+    tests = [t for p in paths for t in (["-r", p], ["-x", p])[:2 if os.stat(p).st_mode & 0o111 else 1]]
+    probe = " && ".join("test %s \"$%d\"" % (t[0], n + 1) for n, t in enumerate(tests)) or "true"
+    kept = []
+    for who, prefix in ids:
+        if prefix and subprocess.run([*prefix, "sh", "-c", probe, "sh", *(t[1] for t in tests)],
+                                    capture_output=True).returncode:
+            left.append(f"{who}: cannot read or run {', '.join(paths)}")
+        else:
+            kept.append((who, prefix))
+    for why in left:
+        print("identity left out:", why)
+    print("identities:", ", ".join(who for who, _ in kept))
+    return kept
+
+
+def open_dir(parent):
+    """A new directory under parent that every identity may write (the
+    dumps' directory of a run as any of them)."""
+    import os
+    import tempfile
+    d = tempfile.mkdtemp(dir=parent)
+    os.chmod(d, 0o777)
+    return d
 
 
 

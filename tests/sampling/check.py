@@ -18,6 +18,7 @@ scenario, SAMPLE, REPORT, DUMP, SPLIT, MT, DENY = sys.argv[1:8]
 CLOCKS = sys.argv[8] if len(sys.argv) > 8 else None
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from instrtest import check_quiet as check, failures, skip_unless_unprivileged_perf  # noqa: E402
+from instrtest import checking_as, identities, open_dir  # noqa: E402
 
 
 def run(cmd, **kw):
@@ -391,29 +392,35 @@ def scenario_debuglink(work):
     check("light" not in f and "[stripped]" in f, "without it, the module's name: %s" % sorted(f)[:12])
 
 
-NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-
 
 def scenario_bad_output(work):
     """-o where the dump cannot be created: one line, a non-zero status, and
-    the program never runs (as perf record); as root (a missing directory)
-    and as uid 65534 (a directory it may not write)."""
-    cases = [("root", [], os.path.join(work, "missing", "s.%p.instr"))]
-    if os.geteuid() == 0 and shutil.which("setpriv"):
-        os.chmod(work, 0o755)
+    the program never runs (as perf record).  As every identity: a missing
+    directory; and, for all but root itself, a directory it may not write:
+    one of another user (uid 65533, 0755: neither uid 65534 nor root in a
+    user namespace, whose capabilities do not reach an unmapped owner's
+    files, may write it), or as an ordinary user, /."""
+    os.chmod(work, 0o755)
+    locked = "/"
+    if os.geteuid() == 0:
         locked = os.path.join(work, "locked")
-        os.mkdir(locked, 0o755)  # root's: uid 65534 may not write here
-        for b in (SAMPLE, SPLIT):
-            shutil.copy(b, work)
-        cases.append(("uid 65534", NOBODY, os.path.join(locked, "s.%p.instr")))
-    for who, prefix, out in cases:
-        sample = os.path.join(work, "instr-sample") if prefix else SAMPLE
-        split = os.path.join(work, os.path.basename(SPLIT)) if prefix else SPLIT
-        r = run([*prefix, sample, "-o", out, split, "0.3"], cwd=work)
-        lines = r.stderr.strip().splitlines()
-        check(r.returncode == 125, "%s: exit 125 when the output cannot be created (got %d)" % (who, r.returncode))
-        check(len(lines) == 1 and "cannot create" in lines[0], "%s: exactly one error line: %r" % (who, r.stderr))
-        check(r.stdout == "", "%s: the program did not run unsampled (%r)" % (who, r.stdout))
+        os.mkdir(locked, 0o755)
+        os.chown(locked, 65533, 65533)
+    for who, prefix in identities(SAMPLE, SPLIT):
+        outs = [os.path.join(work, "missing", "s.%p.instr")]
+        if prefix or os.geteuid() != 0:
+            outs.append(os.path.join(locked, "s.%p.instr"))
+        with checking_as(who):
+            for out in outs:
+                r = run([*prefix, SAMPLE, "-o", out, SPLIT, "0.3"], cwd=work)
+                lines = r.stderr.strip().splitlines()
+                where = os.path.dirname(out)
+                check(r.returncode == 125, "%s: exit 125 when the output cannot be created (got %d)" % (where, r.returncode))
+                check(len(lines) == 1 and "cannot create" in lines[0], "%s: exactly one error line: %r" % (where, r.stderr))
+                check(r.stdout == "", "%s: the program did not run unsampled (%r)" % (where, r.stdout))
+            print("%s: %s refused" % (who, ", ".join(os.path.dirname(o) for o in outs)))
+    if locked != "/":
+        check(not os.listdir(locked), "nothing written in %s: %s" % (locked, os.listdir(locked)))
     # the check creates nothing: a writable -o gets the program's one dump
     r = run([SAMPLE, "-o", os.path.join(work, "ok.%p.instr"), SPLIT, "0.1"], cwd=work)
     check(r.returncode == 0 and r.stderr == "", "a writable output: exit 0, silent (%d: %s)" % (r.returncode, r.stderr))
@@ -421,13 +428,35 @@ def scenario_bad_output(work):
     check(len(ok) == 1, "one dump, no leftover of the check: %s" % ok)
 
 
+def same_as_plain(plain, sampled, stderr=True):
+    """The program under instr-sample behaves as without it: status,
+    standard output, and standard error unless the caller checks it."""
+    check(sampled.returncode == plain.returncode,
+          "status under instr-sample %d, plain %d (%s)" % (sampled.returncode, plain.returncode, sampled.stderr))
+    check(sampled.stdout == plain.stdout, "output under instr-sample %r, plain %r" % (sampled.stdout, plain.stdout))
+    if stderr:
+        check(sampled.stderr == plain.stderr, "standard error under instr-sample %r, plain %r"
+              % (sampled.stderr, plain.stderr))
+
+
 def scenario_vdso(work):
     """Samples inside the vDSO are named from its own symbol table: no
-    [vdso] row; a __vdso_* (or clock_gettime/gettimeofday) row instead."""
-    out = os.path.join(work, "c.%p.instr")
-    r = run([SAMPLE, "-o", out, CLOCKS, "clocks", "0.5"])
+    [vdso] row; a __vdso_* (or clock_gettime/gettimeofday) row instead.
+    As every identity, the program's output and status as without
+    instr-sample."""
+    os.chmod(work, 0o755)
+    for who, prefix in identities(SAMPLE, CLOCKS):
+        with checking_as(who):
+            vdso_as(open_dir(work), prefix)
+        print("%s: checked" % who)
+
+
+def vdso_as(d, prefix):
+    plain = run([*prefix, CLOCKS, "clocks", "0.5"], cwd=d)
+    r = run([*prefix, SAMPLE, "-o", os.path.join(d, "c.%p.instr"), CLOCKS, "clocks", "0.5"], cwd=d)
+    same_as_plain(plain, r)
     check(r.returncode == 0, "instr-sample clocks exits 0 (%d: %s)" % (r.returncode, r.stderr))
-    dumps = [os.path.join(work, f) for f in os.listdir(work) if f.endswith(".instr")]
+    dumps = [os.path.join(d, f) for f in os.listdir(d) if f.endswith(".instr")]
     check(len(dumps) == 1, "one dump: %s" % dumps)
     if not dumps:
         return
@@ -442,23 +471,40 @@ def scenario_vdso(work):
           "a __vdso_* row: %s" % named)
 
 
+def wait_for(path):
+    for _ in range(600):
+        if os.path.exists(path):
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def scenario_daemon(work):
     """A program that daemonizes: sampling stops when its first process
-    ends (like perf record), and the daemon's dump and the report say so."""
-    done = os.path.join(work, "done")
-    env = dict(os.environ, CLOCKS_DONE=done)
-    r = run([SAMPLE, "-o", os.path.join(work, "d.%p.instr"), CLOCKS, "daemon", "0.6"], env=env)
+    ends (like perf record), and the daemon's dump and the report say so.
+    As every identity, the program's output and status as without
+    instr-sample, its daemon run to its end both times."""
+    os.chmod(work, 0o755)
+    for who, prefix in identities(SAMPLE, CLOCKS):
+        with checking_as(who):
+            daemon_as(open_dir(work), prefix)
+        print("%s: checked" % who)
+
+
+def daemon_as(d, prefix):
+    plain_done, done = os.path.join(d, "plain-done"), os.path.join(d, "done")
+    plain = run([*prefix, CLOCKS, "daemon", "0.6"], env=dict(os.environ, CLOCKS_DONE=plain_done), cwd=d)
+    check(wait_for(plain_done), "the plain daemon ran to its end")
+    r = run([*prefix, SAMPLE, "-o", os.path.join(d, "d.%p.instr"), CLOCKS, "daemon", "0.6"],
+            env=dict(os.environ, CLOCKS_DONE=done), cwd=d)
+    same_as_plain(plain, r, stderr=False)
     check(r.returncode == 0, "instr-sample exits with the program's status (%d: %s)" % (r.returncode, r.stderr))
-    for _ in range(600):
-        if os.path.exists(done):
-            break
-        time.sleep(0.05)
-    check(os.path.exists(done), "the daemon ran to its end")
+    check(wait_for(done), "the daemon ran to its end")
     # The daemon still runs; the middle process (fork, setsid, fork, _exit)
     # may still be on its way out: each one found alive is cut, and says so.
     lines = r.stderr.strip().splitlines()
-    dumps = sorted(os.path.join(work, f) for f in os.listdir(work) if f.endswith(".instr"))
-    cut = [d for d in dumps if dump_flags(d) & 0x80]
+    dumps = sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".instr"))
+    cut = [x for x in dumps if dump_flags(x) & 0x80]
     check(1 <= len(cut) <= 2, "the daemon's dump marked cut short (INSTR_DUMP_SAMPLING_CUT): %s of %s" % (cut, dumps))
     check(len(lines) == len(cut) and all("still runs" in l for l in lines),
           "one line per cut process says so: %r" % r.stderr)

@@ -45,7 +45,8 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "clocks")) {
         while (cpu_now() < secs)
             read_clocks();
-        printf("clocks %lu\n", sink & 1);
+        /* The same line every run: the test compares it with the plain run's. */
+        printf("clocks read\n");
         return 0;
     }
     if (!strcmp(mode, "daemon")) {

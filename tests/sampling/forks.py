@@ -14,7 +14,9 @@ hybrid-forks:  INSTR_SAMPLE in an instrumented program keeps sampling in
                and each with its executable mappings (MAP records).
 forks-unprivileged: sample-forks and hybrid-forks as uid 65534.
 hybrid-rate:   the asked rate is in an INSTR_SAMPLE dump (SAMPLING record)
-               and the --view samples header shows it beside the achieved.
+               and the --view samples header shows it beside the achieved;
+               as root, as uid 65534 and as root in a user namespace, the
+               program's status and output as its plain build's.
 Exit 0 pass, 1 fail, 77 skip.
 """
 import json
@@ -29,6 +31,7 @@ import tempfile
 scenario, SAMPLE, REPORT, SPLIT, FORKS, FORKS_I = sys.argv[1:7]
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from instrtest import check_quiet as check, failures, skip_unless_unprivileged_perf  # noqa: E402
+from instrtest import checking_as, identities, open_dir  # noqa: E402
 
 
 def run(cmd, env=None, **kw):
@@ -190,10 +193,23 @@ def scenario_forks_unprivileged(work):
 
 
 def scenario_hybrid_rate(work):
+    os.chmod(work, 0o755)
+    for who, prefix in identities(FORKS, FORKS_I):
+        with checking_as(who):
+            hybrid_rate_as(open_dir(work), prefix)
+        print("%s: checked" % who)
+
+
+def hybrid_rate_as(work, prefix):
+    plain = run([*prefix, FORKS, "exec"])
     for hz in (250, 1000):
         out = os.path.join(work, "r%d.instr" % hz)
-        r = run([FORKS_I, "exec"], env={"INSTR_SAMPLE": str(hz), "INSTR_OUTPUT": out, "INSTR_LOG": "stderr"})
+        r = run([*prefix, FORKS_I, "exec"], env={"INSTR_SAMPLE": str(hz), "INSTR_OUTPUT": out, "INSTR_LOG": "stderr"})
         check(r.returncode == 0, "run exits 0 (%s)" % r.stderr)
+        err = [l for l in r.stderr.splitlines() if not l.startswith("instr:")]
+        check((r.returncode, r.stdout, err) == (plain.returncode, plain.stdout, plain.stderr.splitlines()),
+              "%d Hz: status and output as the plain build's (%d %r %r, plain %d %r %r)"
+              % (hz, r.returncode, r.stdout, r.stderr, plain.returncode, plain.stdout, plain.stderr))
         j = functions(out, "--view", "samples")
         s = j["session"] if j else {}
         check(s.get("rate_asked_hz") == hz, "JSON rate_asked_hz %s, want %d" % (s.get("rate_asked_hz"), hz))

@@ -33,7 +33,9 @@ instr-sample: instr-sample run on the instrumented program: its dump's
               frames below memset's call site are libc's.
 sampler-rate: instr-sample --rate 700 on the instrumented program: the
               hybrid view says the rate instr-sample asked (its dump's
-              SAMPLING record), in JSON and in text, not "unknown".
+              SAMPLING record), in JSON and in text, not "unknown"; as
+              root, as uid 65534 and as root in a user namespace, the
+              program's status and output as without instr-sample.
 align:        (BUSY = hybrid-short) the kernel's sample times and the hooks'
               ticks line up: samples whose PC is inside a ~0.3 us function
               are placed on that function (checked against the program's
@@ -55,6 +57,7 @@ scenario, REPORT, BUSY, DENY = sys.argv[1:5]
 DL_LIB = sys.argv[5] if len(sys.argv) > 5 else None
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from instrtest import check_quiet as check, failures, skip_unless_unprivileged_perf  # noqa: E402
+from instrtest import checking_as, identities, open_dir  # noqa: E402
 
 
 def run(cmd, env=None, **kw):
@@ -237,10 +240,22 @@ def scenario_sampler_rate(work):
     if not os.path.exists(sample):
         print("no instr-sample: skipped")
         sys.exit(77)
-    rt = os.path.join(work, "rt.instr")
-    sd = os.path.join(work, "s.instr")
-    r = run([sample, "--rate", "700", "-o", sd, BUSY, "40"], env={"INSTR_OUTPUT": rt})
+    os.chmod(work, 0o755)
+    for who, prefix in identities(sample, BUSY):
+        with checking_as(who):
+            sampler_rate_as(sample, open_dir(work), prefix)
+        print("%s: checked" % who)
+
+
+def sampler_rate_as(sample, d, prefix):
+    rt = os.path.join(d, "rt.instr")
+    sd = os.path.join(d, "s.instr")
+    alone = run([*prefix, BUSY, "40"], env={"INSTR_OUTPUT": os.path.join(d, "alone.instr")})
+    r = run([*prefix, sample, "--rate", "700", "-o", sd, BUSY, "40"], env={"INSTR_OUTPUT": rt})
     check(r.returncode == 0, "instr-sample on the instrumented program exits 0 (%d: %s)" % (r.returncode, r.stderr))
+    check((r.returncode, r.stdout, r.stderr) == (alone.returncode, alone.stdout, alone.stderr),
+          "status and output as without instr-sample (%d %r %r, without: %d %r %r)"
+          % (r.returncode, r.stdout, r.stderr, alone.returncode, alone.stdout, alone.stderr))
     r = run([REPORT, "--view", "samples", "--format", "json", rt, sd])
     check(r.returncode == 0, "--view samples RT SD exits 0 (%d: %s)" % (r.returncode, r.stderr))
     if r.returncode:

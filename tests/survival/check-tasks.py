@@ -20,28 +20,7 @@ ap.add_argument("--runs", type=int, default=1)
 ap.add_argument("--env", action="append", default=[])
 a = ap.parse_args()
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from instrtest import check, failures as fails  # noqa: E402
-
-
-def identities():
-    ids = []
-    if os.geteuid() == 0:
-        ids.append(("root", []))
-        if shutil.which("setpriv"):
-            # RLIMIT_NPROC counts the uid's processes machine-wide: nproc
-            # runs as a uid no other test uses, so that a parallel test's
-            # processes (as 65534) do not change how many forks succeed.
-            uid = 61234 if a.case == "nproc" else 65534
-            ids.append((f"uid {uid}", ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]))
-    else:
-        ids.append(("user", []))
-    if shutil.which("unshare") and subprocess.run(["unshare", "-Ur", "true"], capture_output=True).returncode == 0:
-        ids.append(("root in a user namespace", ["unshare", "-Ur"]))
-        # A container's init: PID 1 of a PID namespace, which reaps every
-        # orphan of the namespace (a task of the recorder's would be one).
-        if subprocess.run(["unshare", "-Urpf", "--mount-proc", "true"], capture_output=True).returncode == 0:
-            ids.append(("PID 1 of a PID namespace", ["unshare", "-Urpf", "--mount-proc"]))
-    return ids
+from instrtest import check, failures as fails, identities  # noqa: E402
 
 
 def run(cmd, env, cwd):
@@ -77,7 +56,10 @@ with tempfile.TemporaryDirectory() as work:
     for e in a.env:
         k, v = e.split("=", 1)
         env[k] = v
-    ids = identities()
+    # RLIMIT_NPROC counts the uid's processes machine-wide: nproc runs as
+    # a uid no other test uses, so that a parallel test's processes (as
+    # 65534) do not change how many forks succeed.
+    ids = identities(exes["plain"], exes["instr"], uid=61234 if a.case == "nproc" else 65534, pid_namespace=True)
     for who, prefix in ids:
         same = 0
         for i in range(a.runs):

@@ -3,7 +3,9 @@
 uninstrumented twin (the oracle), compare what the program does (stdout,
 stderr without the runtime's "instr:" lines, exit status or signal), then
 report the instrumented run's dumps and check that every event up to the
-end is there and every repair is counted.
+end is there and every repair is counted.  The cases of issue 22
+(EVERY_IDENTITY) do so as root, as uid 65534 and as root in a user
+namespace (instrtest.identities), each in directories of its own.
 
 Lines starting with '#' in the program's output carry run-dependent values:
 they are read, not compared.  Exit code 77 = skipped (the machine cannot
@@ -15,9 +17,12 @@ _spec = importlib.util.spec_from_file_location(
 e2e = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(e2e)
 check, fn, functions = e2e.check, e2e.fn, e2e.functions
+from instrtest import NOBODY, checking_as, identities, open_dir  # noqa: E402  (on the path e2e set)
 
 SKIP = 77
-NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+# The cases run as every identity (issue 22 items); the others as the
+# invoking user.
+EVERY_IDENTITY = {"fork-children-exit", "exit-busy", "_exit"}
 
 
 def cases_main(cases, *options):
@@ -52,14 +57,16 @@ class Run:
         return int(m.group(1)) if m else None
 
 
-def run(cmd, workdir, env_extra=None, limits=None, user=False, term_after_ready=False, cwd=None):
+def run(cmd, workdir, env_extra=None, limits=None, user=False, term_after_ready=False, cwd=None, prefix=()):
+    """Runs cmd in workdir (or cwd), its dumps written there, as the
+    invoking user or with the command prefix that runs it as another
+    identity (user=True: uid 65534)."""
     # The runtime says its lines on stderr only when asked (INSTR_LOG) or
     # to a terminal: these checks read them there.
     env = dict(os.environ, INSTR_OUTPUT=os.path.join(workdir, "%e.%p.instr"), SURVIVE_SECONDS="2",
                INSTR_LOG="stderr")
     env.update(env_extra or {})
-    if user:
-        cmd = NOBODY + cmd
+    cmd = [*(NOBODY if user else prefix), *cmd]
 
     def pre():
         for res, val in (limits or {}).items():
@@ -432,6 +439,32 @@ CASES = {name[5:].replace("_", "-") if not name.startswith("case__") else "_" + 
          for name, f in globals().items() if name.startswith("case_")}
 
 
+def one_run(a, work, exe, oracle, args, outdir, opts):
+    """The oracle and the instrumented program run once each, as the
+    identity opts' prefix gives; what they did compared, the dumps in
+    outdir checked by the case."""
+    try:
+        orc_dir = open_dir(work)
+        orc = run([oracle] + args, orc_dir, **opts)
+        inst = run([exe] + args, outdir, **opts)
+    finally:
+        if a.case == "full-disk":
+            dumps = sorted(glob.glob(os.path.join(outdir, "*.instr")))
+            tmpcopy = os.path.join(work, "copied")
+            os.mkdir(tmpcopy)
+            for d in dumps:
+                shutil.copy(d, tmpcopy)
+            subprocess.run(["umount", outdir])
+            outdir = tmpcopy
+    sys.stdout.write(inst.out)
+    sys.stderr.write(inst.err)
+    check(inst.rc == orc.rc, f"exit status unchanged ({orc.rc}, got {inst.rc})")
+    check(inst.stable_out == orc.stable_out, "standard output unchanged")
+    check(inst.stable_err == orc.stable_err, "standard error unchanged (apart from instr: lines)")
+    dumps = sorted(glob.glob(os.path.join(outdir, "*.instr")))
+    CASES[a.case](a, inst, orc, dumps, work)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case", choices=sorted(CASES))
@@ -487,27 +520,12 @@ def main():
             if probe.returncode == 126 or probe.returncode == 127:
                 print("SKIP: uid 65534 cannot run the build's programs")
                 return SKIP
-        try:
-            orc_dir = tempfile.mkdtemp(dir=work)
-            os.chmod(orc_dir, 0o777)
-            orc = run([oracle] + args, orc_dir, **opts)
-            inst = run([exe] + args, outdir, **opts)
-        finally:
-            if a.case == "full-disk":
-                dumps = sorted(glob.glob(os.path.join(outdir, "*.instr")))
-                tmpcopy = os.path.join(work, "copied")
-                os.mkdir(tmpcopy)
-                for d in dumps:
-                    shutil.copy(d, tmpcopy)
-                subprocess.run(["umount", outdir])
-                outdir = tmpcopy
-        sys.stdout.write(inst.out)
-        sys.stderr.write(inst.err)
-        check(inst.rc == orc.rc, f"exit status unchanged ({orc.rc}, got {inst.rc})")
-        check(inst.stable_out == orc.stable_out, "standard output unchanged")
-        check(inst.stable_err == orc.stable_err, "standard error unchanged (apart from instr: lines)")
-        dumps = sorted(glob.glob(os.path.join(outdir, "*.instr")))
-        CASES[a.case](a, inst, orc, dumps, work)
+        ids = identities(exe, oracle) if a.case in EVERY_IDENTITY else [(None, ())]
+        for who, prefix in ids:
+            with checking_as(who):
+                if who:
+                    outdir = open_dir(work)
+                one_run(a, work, exe, oracle, args, outdir, dict(opts, prefix=prefix))
     print(f"{len(e2e.failures)} failed")
     return 1 if e2e.failures else 0
 

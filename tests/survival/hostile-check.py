@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Hostile programs (hostile.c): run the instrumented program and its
 uninstrumented twin, compare what they do (check.py's rules: stdout,
-stderr without "instr:" lines, exit status), then check the dumps.
+stderr without "instr:" lines, exit status), then check the dumps.  The
+cases of issue 22 (clone-vm, clone-vm-busy, sigsys) do so as root, as
+uid 65534 and as root in a user namespace (instrtest.identities).
 
 Exit code 77 = skipped (the machine cannot run the case); the reason is
 printed."""
@@ -13,6 +15,7 @@ sv = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(sv)
 check, run, report, calls, programs, session = sv.check, sv.run, sv.report, sv.calls, sv.programs, sv.session
 SKIP, NOBODY = sv.SKIP, sv.NOBODY
+checking_as, identities, open_dir = sv.checking_as, sv.identities, sv.open_dir
 
 
 def dumps_in(d):
@@ -26,7 +29,9 @@ def same_behaviour(inst, orc):
 
 
 def pair(a, work, args, oracle_args=None, **opts):
-    orc_dir, inst_dir = tempfile.mkdtemp(dir=work), tempfile.mkdtemp(dir=work)
+    """The oracle and the instrumented program run once each (as the
+    identity opts' prefix gives, in directories it may write), compared."""
+    orc_dir, inst_dir = open_dir(work), open_dir(work)
     orc = run([a.oracle] + (oracle_args or args), orc_dir, **opts)
     inst = run([a.exe] + args, inst_dir, **opts)
     sys.stdout.write(inst.out)
@@ -143,28 +148,41 @@ def case_tsc_sigsegv(a, work):
 def case_sigsys(a, work):
     """Issue 22: the SIGSYS disposition reads as the program set it
     (before and after its own handler), and that handler runs for the
-    seccomp RET_TRAP the program set up, whatever the detectors."""
-    for env in (None, {"INSTR_DETECTOR": "sud"}, {"INSTR_DETECTOR": "none"}):
-        inst, orc, dumps = pair(a, work, ["sigsys"], env_extra=env)
-        if orc.rc == 95 or orc.rc == 96:
-            print("SKIP: this kernel refuses the program's seccomp filter")
-            raise SystemExit(SKIP)
-        check("at start: default" in orc.out and "handler ran 1 time(s)" in orc.out,
-              f"the oracle sees SIG_DFL, then its handler runs once ({orc.out!r})")
-        check(len(dumps) == 1, f"one dump ({len(dumps)}, INSTR_DETECTOR {env})")
+    seccomp RET_TRAP the program set up, whatever the detectors; as every
+    identity."""
+    for who, prefix in identities(a.exe, a.oracle):
+        with checking_as(who):
+            for env in (None, {"INSTR_DETECTOR": "sud"}, {"INSTR_DETECTOR": "none"}):
+                inst, orc, dumps = pair(a, work, ["sigsys"], env_extra=env, prefix=prefix)
+                if orc.rc == 95 or orc.rc == 96:
+                    print("SKIP: this kernel refuses the program's seccomp filter")
+                    raise SystemExit(SKIP)
+                check("at start: default" in orc.out and "handler ran 1 time(s)" in orc.out,
+                      f"the oracle sees SIG_DFL, then its handler runs once ({orc.out!r})")
+                check(len(dumps) == 1, f"one dump ({len(dumps)}, INSTR_DETECTOR {env})")
 
 
 def case_clone_vm(a, work):
-    # A race: 40 runs, every one must behave as uninstrumented.
+    # A race: 40 runs as each identity, every one must behave as
+    # uninstrumented.
+    for who, prefix in identities(a.exe, a.oracle):
+        with checking_as(who):
+            clone_vm_runs(a, work, prefix)
+
+
+def clone_vm_runs(a, work, prefix):
     bad = 0
     last = None
     for i in range(40):
-        orc_dir, inst_dir = tempfile.mkdtemp(dir=work), tempfile.mkdtemp(dir=work)
-        orc = run([a.oracle, "clone-vm"], orc_dir)
-        inst = run([a.exe, "clone-vm"], inst_dir)
+        orc_dir, inst_dir = open_dir(work), open_dir(work)
+        orc = run([a.oracle, "clone-vm"], orc_dir, prefix=prefix)
+        inst = run([a.exe, "clone-vm"], inst_dir, prefix=prefix)
         if inst.rc != orc.rc or inst.stable_out != orc.stable_out or inst.stable_err != orc.stable_err:
             bad += 1
             print(f"run {i}: exit {inst.rc} (oracle {orc.rc}), stdout {inst.stable_out!r}")
+        if last:
+            shutil.rmtree(last, ignore_errors=True)
+        shutil.rmtree(orc_dir, ignore_errors=True)
         last = inst_dir
         if bad and i >= 9:
             break
@@ -184,20 +202,27 @@ def case_clone_vm(a, work):
 def case_clone_vm_busy(a, work):
     """A clone(CLONE_VM) child computing while its parent does: its hooks,
     on a stack of its own, must not cost a system call each (issue 22: 2 M
-    iterations took over 30 s, the plain program 10 ms).  Compared with the
-    same iterations made by the parent alone, recorded (busy-serial): the
-    child records nothing, so it may take no longer than that, within a
-    ratio a loaded machine keeps; the best of three runs each."""
-    inst, orc, dumps = pair(a, work, ["clone-vm-busy"])
-    check(len(dumps) == 1, f"one dump: the child records nothing ({len(dumps)})")
-    if dumps:
-        rep, proc = report(a.report, dumps)
-        if rep:
-            check(calls(rep, "busy_loop") == 1, f"the parent's busy_loop call recorded, none of the child's "
-                  f"({calls(rep, 'busy_loop')})")
-            check(calls(rep, "small_a") == 2000000, f"the parent's 2 M small_a calls ({calls(rep, 'small_a')})")
-            r = session(rep)["repairs"]
-            check(r["bad_chunks"] == 0 and r["unmatched_exits"] == 0, f"no bad chunks, no unmatched exits ({r})")
+    iterations took over 30 s, the plain program 10 ms).  As every
+    identity: the same output and status as uninstrumented, and the
+    parent's calls alone in the dump.  Then, as the invoking user, compared
+    with the same iterations made by the parent alone, recorded
+    (busy-serial): the child records nothing, so it may take no longer than
+    that, within a ratio a loaded machine keeps; the best of three runs
+    each."""
+    for who, prefix in identities(a.exe, a.oracle):
+        with checking_as(who):
+            inst, orc, dumps = pair(a, work, ["clone-vm-busy"], prefix=prefix)
+            check(len(dumps) == 1, f"one dump: the child records nothing ({len(dumps)})")
+            if dumps:
+                rep, proc = report(a.report, dumps)
+                if rep:
+                    check(calls(rep, "busy_loop") == 1, f"the parent's busy_loop call recorded, none of the "
+                          f"child's ({calls(rep, 'busy_loop')})")
+                    check(calls(rep, "small_a") == 2000000,
+                          f"the parent's 2 M small_a calls ({calls(rep, 'small_a')})")
+                    r = session(rep)["repairs"]
+                    check(r["bad_chunks"] == 0 and r["unmatched_exits"] == 0,
+                          f"no bad chunks, no unmatched exits ({r})")
 
     # CPU time (the program's and its children's, from the kernel's
     # accounting), not wall time: a loaded machine stretches the wall
