@@ -78,10 +78,10 @@ static void process_init(void)
     if (!instr__dump_allowed())
         goto out; /* set-user-ID/set-group-ID: touch nothing */
     instr__detector_init();
-    if (instr__dump_create(0))
+    if (instr__dump_create(0) || instr__lifecycle_init()) {
+        instr__detector_withdraw(); /* unrecorded, the program sees what it would without us */
         goto out;
-    if (instr__lifecycle_init())
-        goto out;
+    }
     pin_self();
     recording = 1;
 out:

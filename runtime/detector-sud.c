@@ -551,6 +551,15 @@ static void sud_fork_child(struct instr__thread *t)
     sud_thread(t);
 }
 
+/* No dump after all: the program's SIGSYS disposition back as it was, so
+ * that it reads what it set (no thread is armed to answer for it). */
+static void sud_withdraw(void)
+{
+    struct sigaction cur;
+    if (sigaction(SIGSYS, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_sigsys)
+        sigaction(SIGSYS, &chained, NULL);
+}
+
 const struct instr__detector_ops instr__det_sud = {
     .name = "sud",
     .id = INSTR_DETECTOR_SUD,
@@ -560,4 +569,5 @@ const struct instr__detector_ops instr__det_sud = {
     .thread = sud_thread,
     .thread_end = sud_thread_end,
     .fork_child = sud_fork_child,
+    .withdraw = sud_withdraw,
 };

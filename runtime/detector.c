@@ -127,6 +127,15 @@ void instr__detector_init(void)
         pthread_atfork(NULL, NULL, child_after_fork);
 }
 
+void instr__detector_withdraw(void)
+{
+    int saved = errno;
+    for (size_t i = 0; i < NBACKENDS; i++)
+        if ((instr__detector.set >> backends[i]->id & 1) && backends[i]->withdraw)
+            backends[i]->withdraw();
+    errno = saved;
+}
+
 void instr__detector_thread(struct instr__thread *t)
 {
     int saved = errno;

@@ -57,6 +57,7 @@ struct instr__detector_info {
 extern struct instr__detector_info instr__detector;
 
 void instr__detector_init(void);
+void instr__detector_withdraw(void); /* no recording after all (no dump): init undone */
 void instr__detector_thread(struct instr__thread *t);
 void instr__detector_thread_end(struct instr__thread *t);
 unsigned instr__detector_fired(struct instr__thread *t, uint64_t v, uint64_t p);
@@ -74,6 +75,8 @@ struct instr__detector_ops {
     void (*thread)(struct instr__thread *t);        /* arm on a new thread */
     void (*thread_end)(struct instr__thread *t);    /* disarm (NULL: nothing to undo) */
     void (*fork_child)(struct instr__thread *t);    /* in a fork child (NULL: see restart) */
+    void (*withdraw)(void);                         /* the process will not record after all: undo what
+                                                       init left the program able to see (NULL: nothing) */
     uint8_t on;            /* INSTR__DET_ON_* bit it sets in t->det.on when armed */
     uint8_t restart;       /* fork child, no fork_child: end the parent's (if armed), start anew;
                               0: inherited as is */
