@@ -121,6 +121,19 @@ def open_dir(parent):
     return d
 
 
+def for_every_identity(work, paths, case, **kw):
+    """Runs case(directory, command prefix) once as each of
+    identities(*paths, **kw), in a fresh directory under work (made
+    enterable by all of them), its checks named by the identity; a line
+    says each one was checked."""
+    import os
+    os.chmod(work, 0o755)
+    for who, prefix in identities(*paths, **kw):
+        with checking_as(who):
+            case(open_dir(work), prefix)
+        print("%s: checked" % who)
+
+
 
 def exit_status(rc=None):
     """A checker's exit status: 77 when rc says its check skipped, else 1

@@ -18,7 +18,7 @@ scenario, SAMPLE, REPORT, DUMP, SPLIT, MT, DENY = sys.argv[1:8]
 CLOCKS = sys.argv[8] if len(sys.argv) > 8 else None
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from instrtest import check_quiet as check, failures, skip_unless_unprivileged_perf  # noqa: E402
-from instrtest import checking_as, identities, open_dir  # noqa: E402
+from instrtest import checking_as, for_every_identity, identities  # noqa: E402
 
 
 def run(cmd, **kw):
@@ -444,11 +444,7 @@ def scenario_vdso(work):
     [vdso] row; a __vdso_* (or clock_gettime/gettimeofday) row instead.
     As every identity, the program's output and status as without
     instr-sample."""
-    os.chmod(work, 0o755)
-    for who, prefix in identities(SAMPLE, CLOCKS):
-        with checking_as(who):
-            vdso_as(open_dir(work), prefix)
-        print("%s: checked" % who)
+    for_every_identity(work, (SAMPLE, CLOCKS), vdso_as)
 
 
 def vdso_as(d, prefix):
@@ -484,11 +480,7 @@ def scenario_daemon(work):
     ends (like perf record), and the daemon's dump and the report say so.
     As every identity, the program's output and status as without
     instr-sample, its daemon run to its end both times."""
-    os.chmod(work, 0o755)
-    for who, prefix in identities(SAMPLE, CLOCKS):
-        with checking_as(who):
-            daemon_as(open_dir(work), prefix)
-        print("%s: checked" % who)
+    for_every_identity(work, (SAMPLE, CLOCKS), daemon_as)
 
 
 def daemon_as(d, prefix):

@@ -31,7 +31,7 @@ import tempfile
 scenario, SAMPLE, REPORT, SPLIT, FORKS, FORKS_I = sys.argv[1:7]
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from instrtest import check_quiet as check, failures, skip_unless_unprivileged_perf  # noqa: E402
-from instrtest import checking_as, identities, open_dir  # noqa: E402
+from instrtest import for_every_identity  # noqa: E402
 
 
 def run(cmd, env=None, **kw):
@@ -194,11 +194,7 @@ def scenario_forks_unprivileged(work):
 
 
 def scenario_hybrid_rate(work):
-    os.chmod(work, 0o755)
-    for who, prefix in identities(FORKS, FORKS_I):
-        with checking_as(who):
-            hybrid_rate_as(open_dir(work), prefix)
-        print("%s: checked" % who)
+    for_every_identity(work, (FORKS, FORKS_I), hybrid_rate_as)
 
 
 def hybrid_rate_as(work, prefix):

@@ -57,7 +57,7 @@ scenario, REPORT, BUSY, DENY = sys.argv[1:5]
 DL_LIB = sys.argv[5] if len(sys.argv) > 5 else None
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from instrtest import check_quiet as check, failures, skip_unless_unprivileged_perf  # noqa: E402
-from instrtest import checking_as, identities, open_dir  # noqa: E402
+from instrtest import for_every_identity  # noqa: E402
 
 
 def run(cmd, env=None, **kw):
@@ -240,11 +240,7 @@ def scenario_sampler_rate(work):
     if not os.path.exists(sample):
         print("no instr-sample: skipped")
         sys.exit(77)
-    os.chmod(work, 0o755)
-    for who, prefix in identities(sample, BUSY):
-        with checking_as(who):
-            sampler_rate_as(sample, open_dir(work), prefix)
-        print("%s: checked" % who)
+    for_every_identity(work, (sample, BUSY), lambda d, prefix: sampler_rate_as(sample, d, prefix))
 
 
 def sampler_rate_as(sample, d, prefix):

@@ -17,7 +17,7 @@ import glob, json, os, resource, subprocess, sys, tempfile
 EXE, PLAIN, REPORT = sys.argv[1], sys.argv[2], sys.argv[3]
 SMALL = int(sys.argv[4]) if len(sys.argv) > 4 else 1000
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from instrtest import check, checking_as, failures as fails, identities, open_dir  # noqa: E402
+from instrtest import check, failures as fails, for_every_identity  # noqa: E402
 
 
 def record(work, n, prefix=()):
@@ -58,10 +58,8 @@ def timed_report(dump, n, times=3):
 
 
 with tempfile.TemporaryDirectory() as work:
-    os.chmod(work, 0o755)
-    for who, prefix in identities(EXE, PLAIN):
-        with checking_as(who):
-            timed_report(record(open_dir(work), SMALL // 4, prefix), SMALL // 4, times=1)
+    for_every_identity(work, (EXE, PLAIN),
+                       lambda d, prefix: timed_report(record(d, SMALL // 4, prefix), SMALL // 4, times=1))
     small, big = record(work, SMALL), record(work, 4 * SMALL)
     ts = timed_report(small, SMALL)
     tb = timed_report(big, 4 * SMALL)
