@@ -529,6 +529,20 @@ static double dur_ns(double t0, double t1)
     return round(t1 * 1e3) - round(t0 * 1e3);
 }
 
+/* The duration to print for a call printed at t0 (µs) lasting dur ns:
+ * dur, or 1 ns less where a reader adding the printed ts and dur in
+ * doubles (JavaScript viewers do: speedscope, Chrome's) would get a sum
+ * past the printed end, 0.1 + 0.2 > 0.3, into the next call beginning
+ * there, which it would then draw inside this one.  The printed values
+ * are ns / 1000 (put_us), whose nearest doubles a division gives. */
+static double dur_for_readers(double t0, double dur)
+{
+    double v0 = round(t0 * 1e3);
+    if (!(v0 >= 0 && v0 < 1e15) || !(dur >= 1 && dur < 1e15))
+        return dur;
+    return v0 / 1e3 + dur / 1e3 > (v0 + dur) / 1e3 ? dur - 1 : dur;
+}
+
 /* As a histogram key: 0 for what is no duration. */
 static uint64_t dur_key(double ns)
 {
@@ -581,7 +595,7 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
     /* The difference of the rounded ends, not the rounded difference: a
      * call then never overlaps the next one by a rounding (a viewer
      * would nest it), and durations add up to their parent's. */
-    b = put_us(b, dur / 1e3);
+    b = put_us(b, dur_for_readers(t0, dur) / 1e3);
     memcpy(b, x->tail, x->tlen);
     b += x->tlen;
     b = put_lit(b, incomplete ? ",\"args\":{\"incomplete\":true}}" : "}");
