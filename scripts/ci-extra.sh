@@ -21,11 +21,11 @@ INSTR_WITH_FUZZ=1 scripts/install-deps.sh
 jobs=$(nproc)
 seconds=${INSTR_FUZZ_SECONDS:-}
 
-# Inputs per target for one to two minutes on a 2-core VM, so that the
-# whole of .ci/run stays near 20 minutes (executions differ by target: the
-# visualiser reader also runs every exporter; in the fresh-clone run of
-# 2026-11-28, dump-reader's 20000 took 72 s, text-trace's 80000 335 s,
-# visualiser's 20000 160 s, and .ci/run 26 minutes in all).
+# Inputs per target for one to three minutes on a 2-core VM, the three
+# side by side (executions differ by target: the visualiser reader also
+# runs every exporter; one after the other, in a loaded fresh-clone run,
+# dump-reader's 20000 took 142 s, text-trace's 30000 185 s, visualiser's
+# 12000 110 s).
 fuzz_runs() {
     case $1 in
     dump-reader) echo 20000 ;;
@@ -42,14 +42,20 @@ scripts/package-smoke.sh || status=1
 echo "== ASan/UBSan build (build-san)"
 cmake -S . -B build-san -DINSTR_SANITIZE=ON >/dev/null
 cmake --build build-san -j"$jobs" >build-san/build.log 2>&1 || { tail -40 build-san/build.log; exit 1; }
-(cd build-san && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+# INSTR_TEST_IDENTITIES=self: each case once, as the invoking user (here
+# the sanitizers check the tools on the dumps; the ordinary run above runs
+# the cases as every identity).
+(cd build-san && INSTR_TEST_IDENTITIES=self ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --output-on-failure -j"$jobs" -L 'report|fuzz|e2e|survival')
 
 echo "== libFuzzer build (build-fuzz)"
 cmake -S fuzz -B build-fuzz -DCMAKE_C_COMPILER=clang >/dev/null
 cmake --build build-fuzz -j"$jobs" >build-fuzz/build.log 2>&1 || { tail -40 build-fuzz/build.log; exit 1; }
 mkdir -p build-fuzz/artifacts
-for target in $(sed -n 's/^set(INSTR_FUZZ_TARGETS \(.*\))$/\1/p' fuzz/CMakeLists.txt); do
+# The targets run side by side (each is one process): their logs and
+# exit statuses are read once all have ended.
+targets=$(sed -n 's/^set(INSTR_FUZZ_TARGETS \(.*\))$/\1/p' fuzz/CMakeLists.txt)
+for target in $targets; do
     work=build-fuzz/corpus-$target
     mkdir -p "$work"
     seeds=fuzz/corpus/$target
@@ -62,9 +68,15 @@ for target in $(sed -n 's/^set(INSTR_FUZZ_TARGETS \(.*\))$/\1/p' fuzz/CMakeLists
         echo "-- fuzz-$target: $budget"
     fi
     # shellcheck disable=SC2086
-    if ! build-fuzz/fuzz-"$target" $budget -rss_limit_mb=2048 -max_len=65536 \
+    (if build-fuzz/fuzz-"$target" $budget -rss_limit_mb=2048 -max_len=65536 \
             -timeout=20 -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/"$target"- \
-            "$work" $seeds >build-fuzz/"$target".log 2>&1; then
+            "$work" $seeds >build-fuzz/"$target".log 2>&1; then r=0; else r=1; fi
+     echo $r >build-fuzz/"$target".status) &
+done
+wait
+for target in $targets; do
+    echo "-- fuzz-$target"
+    if [ "$(cat build-fuzz/"$target".status)" != 0 ]; then
         tail -60 build-fuzz/"$target".log
         echo "fuzz-$target found a crash: see build-fuzz/artifacts/"
         status=1
