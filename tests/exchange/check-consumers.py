@@ -149,7 +149,7 @@ def validate_trace(path):
     ok = {"pid/tid": True, "ts": True, "dur": True, "C": True, "ph": True, "i": True}
     for e in ev:
         ph = e.get("ph")
-        if ph not in ("B", "E", "X", "i", "I", "C", "M"):
+        if ph not in ("B", "E", "X", "i", "I", "C", "M", "b", "e"):
             ok["ph"] = False
         if not isinstance(e.get("pid"), int) or (ph != "C" and not isinstance(e.get("tid"), int)):
             ok["pid/tid"] = False
@@ -170,6 +170,16 @@ def validate_trace(path):
                 ok["ph"] = False
             else:
                 st.pop()
+        if ph in ("b", "e"):
+            # async slices: matched by pid, cat, name and id, e after its b
+            k = ("async", e["pid"], e.get("cat"), e.get("name"), e.get("id"))
+            if ph == "b":
+                ok["ph"] = ok["ph"] and k not in open_b
+                open_b[k] = [e]
+            elif k not in open_b or open_b[k][0]["ts"] > e["ts"]:
+                ok["ph"] = False
+            else:
+                del open_b[k]
     check(all(not v for v in open_b.values()), "every B has its E on the same pid/tid, in order")
     check(not x_overlaps(ev), f"X events nest as a reader adding ts and dur in doubles sees them "
                               f"{x_overlaps(ev)[:2]}")
@@ -245,6 +255,18 @@ def check_chrome(args):
     # a double's (0.1 + 0.2 us): printed so that a reader's sum stays at
     # the end (validate_trace), the duration then 1 ns short.
     chrome_adds_up(args, "float-ends", slack=1.5)
+    # A switchable run's gaps (hooks off before 200, from 500 to 800 ns):
+    # an async slice each on the process, and only those --time-range
+    # keeps (0.3 to 0.9 us: the second).
+    sw = os.path.join(args.work, "switched.instr")
+    run([os.path.join(args.bin, "instr-dump"), "--from-text",
+         os.path.join(args.src, "..", "report", "traces", "switched.txt"), "-o", sw])
+    for extra, want in (((), [("b", 0, 0.0), ("e", 0, 0.2), ("b", 1, 0.5), ("e", 1, 0.8)]),
+                        (("--time-range", "0.0003:0.0009"), [("b", 1, 0.5), ("e", 1, 0.8)])):
+        sev = validate_trace(export(args, "chrome", [sw], os.path.join(args.work, "switched.json"), *extra))
+        got = [(e["ph"], e["id"], e["ts"]) for e in sev if e["ph"] in ("b", "e")]
+        check(got == want and all(e["name"] == "hooks off" and e["pid"] == 100 for e in sev if e["ph"] in ("b", "e")),
+              f"switched {' '.join(extra)}: the hooks' gaps as async slices {got}")
     calls = sum(f["calls"] for f in rep["functions"])
     check(sum(1 for e in ev if e["ph"] == "X") == calls, f"one X event per call ({calls})")
     check([e["name"] for e in ev if e["ph"] == "i"] == ["Frame Start", "Frame Start"], "instant events: the marks")

@@ -7,6 +7,8 @@
  *     {"ph": "X", "name", "cat": "function" | "call", "pid", "tid", "ts", "dur"[, "args": {"incomplete"}]},
  *     {"ph": "i", "s": "t", "name", "pid", "tid", "ts"},            instr_event
  *     {"ph": "C", "name", "pid", "tid", "ts", "id": tid, "args": {"value"}},   instr_counter
+ *     {"ph": "b" | "e", "cat": "instr", "name": "hooks off", "id", "pid", "tid": pid, "ts"},
+ *                                  a switchable run's gaps (hook_gaps)
  *   ], "displayTimeUnit": "ns", "otherData": {...}}
  *
  * Written compact (no space after ':' or ','; one event a line): the
@@ -727,6 +729,42 @@ static void start(struct cexp *c, FILE *out, const struct instr_dump *dumps, siz
     part_begin(c);
 }
 
+/* A switchable run's gaps, where its hooks were off (the complement of the
+ * profile's windows within the process's life): one async slice each,
+ * "hooks off", on the process (viewers draw it on a process track; readers
+ * of calls only, speedscope, ignore it).  After the walk, which is what
+ * knows the windows. */
+static void hook_gaps(struct cexp *c, const struct instr_session *s)
+{
+    for (size_t k = 0; k < s->ndumps; k++) {
+        const struct instr_profile *p = &s->profiles[k];
+        const struct instr_dump *d = &s->dumps[k];
+        if (!p->switched_at && !(d->hdr.flags & INSTR_DUMP_SWITCHED_OFF))
+            continue;
+        c->dump = k;
+        uint64_t end = d->hdr.end_tsc ? d->hdr.end_tsc : d->hdr.last_tsc;
+        for (size_t i = 0; i < p->nwindows; i++)
+            if (p->windows[i].to > end)
+                end = p->windows[i].to;
+        uint64_t from = d->hdr.start_tsc;
+        for (size_t i = 0; i <= p->nwindows; i++) {
+            uint64_t to = i < p->nwindows ? p->windows[i].from : end;
+            if (to > from) {
+                double t0 = us(c, from), t1 = us(c, to);
+                if (in_range(c, t0, t1))
+                    for (int e = 0; e < 2; e++) {
+                        begin_event(c);
+                        put(c, "{\"ph\":\"%c\",\"cat\":\"instr\",\"name\":\"hooks off\",\"id\":%zu,\"pid\":%" PRIu64
+                               ",\"tid\":%" PRIu64 ",\"ts\":%.3f}", e ? 'e' : 'b', i, d->hdr.pid, d->hdr.pid,
+                            clip(c, e ? t1 : t0));
+                    }
+            }
+            if (i < p->nwindows)
+                from = p->windows[i].to;
+        }
+    }
+}
+
 static int finish(struct cexp *c, FILE *out, int rc)
 {
     if (c->thinned.calls) {
@@ -761,6 +799,8 @@ int instr_export_chrome_walk(FILE *out, struct instr_session *s, const struct in
     uint64_t cap = default_cap(c.co);
     if (!cap || !instr_thin_may_exceed(dumps, n, cap)) {
         int rc = instr_session_build_observed(s, dumps, n, x, &obs, err, errlen);
+        if (rc == 0)
+            hook_gaps(&c, s);
         *wrc = finish(&c, out, 0);
         return rc;
     }
@@ -771,7 +811,10 @@ int instr_export_chrome_walk(FILE *out, struct instr_session *s, const struct in
     int rc = instr_session_build_observed(s, dumps, n, x, &count, err, errlen);
     if (rc == 0)
         cut(&c, cap);
-    *wrc = finish(&c, out, rc == 0 ? instr_session_rewalk(s, &obs) : 0);
+    int wr = rc == 0 ? instr_session_rewalk(s, &obs) : 0;
+    if (rc == 0 && wr == 0)
+        hook_gaps(&c, s);
+    *wrc = finish(&c, out, wr);
     return rc;
 }
 
@@ -792,5 +835,7 @@ int instr_export_chrome(FILE *out, const struct instr_session *s, const struct i
         if ((rc = instr_session_rewalk(s, &count)) == 0)
             cut(&c, cap);
     }
-    return finish(&c, out, rc ? rc : instr_session_rewalk(s, &obs));
+    if (!rc && !(rc = instr_session_rewalk(s, &obs)))
+        hook_gaps(&c, s);
+    return finish(&c, out, rc);
 }
