@@ -139,6 +139,10 @@ def decode(path):
                     c[0] = c[0] + ts if c[2] else ts
                     ts = c[0] + c[1]
             ev = {"ts": ts, "type": one(te, 9), "track": one(te, 11, st["defaults"].get("track"))}
+            if 23 in te:
+                ev["name"] = one(te, 23).decode()
+            for c in te.get(22, []):
+                ev["cat"] = c.decode()
             if 10 in te:
                 iid = one(te, 10)
                 if iid not in st["names"]:
@@ -162,11 +166,14 @@ def decode(path):
         if t is None:
             problems.append(f"event on undescribed track {ev['track']}")
             continue
-        if ev["type"] in (1, 2, 3) and t["kind"] != "thread":
+        if ev["type"] in (1, 2, 3) and t["kind"] not in ("thread", "track"):
             problems.append(f"slice event on a {t['kind']} track")
+        if t["kind"] == "track" and t["parent"] not in tracks:
+            problems.append(f"track {t['uuid']} under an undescribed track {t['parent']}")
         if ev["type"] == 4 and t["kind"] != "counter":
             problems.append("counter value on a non-counter track")
-        key = (t.get("pid"), t.get("tid"))
+        # a thread's slices by (pid, tid); a named track's by (None, its name)
+        key = (t.get("pid"), t.get("tid")) if t["kind"] != "track" else (None, t["name"])
         if ev["type"] == 1:
             open_.setdefault(key, []).append(ev)
         elif ev["type"] == 2:
@@ -303,6 +310,18 @@ def check_decode(args):
                 check(any(i["name"] == "Frame Start" for i in tr["instants"]) and
                       any(c["name"] == "worker depth" and c["value"] < 0 for c in tr["counters"]),
                       f"{name}: marks and (negative) counter values")
+    # A switchable run's gaps (hooks off before 200 ns and from 500 to 800):
+    # a slice each on a track "hooks off" under the process's.
+    sw = os.path.join(args.work, "switched.instr")
+    run([os.path.join(args.bin, "instr-dump"), "--from-text",
+         os.path.join(args.src, "..", "report", "traces", "switched.txt"), "-o", sw])
+    tr = decode(export(args, [sw], "perfetto", os.path.join(args.work, "switched.perfetto-trace")))
+    gaps = [(g["ts"], g["dur"], g["cat"]) for g in tr["slices"] if g["name"] == "hooks off"]
+    off = [t for t in tr["tracks"].values() if t["name"] == "hooks off"]
+    procs = {t["uuid"]: t for t in tr["tracks"].values() if t["kind"] == "process"}
+    check(not tr["problems"] and gaps == [(0, 200, "instr"), (500, 300, "instr")] and len(off) == 1 and
+          procs.get(off[0]["parent"], {}).get("pid") == 100,
+          f"switched: the hooks' gaps as slices on a track under the process {gaps} {tr['problems'][:3]}")
 
 
 # ---- Perfetto's trace processor ------------------------------------------------------

@@ -34,7 +34,10 @@
  *   instr_event marks: TYPE_INSTANT on the thread's track, name interned;
  *   instr_counter values: TYPE_COUNTER {track_uuid, counter_value} on a
  *     counter track per (thread, label) named by the label, child of the
- *     thread's track, described when first set.
+ *     thread's track, described when first set;
+ *   a switchable run's gaps, where its hooks were off: a track "hooks off"
+ *     under the process and a slice {categories "instr", name} per gap,
+ *     on a sequence of their own, after the dump's walk (hook_gaps).
  *
  * Timestamps: ns since the session's start (its earliest process start),
  * the chrome export's times in ns, on the trace's default clock (BOOTTIME).
@@ -109,8 +112,8 @@ enum {
     TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
     PD_PID = 1, PD_CMDLINE = 2, PD_NAME = 6,
     THD_PID = 1, THD_TID = 2, THD_NAME = 5,
-    TE_CATEGORY_IIDS = 3, TE_DEBUG = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK = 11, TE_COUNTER_VALUE = 30,
-    TE_SOURCE_LOCATION_IID = 34,
+    TE_CATEGORY_IIDS = 3, TE_DEBUG = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK = 11, TE_CATEGORIES = 22,
+    TE_NAME = 23, TE_COUNTER_VALUE = 30, TE_SOURCE_LOCATION_IID = 34,
     TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
     ID_CATEGORIES = 1, ID_NAMES = 2, ID_SOURCE_LOCATIONS = 4, /* InternedData */
     IID = 1, IID_NAME = 2,                                   /* EventName, EventCategory */
@@ -147,6 +150,7 @@ struct pexp {
     uint64_t next_uuid;      /* the next track's uuid */
     uint64_t process_uuid;   /* the current dump's process track */
     uint64_t *thread_uuids;  /* per thread described */
+    uint64_t *process_uuids; /* per dump walked: its process track */
     size_t capthreads;
     struct counter_track *counters; /* of the current dump, as met */
     size_t ncounters, capcounters;
@@ -630,8 +634,55 @@ static int dump_begin(void *ctx, size_t dump, const struct instr_profile *p)
     c->seq = c->next_seq++;
     c->first_packet = 1;
     c->process_uuid = c->next_uuid++;
+    if (c->process_uuids)
+        c->process_uuids[dump] = c->process_uuid;
     describe_process(c);
     return c->rc;
+}
+
+/* A switchable run's gaps, where its hooks were off (the complement of the
+ * profile's windows within the process's life): a track "hooks off" under
+ * the process, a slice each, on a sequence of their own with absolute
+ * timestamps (the default clock).  After the dump's walk, which is what
+ * knows the windows. */
+static void hook_gaps(struct pexp *c, size_t dump, const struct instr_profile *p)
+{
+    const struct instr_dump *d = &c->dumps[dump];
+    if ((!p->switched_at && !(d->hdr.flags & INSTR_DUMP_SWITCHED_OFF)) || c->rc || !c->process_uuids)
+        return;
+    c->dump = dump;
+    uint64_t end = d->hdr.end_tsc ? d->hdr.end_tsc : d->hdr.last_tsc, track = c->next_uuid++;
+    for (size_t i = 0; i < p->nwindows; i++)
+        if (p->windows[i].to > end)
+            end = p->windows[i].to;
+    c->seq = c->next_seq++;
+    c->first_packet = 1;
+    packet_begin(c);
+    instr_pb_begin(&c->pkt, PKT_TRACK_DESCRIPTOR);
+    instr_pb_u64(&c->pkt, TD_UUID, track);
+    instr_pb_str(&c->pkt, TD_NAME, "hooks off");
+    instr_pb_u64(&c->pkt, TD_PARENT, c->process_uuids[dump]);
+    instr_pb_end(&c->pkt);
+    packet_end(c);
+    uint64_t from = d->hdr.start_tsc;
+    for (size_t i = 0; i <= p->nwindows; i++) {
+        uint64_t to = i < p->nwindows ? p->windows[i].from : end;
+        for (int e = 0; to > from && e < 2; e++) {
+            packet_begin(c);
+            instr_pb_u64(&c->pkt, PKT_TIMESTAMP, ns_of(c, e ? to : from));
+            instr_pb_begin(&c->pkt, PKT_TRACK_EVENT);
+            instr_pb_u64(&c->pkt, TE_TYPE, e ? TYPE_SLICE_END : TYPE_SLICE_BEGIN);
+            instr_pb_u64(&c->pkt, TE_TRACK, track);
+            if (!e) {
+                instr_pb_str(&c->pkt, TE_CATEGORIES, "instr");
+                instr_pb_str(&c->pkt, TE_NAME, "hooks off");
+            }
+            instr_pb_end(&c->pkt);
+            packet_end(c);
+        }
+        if (i < p->nwindows)
+            from = p->windows[i].to;
+    }
 }
 
 static void start(struct pexp *c, FILE *out, const struct instr_dump *dumps, size_t n,
@@ -639,7 +690,9 @@ static void start(struct pexp *c, FILE *out, const struct instr_dump *dumps, siz
 {
     const struct perfetto_opts *po = o && o->export_opts ? o->export_opts : &defaults;
     *c = (struct pexp){.out = out, .dumps = dumps, .t0_ns = UINT64_MAX, .next_uuid = 1, .next_seq = 1,
-                       .compress = !po->no_compress};
+                       .compress = !po->no_compress, .process_uuids = calloc(n ? n : 1, sizeof(uint64_t))};
+    if (!c->process_uuids)
+        c->rc = INSTR_ENOMEM;
     for (size_t k = 0; k < n; k++)
         if (dumps[k].hdr.start_mono_ns < c->t0_ns)
             c->t0_ns = dumps[k].hdr.start_mono_ns;
@@ -660,6 +713,7 @@ static int finish(struct pexp *c, int rc)
     free(c->labels);
     free(c->label_flags);
     free(c->thread_uuids);
+    free(c->process_uuids);
     free(c->counters);
     return rc;
 }
@@ -676,6 +730,8 @@ int instr_export_perfetto_walk(FILE *out, struct instr_session *s, const struct 
     start(&c, out, dumps, n, o);
     struct instr_session_observer obs = {&c, dump_begin, {&c, on_open, on_close, on_mark, on_counter}};
     int rc = instr_session_build_observed(s, dumps, n, x, &obs, err, errlen);
+    for (size_t k = 0; rc == 0 && k < n; k++)
+        hook_gaps(&c, k, &s->profiles[k]);
     *wrc = finish(&c, 0);
     return rc;
 }
@@ -694,8 +750,10 @@ int instr_export_perfetto(FILE *out, const struct instr_session *s, const struct
         char err[600];
         memset(&p, 0, sizeof p);
         if ((rc = dump_begin(&c, i, &p)) == 0 &&
-            (rc = instr_profile_build_timeline(&p, &s->dumps[i], s->exclude, &tl, err, sizeof err)) == 0)
+            (rc = instr_profile_build_timeline(&p, &s->dumps[i], s->exclude, &tl, err, sizeof err)) == 0) {
+            hook_gaps(&c, i, &p);
             instr_profile_free(&p);
+        }
     }
     return finish(&c, rc);
 }
