@@ -6,11 +6,11 @@
 
 # Every option; those taking a value end with '=' in _instr_report_valued.
 _instr_report_options="--view --depth --threshold --sort --units --format --limit
-    --flagged --not-application --os-events --export --weight --folded-root --time-range --min-duration
+    --flagged --not-application --os-events --clones --export --weight --folded-root --time-range --min-duration
     --split-size --diff --raw --compensate --suggest-exclude --self -F --columns -v --verbose -o --output -h --help
     --no-compress --version"
 _instr_report_valued=" --view --depth --threshold --sort --units --format --limit
-    --not-application --os-events --export --weight --folded-root --time-range --min-duration --split-size --suggest-exclude --self -F --columns -o --output "
+    --not-application --os-events --clones --export --weight --folded-root --time-range --min-duration --split-size --suggest-exclude --self -F --columns -o --output "
 
 # The values an option takes, or nothing for free-form values.
 _instr_report_values()
@@ -25,6 +25,7 @@ _instr_report_values()
     --folded-root) echo "none process thread" ;;
     --not-application) echo "@locks @io @alloc @sleep" ;;
     --os-events) echo "sched syscall fault signal irq unknown all none" ;;
+    --clones) echo "fold split" ;;
     -F | --columns) echo "all calls self ei ee ai ae ci ce ei% ee% ai% ae% ci% ce% wall conc alive% external probe
         flagged flagged-time off-cpu sched sched-time syscall syscall-time fault fault-time signal signal-time
         module file function pid thread tid name program" ;;

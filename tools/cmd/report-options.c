@@ -92,6 +92,10 @@ static void usage(FILE *f)
           "                   the kinds of OS activity that take an interval out of\n"
           "                   Application time: sched, syscall, fault, signal, irq,\n"
           "                   unknown, all (default), none\n"
+          "  --clones=fold|split\n"
+          "                   GCC's clones of a function (foo.constprop.0, foo.isra.0,\n"
+          "                   foo.part.0, foo.cold) shown as the function (fold, the\n"
+          "                   default) or as rows of their own (split)\n"
           "  --raw            keep the hooks' own cost in the values (default: subtract the\n"
           "                   cost the runtime measured at start; --compensate)\n"
           "  --export FORMAT  ",
@@ -202,6 +206,7 @@ static const struct option long_opts[] = {
     {"flagged", no_argument, NULL, OPT_FLAGGED},
     {"not-application", required_argument, NULL, OPT_NOT_APP},
     {"os-events", required_argument, NULL, OPT_OS_EVENTS},
+    {"clones", required_argument, NULL, OPT_CLONES},
     {"export", required_argument, NULL, OPT_EXPORT},
     {"diff", no_argument, NULL, OPT_DIFF},
     {"raw", no_argument, NULL, OPT_RAW},
@@ -375,6 +380,16 @@ static int set_option(struct cli *c, int opt, const char *v, int argc, char **ar
             fprintf(stderr, PROG ": --os-events: %s\n", xerr);
             return -1;
         }
+        return 0;
+    }
+    case OPT_CLONES: {
+        static const char *const kinds[] = {"fold", "split"};
+        int k = pick(v, kinds, 2);
+        if (k < 0) {
+            fprintf(stderr, PROG ": --clones: '%s': fold (the default) or split\n", v);
+            return -1;
+        }
+        c->excl.clones_split = k;
         return 0;
     }
     case 'o':

@@ -24,6 +24,7 @@ enum opt {
     OPT_SUGGEST_EXCLUDE,
     OPT_SELF,
     OPT_COLUMNS, OPT_VERBOSE,
+    OPT_CLONES,
 };
 #define GIVEN(o) (1u << ((o) - OPT_VIEW))
 

@@ -17,6 +17,8 @@ struct instr_exclusions {
     char *text;      /* what the user gave, comma-separated, for the report header */
     unsigned os_ignored; /* --os-events: INSTR_OS_* kinds that leave an interval in Application time
                             (os-events.h); 0: every kind takes it out */
+    int clones_split;    /* --clones=split: GCC's clones (foo.constprop.0, foo.cold) rows of their
+                            own; 0: each folded into its source function's row (profile-tree.c) */
 };
 
 /* Adds one argument: comma-separated globs and @categories.  0, or -1 for

@@ -12,6 +12,7 @@
 
 #include "demangle.h"
 #include "profile-walker.h"
+#include "report.h"
 
 /* ---- a small open-addressing map (k1, k2) -> u32 ------------------------ */
 
@@ -78,7 +79,59 @@ static int map_put(struct map *m, uint64_t k1, uint32_t k2, uint32_t val)
 static int frame_excluded(const struct walker *w, uint32_t fn)
 {
     const struct instr_pfunc *f = &w->p->funcs[fn];
-    return instr_exclusions_match(w->x, f->fn ? f->fn->name : f->pseudo);
+    return instr_exclusions_match(w->x, f->origin ? f->origin : f->fn ? f->fn->name : f->pseudo) ||
+           (f->origin && instr_exclusions_match(w->x, f->fn->name));
+}
+
+/* FNV-1a of s, then of t, for the origin map (a hit is checked by name). */
+static uint64_t hash2(const char *s, const char *t)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; s && *s; s++)
+        h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+    h = (h ^ 0xff) * 0x100000001b3ull;
+    for (; t && *t; t++)
+        h = (h ^ (uint8_t)*t) * 0x100000001b3ull;
+    return h;
+}
+
+/* GCC's clones of one source function (foo.constprop.0, foo.isra.0,
+ * foo.part.0, foo.cold: instr_name_origin) are that function to a reader,
+ * who never wrote them: f (a new row for function fn) takes its origin's
+ * names, and if a row of the same origin, module and file exists, the
+ * index of that row is returned instead (f is then dropped); else
+ * UINT32_MAX after noting f's.  Inclusive values stay right: a clone
+ * inside its origin is one function on the stack twice, as recursion is. */
+static uint32_t fold_clone(struct walker *w, struct instr_pfunc *f, uint32_t self, int *nomem)
+{
+    const struct instr_function *fn = f->fn;
+    char buf[512];
+    instr_name_origin(fn->name, buf, sizeof buf);
+    const char *origin = buf;
+    if (!strcmp(origin, fn->name))
+        origin = fn->name; /* not a clone: its own name */
+    uint64_t h = hash2(origin, fn->file);
+    uint32_t i = map_get(&w->originmap, h, fn->module);
+    if (i != UINT32_MAX) {
+        const struct instr_pfunc *o = &w->p->funcs[i];
+        const char *oname = o->origin ? o->origin : o->fn->name;
+        if (!strcmp(oname, origin) && !strcmp(o->fn->file ? o->fn->file : "", fn->file ? fn->file : ""))
+            return i;
+        return UINT32_MAX; /* a hash collision: a row of its own */
+    }
+    if (origin != fn->name) {
+        char dbuf[1024];
+        if (fn->demangled && fn->demangled[0])
+            instr_name_origin(fn->demangled, dbuf, sizeof dbuf);
+        if (!(f->origin = strdup(origin)) ||
+            (fn->demangled && fn->demangled[0] && !(f->origin_demangled = strdup(dbuf)))) {
+            *nomem = 1;
+            return UINT32_MAX;
+        }
+    }
+    if (map_put(&w->originmap, h, fn->module, self) < 0)
+        *nomem = 1;
+    return UINT32_MAX;
 }
 
 static int func_index(struct walker *w, uint64_t key, uint32_t *out)
@@ -116,6 +169,18 @@ static int func_index(struct walker *w, uint64_t key, uint32_t *out)
                     f->module = (uint32_t)m;
                     break;
                 }
+        if (f->fn && f->fn->name && !(w->x && w->x->clones_split)) {
+            int nomem = 0;
+            uint32_t row = fold_clone(w, f, (uint32_t)p->nfuncs, &nomem);
+            if (nomem)
+                return INSTR_ENOMEM;
+            if (row != UINT32_MAX) {
+                if (map_put(&w->fnmap, key, 0, row) < 0)
+                    return INSTR_ENOMEM;
+                *out = row;
+                return 0;
+            }
+        }
     }
     if (map_put(&w->fnmap, key, 0, (uint32_t)p->nfuncs) < 0)
         return INSTR_ENOMEM;
@@ -152,7 +217,7 @@ int instr_ptree_init(struct walker *w)
 {
     struct instr_profile *p = w->p;
     if (!(w->modcount = calloc(p->nmodules, sizeof *w->modcount)) || grow_nodes(w) < 0 ||
-        map_init(&w->fnmap, 256) < 0 || map_init(&w->childmap, 1024) < 0)
+        map_init(&w->fnmap, 256) < 0 || map_init(&w->originmap, 256) < 0 || map_init(&w->childmap, 1024) < 0)
         return INSTR_ENOMEM;
     return 0;
 }
@@ -177,6 +242,7 @@ void instr_ptree_free(struct walker *w)
     free(w->modcount);
     free(w->extcount);
     free(w->fnmap.e);
+    free(w->originmap.e);
     free(w->childmap.e);
 }
 
@@ -431,6 +497,8 @@ char *instr_profile_func_name(const struct instr_profile *p, uint32_t func)
     const struct instr_pfunc *f = &p->funcs[func];
     if (f->pseudo)
         return instr_demangle(f->pseudo);
+    if (f->origin)
+        return f->origin_demangled ? strdup(f->origin_demangled) : instr_demangle(f->origin);
     if (f->fn)
         return f->fn->demangled && f->fn->demangled[0] ? strdup(f->fn->demangled) : instr_demangle(f->fn->name);
     char buf[64];

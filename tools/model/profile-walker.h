@@ -60,6 +60,8 @@ struct incl {
 struct walker {
     struct instr_profile *p;
     struct map fnmap;   /* key -> funcs index */
+    struct map originmap; /* (hash of a source function's name and file, module) -> funcs index:
+                             the row its GCC clones fold into (func_index) */
     struct map childmap; /* (key, parent) -> node */
     struct node *nodes;  /* 64-byte aligned (struct node) */
     size_t nnodes, capnodes;

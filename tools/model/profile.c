@@ -792,6 +792,10 @@ void instr_profile_free(struct instr_profile *p)
 {
     free(p->windows);
     free(p->switches);
+    for (size_t i = 0; p->funcs && i < p->nfuncs; i++) {
+        free(p->funcs[i].origin);
+        free(p->funcs[i].origin_demangled);
+    }
     free(p->funcs);
     free(p->threads);
     free(p->modules);

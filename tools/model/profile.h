@@ -104,6 +104,8 @@ struct instr_pfunc {
     uint32_t module;                  /* index into modules (nmodules - 1 = unknown) */
     struct instr_values v;
     const char *pseudo;               /* pseudo-frame: the callee's (mangled) name, else NULL */
+    char *origin, *origin_demangled;  /* a GCC clone folded (foo.constprop.0): its source function's
+                                         names, the row's; NULL: fn's own (instr_pfunc_name) */
 };
 
 /* A node of a thread's call tree: one call path.  Nodes of one thread are

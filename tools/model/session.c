@@ -362,8 +362,8 @@ static int function_ref(struct instr_session *s, size_t i, size_t f, struct fref
         r->mangled = pf->pseudo;
         r->pseudo = 1;
     } else if (pf->fn) {
-        r->mangled = pf->fn->name;
-        r->demangled = pf->fn->demangled;
+        r->mangled = pf->origin ? pf->origin : pf->fn->name; /* a clone folded: its origin's */
+        r->demangled = pf->origin ? pf->origin_demangled : pf->fn->demangled;
         r->file = pf->fn->file;
         r->line = pf->fn->line;
     } else {
