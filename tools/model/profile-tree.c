@@ -95,6 +95,9 @@ static uint64_t hash2(const char *s, const char *t)
     return h;
 }
 
+static uint32_t fold_into(struct walker *w, struct instr_pfunc *f, uint32_t self, const struct instr_function *fn,
+                          const char *origin, int *nomem);
+
 /* GCC's clones of one source function (foo.constprop.0, foo.isra.0,
  * foo.part.0, foo.cold: instr_name_origin) are that function to a reader,
  * who never wrote them: f (a new row for function fn) takes its origin's
@@ -105,11 +108,24 @@ static uint64_t hash2(const char *s, const char *t)
 static uint32_t fold_clone(struct walker *w, struct instr_pfunc *f, uint32_t self, int *nomem)
 {
     const struct instr_function *fn = f->fn;
-    char buf[512];
-    instr_name_origin(fn->name, buf, sizeof buf);
-    const char *origin = buf;
-    if (!strcmp(origin, fn->name))
-        origin = fn->name; /* not a clone: its own name */
+    size_t len = strlen(fn->name) + 1;
+    char small[256], *buf = len <= sizeof small ? small : malloc(len);
+    if (!buf) {
+        *nomem = 1;
+        return UINT32_MAX;
+    }
+    instr_name_origin(fn->name, buf, len);
+    uint32_t row = fold_into(w, f, self, fn, !strcmp(buf, fn->name) ? fn->name : buf, nomem);
+    if (buf != small)
+        free(buf);
+    return row;
+}
+
+/* fold_clone's lookup and note, origin the name without clone suffixes
+ * (fn->name itself when it has none). */
+static uint32_t fold_into(struct walker *w, struct instr_pfunc *f, uint32_t self, const struct instr_function *fn,
+                          const char *origin, int *nomem)
+{
     uint64_t h = hash2(origin, fn->file);
     uint32_t i = map_get(&w->originmap, h, fn->module);
     if (i != UINT32_MAX) {
@@ -120,14 +136,13 @@ static uint32_t fold_clone(struct walker *w, struct instr_pfunc *f, uint32_t sel
         return UINT32_MAX; /* a hash collision: a row of its own */
     }
     if (origin != fn->name) {
-        char dbuf[1024];
-        if (fn->demangled && fn->demangled[0])
-            instr_name_origin(fn->demangled, dbuf, sizeof dbuf);
-        if (!(f->origin = strdup(origin)) ||
-            (fn->demangled && fn->demangled[0] && !(f->origin_demangled = strdup(dbuf)))) {
+        int dm = fn->demangled && fn->demangled[0];
+        if (!(f->origin = strdup(origin)) || (dm && !(f->origin_demangled = strdup(fn->demangled)))) {
             *nomem = 1;
             return UINT32_MAX;
         }
+        if (dm) /* into the copy: an origin is never longer than its name */
+            instr_name_origin(fn->demangled, f->origin_demangled, strlen(fn->demangled) + 1);
     }
     if (map_put(&w->originmap, h, fn->module, self) < 0)
         *nomem = 1;
