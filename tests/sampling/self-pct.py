@@ -73,6 +73,15 @@ def main():
         a = shares(["--self", plain, dump], "plain-samples")
         b = shares([dump, plain], "plain-samples")
         check(a == b, "--self and a second positional argument give the same Self %")
+        # GCC's clones are their source function in the sampled views too,
+        # and apart with --clones=split
+        def names(*extra):
+            return {f["name"] for f in json.loads(run([REPORT, "--format", "json", *extra, plain]))["functions"]}
+        folded, split = names(), names("--clones=split")
+        check({"heavy", "light"} <= folded and not any(".constprop" in n or ".isra" in n for n in folded),
+              f"the sampled rows fold the clones: {sorted(n for n in folded if 'heavy' in n or 'light' in n)}")
+        check(any(n.startswith("heavy.constprop") for n in split) and any(n.startswith("light.isra") for n in split),
+              f"--clones=split: the clones' own rows {sorted(n for n in split if 'heavy' in n or 'light' in n)}")
         text = run([REPORT, "--self", plain, dump])
         check("Self %" in text and "Self %:" in text, "the text report has the column and its source line")
         csv = run([REPORT, "--format", "csv", "--self", plain, dump])

@@ -366,7 +366,8 @@ static int sampled_inputs(const struct cli *c, struct instr_dump *dumps, size_t 
     } else if (c->diff) {
         *status = instr_sample_diff_cli(&dumps[0], &dumps[1], fmt, c->sort, c->o.threshold, c->outpath);
     } else {
-        *status = instr_sample_cli(dumps, nd, instr_views[c->o.view].name, fmt, c->sort, c->o.limit, c->o.threshold, c->export ? c->format->name : NULL, c->outpath, c->o.func, c->o.depth);
+        *status = instr_sample_cli(dumps, nd, instr_views[c->o.view].name, fmt, c->sort, c->o.limit, c->o.threshold, c->export ? c->format->name : NULL, c->outpath, c->o.func, c->o.depth,
+                                   c->excl.clones_split ? INSTR_SPROFILE_CLONES_SPLIT : 0);
     }
     if (*status == EXIT_OK && warned)
         *status = EXIT_WARNED;

@@ -14,7 +14,7 @@ enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_INPUT = 2, EXIT_WARNED = 3 };
 
 int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view, int format, const char *sort,
                      size_t limit, double threshold, const char *export, const char *outpath, const char *func,
-                     size_t depth)
+                     size_t depth, unsigned build_flags)
 {
     if (export && strcmp(export, "folded") && strcmp(export, "callgrind") && strcmp(export, "pprof")) {
         fprintf(stderr, "instr-report: --export %s is not available for sampling dumps (folded, callgrind, pprof)\n",
@@ -46,7 +46,7 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
     char err[600];
     struct instr_sprofile p;
     /* pprof's locations carry source lines (go tool pprof -list). */
-    unsigned flags = export && !strcmp(export, "pprof") ? INSTR_SPROFILE_LINES : 0;
+    unsigned flags = build_flags | (export && !strcmp(export, "pprof") ? INSTR_SPROFILE_LINES : 0);
     if (instr_sprofile_build(&p, dumps, nd, flags, err, sizeof err) < 0) {
         fprintf(stderr, "instr-report: %s\n", err);
         return EXIT_INPUT;

@@ -157,7 +157,15 @@ static int frame_rows(struct instr_sprofile *p, struct instr_symbolizer *sy, con
         name = anon;
     }
     const char *module = fs.module ? fs.module : "[unknown]";
+    char *origin = NULL;
+    if (!p->clones_split && fs.name) { /* a clone counts in its source function's row */
+        if (!(origin = strdup(name)))
+            return INSTR_ENOMEM;
+        instr_name_origin(name, origin, strlen(name) + 1);
+        name = origin;
+    }
     long f = row_of(p, INSTR_SVIEW_FUNCTIONS, module, name);
+    free(origin);
     long m = f < 0 ? -1 : row_of(p, INSTR_SVIEW_MODULES, "", module);
     if (m < 0)
         return INSTR_ENOMEM;
@@ -260,6 +268,7 @@ int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dump
                          char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
+    p->clones_split = (flags & INSTR_SPROFILE_CLONES_SPLIT) != 0;
     struct instr_symbolizer *sy;
     int rc = instr_symbolizer_new(&sy);
     if (rc < 0)

@@ -48,6 +48,8 @@ struct instr_sloc {
 };
 
 #define INSTR_SPROFILE_LINES 1u /* keep each frame's source line (lpool, locs) */
+#define INSTR_SPROFILE_CLONES_SPLIT 2u /* GCC's clones (foo.constprop.0) rows of their own; else each is
+                                          its source function's (instr_name_origin) */
 
 struct instr_sprofile {
     struct instr_srow *rows[4]; /* per enum instr_sview */
@@ -86,6 +88,7 @@ struct instr_sprofile {
     size_t nlocs, caplocs;
     struct sname *loc_table; /* location index (open addressing) */
     size_t loc_mask;
+    int clones_split;   /* INSTR_SPROFILE_CLONES_SPLIT */
     struct instr_line_tables *lines;
 };
 
