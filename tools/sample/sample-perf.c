@@ -229,7 +229,7 @@ static int push(struct instr_sampler *s, const uint8_t *data, size_t dsize, uint
     return 0;
 }
 
-void instr_sampler_drain(struct instr_sampler *s, void (*fn)(const uint8_t *rec, size_t size))
+void instr_sampler_drain(struct instr_sampler *s, void (*fn)(void *ctx, const uint8_t *rec, size_t size), void *ctx)
 {
     s->len = s->nrecs = 0;
     for (size_t i = 0; i < s->nrings; i++) {
@@ -255,7 +255,7 @@ void instr_sampler_drain(struct instr_sampler *s, void (*fn)(const uint8_t *rec,
     if (s->nrecs > 1)
         qsort(s->recs, s->nrecs, sizeof *s->recs, cmp_rec);
     for (size_t i = 0; i < s->nrecs; i++)
-        fn(s->buf + s->recs[i].off, s->recs[i].size);
+        fn(ctx, s->buf + s->recs[i].off, s->recs[i].size);
 }
 
 uint64_t instr_sampler_total(struct instr_sampler *s)

@@ -28,7 +28,7 @@ int instr_sampler_open(struct instr_sampler **sp, const struct instr_sampler_con
 void instr_sampler_wait(struct instr_sampler *s, int ms);
 /* Hands every record waiting in the rings to fn (a perf_event_header and
  * its body, contiguous), ordered by time. */
-void instr_sampler_drain(struct instr_sampler *s, void (*fn)(const uint8_t *rec, size_t size));
+void instr_sampler_drain(struct instr_sampler *s, void (*fn)(void *ctx, const uint8_t *rec, size_t size), void *ctx);
 /* The events' CPU-clock total (ns), inherited tasks included. */
 uint64_t instr_sampler_total(struct instr_sampler *s);
 void instr_sampler_close(struct instr_sampler *s);
