@@ -114,6 +114,16 @@ static int parse_process(struct instr_dump *d, struct cursor *c)
     return 0;
 }
 
+/* Appends item (size bytes) to arr, an array of *n with room for *cap,
+ * grown as needed: the array (perhaps moved), or NULL (nothing added). */
+static void *append(void *arr, size_t *cap, size_t *n, const void *item, size_t size)
+{
+    uint8_t *a = instr_grow(arr, cap, *n + 1, size, 16);
+    if (a)
+        memcpy(a + (*n)++ * size, item, size);
+    return a;
+}
+
 /* Parses one record; returns 0, or a negative code (the caller warns and
  * skips the rest of the chunk on CORRUPT). */
 static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned type, struct cursor *c)
@@ -128,13 +138,12 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
             m.load_addr = rd64(c->p);
             c->p += 8;
         }
-        struct instr_module *a = instr_grow(d->modules, &caps->modules, d->nmodules + 1, sizeof *a, 16);
+        struct instr_module *a = append(d->modules, &caps->modules, &d->nmodules, &m, sizeof m);
         if (!a) {
             free(m.path);
             return INSTR_ENOMEM;
         }
         d->modules = a;
-        a[d->nmodules++] = m;
         return 0;
     }
     case INSTR_META_FUNCTION: {
@@ -153,7 +162,7 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
             free(f.file);
             return rc;
         }
-        struct instr_function *a = instr_grow(d->functions, &caps->functions, d->nfunctions + 1, sizeof *a, 16);
+        struct instr_function *a = append(d->functions, &caps->functions, &d->nfunctions, &f, sizeof f);
         if (!a) {
             free(f.name);
             free(f.file);
@@ -161,7 +170,6 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
             return INSTR_ENOMEM;
         }
         d->functions = a;
-        a[d->nfunctions++] = f;
         return 0;
     }
     case INSTR_META_THREAD: {
@@ -187,13 +195,12 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
         struct instr_label l = {0};
         if ((rc = get_var(c, &l.id)) || (rc = get_str(c, &l.text)))
             return rc;
-        struct instr_label *a = instr_grow(d->labels, &caps->labels, d->nlabels + 1, sizeof *a, 16);
+        struct instr_label *a = append(d->labels, &caps->labels, &d->nlabels, &l, sizeof l);
         if (!a) {
             free(l.text);
             return INSTR_ENOMEM;
         }
         d->labels = a;
-        a[d->nlabels++] = l;
         return 0;
     }
     case INSTR_META_CALLSITE: {
@@ -208,13 +215,12 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
         cs.callee_off = rd64(c->p);
         cs.site_off = rd64(c->p + 8);
         c->p += 16;
-        struct instr_callsite *a = instr_grow(d->sites, &caps->sites, d->nsites + 1, sizeof *a, 16);
+        struct instr_callsite *a = append(d->sites, &caps->sites, &d->nsites, &cs, sizeof cs);
         if (!a) {
             free(cs.callee);
             return INSTR_ENOMEM;
         }
         d->sites = a;
-        a[d->nsites++] = cs;
         return 0;
     }
     case INSTR_META_MAP: {
@@ -230,11 +236,10 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
         c->p += 32;
         if (m.end <= m.start)
             return INSTR_ECORRUPT;
-        struct instr_map *a = instr_grow(d->maps, &caps->maps, d->nmaps + 1, sizeof *a, 16);
+        struct instr_map *a = append(d->maps, &caps->maps, &d->nmaps, &m, sizeof m);
         if (!a)
             return INSTR_ENOMEM;
         d->maps = a;
-        a[d->nmaps++] = m;
         return 0;
     }
     case INSTR_META_PROCESS:
@@ -243,11 +248,10 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
         struct instr_fn_calls fc;
         if ((rc = get_var(c, &fc.fn)) || (rc = get_var(c, &fc.calls)))
             return rc;
-        struct instr_fn_calls *a = instr_grow(d->fn_calls, &caps->fn_calls, d->nfn_calls + 1, sizeof *a, 16);
+        struct instr_fn_calls *a = append(d->fn_calls, &caps->fn_calls, &d->nfn_calls, &fc, sizeof fc);
         if (!a)
             return INSTR_ENOMEM;
         d->fn_calls = a;
-        a[d->nfn_calls++] = fc;
         return 0;
     }
     case INSTR_META_SITE_CALLS: {
@@ -259,14 +263,12 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
             free(sc.callee);
             return rc;
         }
-        struct instr_site_calls *a =
-            instr_grow(d->site_calls, &caps->site_calls, d->nsite_calls + 1, sizeof *a, 16);
+        struct instr_site_calls *a = append(d->site_calls, &caps->site_calls, &d->nsite_calls, &sc, sizeof sc);
         if (!a) {
             free(sc.callee);
             return INSTR_ENOMEM;
         }
         d->site_calls = a;
-        a[d->nsite_calls++] = sc;
         return 0;
     }
     case INSTR_META_SAMPLING: {
