@@ -82,16 +82,42 @@ def embedded(path):
     return text, json.loads(m.group(1))
 
 
-def calls_of(d):
-    """(tid, start, dur, excl, name, depth) of every embedded call."""
+CW = 7  # numbers per embedded call
+
+
+def calls_of(d, app_cpu=False):
+    """(tid, start, dur, excl, name, depth) of every embedded call, and its
+    Application and CPU Inclusive if app_cpu."""
     S, out = d["strings"], []
     for p in d["procs"]:
         for th in p["threads"]:
             c, s = th["calls"], 0
-            for i in range(0, len(c), 5):
+            for i in range(0, len(c), CW):
                 s += c[i]
-                out.append((th["tid"], s, c[i + 1], c[i + 1] - c[i + 2], S[d["funcs"][c[i + 3]][0]], c[i + 4]))
+                out.append((th["tid"], s, c[i + 1], c[i + 1] - c[i + 2], S[d["funcs"][c[i + 3]][0]], c[i + 4])
+                           + ((c[i + 1] - c[i + 5], c[i + 1] - c[i + 6]) if app_cpu else ()))
     return out
+
+
+def states_of(d):
+    """(tid, start, dur, kinds) of every embedded OS interval."""
+    out = []
+    for p in d["procs"]:
+        for th in p["threads"]:
+            c, s = th["states"], 0
+            for i in range(0, len(c), 3):
+                s += c[i]
+                out.append((th["tid"], s, c[i + 1], c[i + 2]))
+    return out
+
+
+def offcpu_dump(args):
+    """tests/report/traces/offcpu.txt: a cpuclock run, flagged intervals
+    with their off-CPU ticks (1 tick = 1 ns)."""
+    d = os.path.join(args.work, "offcpu.instr")
+    run([os.path.join(args.bin, "instr-dump"), "--from-text",
+         os.path.join(args.src, "..", "report", "traces", "offcpu.txt"), "-o", d])
+    return [d]
 
 
 # ---- data --------------------------------------------------------------------------
@@ -127,6 +153,24 @@ def check_data(args):
     m = d["meta"]
     check(m["calls"] == 8 and m["kept"] == 8 and m["total_ei"] == 14000 and m["total_ai"] == 13000 and m["app"],
           f"meta {m}")
+    # Application Inclusive per call: the interval 5000..6000 (main's rec at
+    # depth 1, flagged sched) is out of rec's, main's; no CPU data (rseq_cs).
+    ac = [(c[4], c[1], c[6]) for c in calls_of(d, True)]
+    check(ac == [("main", 0, 9000), ("helper", 1000, 2000), ("rec", 3500, 1500), ("rec", 4000, 1000),
+                 ("sort_it", 6500, 3500), ("qsort", 7000, 2500), ("cmp", 8000, 1000), ("rec", 2000, 4000)]
+          and m["cpu"] is False and m["total_ci"] is None, f"each call's Application Inclusive {ac}")
+    check(states_of(d) == [(100, 5000, 1000, 1)] and m["states"] == 1 and m["states_kept"] == 1,
+          f"the OS's intervals: main's sched at 5 µs {states_of(d)}")
+    # A cpuclock run: CPU Inclusive per call is its time less the off-CPU ticks
+    # in it (a flagged interval without them counts on the CPU).
+    _, dc = embedded(export(args, offcpu_dump(args), os.path.join(args.work, "offcpu.html")))
+    cc = [(c[4], c[1], c[2], c[6], c[7]) for c in calls_of(dc, True)]
+    check(cc == [("main", 100, 900, 200, 390), ("wait", 200, 500, 0, 20), ("work", 800, 100, 0, 100)]
+          and dc["meta"]["cpu"] is True, f"offcpu: each call's Application and CPU Inclusive {cc}")
+    fc = {dc["strings"][f[0]]: f[10:12] for f in dc["funcs"]}
+    check(fc == {"main": [390, 270], "wait": [20, 20], "work": [100, 100]}, f"offcpu: the functions' CPU values {fc}")
+    check(states_of(dc) == [(100, 200, 500, 1), (100, 800, 100, 4), (100, 900, 100, 1)],
+          f"offcpu: the OS's intervals, with their kinds {states_of(dc)}")
     _, d2 = embedded(export(args, dumps, os.path.join(args.work, "min-duration.html"), "--min-duration", "1.5"))
     check([c for c in calls_of(d2)] == [c for c in want if c[2] >= 1500] and d2["meta"]["min_dur_opt"] == 1500,
           "--min-duration 1.5 leaves out the calls under 1.5 µs")
@@ -256,6 +300,8 @@ def check_chromium(args):
           and "exclusive1.500 µs" in tip and "calls of the function3" in tip
           and "Elapsed Inclusive6.500 µs (46.43%)" in tip and "Application Exclusive5.500 µs (42.31%)" in tip,
           f"small: tooltip of main's rec call: {tip}")
+    check("Application (inclusive)1.500 µs" in tip and "CPU (inclusive)n/a" in tip,
+          f"small: the call's Application time (5-6 µs was the OS's), no CPU data: {tip}")
     check(out["table"][0][:2] == ["rec", "3"],
           f"small: table sorted by calls {out['table'][:2]}")
     check([l[0] for l in out["lanes"]] == ["proc", "thread", "counter", "thread", "counter"], f"small: lanes")
@@ -269,6 +315,14 @@ def check_chromium(args):
     check(un.get("lanes") == out["lanes"] and un.get("bars") == out["bars1"],
           f"small: a second click unfolds it: lanes {un.get('lanes')}")
     screenshot(args, path, os.path.join(args.work, "small-zoom.png"), {"focus": ["qsort", 0, 3]})
+
+    # A cpuclock run: the call's CPU time too (off-CPU ticks out).
+    cpath = export(args, offcpu_dump(args), os.path.join(args.work, "offcpu.html"))
+    out, console = page_test(args, cpath, {"hover": ["main", 0]})
+    tip = out.get("tip") or ""
+    check(not out["errors"] and not console and "Application (inclusive)200 ns" in tip
+          and "CPU (inclusive)390 ns" in tip and "CPU Inclusive390 ns" in tip and "CPU Exclusive270 ns" in tip,
+          f"offcpu: the call's Application and CPU time: {tip} {out['errors']} {console}")
 
     # Two processes, the first ending at 10 µs, the second at 15 µs: a
     # counter's last value holds until its own process ends, not the session.
