@@ -100,14 +100,14 @@ def calls_of(d, app_cpu=False):
 
 
 def states_of(d):
-    """(tid, start, dur, kinds) of every embedded OS interval."""
+    """(tid, start, dur, kinds, off-CPU) of every embedded OS interval."""
     out = []
     for p in d["procs"]:
         for th in p["threads"]:
             c, s = th["states"], 0
-            for i in range(0, len(c), 3):
+            for i in range(0, len(c), 4):
                 s += c[i]
-                out.append((th["tid"], s, c[i + 1], c[i + 2]))
+                out.append((th["tid"], s, c[i + 1], c[i + 2], c[i + 3]))
     return out
 
 
@@ -159,7 +159,7 @@ def check_data(args):
     check(ac == [("main", 0, 9000), ("helper", 1000, 2000), ("rec", 3500, 1500), ("rec", 4000, 1000),
                  ("sort_it", 6500, 3500), ("qsort", 7000, 2500), ("cmp", 8000, 1000), ("rec", 2000, 4000)]
           and m["cpu"] is False and m["total_ci"] is None, f"each call's Application Inclusive {ac}")
-    check(states_of(d) == [(100, 5000, 1000, 1)] and m["states"] == 1 and m["states_kept"] == 1,
+    check(states_of(d) == [(100, 5000, 1000, 1, 0)] and m["states"] == 1 and m["states_kept"] == 1,
           f"the OS's intervals: main's sched at 5 µs {states_of(d)}")
     # A cpuclock run: CPU Inclusive per call is its time less the off-CPU ticks
     # in it (a flagged interval without them counts on the CPU).
@@ -169,7 +169,7 @@ def check_data(args):
           and dc["meta"]["cpu"] is True, f"offcpu: each call's Application and CPU Inclusive {cc}")
     fc = {dc["strings"][f[0]]: f[10:12] for f in dc["funcs"]}
     check(fc == {"main": [390, 270], "wait": [20, 20], "work": [100, 100]}, f"offcpu: the functions' CPU values {fc}")
-    check(states_of(dc) == [(100, 200, 500, 1), (100, 800, 100, 4), (100, 900, 100, 1)],
+    check(states_of(dc) == [(100, 200, 500, 1, 480), (100, 800, 100, 4, 0), (100, 900, 100, 1, 30)],
           f"offcpu: the OS's intervals, with their kinds {states_of(dc)}")
     _, d2 = embedded(export(args, dumps, os.path.join(args.work, "min-duration.html"), "--min-duration", "1.5"))
     check([c for c in calls_of(d2)] == [c for c in want if c[2] >= 1500] and d2["meta"]["min_dur_opt"] == 1500,
@@ -315,6 +315,7 @@ def check_chromium(args):
     check(un.get("lanes") == out["lanes"] and un.get("bars") == out["bars1"],
           f"small: a second click unfolds it: lanes {un.get('lanes')}")
     screenshot(args, path, os.path.join(args.work, "small-zoom.png"), {"focus": ["qsort", 0, 3]})
+    check_interaction(args, path, mark_y)
 
     # A cpuclock run: the call's CPU time too (off-CPU ticks out).
     cpath = export(args, offcpu_dump(args), os.path.join(args.work, "offcpu.html"))
@@ -338,7 +339,10 @@ def check_chromium(args):
 
     bdumps = big(args)
     bpath = export(args, bdumps, os.path.join(args.work, "big.html"))
-    out, console = page_test(args, bpath, {"zoom": 50, "pan": 20, "redraw": 5, "bars": [["frame", 1000]]})
+    bdur = embedded(bpath)[1]["meta"]["duration_ns"]
+    out, console = page_test(args, bpath, {"zoom": 50, "pan": 20, "redraw": 5, "bars": [["frame", 1000]],
+                                           "search": [["type", "middle"], ["enter"], ["next"]],
+                                           "range": [[bdur * 0.25, bdur * 0.5]]})
     screenshot(args, bpath, os.path.join(args.work, "big.png"))
     check(not out["errors"] and not console, f"big: no errors ({out['errors']}, {console[:3]})")
     check(out["note"].startswith("Thinned:"), f"big: the page says what was thinned: {out['note']}")
@@ -351,7 +355,83 @@ def check_chromium(args):
           f"big: {out['embedded']} calls, {out['drawn0']} bars drawn for {out['levels']} levels x {cols} px")
     print(f"info  big: first draw {out['drawMs0']:.1f} ms, zoomed x50 draw {out['drawMs1']:.1f} ms, "
           f"pan step {out['panMs']:.1f} ms, whole-run redraw {out['redrawMs']:.1f} ms")
+    print(f"info  big: loaded in {out['loadMs']:.0f} ms (navigation to the first draw), JS heap {out['heapMB']} MB, "
+          f"search and 2 steps {out['searchMs']:.0f} ms, a range's table {out['rangeMs']:.0f} ms")
+    se, rg = out.get("search") or [], out.get("range") or []
+    check(len(se) == 3 and se[0]["n"] > 100_000 and se[2]["at"] == 1 and se[2]["current"]["start"] >= se[1]["current"]["start"],
+          f"big: search finds middle's calls, next goes forward in time {se[:1]}")
+    check(len(rg) == 1 and rg[0]["head"] and "from the embedded calls only: the page was thinned" in rg[0]["head"]
+          and any(r[0] == "frame" for r in rg[0]["rows"]),
+          f"big: a range's table says it covers the embedded calls only {rg and rg[0]['head']}")
     screenshot(args, bpath, os.path.join(args.work, "big-zoom.png"), {"focus": ["frame", 30000, 3000]})
+
+
+def ns_of(text):
+    """ns of the table's short form ("4.50 µs")."""
+    v, u = text.split()
+    return float(v) * {"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9}[u]
+
+
+def check_interaction(args, path, mark_y):
+    """The side table folds, Perfetto's keys, search, the thread-state
+    strip, range selection: events dispatched as a user's, the DOM read."""
+    steps = {"side": 1, "hoverAt": [[5500, mark_y - MARKH // 2 - 4], [3000, mark_y - MARKH // 2 - 4]]}
+    out, console = page_test(args, path, steps)
+    check(not out["errors"] and not console, f"interaction: no errors ({out['errors']}, {console})")
+    sd = out.get("side") or []
+    check(len(sd) == 5 and [x["shown"] for x in sd] == [True, False, True, False, True]
+          and sd[1]["width"] > sd[0]["width"] + 400 and sd[3]["width"] == sd[1]["width"] and sd[0]["width"] == sd[2]["width"]
+          and all(abs(x["t0"] - sd[0]["t0"]) < 1e-6 and abs(x["t1"] - sd[0]["t1"]) < 1e-6 for x in sd),
+          f"side table: its button and T fold it, the timeline takes the width, same time span: {sd}")
+    # Thread state: main's 5-6 µs was the OS's (sched) in the strip atop its lane.
+    tips = out.get("tipsAt") or [None, None]
+    check(tips[0] == "OS: off the CPU: preempted, blocked or asleepkindschedstart5.000 µsduration1.000 µsthread100"
+          and tips[1] is None and out.get("statesDrawn") == 1, f"thread state: the strip's tooltip {tips[0]} ({out.get('statesDrawn')} drawn)")
+    # W/S zoom at the pointer (else the centre), A/D pan, Ctrl+wheel zooms at the pointer.
+    out, console = page_test(args, path, {"keys": [["w"], ["s"], ["a"], ["d"], ["pointer", 400, 60], ["W"],
+                                                   ["ctrlWheel", 300, -100]]})
+    k, v = out.get("keys") or [], out["view"]
+    tx = lambda vw, x: vw["t0"] + (x - vw["left"]) * vw["nsPerPx"]
+    check(len(k) == 7 and abs(k[0]["nsPerPx"] * 1.5 - v["nsPerPx"]) < 1e-9
+          and abs(tx(k[0], (v["left"] + v["width"]) / 2) - tx(v, (v["left"] + v["width"]) / 2)) < 1e-6
+          and abs(k[1]["nsPerPx"] - v["nsPerPx"]) < 1e-9 and k[2]["t0"] < k[1]["t0"] - 1000
+          and abs(k[3]["t0"] - k[1]["t0"]) < 1e-6 and abs(k[5]["nsPerPx"] * 1.5 - k[4]["nsPerPx"]) < 1e-9
+          and abs(tx(k[5], 400) - tx(k[4], 400)) < 1e-6 and k[6]["nsPerPx"] < k[5]["nsPerPx"] * 0.9
+          and abs(tx(k[6], 300) - tx(k[5], 300)) < 1e-6, f"keys: W/S zoom, A/D pan, Ctrl+wheel zooms {k}")
+    # Search: rec's 3 calls in time order (the worker's at 2 µs first), Enter
+    # and the buttons go round, Shift+Enter back; the view centred on each.
+    out, console = page_test(args, path, {"search": [["type", "REC"], ["enter"], ["next"], ["enter"], ["enter"],
+                                                     ["shiftEnter"], ["prev"], ["type", "o"], ["type", "zzz"]]})
+    se = out.get("search") or []
+    got = [(x["count"], x["current"] and (x["current"]["tid"], x["current"]["start"]), round(x["centre"])) for x in se]
+    want = [("3 calls (1 function)", None), ("1 / 3 calls (1 function)", (101, 2000), 4000),
+            ("2 / 3 calls (1 function)", (100, 3500), 4750), ("3 / 3 calls (1 function)", (100, 4000), 4500),
+            ("1 / 3 calls (1 function)", (101, 2000), 4000), ("3 / 3 calls (1 function)", (100, 4000), 4500),
+            ("2 / 3 calls (1 function)", (100, 3500), 4750), ("2 calls (2 functions)", None),
+            ("0 calls (0 functions)", None)]
+    check(len(got) == 9 and all(g[:2] == w[:2] and (len(w) < 3 or g[2] == w[2]) for g, w in zip(got, want))
+          and not out["errors"], f"search: counts, next/previous in time order, the view centred {got} {out['errors']}")
+    # Range selection (Shift+drag): 4-8.5 µs, and the whole run = the report.
+    out, console = page_test(args, path, {"range": [[4000, 8500], [-50, 10050]], "sort": 0})
+    rg = out.get("range") or []
+    check(not out["errors"] and len(rg) == 2, f"range: {out['errors']}")
+    if len(rg) == 2:
+        r = rg[0]
+        want = {"main": (1, 4500, 500, 3500, 500), "rec": (3, 4000, 4000, 3000, 3000),
+                "sort_it": (1, 2000, 500, 2000, 500), "qsort": (1, 1500, 1000, 1500, 1000), "cmp": (1, 500, 500, 500, 500)}
+        rows = {row[0]: row for row in r["rows"]}
+        # the drag's ends are whole pixels: each value is off by at most how far they are
+        off = r["r"] and abs(r["r"]["a"] - 4000) + abs(r["r"]["b"] - 8500)
+        ok = r["r"] and off < 40 and set(rows) == set(want)
+        for n, w in want.items():
+            row = rows.get(n)
+            ok = ok and row is not None and int(row[1]) == w[0] and row[6] == "n/a" and all(
+                abs(ns_of(row[2 + i]) - w[1 + i]) <= 0.006 * w[1 + i] + 2 * off + 1 for i in range(4))
+        check(ok and "7 calls overlap it" in r["head"] and "thinned" not in r["head"],
+              f"range 4-8.5 µs: the functions' values in it {r}")
+        whole = {row[0]: row[1:6] for row in rg[1]["rows"]}
+        table = {row[0]: row[1:6] for row in out["table"]}
+        check(whole == table, f"range over the whole run: the table's calls and four values {whole} {table}")
 
 
 def png_pixels(path):

@@ -13,15 +13,17 @@
  *                                        ci/ce without CPU data: meta "cpu")
  *    "procs": [{"pid", "name", "end" (its process's end), "threads": [{"tid", "name",
  *               "calls": [dstart, dur, dur - excl, func, depth, dur - app, dur - cpu, ...],
- *               "states": [dstart, dur, kinds, ...],
+ *               "states": [dstart, dur, kinds, offcpu, ...],
  *               "marks": [t, label, ...],
  *               "counters": [[label, [t, value, ...]], ...]}]}]}
  *
  * app and cpu are the call's Application and CPU Inclusive (data-values.md),
  * from the intervals the walk charged (instr_timeline.charged) while it was
  * open.  states are the intervals the OS took (flagged: kinds is their
- * INSTR_OS_* bits, dump-format.h), at most INSTR_HTML_MAX_STATES, the
- * longest kept, in start order.
+ * INSTR_OS_* bits, dump-format.h, plus INSTR_HTML_STATE_APP when
+ * --os-events leaves the interval in Application time; offcpu its
+ * off-CPU ns), at most INSTR_HTML_MAX_STATES, the longest kept, in start
+ * order.
  *
  * Times are integer ns since the session's start; a thread's calls are
  * sorted by start, each start written as the difference from the previous
@@ -54,6 +56,7 @@
 
 #define INSTR_HTML_MAX_CALLS 1000000u
 #define INSTR_HTML_MAX_STATES 1000000u
+#define INSTR_HTML_STATE_APP 0x100u
 
 struct hcall {
     uint64_t t0, dur, excl; /* ns since the session start; duration; own time */
@@ -69,8 +72,8 @@ struct hmark {
 };
 
 struct hstate {
-    uint64_t t0, dur; /* ns */
-    unsigned kinds;   /* INSTR_OS_* */
+    uint64_t t0, dur, off; /* ns; off: its off-CPU time, clipped as dur is */
+    unsigned kinds;        /* INSTR_OS_*, INSTR_HTML_STATE_APP */
 };
 
 struct hthread {
@@ -278,7 +281,10 @@ static void on_charged(void *ctx, uint32_t thread, uint64_t tick, uint64_t d, ui
         h->failed = 1;
         return;
     }
-    t->states[t->nstates++] = (struct hstate){c0, c1 - c0, os};
+    double keep = t1 > t0 ? (double)(c1 - c0) / (double)(t1 - t0) : 1;
+    uint64_t off = (uint64_t)llround((double)(d - cpu) * h->ns_per_tick * keep);
+    t->states[t->nstates++] = (struct hstate){c0, c1 - c0, off < c1 - c0 ? off : c1 - c0,
+                                              os | (app ? INSTR_HTML_STATE_APP : 0)};
     if (++h->nstates >= 4ull * INSTR_HTML_MAX_STATES && thin_states(h, INSTR_HTML_MAX_STATES) < 0)
         h->failed = 1;
 }
@@ -561,8 +567,8 @@ static int write_json(FILE *out, struct hexp *h)
                 qsort(t->states, t->nstates, sizeof *t->states, cmp_state);
             prev = 0;
             for (size_t c = 0; c < t->nstates; c++) {
-                fprintf(out, "%s%" PRIu64 ",%" PRIu64 ",%u", c ? (c % 8 ? "," : ",\n") : "", t->states[c].t0 - prev,
-                        t->states[c].dur, t->states[c].kinds);
+                fprintf(out, "%s%" PRIu64 ",%" PRIu64 ",%u,%" PRIu64, c ? (c % 8 ? "," : ",\n") : "",
+                        t->states[c].t0 - prev, t->states[c].dur, t->states[c].kinds, t->states[c].off);
                 prev = t->states[c].t0;
             }
             fprintf(out, "],\"marks\":[");
