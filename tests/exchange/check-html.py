@@ -111,6 +111,14 @@ def states_of(d):
     return out
 
 
+def switched_dump(args):
+    """tests/report/traces/switched.txt: hooks on 200-500 and 800-1000 ns."""
+    d = os.path.join(args.work, "switched.instr")
+    run([os.path.join(args.bin, "instr-dump"), "--from-text",
+         os.path.join(args.src, "..", "report", "traces", "switched.txt"), "-o", d])
+    return [d]
+
+
 def offcpu_dump(args):
     """tests/report/traces/offcpu.txt: a cpuclock run, flagged intervals
     with their off-CPU ticks (1 tick = 1 ns)."""
@@ -181,6 +189,11 @@ def check_data(args):
                    (100, 4000, 1000, 1000, "rec", 2), (100, 6500, 2000, 1000, "sort_it", 1),
                    (100, 7000, 1500, 1500, "qsort", 2), (100, 8000, 500, 1000, "cmp", 3),
                    (101, 4000, 2000, 4000, "rec", 0)], f"--time-range 0.004:0.0085 keeps what overlaps, clipped {got3}")
+
+    # A switchable run: its recorded windows (the report's Recorded:); none for a run never switched.
+    _, dw = embedded(export(args, switched_dump(args), os.path.join(args.work, "switched.html")))
+    check(dw["procs"][0]["windows"] == [200, 500, 800, 1000] and d["procs"][0]["windows"] is None,
+          f"switched: the recorded windows {dw['procs'][0]['windows']}, none unswitched {d['procs'][0]['windows']}")
 
     # Two processes, the second started 5 µs later: one shared time axis.
     _, d5 = embedded(export(args, dumps + [child(args)], os.path.join(args.work, "two.html")))
@@ -385,8 +398,19 @@ def check_interaction(args, path, mark_y):
           f"side table: its button and T fold it, the timeline takes the width, same time span: {sd}")
     # Thread state: main's 5-6 µs was the OS's (sched) in the strip atop its lane.
     tips = out.get("tipsAt") or [None, None]
+    check(out.get("gapsDrawn") == 0, f"never switched: no gap drawn ({out.get('gapsDrawn')})")
     check(tips[0] == "OS: off the CPU: preempted, blocked or asleepkindschedstart5.000 µsduration1.000 µsthread100"
           and tips[1] is None and out.get("statesDrawn") == 1, f"thread state: the strip's tooltip {tips[0]} ({out.get('statesDrawn')} drawn)")
+    # A switchable run: the gaps where the hooks were off are shaded, with a tooltip.
+    spath = export(args, switched_dump(args), os.path.join(args.work, "switched.html"))
+    y1 = RULER + PH + TH + MARKH + 2
+    out, console = page_test(args, spath, {"hoverAt": [[100, y1], [650, y1], [300, y1 + 100]]})
+    screenshot(args, spath, os.path.join(args.work, "switched.png"))
+    tips = out.get("tipsAt") or [None] * 3
+    check(not out["errors"] and not console and out.get("gapsDrawn", 0) >= 4
+          and tips[0] == "not recorded: the hooks were off0 ns – 200 ns (200 ns)"
+          and tips[1] == "not recorded: the hooks were off500 ns – 800 ns (300 ns)" and tips[2] is None,
+          f"switched: the gaps shaded ({out.get('gapsDrawn')}) and told {tips} {out['errors']} {console}")
     # W/S zoom at the pointer (else the centre), A/D pan, Ctrl+wheel zooms at the pointer.
     out, console = page_test(args, path, {"keys": [["w"], ["s"], ["a"], ["d"], ["pointer", 400, 60], ["W"],
                                                    ["ctrlWheel", 300, -100]]})

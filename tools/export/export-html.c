@@ -11,7 +11,10 @@
  *    "funcs": [[name, module, file, line, pseudo, calls, ei, ee, ai, ae, ci, ce], ...]
  *                                        ns, by function row key (ai/ae null without Application data,
  *                                        ci/ce without CPU data: meta "cpu")
- *    "procs": [{"pid", "name", "end" (its process's end), "threads": [{"tid", "name",
+ *    "procs": [{"pid", "name", "end" (its process's end),
+ *               "windows": [from, to, ...] (a switchable run's recorded windows, p->windows in ns;
+ *                          null if its hooks were never switched),
+ *               "threads": [{"tid", "name",
  *               "calls": [dstart, dur, dur - excl, func, depth, dur - app, dur - cpu, ...],
  *               "states": [dstart, dur, kinds, offcpu, ...],
  *               "marks": [t, label, ...],
@@ -94,6 +97,8 @@ struct hthread {
 struct hproc {
     uint64_t pid;
     uint32_t name;
+    uint64_t *windows; /* from, to in ns; NULL: never switched */
+    size_t nwindows;
     struct hthread *threads;
     size_t nthreads;
 };
@@ -332,6 +337,7 @@ static void free_procs(struct hexp *h)
             free(t->calls), free(t->marks), free(t->ctrs), free(t->open), free(t->states);
         }
         free(h->procs[i].threads);
+        free(h->procs[i].windows);
     }
     free(h->procs);
     h->procs = NULL;
@@ -363,6 +369,19 @@ static int walk(struct hexp *h)
         if (h->failed) {
             instr_profile_free(&p);
             return INSTR_ENOMEM;
+        }
+        if (p.switched_at && !h->procs[i].windows) {
+            /* dump ticks (the calls are on the timeline, less the runtime's
+             * own work: a gap's edge may sit that much off its calls) */
+            if (!(h->procs[i].windows = malloc((2 * p.nwindows + 1) * sizeof(uint64_t)))) {
+                instr_profile_free(&p);
+                return INSTR_ENOMEM;
+            }
+            for (size_t w = 0; w < p.nwindows; w++) {
+                h->procs[i].windows[2 * w] = ns_at(h, p.windows[w].from);
+                h->procs[i].windows[2 * w + 1] = ns_at(h, p.windows[w].to);
+            }
+            h->procs[i].nwindows = p.nwindows;
         }
         struct hthread *last = p.nthreads ? thread_of(h, (uint32_t)p.nthreads - 1) : NULL;
         for (size_t k = 0; last && k < p.nthreads; k++) {
@@ -547,7 +566,10 @@ static int write_json(FILE *out, struct hexp *h)
         const struct hproc *pr = &h->procs[i];
         fprintf(out, "%s{\"pid\":%" PRIu64 ",\"name\":%u,\"end\":", i ? ",\n" : "", pr->pid, pr->name);
         jnum(out, instr_session_end_ns(s, i));
-        fprintf(out, ",\"threads\":[");
+        fprintf(out, ",\"windows\":%s", pr->windows ? "[" : "null");
+        for (size_t w = 0; pr->windows && w < pr->nwindows; w++)
+            fprintf(out, "%s%" PRIu64 ",%" PRIu64, w ? "," : "", pr->windows[2 * w], pr->windows[2 * w + 1]);
+        fprintf(out, "%s,\"threads\":[", pr->windows ? "]" : "");
         for (size_t k = 0; k < pr->nthreads; k++) {
             struct hthread *t = &pr->threads[k];
             fprintf(out, "%s{\"tid\":%" PRIu64 ",\"name\":%u,\"calls\":[", k ? ",\n" : "", t->tid, t->name);
