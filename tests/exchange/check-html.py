@@ -353,9 +353,7 @@ def check_chromium(args):
     bdumps = big(args)
     bpath = export(args, bdumps, os.path.join(args.work, "big.html"))
     bdur = embedded(bpath)[1]["meta"]["duration_ns"]
-    out, console = page_test(args, bpath, {"zoom": 50, "pan": 20, "redraw": 5, "bars": [["frame", 1000]],
-                                           "search": [["type", "middle"], ["enter"], ["next"]],
-                                           "range": [[bdur * 0.25, bdur * 0.5]]})
+    out, console = page_test(args, bpath, {"zoom": 50, "pan": 20, "redraw": 5, "bars": [["frame", 1000]]})
     screenshot(args, bpath, os.path.join(args.work, "big.png"))
     check(not out["errors"] and not console, f"big: no errors ({out['errors']}, {console[:3]})")
     check(out["note"].startswith("Thinned:"), f"big: the page says what was thinned: {out['note']}")
@@ -368,8 +366,15 @@ def check_chromium(args):
           f"big: {out['embedded']} calls, {out['drawn0']} bars drawn for {out['levels']} levels x {cols} px")
     print(f"info  big: first draw {out['drawMs0']:.1f} ms, zoomed x50 draw {out['drawMs1']:.1f} ms, "
           f"pan step {out['panMs']:.1f} ms, whole-run redraw {out['redrawMs']:.1f} ms")
+    # search, a range and the flame graphs on the whole run in view
+    out, console = page_test(args, bpath, {"search": [["type", "middle"], ["enter"], ["next"]],
+                                           "range": [[bdur * 0.25, bdur * 0.5]], "flame": [None, 0]})
+    check(not out["errors"] and not console, f"big: no errors in search, range, flame graph ({out['errors']}, {console[:3]})")
     print(f"info  big: loaded in {out['loadMs']:.0f} ms (navigation to the first draw), JS heap {out['heapMB']} MB, "
-          f"search and 2 steps {out['searchMs']:.0f} ms, a range's table {out['rangeMs']:.0f} ms")
+          f"search and 2 steps {out['searchMs']:.0f} ms, a range's table and flame graph {out['rangeMs']:.0f} ms, "
+          f"the whole run's flame graph {out['flameMs']:.0f} ms")
+    fb = (out.get("flame") or [{"bars": []}])[0]["bars"]
+    check(fb and fb[0][0] == 0 and any(b[1] == "frame" for b in fb), f"big: a flame graph of the whole run {fb[:3]}")
     se, rg = out.get("search") or [], out.get("range") or []
     check(len(se) == 3 and se[0]["n"] > 100_000 and se[2]["at"] == 1 and se[2]["current"]["start"] >= se[1]["current"]["start"],
           f"big: search finds middle's calls, next goes forward in time {se[:1]}")
@@ -435,6 +440,16 @@ def check_interaction(args, path, mark_y):
             ("0 calls (0 functions)", None)]
     check(len(got) == 9 and all(g[:2] == w[:2] and (len(w) < 3 or g[2] == w[2]) for g, w in zip(got, want))
           and not out["errors"], f"search: counts, next/previous in time order, the view centred {got} {out['errors']}")
+    # Flame graph of the whole run: a bar per call path; a click zooms to a
+    # bar, a click on the top bar backs out.
+    out, console = page_test(args, path, {"flame": [None, 1, 1, 0]})
+    fl = [[tuple(b[:3]) for b in f["bars"]] for f in out.get("flame") or []]
+    main_ = [(1, "main", 10000), (2, "sort_it", 3500), (3, "qsort", 2500), (4, "cmp", 1000), (2, "rec", 2500),
+             (3, "rec", 1000), (2, "helper", 2000)]
+    up = lambda bars: [(d - 1, n, v) for d, n, v in bars]
+    check(not out["errors"] and len(fl) == 4 and fl[0] == [(0, "", 14000)] + main_ + [(1, "rec", 4000)]
+          and fl[1] == up(main_) and fl[2] == [(0, "sort_it", 3500), (1, "qsort", 2500), (2, "cmp", 1000)]
+          and fl[3] == up(main_), f"flame graph: the call paths, click to zoom and back {fl} {out['errors']}")
     # Range selection (Shift+drag): 4-8.5 µs, and the whole run = the report.
     out, console = page_test(args, path, {"range": [[4000, 8500], [-50, 10050]], "sort": 0})
     rg = out.get("range") or []
@@ -453,6 +468,12 @@ def check_interaction(args, path, mark_y):
                 abs(ns_of(row[2 + i]) - w[1 + i]) <= 0.006 * w[1 + i] + 2 * off + 1 for i in range(4))
         check(ok and "7 calls overlap it" in r["head"] and "thinned" not in r["head"],
               f"range 4-8.5 µs: the functions' values in it {r}")
+        fr = [tuple(b[:3]) for b in r["flame"]["bars"]]
+        wantf = [(0, "", 6500), (1, "main", 4500), (2, "rec", 2000), (2, "sort_it", 2000), (3, "qsort", 1500),
+                 (4, "cmp", 500), (3, "rec", 1000), (1, "rec", 2000)]
+        check(len(fr) == len(wantf) and r["flame"]["head"].startswith("Flame graph of the range")
+              and all(g[:2] == w[:2] and abs(g[2] - w[2]) <= 2 * off + 1 for g, w in zip(sorted(fr), sorted(wantf))),
+              f"range 4-8.5 µs: its flame graph {fr}")
         whole = {row[0]: row[1:6] for row in rg[1]["rows"]}
         table = {row[0]: row[1:6] for row in out["table"]}
         check(whole == table, f"range over the whole run: the table's calls and four values {whole} {table}")
