@@ -82,16 +82,50 @@ def embedded(path):
     return text, json.loads(m.group(1))
 
 
-def calls_of(d):
-    """(tid, start, dur, excl, name, depth) of every embedded call."""
+CW = 7  # numbers per embedded call
+
+
+def calls_of(d, app_cpu=False):
+    """(tid, start, dur, excl, name, depth) of every embedded call, and its
+    Application and CPU Inclusive if app_cpu."""
     S, out = d["strings"], []
     for p in d["procs"]:
         for th in p["threads"]:
             c, s = th["calls"], 0
-            for i in range(0, len(c), 5):
+            for i in range(0, len(c), CW):
                 s += c[i]
-                out.append((th["tid"], s, c[i + 1], c[i + 1] - c[i + 2], S[d["funcs"][c[i + 3]][0]], c[i + 4]))
+                out.append((th["tid"], s, c[i + 1], c[i + 1] - c[i + 2], S[d["funcs"][c[i + 3]][0]], c[i + 4])
+                           + ((c[i + 1] - c[i + 5], c[i + 1] - c[i + 6]) if app_cpu else ()))
     return out
+
+
+def states_of(d):
+    """(tid, start, dur, kinds, off-CPU) of every embedded OS interval."""
+    out = []
+    for p in d["procs"]:
+        for th in p["threads"]:
+            c, s = th["states"], 0
+            for i in range(0, len(c), 4):
+                s += c[i]
+                out.append((th["tid"], s, c[i + 1], c[i + 2], c[i + 3]))
+    return out
+
+
+def switched_dump(args):
+    """tests/report/traces/switched.txt: hooks on 200-500 and 800-1000 ns."""
+    d = os.path.join(args.work, "switched.instr")
+    run([os.path.join(args.bin, "instr-dump"), "--from-text",
+         os.path.join(args.src, "..", "report", "traces", "switched.txt"), "-o", d])
+    return [d]
+
+
+def offcpu_dump(args):
+    """tests/report/traces/offcpu.txt: a cpuclock run, flagged intervals
+    with their off-CPU ticks (1 tick = 1 ns)."""
+    d = os.path.join(args.work, "offcpu.instr")
+    run([os.path.join(args.bin, "instr-dump"), "--from-text",
+         os.path.join(args.src, "..", "report", "traces", "offcpu.txt"), "-o", d])
+    return [d]
 
 
 # ---- data --------------------------------------------------------------------------
@@ -127,6 +161,24 @@ def check_data(args):
     m = d["meta"]
     check(m["calls"] == 8 and m["kept"] == 8 and m["total_ei"] == 14000 and m["total_ai"] == 13000 and m["app"],
           f"meta {m}")
+    # Application Inclusive per call: the interval 5000..6000 (main's rec at
+    # depth 1, flagged sched) is out of rec's, main's; no CPU data (rseq_cs).
+    ac = [(c[4], c[1], c[6]) for c in calls_of(d, True)]
+    check(ac == [("main", 0, 9000), ("helper", 1000, 2000), ("rec", 3500, 1500), ("rec", 4000, 1000),
+                 ("sort_it", 6500, 3500), ("qsort", 7000, 2500), ("cmp", 8000, 1000), ("rec", 2000, 4000)]
+          and m["cpu"] is False and m["total_ci"] is None, f"each call's Application Inclusive {ac}")
+    check(states_of(d) == [(100, 5000, 1000, 1, 0)] and m["states"] == 1 and m["states_kept"] == 1,
+          f"the OS's intervals: main's sched at 5 µs {states_of(d)}")
+    # A cpuclock run: CPU Inclusive per call is its time less the off-CPU ticks
+    # in it (a flagged interval without them counts on the CPU).
+    _, dc = embedded(export(args, offcpu_dump(args), os.path.join(args.work, "offcpu.html")))
+    cc = [(c[4], c[1], c[2], c[6], c[7]) for c in calls_of(dc, True)]
+    check(cc == [("main", 100, 900, 200, 390), ("wait", 200, 500, 0, 20), ("work", 800, 100, 0, 100)]
+          and dc["meta"]["cpu"] is True, f"offcpu: each call's Application and CPU Inclusive {cc}")
+    fc = {dc["strings"][f[0]]: f[10:12] for f in dc["funcs"]}
+    check(fc == {"main": [390, 270], "wait": [20, 20], "work": [100, 100]}, f"offcpu: the functions' CPU values {fc}")
+    check(states_of(dc) == [(100, 200, 500, 1, 480), (100, 800, 100, 4, 0), (100, 900, 100, 1, 30)],
+          f"offcpu: the OS's intervals, with their kinds {states_of(dc)}")
     _, d2 = embedded(export(args, dumps, os.path.join(args.work, "min-duration.html"), "--min-duration", "1.5"))
     check([c for c in calls_of(d2)] == [c for c in want if c[2] >= 1500] and d2["meta"]["min_dur_opt"] == 1500,
           "--min-duration 1.5 leaves out the calls under 1.5 µs")
@@ -137,6 +189,11 @@ def check_data(args):
                    (100, 4000, 1000, 1000, "rec", 2), (100, 6500, 2000, 1000, "sort_it", 1),
                    (100, 7000, 1500, 1500, "qsort", 2), (100, 8000, 500, 1000, "cmp", 3),
                    (101, 4000, 2000, 4000, "rec", 0)], f"--time-range 0.004:0.0085 keeps what overlaps, clipped {got3}")
+
+    # A switchable run: its recorded windows (the report's Recorded:); none for a run never switched.
+    _, dw = embedded(export(args, switched_dump(args), os.path.join(args.work, "switched.html")))
+    check(dw["procs"][0]["windows"] == [200, 500, 800, 1000] and d["procs"][0]["windows"] is None,
+          f"switched: the recorded windows {dw['procs'][0]['windows']}, none unswitched {d['procs'][0]['windows']}")
 
     # Two processes, the second started 5 µs later: one shared time axis.
     _, d5 = embedded(export(args, dumps + [child(args)], os.path.join(args.work, "two.html")))
@@ -256,6 +313,8 @@ def check_chromium(args):
           and "exclusive1.500 µs" in tip and "calls of the function3" in tip
           and "Elapsed Inclusive6.500 µs (46.43%)" in tip and "Application Exclusive5.500 µs (42.31%)" in tip,
           f"small: tooltip of main's rec call: {tip}")
+    check("Application (inclusive)1.500 µs" in tip and "CPU (inclusive)n/a" in tip,
+          f"small: the call's Application time (5-6 µs was the OS's), no CPU data: {tip}")
     check(out["table"][0][:2] == ["rec", "3"],
           f"small: table sorted by calls {out['table'][:2]}")
     check([l[0] for l in out["lanes"]] == ["proc", "thread", "counter", "thread", "counter"], f"small: lanes")
@@ -269,6 +328,15 @@ def check_chromium(args):
     check(un.get("lanes") == out["lanes"] and un.get("bars") == out["bars1"],
           f"small: a second click unfolds it: lanes {un.get('lanes')}")
     screenshot(args, path, os.path.join(args.work, "small-zoom.png"), {"focus": ["qsort", 0, 3]})
+    check_interaction(args, path, mark_y)
+
+    # A cpuclock run: the call's CPU time too (off-CPU ticks out).
+    cpath = export(args, offcpu_dump(args), os.path.join(args.work, "offcpu.html"))
+    out, console = page_test(args, cpath, {"hover": ["main", 0]})
+    tip = out.get("tip") or ""
+    check(not out["errors"] and not console and "Application (inclusive)200 ns" in tip
+          and "CPU (inclusive)390 ns" in tip and "CPU Inclusive390 ns" in tip and "CPU Exclusive270 ns" in tip,
+          f"offcpu: the call's Application and CPU time: {tip} {out['errors']} {console}")
 
     # Two processes, the first ending at 10 µs, the second at 15 µs: a
     # counter's last value holds until its own process ends, not the session.
@@ -284,6 +352,7 @@ def check_chromium(args):
 
     bdumps = big(args)
     bpath = export(args, bdumps, os.path.join(args.work, "big.html"))
+    bdur = embedded(bpath)[1]["meta"]["duration_ns"]
     out, console = page_test(args, bpath, {"zoom": 50, "pan": 20, "redraw": 5, "bars": [["frame", 1000]]})
     screenshot(args, bpath, os.path.join(args.work, "big.png"))
     check(not out["errors"] and not console, f"big: no errors ({out['errors']}, {console[:3]})")
@@ -297,7 +366,117 @@ def check_chromium(args):
           f"big: {out['embedded']} calls, {out['drawn0']} bars drawn for {out['levels']} levels x {cols} px")
     print(f"info  big: first draw {out['drawMs0']:.1f} ms, zoomed x50 draw {out['drawMs1']:.1f} ms, "
           f"pan step {out['panMs']:.1f} ms, whole-run redraw {out['redrawMs']:.1f} ms")
+    # search, a range and the flame graphs on the whole run in view
+    out, console = page_test(args, bpath, {"search": [["type", "middle"], ["enter"], ["next"]],
+                                           "range": [[bdur * 0.25, bdur * 0.5]], "flame": [None, 0]})
+    check(not out["errors"] and not console, f"big: no errors in search, range, flame graph ({out['errors']}, {console[:3]})")
+    print(f"info  big: loaded in {out['loadMs']:.0f} ms (navigation to the first draw), JS heap {out['heapMB']} MB, "
+          f"search and 2 steps {out['searchMs']:.0f} ms, a range's table and flame graph {out['rangeMs']:.0f} ms, "
+          f"the whole run's flame graph {out['flameMs']:.0f} ms")
+    fb = (out.get("flame") or [{"bars": []}])[0]["bars"]
+    check(fb and fb[0][0] == 0 and any(b[1] == "frame" for b in fb), f"big: a flame graph of the whole run {fb[:3]}")
+    se, rg = out.get("search") or [], out.get("range") or []
+    check(len(se) == 3 and se[0]["n"] > 100_000 and se[2]["at"] == 1 and se[2]["current"]["start"] >= se[1]["current"]["start"],
+          f"big: search finds middle's calls, next goes forward in time {se[:1]}")
+    check(len(rg) == 1 and rg[0]["head"] and "from the embedded calls only: the page was thinned" in rg[0]["head"]
+          and any(r[0] == "frame" for r in rg[0]["rows"]),
+          f"big: a range's table says it covers the embedded calls only {rg and rg[0]['head']}")
     screenshot(args, bpath, os.path.join(args.work, "big-zoom.png"), {"focus": ["frame", 30000, 3000]})
+
+
+def ns_of(text):
+    """ns of the table's short form ("4.50 µs")."""
+    v, u = text.split()
+    return float(v) * {"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9}[u]
+
+
+def check_interaction(args, path, mark_y):
+    """The side table folds, Perfetto's keys, search, the thread-state
+    strip, range selection: events dispatched as a user's, the DOM read."""
+    steps = {"side": 1, "hoverAt": [[5500, mark_y - MARKH // 2 - 4], [3000, mark_y - MARKH // 2 - 4]]}
+    out, console = page_test(args, path, steps)
+    check(not out["errors"] and not console, f"interaction: no errors ({out['errors']}, {console})")
+    sd = out.get("side") or []
+    check(len(sd) == 5 and [x["shown"] for x in sd] == [True, False, True, False, True]
+          and sd[1]["width"] > sd[0]["width"] + 400 and sd[3]["width"] == sd[1]["width"] and sd[0]["width"] == sd[2]["width"]
+          and all(abs(x["t0"] - sd[0]["t0"]) < 1e-6 and abs(x["t1"] - sd[0]["t1"]) < 1e-6 for x in sd),
+          f"side table: its button and T fold it, the timeline takes the width, same time span: {sd}")
+    # Thread state: main's 5-6 µs was the OS's (sched) in the strip atop its lane.
+    tips = out.get("tipsAt") or [None, None]
+    check(out.get("gapsDrawn") == 0, f"never switched: no gap drawn ({out.get('gapsDrawn')})")
+    check(tips[0] == "OS: off the CPU: preempted, blocked or asleepkindschedstart5.000 µsduration1.000 µsthread100"
+          and tips[1] is None and out.get("statesDrawn") == 1, f"thread state: the strip's tooltip {tips[0]} ({out.get('statesDrawn')} drawn)")
+    # A switchable run: the gaps where the hooks were off are shaded, with a tooltip.
+    spath = export(args, switched_dump(args), os.path.join(args.work, "switched.html"))
+    y1 = RULER + PH + TH + MARKH + 2
+    out, console = page_test(args, spath, {"hoverAt": [[100, y1], [650, y1], [300, y1 + 100]]})
+    screenshot(args, spath, os.path.join(args.work, "switched.png"))
+    tips = out.get("tipsAt") or [None] * 3
+    check(not out["errors"] and not console and out.get("gapsDrawn", 0) >= 4
+          and tips[0] == "not recorded: the hooks were off0 ns – 200 ns (200 ns)"
+          and tips[1] == "not recorded: the hooks were off500 ns – 800 ns (300 ns)" and tips[2] is None,
+          f"switched: the gaps shaded ({out.get('gapsDrawn')}) and told {tips} {out['errors']} {console}")
+    # W/S zoom at the pointer (else the centre), A/D pan, Ctrl+wheel zooms at the pointer.
+    out, console = page_test(args, path, {"keys": [["w"], ["s"], ["a"], ["d"], ["pointer", 400, 60], ["W"],
+                                                   ["ctrlWheel", 300, -100]]})
+    k, v = out.get("keys") or [], out["view"]
+    tx = lambda vw, x: vw["t0"] + (x - vw["left"]) * vw["nsPerPx"]
+    check(len(k) == 7 and abs(k[0]["nsPerPx"] * 1.5 - v["nsPerPx"]) < 1e-9
+          and abs(tx(k[0], (v["left"] + v["width"]) / 2) - tx(v, (v["left"] + v["width"]) / 2)) < 1e-6
+          and abs(k[1]["nsPerPx"] - v["nsPerPx"]) < 1e-9 and k[2]["t0"] < k[1]["t0"] - 1000
+          and abs(k[3]["t0"] - k[1]["t0"]) < 1e-6 and abs(k[5]["nsPerPx"] * 1.5 - k[4]["nsPerPx"]) < 1e-9
+          and abs(tx(k[5], 400) - tx(k[4], 400)) < 1e-6 and k[6]["nsPerPx"] < k[5]["nsPerPx"] * 0.9
+          and abs(tx(k[6], 300) - tx(k[5], 300)) < 1e-6, f"keys: W/S zoom, A/D pan, Ctrl+wheel zooms {k}")
+    # Search: rec's 3 calls in time order (the worker's at 2 µs first), Enter
+    # and the buttons go round, Shift+Enter back; the view centred on each.
+    out, console = page_test(args, path, {"search": [["type", "REC"], ["enter"], ["next"], ["enter"], ["enter"],
+                                                     ["shiftEnter"], ["prev"], ["type", "o"], ["type", "zzz"]]})
+    se = out.get("search") or []
+    got = [(x["count"], x["current"] and (x["current"]["tid"], x["current"]["start"]), round(x["centre"])) for x in se]
+    want = [("3 calls (1 function)", None), ("1 / 3 calls (1 function)", (101, 2000), 4000),
+            ("2 / 3 calls (1 function)", (100, 3500), 4750), ("3 / 3 calls (1 function)", (100, 4000), 4500),
+            ("1 / 3 calls (1 function)", (101, 2000), 4000), ("3 / 3 calls (1 function)", (100, 4000), 4500),
+            ("2 / 3 calls (1 function)", (100, 3500), 4750), ("2 calls (2 functions)", None),
+            ("0 calls (0 functions)", None)]
+    check(len(got) == 9 and all(g[:2] == w[:2] and (len(w) < 3 or g[2] == w[2]) for g, w in zip(got, want))
+          and not out["errors"], f"search: counts, next/previous in time order, the view centred {got} {out['errors']}")
+    # Flame graph of the whole run: a bar per call path; a click zooms to a
+    # bar, a click on the top bar backs out.
+    out, console = page_test(args, path, {"flame": [None, 1, 1, 0]})
+    fl = [[tuple(b[:3]) for b in f["bars"]] for f in out.get("flame") or []]
+    main_ = [(1, "main", 10000), (2, "sort_it", 3500), (3, "qsort", 2500), (4, "cmp", 1000), (2, "rec", 2500),
+             (3, "rec", 1000), (2, "helper", 2000)]
+    up = lambda bars: [(d - 1, n, v) for d, n, v in bars]
+    check(not out["errors"] and len(fl) == 4 and fl[0] == [(0, "", 14000)] + main_ + [(1, "rec", 4000)]
+          and fl[1] == up(main_) and fl[2] == [(0, "sort_it", 3500), (1, "qsort", 2500), (2, "cmp", 1000)]
+          and fl[3] == up(main_), f"flame graph: the call paths, click to zoom and back {fl} {out['errors']}")
+    # Range selection (Shift+drag): 4-8.5 µs, and the whole run = the report.
+    out, console = page_test(args, path, {"range": [[4000, 8500], [-50, 10050]], "sort": 0})
+    rg = out.get("range") or []
+    check(not out["errors"] and len(rg) == 2, f"range: {out['errors']}")
+    if len(rg) == 2:
+        r = rg[0]
+        want = {"main": (1, 4500, 500, 3500, 500), "rec": (3, 4000, 4000, 3000, 3000),
+                "sort_it": (1, 2000, 500, 2000, 500), "qsort": (1, 1500, 1000, 1500, 1000), "cmp": (1, 500, 500, 500, 500)}
+        rows = {row[0]: row for row in r["rows"]}
+        # the drag's ends are whole pixels: each value is off by at most how far they are
+        off = r["r"] and abs(r["r"]["a"] - 4000) + abs(r["r"]["b"] - 8500)
+        ok = r["r"] and off < 40 and set(rows) == set(want)
+        for n, w in want.items():
+            row = rows.get(n)
+            ok = ok and row is not None and int(row[1]) == w[0] and row[6] == "n/a" and all(
+                abs(ns_of(row[2 + i]) - w[1 + i]) <= 0.006 * w[1 + i] + 2 * off + 1 for i in range(4))
+        check(ok and "7 calls overlap it" in r["head"] and "thinned" not in r["head"],
+              f"range 4-8.5 µs: the functions' values in it {r}")
+        fr = [tuple(b[:3]) for b in r["flame"]["bars"]]
+        wantf = [(0, "", 6500), (1, "main", 4500), (2, "rec", 2000), (2, "sort_it", 2000), (3, "qsort", 1500),
+                 (4, "cmp", 500), (3, "rec", 1000), (1, "rec", 2000)]
+        check(len(fr) == len(wantf) and r["flame"]["head"].startswith("Flame graph of the range")
+              and all(g[:2] == w[:2] and abs(g[2] - w[2]) <= 2 * off + 1 for g, w in zip(sorted(fr), sorted(wantf))),
+              f"range 4-8.5 µs: its flame graph {fr}")
+        whole = {row[0]: row[1:6] for row in rg[1]["rows"]}
+        table = {row[0]: row[1:6] for row in out["table"]}
+        check(whole == table, f"range over the whole run: the table's calls and four values {whole} {table}")
 
 
 def png_pixels(path):

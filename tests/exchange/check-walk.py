@@ -66,7 +66,7 @@ def html_calls(path):
     for p in json.loads(m.group(1))["procs"]:
         for th in p["threads"]:
             c, s = th["calls"], 0
-            for i in range(0, len(c), 5):
+            for i in range(0, len(c), 7):  # 7 numbers a call (export-html.c)
                 s += c[i]
                 out.setdefault(th["tid"], []).append((s, s + c[i + 1], c[i + 4]))
     return out

@@ -795,7 +795,7 @@ int instr_export_chrome_walk(FILE *out, struct instr_session *s, const struct in
     }
     struct cexp c;
     start(&c, out, dumps, n, o);
-    struct instr_session_observer obs = {&c, dump_begin, {&c, on_open, on_close, on_mark, on_counter}};
+    struct instr_session_observer obs = {&c, dump_begin, {&c, on_open, on_close, on_mark, on_counter, NULL}};
     uint64_t cap = default_cap(c.co);
     if (!cap || !instr_thin_may_exceed(dumps, n, cap)) {
         int rc = instr_session_build_observed(s, dumps, n, x, &obs, err, errlen);
@@ -806,7 +806,7 @@ int instr_export_chrome_walk(FILE *out, struct instr_session *s, const struct in
     }
     /* Perhaps too many calls: the session's walk counts them, a second writes. */
     struct instr_thin_hist hist = {0};
-    struct instr_session_observer count = {&c, count_begin, {&c, count_open, count_close, NULL, NULL}};
+    struct instr_session_observer count = {&c, count_begin, {&c, count_open, count_close, NULL, NULL, NULL}};
     c.hist = &hist;
     int rc = instr_session_build_observed(s, dumps, n, x, &count, err, errlen);
     if (rc == 0)
@@ -825,12 +825,12 @@ int instr_export_chrome(FILE *out, const struct instr_session *s, const struct i
         return INSTR_EARG;
     struct cexp c;
     start(&c, out, s->dumps, s->ndumps, o);
-    struct instr_session_observer obs = {&c, dump_begin, {&c, on_open, on_close, on_mark, on_counter}};
+    struct instr_session_observer obs = {&c, dump_begin, {&c, on_open, on_close, on_mark, on_counter, NULL}};
     uint64_t cap = default_cap(c.co);
     int rc = 0;
     if (cap && instr_thin_may_exceed(s->dumps, s->ndumps, cap)) {
         struct instr_thin_hist hist = {0};
-        struct instr_session_observer count = {&c, count_begin, {&c, count_open, count_close, NULL, NULL}};
+        struct instr_session_observer count = {&c, count_begin, {&c, count_open, count_close, NULL, NULL, NULL}};
         c.hist = &hist;
         if ((rc = instr_session_rewalk(s, &count)) == 0)
             cut(&c, cap);

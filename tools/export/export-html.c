@@ -8,12 +8,25 @@
  *             available), total_ei, total_ai, calls (walked), kept,
  *             min_dur_ns (thinning threshold), limit, range, min_dur_opt},
  *    "strings": [...],                   names, modules, files, labels
- *    "funcs": [[name, module, file, line, pseudo, calls, ei, ee, ai, ae], ...]
- *                                        ns, by function row key (ai/ae null without Application data)
- *    "procs": [{"pid", "name", "end" (its process's end), "threads": [{"tid", "name",
- *               "calls": [dstart, dur, dur - excl, func, depth, ...],
+ *    "funcs": [[name, module, file, line, pseudo, calls, ei, ee, ai, ae, ci, ce], ...]
+ *                                        ns, by function row key (ai/ae null without Application data,
+ *                                        ci/ce without CPU data: meta "cpu")
+ *    "procs": [{"pid", "name", "end" (its process's end),
+ *               "windows": [from, to, ...] (a switchable run's recorded windows, p->windows in ns;
+ *                          null if its hooks were never switched),
+ *               "threads": [{"tid", "name",
+ *               "calls": [dstart, dur, dur - excl, func, depth, dur - app, dur - cpu, ...],
+ *               "states": [dstart, dur, kinds, offcpu, ...],
  *               "marks": [t, label, ...],
  *               "counters": [[label, [t, value, ...]], ...]}]}]}
+ *
+ * app and cpu are the call's Application and CPU Inclusive (data-values.md),
+ * from the intervals the walk charged (instr_timeline.charged) while it was
+ * open.  states are the intervals the OS took (flagged: kinds is their
+ * INSTR_OS_* bits, dump-format.h, plus INSTR_HTML_STATE_APP when
+ * --os-events leaves the interval in Application time; offcpu its
+ * off-CPU ns), at most INSTR_HTML_MAX_STATES, the longest kept, in start
+ * order.
  *
  * Times are integer ns since the session's start; a thread's calls are
  * sorted by start, each start written as the difference from the previous
@@ -45,9 +58,12 @@
 #include "thin.h"
 
 #define INSTR_HTML_MAX_CALLS 1000000u
+#define INSTR_HTML_MAX_STATES 1000000u
+#define INSTR_HTML_STATE_APP 0x100u
 
 struct hcall {
     uint64_t t0, dur, excl; /* ns since the session start; duration; own time */
+    uint64_t app, cpu;      /* Application and CPU Inclusive (ns) */
     uint32_t func;          /* function row key */
     uint32_t depth;
 };
@@ -58,6 +74,11 @@ struct hmark {
     int64_t value;  /* counters */
 };
 
+struct hstate {
+    uint64_t t0, dur, off; /* ns; off: its off-CPU time, clipped as dur is */
+    unsigned kinds;        /* INSTR_OS_*, INSTR_HTML_STATE_APP */
+};
+
 struct hthread {
     uint64_t tid;
     uint32_t name;                /* string id */
@@ -65,13 +86,19 @@ struct hthread {
     size_t ncalls, capcalls;
     struct hmark *marks, *ctrs;
     size_t nmarks, capmarks, nctrs, capctrs;
-    struct { uint64_t t0, child; } *open; /* open frames */
+    struct { uint64_t t0, child, app, cpu; } *open; /* open frames; app, cpu in ticks, inclusive so far */
     size_t nopen, capopen;
+    struct { uint64_t tick, d, app, cpu; } recent[8]; /* charged since the last frame opened or closed */
+    int nrecent;
+    struct hstate *states;
+    size_t nstates, capstates;
 };
 
 struct hproc {
     uint64_t pid;
     uint32_t name;
+    uint64_t *windows; /* from, to in ns; NULL: never switched */
+    size_t nwindows;
     struct hthread *threads;
     size_t nthreads;
 };
@@ -88,6 +115,11 @@ struct hexp {
     struct instr_thin_hist hist; /* of the calls seen (in range, long enough for the options) */
     int overflow;           /* stopped holding calls (too many): a second walk with thresh */
     double t0_us;           /* the session start (instr_session_us of the earliest dump) */
+    double ns_per_tick;     /* of the dump walked */
+    uint64_t nstates;       /* OS intervals held */
+    uint64_t states_seen;   /* in range */
+    uint64_t state_thresh;  /* OS intervals shorter than this are not held (ns) */
+    int failed;             /* a charge could not be held (out of memory) */
 };
 
 /* ---- collecting the timeline ---------------------------------------------------- */
@@ -134,7 +166,16 @@ static int on_open(void *ctx, uint32_t thread, uint32_t func, uint64_t tick)
     if (!t || grow((void **)&t->open, &t->capopen, t->nopen, sizeof *t->open) < 0)
         return INSTR_ENOMEM;
     t->open[t->nopen].t0 = ns_at(h, tick);
-    t->open[t->nopen++].child = 0;
+    t->open[t->nopen].child = t->open[t->nopen].app = t->open[t->nopen].cpu = 0;
+    /* Under a call site that pended, the intervals since its tick were
+     * charged to the caller: they are the callee's. */
+    for (int r = 0; r < t->nrecent && t->nopen; r++)
+        if (t->recent[r].tick - t->recent[r].d >= tick) {
+            t->open[t->nopen - 1].app -= t->recent[r].app, t->open[t->nopen - 1].cpu -= t->recent[r].cpu;
+            t->open[t->nopen].app += t->recent[r].app, t->open[t->nopen].cpu += t->recent[r].cpu;
+        }
+    t->nrecent = 0;
+    t->nopen++;
     return 0;
 }
 
@@ -149,8 +190,12 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
         return 0;
     uint64_t t0 = t->open[--t->nopen].t0, t1 = ns_at(h, tick);
     uint64_t dur = t1 > t0 ? t1 - t0 : 0, child = t->open[t->nopen].child;
-    if (t->nopen)
+    uint64_t app = t->open[t->nopen].app, cpu = t->open[t->nopen].cpu;
+    t->nrecent = 0;
+    if (t->nopen) {
         t->open[t->nopen - 1].child += dur;
+        t->open[t->nopen - 1].app += app, t->open[t->nopen - 1].cpu += cpu;
+    }
     /* --time-range: calls that overlap it, clipped; --min-duration. */
     const struct instr_timeline_opts *o = h->o;
     double from = o->from_us * 1e3, to = o->to_us < 0 ? INFINITY : o->to_us * 1e3;
@@ -169,10 +214,84 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
     }
     if (grow((void **)&t->calls, &t->capcalls, t->ncalls, sizeof *t->calls) < 0)
         return INSTR_ENOMEM;
-    t->calls[t->ncalls++] = (struct hcall){c0, cdur, dur > child ? dur - child : 0,
-                                           h->s->func_rows[h->dump][func], (uint32_t)t->nopen};
+    /* clipped by --time-range: at most the clipped duration */
+    uint64_t ans = (uint64_t)llround((double)app * h->ns_per_tick), cns = (uint64_t)llround((double)cpu * h->ns_per_tick);
+    t->calls[t->ncalls++] = (struct hcall){c0, cdur, dur > child ? dur - child : 0, ans < cdur ? ans : cdur,
+                                           cns < cdur ? cns : cdur, h->s->func_rows[h->dump][func], (uint32_t)t->nopen};
     h->kept++;
     return 0;
+}
+
+static uint64_t kth_largest(uint64_t *a, size_t n, size_t k);
+
+/* Keeps the `keep` longest OS intervals held (ties: the earliest), and
+ * holds none shorter from now on. */
+static int thin_states(struct hexp *h, uint64_t keep)
+{
+    uint64_t *d = malloc(h->nstates * sizeof *d);
+    if (!d)
+        return INSTR_ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i <= h->dump && i < h->s->ndumps; i++)
+        for (size_t k = 0; k < h->procs[i].nthreads; k++)
+            for (size_t c = 0; c < h->procs[i].threads[k].nstates; c++)
+                d[n++] = h->procs[i].threads[k].states[c].dur;
+    uint64_t cut = kth_largest(d, n, keep - 1), longer = 0;
+    for (size_t i = 0; i < n; i++)
+        longer += d[i] > cut;
+    free(d);
+    uint64_t ties = keep - longer;
+    h->nstates = 0;
+    for (size_t i = 0; i <= h->dump && i < h->s->ndumps; i++)
+        for (size_t k = 0; k < h->procs[i].nthreads; k++) {
+            struct hthread *t = &h->procs[i].threads[k];
+            size_t w = 0;
+            for (size_t c = 0; c < t->nstates; c++)
+                if (t->states[c].dur > cut || (t->states[c].dur == cut && ties && ties--))
+                    t->states[w++] = t->states[c];
+            t->nstates = w;
+            h->nstates += w;
+        }
+    h->state_thresh = cut;
+    return 0;
+}
+
+static void on_charged(void *ctx, uint32_t thread, uint64_t tick, uint64_t d, uint64_t app, uint64_t cpu,
+                       unsigned os)
+{
+    struct hexp *h = ctx;
+    struct hthread *t = thread_of(h, thread);
+    if (!t) {
+        h->failed = 1;
+        return;
+    }
+    if (t->nopen) {
+        t->open[t->nopen - 1].app += app, t->open[t->nopen - 1].cpu += cpu;
+        if (t->nrecent < 8)
+            t->recent[t->nrecent++] = (typeof(t->recent[0])){tick, d, app, cpu};
+    }
+    if (!os)
+        return;
+    /* the thread-state lane: clipped to --time-range */
+    const struct instr_timeline_opts *o = h->o;
+    double from = o->from_us * 1e3, to = o->to_us < 0 ? INFINITY : o->to_us * 1e3;
+    uint64_t t0 = ns_at(h, tick > d ? tick - d : 0), t1 = ns_at(h, tick);
+    if ((double)t1 < from || (double)t0 > to)
+        return;
+    uint64_t c0 = (double)t0 < from ? (uint64_t)from : t0, c1 = (double)t1 > to ? (uint64_t)to : t1;
+    h->states_seen++;
+    if (c1 - c0 < h->state_thresh)
+        return;
+    if (grow((void **)&t->states, &t->capstates, t->nstates, sizeof *t->states) < 0) {
+        h->failed = 1;
+        return;
+    }
+    double keep = t1 > t0 ? (double)(c1 - c0) / (double)(t1 - t0) : 1;
+    uint64_t off = (uint64_t)llround((double)(d - cpu) * h->ns_per_tick * keep);
+    t->states[t->nstates++] = (struct hstate){c0, c1 - c0, off < c1 - c0 ? off : c1 - c0,
+                                              os | (app ? INSTR_HTML_STATE_APP : 0)};
+    if (++h->nstates >= 4ull * INSTR_HTML_MAX_STATES && thin_states(h, INSTR_HTML_MAX_STATES) < 0)
+        h->failed = 1;
 }
 
 static uint32_t label_id(struct hexp *h, uint64_t label)
@@ -215,9 +334,10 @@ static void free_procs(struct hexp *h)
     for (size_t i = 0; h->procs && i < h->s->ndumps; i++) {
         for (size_t k = 0; k < h->procs[i].nthreads; k++) {
             struct hthread *t = &h->procs[i].threads[k];
-            free(t->calls), free(t->marks), free(t->ctrs), free(t->open);
+            free(t->calls), free(t->marks), free(t->ctrs), free(t->open), free(t->states);
         }
         free(h->procs[i].threads);
+        free(h->procs[i].windows);
     }
     free(h->procs);
     h->procs = NULL;
@@ -226,11 +346,12 @@ static void free_procs(struct hexp *h)
 /* One walk of every process; thread names and ids once each is walked. */
 static int walk(struct hexp *h)
 {
-    struct instr_timeline tl = {h, on_open, on_close, on_mark, on_counter};
+    struct instr_timeline tl = {h, on_open, on_close, on_mark, on_counter, on_charged};
     if (!(h->procs = calloc(h->s->ndumps, sizeof *h->procs)))
         return INSTR_ENOMEM;
     h->kept = 0;
     h->overflow = 0;
+    h->nstates = h->states_seen = h->state_thresh = 0;
     memset(&h->hist, 0, sizeof h->hist);
     for (size_t i = 0; i < h->s->ndumps; i++) {
         struct instr_profile p;
@@ -238,12 +359,30 @@ static int walk(struct hexp *h)
         int rc;
         h->dump = i;
         h->p = &p;
+        h->ns_per_tick = (instr_session_us(h->s, i, 1000000) - instr_session_us(h->s, i, 0)) * 1e-3;
         const struct instr_dump *d = &h->s->dumps[i];
         h->procs[i].pid = d->hdr.pid;
         if ((h->procs[i].name = instr_strtab_id(&h->st, instr_basename(d->hdr.exe_path))) == UINT32_MAX)
             return INSTR_ENOMEM;
         if ((rc = instr_profile_build_timeline(&p, d, h->s->exclude, &tl, err, sizeof err)) < 0)
             return rc;
+        if (h->failed) {
+            instr_profile_free(&p);
+            return INSTR_ENOMEM;
+        }
+        if (p.switched_at && !h->procs[i].windows) {
+            /* dump ticks (the calls are on the timeline, less the runtime's
+             * own work: a gap's edge may sit that much off its calls) */
+            if (!(h->procs[i].windows = malloc((2 * p.nwindows + 1) * sizeof(uint64_t)))) {
+                instr_profile_free(&p);
+                return INSTR_ENOMEM;
+            }
+            for (size_t w = 0; w < p.nwindows; w++) {
+                h->procs[i].windows[2 * w] = ns_at(h, p.windows[w].from);
+                h->procs[i].windows[2 * w + 1] = ns_at(h, p.windows[w].to);
+            }
+            h->procs[i].nwindows = p.nwindows;
+        }
         struct hthread *last = p.nthreads ? thread_of(h, (uint32_t)p.nthreads - 1) : NULL;
         for (size_t k = 0; last && k < p.nthreads; k++) {
             struct hthread *t = &h->procs[i].threads[k];
@@ -333,6 +472,12 @@ static int cmp_call(const void *a, const void *b)
     return x->depth < y->depth ? -1 : x->depth > y->depth;
 }
 
+static int cmp_state(const void *a, const void *b)
+{
+    const struct hstate *x = a, *y = b;
+    return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
+}
+
 /* ---- writing ------------------------------------------------------------------------- */
 
 /* A JSON string that cannot end the script element ('<' escaped). */
@@ -382,12 +527,16 @@ static int write_json(FILE *out, struct hexp *h)
     jnum(out, s->duration_ns);
     fprintf(out, ",\"runtime_ns\":");
     jnum(out, s->runtime_ns);
-    fprintf(out, ",\"app\":%s,\"total_ei\":", s->no_app ? "false" : "true");
+    fprintf(out, ",\"app\":%s,\"cpu\":%s,\"total_ei\":", s->no_app ? "false" : "true", s->cpu_known ? "true" : "false");
     jnum(out, s->total_ns[0]);
     fprintf(out, ",\"total_ai\":");
     jnum(out, s->no_app ? NAN : s->total_ns[1]);
+    fprintf(out, ",\"total_ci\":");
+    jnum(out, s->cpu_known ? s->total_cpu_ns : NAN);
     fprintf(out, ",\"calls\":%" PRIu64 ",\"kept\":%" PRIu64 ",\"min_dur_ns\":%" PRIu64 ",\"limit\":%u", h->hist.calls,
             h->kept, h->thresh, INSTR_HTML_MAX_CALLS);
+    fprintf(out, ",\"states\":%" PRIu64 ",\"states_kept\":%" PRIu64 ",\"states_min_ns\":%" PRIu64, h->states_seen,
+            h->nstates, h->state_thresh);
     fprintf(out, ",\"range\":[%.0f,", o->from_us * 1e3);
     jnum(out, o->to_us < 0 ? NAN : o->to_us * 1e3);
     fprintf(out, "],\"min_dur_opt\":%.0f},\n\"strings\":[", o->min_dur_us * 1e3);
@@ -405,6 +554,10 @@ static int write_json(FILE *out, struct hexp *h)
             fputc(',', out);
             jnum(out, s->no_app && v >= 2 ? NAN : r->ns[v]);
         }
+        for (int v = 0; v < 2; v++) {
+            fputc(',', out);
+            jnum(out, s->cpu_known ? r->cpu_ns[v] : NAN);
+        }
         fputc(']', out);
     }
     free(fs);
@@ -413,7 +566,10 @@ static int write_json(FILE *out, struct hexp *h)
         const struct hproc *pr = &h->procs[i];
         fprintf(out, "%s{\"pid\":%" PRIu64 ",\"name\":%u,\"end\":", i ? ",\n" : "", pr->pid, pr->name);
         jnum(out, instr_session_end_ns(s, i));
-        fprintf(out, ",\"threads\":[");
+        fprintf(out, ",\"windows\":%s", pr->windows ? "[" : "null");
+        for (size_t w = 0; pr->windows && w < pr->nwindows; w++)
+            fprintf(out, "%s%" PRIu64 ",%" PRIu64, w ? "," : "", pr->windows[2 * w], pr->windows[2 * w + 1]);
+        fprintf(out, "%s,\"threads\":[", pr->windows ? "]" : "");
         for (size_t k = 0; k < pr->nthreads; k++) {
             struct hthread *t = &pr->threads[k];
             fprintf(out, "%s{\"tid\":%" PRIu64 ",\"name\":%u,\"calls\":[", k ? ",\n" : "", t->tid, t->name);
@@ -423,9 +579,19 @@ static int write_json(FILE *out, struct hexp *h)
             for (size_t c = 0; c < t->ncalls; c++) {
                 const struct hcall *a = &t->calls[c];
                 /* dur - excl: 0 for a leaf; negative for a call clipped by --time-range */
-                fprintf(out, "%s%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%u,%u", c ? (c % 8 ? "," : ",\n") : "",
-                        a->t0 - prev, a->dur, (int64_t)(a->dur - a->excl), a->func, a->depth);
+                fprintf(out, "%s%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%u,%u,%" PRIu64 ",%" PRIu64,
+                        c ? (c % 8 ? "," : ",\n") : "", a->t0 - prev, a->dur, (int64_t)(a->dur - a->excl), a->func,
+                        a->depth, a->dur - a->app, a->dur - a->cpu);
                 prev = a->t0;
+            }
+            fprintf(out, "],\"states\":[");
+            if (t->nstates > 1)
+                qsort(t->states, t->nstates, sizeof *t->states, cmp_state);
+            prev = 0;
+            for (size_t c = 0; c < t->nstates; c++) {
+                fprintf(out, "%s%" PRIu64 ",%" PRIu64 ",%u,%" PRIu64, c ? (c % 8 ? "," : ",\n") : "",
+                        t->states[c].t0 - prev, t->states[c].dur, t->states[c].kinds, t->states[c].off);
+                prev = t->states[c].t0;
             }
             fprintf(out, "],\"marks\":[");
             for (size_t m = 0; m < t->nmarks; m++)
@@ -481,6 +647,8 @@ int instr_export_html(FILE *out, const struct instr_session *s, const struct ins
     }
     if (rc == 0 && h.kept > INSTR_HTML_MAX_CALLS)
         rc = thin(&h);
+    if (rc == 0 && h.nstates > INSTR_HTML_MAX_STATES)
+        rc = thin_states(&h, INSTR_HTML_MAX_STATES);
     if (rc == 0) {
         const char *mark = strstr(instr_html_page, "/*INSTR_DATA*/");
         if (!mark)

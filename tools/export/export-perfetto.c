@@ -728,7 +728,7 @@ int instr_export_perfetto_walk(FILE *out, struct instr_session *s, const struct 
     }
     struct pexp c;
     start(&c, out, dumps, n, o);
-    struct instr_session_observer obs = {&c, dump_begin, {&c, on_open, on_close, on_mark, on_counter}};
+    struct instr_session_observer obs = {&c, dump_begin, {&c, on_open, on_close, on_mark, on_counter, NULL}};
     int rc = instr_session_build_observed(s, dumps, n, x, &obs, err, errlen);
     for (size_t k = 0; rc == 0 && k < n; k++)
         hook_gaps(&c, k, &s->profiles[k]);
@@ -743,7 +743,7 @@ int instr_export_perfetto(FILE *out, const struct instr_session *s, const struct
         return INSTR_EARG;
     struct pexp c;
     start(&c, out, s->dumps, s->ndumps, o);
-    struct instr_timeline tl = {&c, on_open, on_close, on_mark, on_counter};
+    struct instr_timeline tl = {&c, on_open, on_close, on_mark, on_counter, NULL};
     int rc = 0;
     for (size_t i = 0; i < s->ndumps && rc == 0; i++) {
         struct instr_profile p;

@@ -326,7 +326,7 @@ int instr_export_visualiser_walk(FILE *out, struct instr_session *s, const struc
         finish(&v, *wrc);
         return instr_session_build_excluding(s, dumps, n, x, err, errlen);
     }
-    struct instr_session_observer obs = {&v, dump_begin, {&v, on_open, on_close, on_mark, on_counter}};
+    struct instr_session_observer obs = {&v, dump_begin, {&v, on_open, on_close, on_mark, on_counter, NULL}};
     int rc = instr_session_build_observed(s, dumps, n, x, &obs, err, errlen);
     *wrc = finish(&v, 0);
     return rc;
@@ -340,7 +340,7 @@ int instr_export_visualiser(FILE *out, const struct instr_session *s, const stru
         return INSTR_EARG;
     struct vexp v;
     int rc = start(&v, out, s->dumps, s->ndumps);
-    struct instr_session_observer obs = {&v, dump_begin, {&v, on_open, on_close, on_mark, on_counter}};
+    struct instr_session_observer obs = {&v, dump_begin, {&v, on_open, on_close, on_mark, on_counter, NULL}};
     if (rc == 0)
         rc = instr_session_rewalk(s, &obs);
     return finish(&v, rc);

@@ -177,12 +177,26 @@ static void charge_flagged(struct walker *w, struct node *n, unsigned os, unsign
     charge_cpu(w, n, os, bits, d, off);
 }
 
+/* The observer: the interval of d ticks ending at dump tick `tick`, as
+ * charge decided it (a frame is on top). */
+static void observe_charged(struct walker *w, uint64_t tick, uint64_t d, unsigned os, unsigned bits,
+                            uint64_t offcpu, int excluded)
+{
+    uint64_t off = os ? (offcpu < d ? offcpu : d) : 0;
+    int app = (!os || !instr_os_counts(bits, w->os_ignored)) && !excluded;
+    unsigned kinds = os ? (bits & INSTR_OS_ALL_KINDS) ? bits & INSTR_OS_ALL_KINDS : INSTR_OS_UNKNOWN : 0;
+    /* Not observed_tick, which holds the tick still: a pending call
+     * site's frame is told after its intervals, from an earlier tick. */
+    w->tl->charged(w->tl->ctx, w->thread, tick - w->cut, d, app ? d : 0, d - off, kinds);
+}
+
 /* Charges the interval of d ticks that ev ends to the frame on top (the
  * pending call site's time is held in w->pend), less the hooks' cost
  * (compensate.h), which the timeline cuts too.  It is Application time
  * unless the OS acted in it (in a kind --os-events counts) or the frame is
  * excluded (--not-application). */
-static inline __attribute__((always_inline)) void charge(struct walker *w, const struct instr_event *ev, uint64_t d)
+static inline __attribute__((always_inline)) void charge(struct walker *w, const struct instr_event *ev, uint64_t d,
+                                                         uint64_t tick)
 {
     uint64_t po, c = instr_compensate(&w->comp, &w->p->comp, ev, d, w->depth != 0, &po);
     w->cut += d - c;
@@ -191,6 +205,8 @@ static inline __attribute__((always_inline)) void charge(struct walker *w, const
         return;
     uint32_t top = w->stack[w->depth];
     struct node *n = top == PENDING_NODE ? &w->pend : &w->nodes[top];
+    if (INSTR_PROFILE_UNLIKELY(w->tl != NULL) && w->tl->charged)
+        observe_charged(w, tick, d, ev->os, ev->bits, ev->offcpu, n->excluded);
     n->ee += d;
     n->po += po;
     if (INSTR_PROFILE_UNLIKELY(ev->os || n->excluded)) {
@@ -410,7 +426,7 @@ static inline int call_then_next(struct walker *w, uint64_t site, const uint8_t 
     *tick += nx.delta;
     uint64_t d = *tick - *prev;
     *prev = *tick;
-    charge(w, &nx, d);
+    charge(w, &nx, d, *tick);
     *qp = q;
     if (!merged && (rc = pop_frame(w, *tick, 0)) < 0) /* the RETURN, as apply_event does it */
         return rc;
@@ -559,6 +575,9 @@ static int close_thread(struct walker *w, const struct instr_thread_info *ti, st
         struct node *n = &w->nodes[w->stack[w->depth]];
         uint64_t d = h->end_tsc - prev, off = last_offcpu(w, ti, prev, d);
         n->ee += d;
+        if (INSTR_PROFILE_UNLIKELY(w->tl != NULL) && w->tl->charged)
+            observe_charged(w, h->end_tsc, d, off ? 1 : 0, off ? INSTR_OS_SCHED | INSTR_OS_OFFCPU_FOLLOWS : 0, off,
+                            n->excluded);
         if (off || n->excluded)
             charge_flagged(w, n, off ? 1 : 0, off ? INSTR_OS_SCHED | INSTR_OS_OFFCPU_FOLLOWS : 0, off, d);
         else {
@@ -622,7 +641,7 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
             events++;
             if (INSTR_PROFILE_UNLIKELY(w->iv != NULL) && (rc = observe_interval(w, tick - d, tick)) < 0)
                 return rc;
-            charge(w, &ev, d);
+            charge(w, &ev, d, tick);
             /* kind alone first: testing kind and ext together made GCC load
              * them as one 16-bit word just after the decoder stored them as
              * two bytes, a store-forwarding stall on every event. */

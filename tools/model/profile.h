@@ -196,6 +196,14 @@ struct instr_timeline {
     int (*frame_close)(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, int incomplete);
     int (*mark)(void *ctx, uint32_t thread, uint64_t label, uint64_t tick);
     int (*counter)(void *ctx, uint32_t thread, uint64_t label, int64_t value, uint64_t tick);
+    /* An interval of d ticks (compensated) charged to the frame on top,
+     * ending at timeline tick `tick`: app of them Application time (d or
+     * 0), cpu on the CPU (d less its off-CPU ticks), os the INSTR_OS_*
+     * kinds that flagged it (INSTR_OS_UNKNOWN for a flag without a kind;
+     * 0: the OS did nothing).  Told after the frame on top opened, except
+     * under a call site still pending (its frame opens later, from an
+     * earlier tick).  No return: a charge cannot stop the walk. */
+    void (*charged)(void *ctx, uint32_t thread, uint64_t tick, uint64_t d, uint64_t app, uint64_t cpu, unsigned os);
 };
 int instr_profile_build_timeline(struct instr_profile *p, const struct instr_dump *d,
                                  const struct instr_exclusions *x, const struct instr_timeline *tl, char *err,
