@@ -58,9 +58,52 @@ struct instr_wall {
     uint32_t thread;             /* threads ended so far */
     uint64_t root_open;
     size_t segs;                 /* segments held, for the cap */
+    struct instr_wall_merge *merge; /* a thread of a merged walk: its changes go there, no segments kept */
+    uint32_t fifo;               /* ... into this FIFO of it */
+    uint32_t root_n;             /* merged: the thread's stacks with a frame open */
     int overflow;                /* the cap was reached: Wall Inclusive unknown */
     int nomem;                   /* an allocation failed: likewise */
 };
+
+/* The time-ordered merge: every thread's frames as +1 / -1 on their
+ * function's count of open frames (all threads), applied in tick order;
+ * a function's Wall Inclusive grows while its count is above 0.  The
+ * walk interleaves the threads (profile.c) and tells how far every
+ * thread has gone (instr_wall_merge_advance): only the changes between
+ * that mark and the threads' positions wait, in each thread's FIFO. */
+struct instr_wall_op {
+    uint64_t tick;
+    uint32_t fn; /* UINT32_MAX: the session's "some stack non-empty" */
+    int32_t d;
+};
+
+struct instr_wall_fifo {
+    struct instr_wall_op *op; /* [head, n) not applied yet, in tick order */
+    size_t head, n, cap;
+};
+
+struct instr_wall_merge {
+    struct instr_wall_fifo *fifo; /* per thread (instr_wall_merge_thread) */
+    size_t nfifo, capfifo;
+    uint32_t *active;           /* the FIFOs not empty */
+    size_t nactive;
+    size_t held, peak;          /* changes waiting, and most at once */
+    int64_t *count;             /* per function: its open frames, all threads */
+    uint64_t *since;            /* ... above 0 since this tick */
+    uint64_t *len;              /* ... its Wall Inclusive so far, ticks */
+    size_t nfn;
+    int64_t root_count;
+    uint64_t root_since, root_len;
+    int nomem;
+};
+
+/* w becomes a thread of the merge, with a FIFO of its own (kept after w
+ * is freed, until its changes are applied).  0, or -1 without memory. */
+int instr_wall_merge_thread(struct instr_wall_merge *m, struct instr_wall *w);
+/* Applies the queued changes at ticks up to upto (no thread will queue
+ * one earlier). */
+void instr_wall_merge_advance(struct instr_wall_merge *m, uint64_t upto);
+void instr_wall_merge_free(struct instr_wall_merge *m);
 
 /* A frame of function fn opens / closes at tick (only the outermost one
  * of fn matters). */
