@@ -1,11 +1,14 @@
 /* session-wall.c - Wall Inclusive of a session's functions and of the
  * session, and each thread's share of the run (wall.h, report.h).
  *
- * The profiles hold, per process, the union over its threads of the time
- * each function was on a stack; a function row may gather several
- * processes (forked workers): their unions are united again here, in the
- * machine's common TSC ticks.  With one thread in the whole session the
- * profiles record nothing: Wall Inclusive is then Elapsed Inclusive. */
+ * A session of one process of several threads: its profile walked the
+ * threads in time order and holds each function's Wall Inclusive
+ * (merged_wall).  Several processes: the profiles hold, per process, the
+ * union over its threads of the time each function was on a stack; a
+ * function row may gather several processes (forked workers): their
+ * unions are united again here, in the machine's common TSC ticks.  With
+ * one thread in the whole session the profiles record nothing: Wall
+ * Inclusive is then Elapsed Inclusive. */
 #include <math.h>
 #include <stdlib.h>
 

@@ -6,15 +6,28 @@
  * once for 1 s has EI 8 s.  Its Wall Inclusive is 1 s, and EI / Wall is
  * its concurrency.  Within one thread the two are equal (the intervals of
  * one thread do not overlap), so a session of one thread needs nothing
- * here; with several threads the walk records, per thread and function,
- * the segments of time during which the function had a frame open (from
- * its outermost frame's open to its close, split where the runtime worked
- * on itself: EXT RUNTIME time is nobody's), and unions them.  Ticks are
- * the dump's TSC values, shared by every thread and process of a machine.
+ * here.  A thread's frames make segments: the time a function had a frame
+ * open (from its outermost frame's open to its close, split where the
+ * runtime worked on itself: EXT RUNTIME time is nobody's).  Ticks are the
+ * dump's TSC values, shared by every thread and process of a machine.
  *
- * Memory: one segment (16 bytes) per outermost activation of a function,
- * less where activations touch; past INSTR_WALL_MAX_SEGS the recording
- * stops and Wall Inclusive is reported unknown (never a guess).
+ * One process of several threads (struct instr_wall_merge): the walk
+ * interleaves the threads in time order (profile.c, walk_merged); each
+ * thread tells its segments as changes, +1 where one starts and -1 where
+ * it ends, into its own FIFO (in tick order), and the changes are applied
+ * in tick order up to the lowest tick any thread may still tell: per
+ * function a count of open frames in all threads and the tick it left 0.
+ * Memory: those counters, a walker per live thread and the changes
+ * between the threads' positions (about a chunk each), not the run's
+ * activations: no cap.
+ *
+ * Several processes (fork children; or the timeline and interval
+ * observers on, which walk one thread at a time): the segments are kept,
+ * per thread and function, and united (session-wall.c unites the
+ * processes').  Memory: one segment (16 bytes) per outermost activation
+ * of a function, less where activations touch; past INSTR_WALL_MAX_SEGS
+ * the recording stops and Wall Inclusive is reported unknown (never a
+ * guess).
  *
  * Time: a union is not rebuilt each time a thread ends (that copies the
  * whole union per thread: quadratic in the threads of a thread-per-task
