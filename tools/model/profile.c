@@ -372,7 +372,7 @@ static int resolve_pending(struct walker *w, unsigned kind, unsigned ext, uint64
  * time otherwise than its caller, which the pending time tells apart), or
  * a negative error.  The caller leaves out the interval observer, for
  * which a pending site's time is its caller's. */
-static inline int call_then_next(struct walker *w, uint64_t site, const uint8_t **qp, const uint8_t *end,
+static inline __attribute__((always_inline)) int call_then_next(struct walker *w, uint64_t site, const uint8_t **qp, const uint8_t *end,
                                  uint64_t *tick, uint64_t *prev)
 {
     const uint8_t *q = *qp;
@@ -446,7 +446,7 @@ static void unseen_span(struct walker *w, struct instr_pthread *th, uint64_t tic
 }
 
 /* Applies ev, at tick, to the stack.  *tick and *prev move on a RESYNC. */
-static inline int apply_event(struct walker *w, struct instr_pthread *th, const struct instr_event *ev,
+static inline __attribute__((always_inline)) int apply_event(struct walker *w, struct instr_pthread *th, const struct instr_event *ev,
                               uint64_t *tick, uint64_t *prev)
 {
     struct instr_repairs *rep = &w->p->repairs;
