@@ -237,6 +237,33 @@ int instr_ptree_init(struct walker *w)
     return 0;
 }
 
+/* A walker of its own for one thread of a merged walk (profile.c): its
+ * tree and child map; the function map and the fold's counters stay the
+ * build's (shared by the caller). */
+int instr_ptree_init_thread(struct walker *w)
+{
+    w->nodes = NULL;
+    w->flagged = NULL;
+    w->incl = NULL;
+    w->nnodes = w->capnodes = 0;
+    w->childmap.e = NULL;
+    if (grow_nodes(w) < 0 || map_init(&w->childmap, 1024) < 0)
+        return INSTR_ENOMEM;
+    return 0;
+}
+
+void instr_ptree_free_thread(struct walker *w)
+{
+    free(w->nodes);
+    free(w->flagged);
+    free(w->incl);
+    free(w->childmap.e);
+    w->nodes = NULL;
+    w->flagged = NULL;
+    w->incl = NULL;
+    w->childmap.e = NULL;
+}
+
 /* A thread's walk starts from an empty tree: its root alone. */
 void instr_ptree_thread(struct walker *w)
 {

@@ -110,6 +110,8 @@ struct walker {
 
 int instr_ptree_init(struct walker *w);
 void instr_ptree_thread(struct walker *w);
+int instr_ptree_init_thread(struct walker *w);
+void instr_ptree_free_thread(struct walker *w);
 void instr_ptree_free(struct walker *w);
 struct flagged *instr_ptree_flagged_of(struct walker *w, struct node *n);
 void instr_ptree_add_flagged(struct walker *w, struct node *n, const struct flagged *from);

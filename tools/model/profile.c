@@ -388,7 +388,7 @@ static int resolve_pending(struct walker *w, unsigned kind, unsigned ext, uint64
  * time otherwise than its caller, which the pending time tells apart), or
  * a negative error.  The caller leaves out the interval observer, for
  * which a pending site's time is its caller's. */
-static inline int call_then_next(struct walker *w, uint64_t site, const uint8_t **qp, const uint8_t *end,
+static inline __attribute__((always_inline)) int call_then_next(struct walker *w, uint64_t site, const uint8_t **qp, const uint8_t *end,
                                  uint64_t *tick, uint64_t *prev)
 {
     const uint8_t *q = *qp;
@@ -462,7 +462,7 @@ static void unseen_span(struct walker *w, struct instr_pthread *th, uint64_t tic
 }
 
 /* Applies ev, at tick, to the stack.  *tick and *prev move on a RESYNC. */
-static inline int apply_event(struct walker *w, struct instr_pthread *th, const struct instr_event *ev,
+static inline __attribute__((always_inline)) int apply_event(struct walker *w, struct instr_pthread *th, const struct instr_event *ev,
                               uint64_t *tick, uint64_t *prev)
 {
     struct instr_repairs *rep = &w->p->repairs;
@@ -591,13 +591,10 @@ static int close_thread(struct walker *w, const struct instr_thread_info *ti, st
     return close_saved_stacks(w, close_at);
 }
 
-/* Walks one thread: decode each event, charge the interval it ends, then
- * resolve a pending call site and apply the event.  No allocation unless
- * the stack gets deeper than ever or a new call path appears. */
-static int walk_thread(struct walker *w, const struct instr_thread_info *ti, struct instr_pthread *th)
+/* The start of a thread's walk: an empty stack; prev: the first tick. */
+static uint64_t thread_start(struct walker *w, const struct instr_thread_info *ti, struct instr_pthread *th)
 {
     struct instr_profile *p = w->p;
-    struct instr_repairs *rep = &p->repairs;
     instr_ptree_thread(w);
     w->stack[0] = 0;
     w->depth = 0;
@@ -609,8 +606,7 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
     w->nsaved = 0;
     w->running = 0;
     w->thread = (uint32_t)(th - p->threads);
-    int rc;
-    uint64_t prev = ti->nchunks ? ti->chunks[0].base_tsc : 0, events = 0;
+    uint64_t prev = ti->nchunks ? ti->chunks[0].base_tsc : 0;
     th->first_tick = prev;
     if (ti->nchunks) {
         /* The first event's tick, decoded once outside the hot loop. */
@@ -619,65 +615,88 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
         if (instr_decode_event(&q0, q0 + ti->chunks[0].len, &ev0) > 0)
             th->first_tick = ti->chunks[0].base_tsc + ev0.delta;
     }
+    return prev;
+}
 
-    for (size_t ci = 0; ci < ti->nchunks; ci++) {
-        const struct instr_chunk_ref *ch = &ti->chunks[ci];
-        const uint8_t *q = ch->payload, *end = ch->payload + ch->len;
-        uint64_t tick = ch->base_tsc;
-        if (tick < prev) {
-            /* A base earlier than the last event: count the first delta
-             * only, never a negative interval. */
-            if (w->wall)
-                wall_gap(w, prev, tick);
+/* Walks one chunk of a thread: decode each event, charge the interval it
+ * ends, then resolve a pending call site and apply the event.  No
+ * allocation unless the stack gets deeper than ever or a new call path
+ * appears.  *prevp: the last event's tick; *eventsp: events so far. */
+static inline __attribute__((always_inline)) int walk_chunk(struct walker *w, struct instr_pthread *th,
+                                                            const struct instr_chunk_ref *ch, uint64_t *prevp,
+                                                            uint64_t *eventsp)
+{
+    struct instr_profile *p = w->p;
+    struct instr_repairs *rep = &p->repairs;
+    uint64_t prev = *prevp, events = *eventsp;
+    int rc;
+    const uint8_t *q = ch->payload, *end = ch->payload + ch->len;
+    uint64_t tick = ch->base_tsc;
+    if (tick < prev) {
+        /* A base earlier than the last event: count the first delta
+         * only, never a negative interval. */
+        if (w->wall)
+            wall_gap(w, prev, tick);
+        prev = tick;
+        rep->clock_back++;
+    }
+    struct instr_event ev = {0};
+    int r;
+    while ((r = instr_decode_event(&q, end, &ev)) > 0) {
+        tick += ev.delta;
+        uint64_t d = tick - prev;
+        prev = tick;
+        events++;
+        if (INSTR_PROFILE_UNLIKELY(w->iv != NULL) && (rc = observe_interval(w, tick - d, tick)) < 0)
+            return rc;
+        charge(w, &ev, d, tick);
+        /* kind alone first: testing kind and ext together made GCC load
+         * them as one 16-bit word just after the decoder stored them as
+         * two bytes, a store-forwarding stall on every event. */
+        if (INSTR_PROFILE_UNLIKELY(ev.kind == INSTR_EV_EXT) && ev.ext == INSTR_EXT_RUNTIME) {
+            /* The runtime worked on itself from here: nobody is charged,
+             * the timeline cuts it, and a pending call site still looks
+             * at the next event. */
+            if (INSTR_PROFILE_UNLIKELY(w->wall != NULL))
+                wall_gap(w, tick, tick + ev.arg);
+            tick += ev.arg;
             prev = tick;
-            rep->clock_back++;
+            w->cut += ev.arg;
+            rep->runtime_ticks += ev.arg;
+            continue;
         }
-        struct instr_event ev = {0};
-        int r;
-        while ((r = instr_decode_event(&q, end, &ev)) > 0) {
-            tick += ev.delta;
-            uint64_t d = tick - prev;
-            prev = tick;
-            events++;
-            if (INSTR_PROFILE_UNLIKELY(w->iv != NULL) && (rc = observe_interval(w, tick - d, tick)) < 0)
+        if (INSTR_PROFILE_UNLIKELY(w->pending)) {
+            if ((rc = resolve_pending(w, ev.kind, ev.ext, ev.arg)) < 0)
                 return rc;
-            charge(w, &ev, d, tick);
-            /* kind alone first: testing kind and ext together made GCC load
-             * them as one 16-bit word just after the decoder stored them as
-             * two bytes, a store-forwarding stall on every event. */
-            if (INSTR_PROFILE_UNLIKELY(ev.kind == INSTR_EV_EXT) && ev.ext == INSTR_EXT_RUNTIME) {
-                /* The runtime worked on itself from here: nobody is charged,
-                 * the timeline cuts it, and a pending call site still looks
-                 * at the next event. */
-                if (INSTR_PROFILE_UNLIKELY(w->wall != NULL))
-                    wall_gap(w, tick, tick + ev.arg);
-                tick += ev.arg;
-                prev = tick;
-                w->cut += ev.arg;
-                rep->runtime_ticks += ev.arg;
+            if (rc)
+                continue; /* the callee's entry: one frame with its call site */
+        }
+        if (ev.kind == INSTR_EV_CALL && !w->iv) {
+            if ((rc = call_then_next(w, ev.arg, &q, end, &tick, &prev)) < 0)
+                return rc;
+            if (rc) {
+                events++;
                 continue;
             }
-            if (INSTR_PROFILE_UNLIKELY(w->pending)) {
-                if ((rc = resolve_pending(w, ev.kind, ev.ext, ev.arg)) < 0)
-                    return rc;
-                if (rc)
-                    continue; /* the callee's entry: one frame with its call site */
-            }
-            if (ev.kind == INSTR_EV_CALL && !w->iv) {
-                if ((rc = call_then_next(w, ev.arg, &q, end, &tick, &prev)) < 0)
-                    return rc;
-                if (rc) {
-                    events++;
-                    continue;
-                }
-            }
-            if ((rc = apply_event(w, th, &ev, &tick, &prev)) < 0)
-                return rc;
         }
-        if (r < 0 || (q < end && !ch->open))
-            rep->bad_chunks++;
-        instr_dump_chunk_done(p->dump, ch);
+        if ((rc = apply_event(w, th, &ev, &tick, &prev)) < 0)
+            return rc;
     }
+    if (r < 0 || (q < end && !ch->open))
+        rep->bad_chunks++;
+    instr_dump_chunk_done(p->dump, ch);
+    *prevp = prev;
+    *eventsp = events;
+    return 0;
+}
+
+/* The end of a thread's walk: its open frames closed (close_thread), its
+ * counts into the profile; the fold of its tree is the caller's. */
+static int thread_finish(struct walker *w, const struct instr_thread_info *ti, struct instr_pthread *th,
+                         uint64_t prev, uint64_t events)
+{
+    struct instr_profile *p = w->p;
+    int rc;
     if ((rc = close_thread(w, ti, th, prev)) < 0)
         return rc;
     instr_compensator_thread_end(&w->comp, &p->comp);
@@ -687,7 +706,196 @@ static int walk_thread(struct walker *w, const struct instr_thread_info *ti, str
     p->events += events;
     if (w->nnodes > p->max_nodes)
         p->max_nodes = w->nnodes;
+    return 0;
+}
+
+/* Walks one thread, chunk after chunk, and folds its tree. */
+static int walk_thread(struct walker *w, const struct instr_thread_info *ti, struct instr_pthread *th)
+{
+    uint64_t prev = thread_start(w, ti, th), events = 0;
+    int rc;
+    for (size_t ci = 0; ci < ti->nchunks; ci++)
+        if ((rc = walk_chunk(w, th, &ti->chunks[ci], &prev, &events)) < 0)
+            return rc;
+    if ((rc = thread_finish(w, ti, th, prev, events)) < 0)
+        return rc;
     return instr_ptree_fold(w, th);
+}
+
+/* ---- the merged walk: every thread at once, in time order (wall.h) ------
+ *
+ * Wall Inclusive with several threads of one process: each thread has a
+ * walker of its own (stack, tree, pending call site, compensator state;
+ * the function map and the fold's counters are the build's, handed from
+ * walker to walker), the thread whose position is lowest walks its next
+ * chunk, and the changes its frames queue are applied up to the lowest
+ * position of any thread not finished.  Trees fold in thread order and
+ * the functions are numbered as the walk of one thread after the other
+ * numbers them (renumber), so the profile is the sequential walk's. */
+struct live {
+    struct walker w;
+    struct instr_wall wall;
+    size_t ci;             /* the next chunk */
+    uint64_t prev, events;
+    int state;             /* 0 not begun, 1 walking, 2 walked (tree not folded), 3 folded */
+};
+
+static void share(struct walker *to, const struct walker *from)
+{
+    to->fnmap = from->fnmap;
+    to->originmap = from->originmap;
+    to->fncount = from->fncount;
+    to->extcount = from->extcount;
+    to->capfncount = from->capfncount;
+    to->modcount = from->modcount;
+}
+
+/* No change the thread queues from now on is earlier than this. */
+static uint64_t live_pos(const struct live *t, const struct instr_thread_info *ti)
+{
+    if (t->state == 0)
+        return ti->nchunks ? ti->chunks[0].base_tsc : 0;
+    uint64_t pos = t->prev;
+    if (t->ci < ti->nchunks && ti->chunks[t->ci].base_tsc < pos)
+        pos = ti->chunks[t->ci].base_tsc; /* the clock went back: the gap ends there */
+    if (t->w.pending && t->w.pend_raw < pos)
+        pos = t->w.pend_raw; /* its frame opens at its call site's tick */
+    return pos;
+}
+
+static void live_free(struct live *t)
+{
+    instr_ptree_free_thread(&t->w);
+    free(t->w.stack);
+    free(t->w.state);
+    for (size_t i = 0; i < t->w.capsaved; i++) {
+        free(t->w.saved[i].stack);
+        free(t->w.saved[i].state);
+    }
+    free(t->w.saved);
+    t->w.stack = NULL;
+    t->w.state = NULL;
+    t->w.saved = NULL;
+    t->w.capsaved = 0;
+    instr_wall_free(&t->wall);
+}
+
+/* The functions numbered in the order the sequential walk meets them:
+ * threads in order, each tree's nodes in the order they were made. */
+static int renumber(struct instr_profile *p)
+{
+    uint32_t *to = malloc((p->nfuncs ? p->nfuncs : 1) * sizeof *to);
+    struct instr_pfunc *f = malloc((p->nfuncs ? p->nfuncs : 1) * sizeof *f);
+    uint64_t *len = calloc(p->nfuncs ? p->nfuncs : 1, sizeof *len);
+    if (!to || !f || !len) {
+        free(to);
+        free(f);
+        free(len);
+        return INSTR_ENOMEM;
+    }
+    for (size_t i = 0; i < p->nfuncs; i++)
+        to[i] = UINT32_MAX;
+    uint32_t next = 0;
+    for (size_t k = 0; k < p->nnodes; k++) {
+        uint32_t fn = p->nodes[k].func;
+        if (fn != UINT32_MAX && to[fn] == UINT32_MAX)
+            to[fn] = next++;
+    }
+    for (size_t i = 0; i < p->nfuncs; i++)
+        if (to[i] == UINT32_MAX)
+            to[i] = next++;
+    for (size_t i = 0; i < p->nfuncs; i++) {
+        f[to[i]] = p->funcs[i];
+        len[to[i]] = i < p->merged.nfn ? p->merged.len[i] : 0;
+    }
+    for (size_t k = 0; k < p->nnodes; k++)
+        if (p->nodes[k].func != UINT32_MAX)
+            p->nodes[k].func = to[p->nodes[k].func];
+    free(p->funcs);
+    p->funcs = f;
+    free(p->merged.len);
+    p->merged.len = len;
+    p->merged.nfn = p->nfuncs;
+    free(p->merged.count);
+    free(p->merged.since);
+    p->merged.count = NULL;
+    p->merged.since = NULL;
+    free(to);
+    return 0;
+}
+
+static int walk_merged(struct walker *w)
+{
+    struct instr_profile *p = w->p;
+    const struct instr_dump *d = p->dump;
+    size_t n = d->nthreads, folded = 0;
+    struct live *t = calloc(n ? n : 1, sizeof *t);
+    if (!t)
+        return INSTR_ENOMEM;
+    int rc = 0;
+    for (;;) {
+        size_t best = n;
+        uint64_t bpos = 0;
+        for (size_t i = 0; i < n; i++)
+            if (t[i].state < 2) {
+                uint64_t pos = live_pos(&t[i], &d->threads[i]);
+                if (best == n || pos < bpos)
+                    best = i, bpos = pos;
+            }
+        if (best == n)
+            break;
+        struct live *l = &t[best];
+        const struct instr_thread_info *ti = &d->threads[best];
+        struct instr_pthread *th = &p->threads[best];
+        if (l->state == 0) {
+            l->w = *w;
+            l->w.wall = &l->wall;
+            l->w.saved = NULL;
+            l->w.nsaved = l->w.capsaved = 0;
+            l->w.capstack = 256;
+            l->w.stack = NULL;
+            l->w.state = NULL;
+            l->state = 1;
+            if (instr_wall_merge_thread(&p->merged, &l->wall) < 0 || instr_ptree_init_thread(&l->w) < 0 || !(l->w.stack = malloc(256 * sizeof *l->w.stack)) ||
+                !(l->w.state = malloc(256))) {
+                rc = INSTR_ENOMEM;
+                break;
+            }
+            l->prev = thread_start(&l->w, ti, th);
+        }
+        share(&l->w, w);
+        if (l->ci < ti->nchunks)
+            rc = walk_chunk(&l->w, th, &ti->chunks[l->ci++], &l->prev, &l->events);
+        if (rc == 0 && l->ci == ti->nchunks) {
+            rc = thread_finish(&l->w, ti, th, l->prev, l->events);
+            l->state = 2;
+        }
+        share(w, &l->w);
+        if (rc < 0)
+            break;
+        uint64_t low = UINT64_MAX;
+        for (size_t i = 0; i < n; i++)
+            if (t[i].state < 2) {
+                uint64_t pos = live_pos(&t[i], &d->threads[i]);
+                if (pos < low)
+                    low = pos;
+            }
+        instr_wall_merge_advance(&p->merged, low);
+        while (folded < n && t[folded].state == 2 && rc == 0) {
+            share(&t[folded].w, w);
+            rc = instr_ptree_fold(&t[folded].w, &p->threads[folded]);
+            share(w, &t[folded].w);
+            live_free(&t[folded]);
+            t[folded++].state = 3;
+        }
+        if (rc < 0)
+            break;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (t[i].state)
+            live_free(&t[i]);
+    free(t);
+    return rc < 0 ? rc : renumber(p);
 }
 
 static int switch_windows(struct instr_profile *p);
@@ -724,7 +932,8 @@ int instr_profile_build_opts(struct instr_profile *p, const struct instr_dump *d
     const struct instr_exclusions *x = o->x;
     memset(p, 0, sizeof *p);
     p->dump = d;
-    p->wall_on = o->wall;
+    p->wall_on = o->wall != 0;
+    p->wall_merged = o->wall == 2 && !o->tl && !o->iv && d->nthreads > 1;
     struct walker w = {.p = p, .x = x, .tl = o->tl, .iv = o->iv, .os_ignored = x ? x->os_ignored : 0,
                        .wall = o->wall ? &p->wall : NULL};
     int rc = INSTR_ENOMEM;
@@ -745,9 +954,11 @@ int instr_profile_build_opts(struct instr_profile *p, const struct instr_dump *d
         th->index = d->threads[i].index;
         th->tid = d->threads[i].tid;
         th->name = d->threads[i].name;
-        if ((rc = walk_thread(&w, &d->threads[i], th)) < 0)
+        if (!p->wall_merged && (rc = walk_thread(&w, &d->threads[i], th)) < 0)
             goto out;
     }
+    if (p->wall_merged && (rc = walk_merged(&w)) < 0)
+        goto out;
     rc = switch_windows(p);
 out:
     instr_ptree_free(&w);
@@ -821,6 +1032,7 @@ void instr_profile_free(struct instr_profile *p)
     free(p->nodes);
     instr_sitemap_free(&p->sites, p->dump ? p->dump->nsites : 0);
     instr_wall_free(&p->wall);
+    instr_wall_merge_free(&p->merged);
     memset(p, 0, sizeof *p);
 }
 

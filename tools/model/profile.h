@@ -158,6 +158,8 @@ struct instr_profile {
     size_t nnodes;
     int wall_on;                 /* Wall Inclusive recorded (instr_profile_opts.wall) */
     struct instr_wall wall;      /* its unions per function (index into funcs) and of all stacks */
+    int wall_merged;             /* ... computed by a time-ordered merge of the threads instead (wall == 2) */
+    struct instr_wall_merge merged; /* then its lengths per function and of all stacks */
     /* Switchable builds: when the hooks were on (EXT SWITCH, the header's
      * INSTR_DUMP_SWITCHED_OFF), as windows [from, to) in dump ticks, in
      * time order; switched_at: the switches the dump recorded (0: the
@@ -214,7 +216,9 @@ struct instr_profile_opts {
     const struct instr_exclusions *x; /* --not-application, --os-events; or NULL */
     const struct instr_timeline *tl;  /* or NULL */
     const struct instr_interval_observer *iv; /* intervals to hybrid.c, or NULL */
-    int wall;                         /* record Wall Inclusive (wall.h): the session has several threads */
+    int wall;                         /* record Wall Inclusive (wall.h): the session has several threads;
+                                         1: segments (processes to unite), 2: lengths, the threads
+                                         walked in time order (one process; no timeline, no intervals) */
 };
 int instr_profile_build_opts(struct instr_profile *p, const struct instr_dump *d, const struct instr_profile_opts *o,
                              char *err, size_t errlen);

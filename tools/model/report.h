@@ -80,7 +80,8 @@ struct instr_session {
     int cpu_known;             /* every dump did: CPU values are known (else n/a, empty, null) */
     uint64_t offcpu_unknown;   /* flagged intervals without off-CPU ticks, counted on the CPU */
     double total_cpu_ns;       /* total.ci (Session CPU Inclusive) in ns */
-    int wall_on;               /* profiles record Wall Inclusive (several threads; else it is EI) */
+    int wall_on;               /* profiles record Wall Inclusive (several threads; else it is EI): 1
+                                  segments, 2 one process's threads merged in time order */
     int wall_known;            /* Wall Inclusive computed (else unknown: too many activations, no memory) */
     uint64_t total_wall_t;     /* Session Wall Inclusive: time with some stack non-empty, ticks */
     double total_wall_ns;

@@ -1,11 +1,14 @@
 /* session-wall.c - Wall Inclusive of a session's functions and of the
  * session, and each thread's share of the run (wall.h, report.h).
  *
- * The profiles hold, per process, the union over its threads of the time
- * each function was on a stack; a function row may gather several
- * processes (forked workers): their unions are united again here, in the
- * machine's common TSC ticks.  With one thread in the whole session the
- * profiles record nothing: Wall Inclusive is then Elapsed Inclusive. */
+ * A session of one process of several threads: its profile walked the
+ * threads in time order and holds each function's Wall Inclusive
+ * (merged_wall).  Several processes: the profiles hold, per process, the
+ * union over its threads of the time each function was on a stack; a
+ * function row may gather several processes (forked workers): their
+ * unions are united again here, in the machine's common TSC ticks.  With
+ * one thread in the whole session the profiles record nothing: Wall
+ * Inclusive is then Elapsed Inclusive. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -50,6 +53,36 @@ static uint64_t compensated_wall(const struct instr_session *s, uint64_t wall, c
     return (uint64_t)((double)wall * (double)v->ei / (double)(v->ei + v->po) + 0.5);
 }
 
+/* One process walked in time order: the lengths are there.  A row that
+ * gathers several of its functions would need their union, which the
+ * lengths do not give: Wall Inclusive is then unknown (never a guess). */
+static int merged_wall(struct instr_session *s)
+{
+    const struct instr_profile *p = &s->profiles[0];
+    uint32_t *owner = malloc((s->nfunctions ? s->nfunctions : 1) * sizeof *owner);
+    if (!owner)
+        return INSTR_ENOMEM;
+    for (size_t r = 0; r < s->nfunctions; r++)
+        owner[r] = UINT32_MAX;
+    for (size_t f = 0; f < p->nfuncs; f++) {
+        uint32_t r = s->func_rows[0][f];
+        if (owner[r] != UINT32_MAX)
+            s->wall_known = 0;
+        owner[r] = (uint32_t)f;
+    }
+    for (size_t r = 0; r < s->nfunctions; r++) {
+        struct instr_row *row = &s->functions[r];
+        uint32_t f = owner[r];
+        uint64_t len = s->wall_known && f < p->merged.nfn ? p->merged.len[f] : 0;
+        row->wall_t = compensated_wall(s, len, &row->v);
+        row->wall_ns = !s->wall_known ? NAN : row->wall_t ? (double)row->wall_t * ns_per_tick(row->ns[0], row->v.ei) : 0;
+    }
+    free(owner);
+    s->total_wall_t = compensated_wall(s, p->merged.root_len, &s->total);
+    s->total_wall_ns = s->total_wall_t ? (double)s->total_wall_t * ns_per_tick(s->total_ns[0], s->total.ei) : 0;
+    return 0;
+}
+
 int instr_session_wall(struct instr_session *s)
 {
     thread_shares(s);
@@ -64,8 +97,10 @@ int instr_session_wall(struct instr_session *s)
         return 0;
     }
     for (size_t i = 0; i < s->ndumps; i++)
-        if (s->profiles[i].wall.overflow || s->profiles[i].wall.nomem)
+        if (s->profiles[i].wall.overflow || s->profiles[i].wall.nomem || s->profiles[i].merged.nomem)
             s->wall_known = 0;
+    if (s->wall_known && s->ndumps == 1 && s->profiles[0].wall_merged)
+        return merged_wall(s);
     if (!s->wall_known) {
         for (size_t r = 0; r < s->nfunctions; r++) {
             s->functions[r].wall_t = 0;

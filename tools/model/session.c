@@ -434,6 +434,10 @@ int instr_session_build_observed(struct instr_session *s, const struct instr_dum
     s->have_rate = 1;
     s->cpu_known = n > 0; /* until a dump without cpuclock */
     s->wall_on = instr_session_wants_wall(dumps, n);
+    /* One process: its threads walked in time order, Wall Inclusive with
+     * no cap.  Several: their segments united (wall.h's cap). */
+    if (s->wall_on)
+        s->wall_on = n == 1 ? 2 : 1;
     int rc = INSTR_ENOMEM;
     if (!(s->profiles = calloc(n, sizeof *s->profiles)) || !(s->processes = calloc(n, sizeof *s->processes)))
         goto fail;

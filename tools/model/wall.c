@@ -77,10 +77,27 @@ static void append(struct instr_wall *w, struct instr_wall_list *l, uint64_t sta
     w->segs++;
 }
 
+static void merge_push(struct instr_wall_merge *m, uint32_t qi, uint64_t tick, uint32_t fn, int32_t d);
+
+/* Merged (w->merge): the same segments as the lists would hold, told to
+ * the merge as their ends come: +1 where one starts, -1 where it ends (a
+ * segment that would be empty ends where it starts). */
+static inline uint64_t at_least(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
 void instr_wall_open(struct instr_wall *w, uint32_t fn, uint64_t tick)
 {
     if (grow(w, fn) < 0)
         return;
+    if (w->merge) {
+        if (w->depth[fn]++ == 0) {
+            w->open_at[fn] = tick;
+            merge_push(w->merge, w->fifo, tick, fn, 1);
+        }
+        return;
+    }
     if (w->depth[fn]++ == 0)
         w->open_at[fn] = tick;
     if (w->seen[fn] != w->thread + 1) {
@@ -93,17 +110,36 @@ void instr_wall_close(struct instr_wall *w, uint32_t fn, uint64_t tick)
 {
     if (fn >= w->nfn || !w->depth[fn])
         return;
+    if (w->merge) {
+        if (--w->depth[fn] == 0)
+            merge_push(w->merge, w->fifo, at_least(tick, w->open_at[fn]), fn, -1);
+        return;
+    }
     if (--w->depth[fn] == 0)
         append(w, &w->cur[fn], w->open_at[fn], tick);
 }
 
 void instr_wall_root_open(struct instr_wall *w, uint64_t tick)
 {
+    if (w->merge) {
+        /* Counted (stacks switched: a second stack's frames may open
+         * while the first's are open). */
+        if (w->root_n++ == 0) {
+            w->root_open = tick;
+            merge_push(w->merge, w->fifo, tick, UINT32_MAX, 1);
+        }
+        return;
+    }
     w->root_open = tick;
 }
 
 void instr_wall_root_close(struct instr_wall *w, uint64_t tick)
 {
+    if (w->merge) {
+        if (w->root_n && --w->root_n == 0)
+            merge_push(w->merge, w->fifo, at_least(tick, w->root_open), UINT32_MAX, -1);
+        return;
+    }
     append(w, &w->cur_root, w->root_open, tick);
 }
 
@@ -111,12 +147,26 @@ void instr_wall_split(struct instr_wall *w, uint32_t fn, uint64_t tick, uint64_t
 {
     if (fn >= w->nfn || !w->depth[fn] || w->open_at[fn] >= resume)
         return; /* not open, or split already (a recursive function is on the stack twice) */
+    if (w->merge) {
+        merge_push(w->merge, w->fifo, at_least(tick, w->open_at[fn]), fn, -1);
+        merge_push(w->merge, w->fifo, resume, fn, 1);
+        w->open_at[fn] = resume;
+        return;
+    }
     append(w, &w->cur[fn], w->open_at[fn], tick);
     w->open_at[fn] = resume;
 }
 
 void instr_wall_root_split(struct instr_wall *w, uint64_t tick, uint64_t resume)
 {
+    if (w->merge) {
+        if (w->root_n) {
+            merge_push(w->merge, w->fifo, at_least(tick, w->root_open), UINT32_MAX, -1);
+            merge_push(w->merge, w->fifo, resume, UINT32_MAX, 1);
+            w->root_open = resume;
+        }
+        return;
+    }
     append(w, &w->cur_root, w->root_open, tick);
     w->root_open = resume;
 }
@@ -221,6 +271,8 @@ static void reclaim(struct instr_wall *w)
 
 void instr_wall_thread_end(struct instr_wall *w)
 {
+    if (w->merge)
+        return; /* every frame closed: told already */
     for (size_t k = 0; k < w->ntouched; k++) {
         uint32_t f = w->touched[k];
         if (w->cur[f].n)
@@ -247,4 +299,153 @@ void instr_wall_free(struct instr_wall *w)
     free(w->root.s);
     free(w->cur_root.s);
     memset(w, 0, sizeof *w);
+}
+
+/* ---- the time-ordered merge (wall.h: struct instr_wall_merge) ---------- */
+
+static int merge_grow(struct instr_wall_merge *m, uint32_t fn)
+{
+    if (fn < m->nfn)
+        return 0;
+    size_t n = m->nfn ? m->nfn : 64;
+    while (n <= fn)
+        n *= 2;
+    int64_t *c = realloc(m->count, n * sizeof *c);
+    if (c)
+        m->count = c;
+    uint64_t *s = realloc(m->since, n * sizeof *s);
+    if (s)
+        m->since = s;
+    uint64_t *l = realloc(m->len, n * sizeof *l);
+    if (l)
+        m->len = l;
+    if (!c || !s || !l) {
+        m->nomem = 1;
+        return -1;
+    }
+    memset(m->count + m->nfn, 0, (n - m->nfn) * sizeof *c);
+    memset(m->since + m->nfn, 0, (n - m->nfn) * sizeof *s);
+    memset(m->len + m->nfn, 0, (n - m->nfn) * sizeof *l);
+    m->nfn = n;
+    return 0;
+}
+
+/* Queues fn's count changing by d at tick (fn UINT32_MAX: the session's
+ * "some stack non-empty") in thread q's FIFO, kept in tick order (a
+ * change comes in order but for a call site's frame, which opens at the
+ * site's tick once resolved, and a clock that went back: a few places). */
+static void merge_push(struct instr_wall_merge *m, uint32_t qi, uint64_t tick, uint32_t fn, int32_t d)
+{
+    if (m->nomem)
+        return;
+    if (fn != UINT32_MAX && merge_grow(m, fn) < 0)
+        return;
+    struct instr_wall_fifo *q = &m->fifo[qi];
+    if (q->n == q->cap) {
+        if (q->head) {
+            memmove(q->op, q->op + q->head, (q->n - q->head) * sizeof *q->op);
+            q->n -= q->head;
+            q->head = 0;
+        }
+        if (q->n == q->cap) {
+            size_t nc = q->cap ? q->cap * 2 : 1024;
+            struct instr_wall_op *o = realloc(q->op, nc * sizeof *o);
+            if (!o) {
+                m->nomem = 1;
+                return;
+            }
+            q->op = o;
+            q->cap = nc;
+        }
+    }
+    if (q->head == q->n)
+        m->active[m->nactive++] = qi;
+    size_t i = q->n++;
+    while (i > q->head && q->op[i - 1].tick > tick) {
+        q->op[i] = q->op[i - 1];
+        i--;
+    }
+    q->op[i] = (struct instr_wall_op){tick, fn, d};
+    if (++m->held > m->peak)
+        m->peak = m->held;
+}
+
+int instr_wall_merge_thread(struct instr_wall_merge *m, struct instr_wall *w)
+{
+    if (m->nfifo == m->capfifo) {
+        size_t nc = m->capfifo ? m->capfifo * 2 : 16;
+        struct instr_wall_fifo *f = realloc(m->fifo, nc * sizeof *f);
+        if (f)
+            m->fifo = f;
+        uint32_t *a = realloc(m->active, nc * sizeof *a);
+        if (a)
+            m->active = a;
+        if (!f || !a) {
+            m->nomem = 1;
+            return -1;
+        }
+        m->capfifo = nc;
+    }
+    memset(&m->fifo[m->nfifo], 0, sizeof m->fifo[0]);
+    w->merge = m;
+    w->fifo = (uint32_t)m->nfifo++;
+    return 0;
+}
+
+static void merge_apply(struct instr_wall_merge *m, const struct instr_wall_op *op)
+{
+    int64_t *c = op->fn == UINT32_MAX ? &m->root_count : &m->count[op->fn];
+    uint64_t *since = op->fn == UINT32_MAX ? &m->root_since : &m->since[op->fn];
+    uint64_t *len = op->fn == UINT32_MAX ? &m->root_len : &m->len[op->fn];
+    int64_t was = *c;
+    *c += op->d;
+    if (was <= 0 && *c > 0)
+        *since = op->tick;
+    else if (was > 0 && *c <= 0)
+        *len += op->tick - *since;
+}
+
+/* A merge of the threads' FIFOs: the one whose head is earliest gives
+ * every change up to the next FIFO's head at once. */
+void instr_wall_merge_advance(struct instr_wall_merge *m, uint64_t upto)
+{
+    for (;;) {
+        size_t best = SIZE_MAX;
+        uint64_t bt = UINT64_MAX, second = UINT64_MAX;
+        for (size_t k = 0; k < m->nactive; k++) {
+            const struct instr_wall_fifo *q = &m->fifo[m->active[k]];
+            uint64_t h = q->op[q->head].tick;
+            if (h < bt) {
+                second = bt;
+                bt = h;
+                best = k;
+            } else if (h < second) {
+                second = h;
+            }
+        }
+        if (best == SIZE_MAX || bt > upto)
+            return;
+        uint64_t lim = second < upto ? second : upto;
+        struct instr_wall_fifo *q = &m->fifo[m->active[best]];
+        while (q->head < q->n && q->op[q->head].tick <= lim) {
+            merge_apply(m, &q->op[q->head++]);
+            m->held--;
+        }
+        if (q->head == q->n) {
+            q->head = q->n = 0;
+            m->active[best] = m->active[--m->nactive];
+        }
+    }
+}
+
+void instr_wall_merge_free(struct instr_wall_merge *m)
+{
+    for (size_t i = 0; i < m->nfifo; i++)
+        free(m->fifo[i].op);
+    free(m->fifo);
+    free(m->active);
+    free(m->count);
+    free(m->since);
+    free(m->len);
+    memset(m, 0, sizeof *m);
 }

@@ -6,15 +6,28 @@
  * once for 1 s has EI 8 s.  Its Wall Inclusive is 1 s, and EI / Wall is
  * its concurrency.  Within one thread the two are equal (the intervals of
  * one thread do not overlap), so a session of one thread needs nothing
- * here; with several threads the walk records, per thread and function,
- * the segments of time during which the function had a frame open (from
- * its outermost frame's open to its close, split where the runtime worked
- * on itself: EXT RUNTIME time is nobody's), and unions them.  Ticks are
- * the dump's TSC values, shared by every thread and process of a machine.
+ * here.  A thread's frames make segments: the time a function had a frame
+ * open (from its outermost frame's open to its close, split where the
+ * runtime worked on itself: EXT RUNTIME time is nobody's).  Ticks are the
+ * dump's TSC values, shared by every thread and process of a machine.
  *
- * Memory: one segment (16 bytes) per outermost activation of a function,
- * less where activations touch; past INSTR_WALL_MAX_SEGS the recording
- * stops and Wall Inclusive is reported unknown (never a guess).
+ * One process of several threads (struct instr_wall_merge): the walk
+ * interleaves the threads in time order (profile.c, walk_merged); each
+ * thread tells its segments as changes, +1 where one starts and -1 where
+ * it ends, into its own FIFO (in tick order), and the changes are applied
+ * in tick order up to the lowest tick any thread may still tell: per
+ * function a count of open frames in all threads and the tick it left 0.
+ * Memory: those counters, a walker per live thread and the changes
+ * between the threads' positions (about a chunk each), not the run's
+ * activations: no cap.
+ *
+ * Several processes (fork children; or the timeline and interval
+ * observers on, which walk one thread at a time): the segments are kept,
+ * per thread and function, and united (session-wall.c unites the
+ * processes').  Memory: one segment (16 bytes) per outermost activation
+ * of a function, less where activations touch; past INSTR_WALL_MAX_SEGS
+ * the recording stops and Wall Inclusive is reported unknown (never a
+ * guess).
  *
  * Time: a union is not rebuilt each time a thread ends (that copies the
  * whole union per thread: quadratic in the threads of a thread-per-task
@@ -58,9 +71,52 @@ struct instr_wall {
     uint32_t thread;             /* threads ended so far */
     uint64_t root_open;
     size_t segs;                 /* segments held, for the cap */
+    struct instr_wall_merge *merge; /* a thread of a merged walk: its changes go there, no segments kept */
+    uint32_t fifo;               /* ... into this FIFO of it */
+    uint32_t root_n;             /* merged: the thread's stacks with a frame open */
     int overflow;                /* the cap was reached: Wall Inclusive unknown */
     int nomem;                   /* an allocation failed: likewise */
 };
+
+/* The time-ordered merge: every thread's frames as +1 / -1 on their
+ * function's count of open frames (all threads), applied in tick order;
+ * a function's Wall Inclusive grows while its count is above 0.  The
+ * walk interleaves the threads (profile.c) and tells how far every
+ * thread has gone (instr_wall_merge_advance): only the changes between
+ * that mark and the threads' positions wait, in each thread's FIFO. */
+struct instr_wall_op {
+    uint64_t tick;
+    uint32_t fn; /* UINT32_MAX: the session's "some stack non-empty" */
+    int32_t d;
+};
+
+struct instr_wall_fifo {
+    struct instr_wall_op *op; /* [head, n) not applied yet, in tick order */
+    size_t head, n, cap;
+};
+
+struct instr_wall_merge {
+    struct instr_wall_fifo *fifo; /* per thread (instr_wall_merge_thread) */
+    size_t nfifo, capfifo;
+    uint32_t *active;           /* the FIFOs not empty */
+    size_t nactive;
+    size_t held, peak;          /* changes waiting, and most at once */
+    int64_t *count;             /* per function: its open frames, all threads */
+    uint64_t *since;            /* ... above 0 since this tick */
+    uint64_t *len;              /* ... its Wall Inclusive so far, ticks */
+    size_t nfn;
+    int64_t root_count;
+    uint64_t root_since, root_len;
+    int nomem;
+};
+
+/* w becomes a thread of the merge, with a FIFO of its own (kept after w
+ * is freed, until its changes are applied).  0, or -1 without memory. */
+int instr_wall_merge_thread(struct instr_wall_merge *m, struct instr_wall *w);
+/* Applies the queued changes at ticks up to upto (no thread will queue
+ * one earlier). */
+void instr_wall_merge_advance(struct instr_wall_merge *m, uint64_t upto);
+void instr_wall_merge_free(struct instr_wall_merge *m);
 
 /* A frame of function fn opens / closes at tick (only the outermost one
  * of fn matters). */
