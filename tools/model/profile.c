@@ -388,8 +388,9 @@ static int resolve_pending(struct walker *w, unsigned kind, unsigned ext, uint64
  * time otherwise than its caller, which the pending time tells apart), or
  * a negative error.  The caller leaves out the interval observer, for
  * which a pending site's time is its caller's. */
-static inline __attribute__((always_inline)) int call_then_next(struct walker *w, uint64_t site, const uint8_t **qp, const uint8_t *end,
-                                 uint64_t *tick, uint64_t *prev)
+static inline __attribute__((always_inline)) int call_then_next(struct walker *w, uint64_t site,
+                                                                 const uint8_t **qp, const uint8_t *end,
+                                                                 uint64_t *tick, uint64_t *prev)
 {
     const uint8_t *q = *qp;
     struct instr_event nx = {0};
@@ -462,8 +463,9 @@ static void unseen_span(struct walker *w, struct instr_pthread *th, uint64_t tic
 }
 
 /* Applies ev, at tick, to the stack.  *tick and *prev move on a RESYNC. */
-static inline __attribute__((always_inline)) int apply_event(struct walker *w, struct instr_pthread *th, const struct instr_event *ev,
-                              uint64_t *tick, uint64_t *prev)
+static inline __attribute__((always_inline)) int apply_event(struct walker *w, struct instr_pthread *th,
+                                                              const struct instr_event *ev, uint64_t *tick,
+                                                              uint64_t *prev)
 {
     struct instr_repairs *rep = &w->p->repairs;
     const struct instr_timeline *tl = w->tl;
@@ -856,7 +858,8 @@ static int walk_merged(struct walker *w)
             l->w.stack = NULL;
             l->w.state = NULL;
             l->state = 1;
-            if (instr_wall_merge_thread(&p->merged, &l->wall) < 0 || instr_ptree_init_thread(&l->w) < 0 || !(l->w.stack = malloc(256 * sizeof *l->w.stack)) ||
+            if (instr_wall_merge_thread(&p->merged, &l->wall) < 0 || instr_ptree_init_thread(&l->w) < 0 ||
+                !(l->w.stack = malloc(256 * sizeof *l->w.stack)) ||
                 !(l->w.state = malloc(256))) {
                 rc = INSTR_ENOMEM;
                 break;

@@ -75,7 +75,8 @@ static int merged_wall(struct instr_session *s)
         uint32_t f = owner[r];
         uint64_t len = s->wall_known && f < p->merged.nfn ? p->merged.len[f] : 0;
         row->wall_t = compensated_wall(s, len, &row->v);
-        row->wall_ns = !s->wall_known ? NAN : row->wall_t ? (double)row->wall_t * ns_per_tick(row->ns[0], row->v.ei) : 0;
+        row->wall_ns = !s->wall_known ? NAN
+                       : row->wall_t ? (double)row->wall_t * ns_per_tick(row->ns[0], row->v.ei) : 0;
     }
     free(owner);
     s->total_wall_t = compensated_wall(s, p->merged.root_len, &s->total);
