@@ -936,7 +936,8 @@ int instr_profile_build_opts(struct instr_profile *p, const struct instr_dump *d
     memset(p, 0, sizeof *p);
     p->dump = d;
     p->wall_on = o->wall != 0;
-    p->wall_merged = o->wall == 2 && !o->tl && !o->iv && d->nthreads > 1;
+    p->wall_merged = o->wall == 2 && !o->tl && !o->iv && d->nthreads > 1 &&
+                     d->nthreads <= INSTR_WALL_MERGE_MAX_THREADS;
     struct walker w = {.p = p, .x = x, .tl = o->tl, .iv = o->iv, .os_ignored = x ? x->os_ignored : 0,
                        .wall = o->wall ? &p->wall : NULL};
     int rc = INSTR_ENOMEM;
