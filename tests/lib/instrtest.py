@@ -130,6 +130,28 @@ def open_dir(parent):
     return d
 
 
+@contextlib.contextmanager
+def big_dump_report(gen, bindir, work, name, events, threads):
+    """A synthetic dump of events over threads (tests/report/gen-big-dump
+    gen) in work, reported as JSON: yields (the report's completed process,
+    the dump's size, the report's peak RSS in bytes), then removes the
+    dump."""
+    import os
+    import resource
+    import subprocess
+    os.makedirs(work, exist_ok=True)
+    dump = os.path.join(work, name)
+    subprocess.run([gen, dump, str(events), str(threads)], check=True)
+    try:
+        p = subprocess.run([os.path.join(bindir, "instr-report"), "--format", "json", dump],
+                           capture_output=True, text=True)
+        rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+        check(p.returncode == 0, f"report exit {p.returncode} {p.stderr[-300:]}")
+        yield p, os.path.getsize(dump), rss
+    finally:
+        os.remove(dump)
+
+
 def for_every_identity(work, paths, case, **kw):
     """Runs case(directory, command prefix) once as each of
     identities(*paths, **kw), in a fresh directory under work (made

@@ -8,21 +8,13 @@ fn1 is the bottom of every stack, so its Wall is the time some thread had
 a stack (as wide as the session's), no function's Wall exceeds its Elapsed
 Inclusive or fn1's, and the concurrency is EI / Wall.  (The exact values on
 a hand-made dump: the golden test report-golden-wall, traces/wall.txt.)"""
-import json, os, resource, subprocess, sys
+import json, os, sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from instrtest import check, exit_status  # noqa: E402
+from instrtest import big_dump_report, check, exit_status  # noqa: E402
 
 gen, bindir, work = sys.argv[1:4]
-os.makedirs(work, exist_ok=True)
-dump = os.path.join(work, "wall-merged.instr")
-events = 60_000_000
-subprocess.run([gen, dump, str(events), "4"], check=True)
-size = os.path.getsize(dump)
-try:
-    p = subprocess.run([os.path.join(bindir, "instr-report"), "--format", "json", dump], capture_output=True, text=True)
-    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
-    check(p.returncode == 0, f"report exit {p.returncode} {p.stderr[-300:]}")
+with big_dump_report(gen, bindir, work, "wall-merged.instr", 60_000_000, 4) as (p, size, rss):
     r = json.loads(p.stdout) if p.returncode == 0 else {"session": {}, "functions": []}
     fns = {f["mangled"]: f for f in r["functions"]}
     root = fns.get("_Z3fn1v", {})
@@ -40,6 +32,4 @@ try:
         many = [n for n, f in fns.items() if f["concurrency"] is not None and f["concurrency"] > 1.5]
         check(len(many) >= 3, f"the threads overlap: {len(many)} functions with concurrency > 1.5")
     check(rss < size / 2, f"peak RSS {rss / 1048576:.1f} MB for a {size / 1048576:.1f} MB dump (want < half)")
-finally:
-    os.remove(dump)
 sys.exit(exit_status())
