@@ -222,7 +222,7 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
     return 0;
 }
 
-static uint64_t kth_largest(uint64_t *a, size_t n, size_t k);
+static uint64_t keep_cut(uint64_t *d, size_t n, size_t keep, uint64_t *ties);
 
 /* Keeps the `keep` longest OS intervals held (ties: the earliest), and
  * holds none shorter from now on. */
@@ -236,11 +236,7 @@ static int thin_states(struct hexp *h, uint64_t keep)
         for (size_t k = 0; k < h->procs[i].nthreads; k++)
             for (size_t c = 0; c < h->procs[i].threads[k].nstates; c++)
                 d[n++] = h->procs[i].threads[k].states[c].dur;
-    uint64_t cut = kth_largest(d, n, keep - 1), longer = 0;
-    for (size_t i = 0; i < n; i++)
-        longer += d[i] > cut;
-    free(d);
-    uint64_t ties = keep - longer;
+    uint64_t ties, cut = keep_cut(d, n, keep, &ties);
     h->nstates = 0;
     for (size_t i = 0; i <= h->dump && i < h->s->ndumps; i++)
         for (size_t k = 0; k < h->procs[i].nthreads; k++) {
@@ -428,6 +424,18 @@ static uint64_t kth_largest(uint64_t *a, size_t n, size_t k)
     return a[k];
 }
 
+/* The shortest duration of the keep longest of d[0..n) (keep <= n), and
+ * in *ties how many of that duration are kept; frees d. */
+static uint64_t keep_cut(uint64_t *d, size_t n, size_t keep, uint64_t *ties)
+{
+    uint64_t cut = kth_largest(d, n, keep - 1), longer = 0;
+    for (size_t i = 0; i < n; i++)
+        longer += d[i] > cut;
+    free(d);
+    *ties = keep - longer;
+    return cut;
+}
+
 /* Keeps exactly the cap: the calls longer than the cap-th longest duration
  * D, and as many lasting exactly D as fit.  A thread's calls are held in
  * closing order (a callee before its caller), so ties are taken from the
@@ -443,11 +451,7 @@ static int thin(struct hexp *h)
         for (size_t k = 0; k < h->procs[i].nthreads; k++)
             for (size_t c = 0; c < h->procs[i].threads[k].ncalls; c++)
                 d[n++] = h->procs[i].threads[k].calls[c].dur;
-    uint64_t cut = kth_largest(d, n, INSTR_HTML_MAX_CALLS - 1), longer = 0;
-    for (size_t i = 0; i < n; i++)
-        longer += d[i] > cut;
-    free(d);
-    uint64_t ties = INSTR_HTML_MAX_CALLS - longer;
+    uint64_t ties, cut = keep_cut(d, n, INSTR_HTML_MAX_CALLS, &ties);
     h->kept = 0;
     for (size_t i = 0; i < s->ndumps; i++)
         for (size_t k = 0; k < h->procs[i].nthreads; k++) {
