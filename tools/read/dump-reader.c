@@ -78,20 +78,55 @@ static void release(const struct instr_dump *d, const uint8_t *p, size_t len);
 
 struct raw_chunk {
     uint32_t thread_index;
-    uint16_t kind; /* INSTR_CHUNK_EVENTS or INSTR_CHUNK_SAMPLES */
+    uint16_t kind; /* INSTR_CHUNK_* */
     uint32_t seq;
     uint64_t tid;
+    size_t index, have; /* its place in the file, the bytes the file holds of it */
     struct instr_chunk_ref ref;
 };
 
+/* The metadata first, then each thread's events and samples, each in seq
+ * order; a seq found twice in file order.  The runtime writes a stream's
+ * chunks in one staging chunk and copies each out (runtime/dump-file.c),
+ * so the file does not hold them in order, and a kill between a copy and
+ * the reset leaves one twice: the first in the file is the staging chunk,
+ * never cut short by a kill. */
 static int cmp_raw(const void *a, const void *b)
 {
     const struct raw_chunk *x = a, *y = b;
+    int xm = x->kind == INSTR_CHUNK_METADATA, ym = y->kind == INSTR_CHUNK_METADATA;
+    if (xm != ym)
+        return xm ? -1 : 1;
     if (x->thread_index != y->thread_index)
         return x->thread_index < y->thread_index ? -1 : 1;
     if (x->kind != y->kind)
         return x->kind < y->kind ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Of two chunks of one seq, whether r is to be kept rather than `than`: a
+ * closed one before an open one (a thread that a signal handler left by
+ * siglongjmp midway through a chunk switch can leave an open, empty one),
+ * then the longer, then the first in the file. */
+static int better(const struct instr_chunk_ref *r, const struct instr_chunk_ref *than)
+{
+    if (r->open != than->open)
+        return than->open;
+    return !r->open && r->len > than->len;
+}
+
+/* A second chunk of a seq already taken: silently when it is the same
+ * chunk (see cmp_raw), with a warning when it differs. */
+static int duplicate(struct instr_dump *d, const struct raw_chunk *keep, const struct raw_chunk *r)
+{
+    if (keep->ref.len == r->ref.len && !memcmp(keep->ref.payload, r->ref.payload, r->ref.len))
+        return 0;
+    const char *what = r->kind == INSTR_CHUNK_SAMPLES ? "sample " : "";
+    if (r->kind == INSTR_CHUNK_METADATA)
+        return instr_dump_warn(d, "duplicate metadata chunk seq %u skipped", r->seq);
+    return instr_dump_warn(d, "thread %u: duplicate %schunk seq %u skipped", r->thread_index, what, r->seq);
 }
 
 /* Functions, labels and call sites are sorted by id, their first member. */
@@ -122,9 +157,10 @@ static int chunk_list(struct instr_dump *d, struct instr_chunk_ref *list, size_t
     for (size_t k = 0; k < n; k++) {
         const char *what = raw[k].kind == INSTR_CHUNK_SAMPLES ? "sample " : "";
         if (*count && list[*count - 1].seq == raw[k].seq) {
-            if ((rc = instr_dump_warn(d, "thread %u: duplicate %schunk seq %u skipped", raw[k].thread_index, what,
-                                      raw[k].seq)))
+            if ((rc = duplicate(d, &raw[k - 1], &raw[k])))
                 return rc;
+            if (better(&raw[k].ref, &list[*count - 1]))
+                list[*count - 1] = raw[k].ref;
             continue;
         }
         uint32_t expect = *count ? list[*count - 1].seq + 1 : 0;
@@ -337,13 +373,9 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
         if (len > have - INSTR_CHUNK_HEADER_SIZE)
             len = have - INSTR_CHUNK_HEADER_SIZE;
         const uint8_t *payload = c + INSTR_CHUNK_HEADER_SIZE;
-        if (kind == INSTR_CHUNK_METADATA) {
-            if ((rc = instr_dump_parse_metadata(d, &caps, payload, len, i)))
-                goto fail_raw;
-            release(d, c, have); /* copied out */
-            continue;
-        }
         struct raw_chunk *r = &raw[nraw++];
+        r->index = i;
+        r->have = have;
         r->thread_index = rd32(hb + 8);
         r->kind = kind;
         r->tid = rd32(hb + 12);
@@ -356,7 +388,23 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
     }
     if (nraw > 1)
         qsort(raw, nraw, sizeof *raw, cmp_raw);
-    for (size_t i = 0; i < nraw;) {
+    size_t nmeta = 0;
+    while (nmeta < nraw && raw[nmeta].kind == INSTR_CHUNK_METADATA)
+        nmeta++;
+    for (size_t k = 0, j; k < nmeta; k = j) { /* a seq at a time, the longest of its copies */
+        size_t best = k;
+        for (j = k + 1; j < nmeta && raw[j].seq == raw[k].seq; j++) {
+            if ((rc = duplicate(d, &raw[j - 1], &raw[j])))
+                goto fail_raw;
+            if (better(&raw[j].ref, &raw[best].ref))
+                best = j;
+        }
+        if ((rc = instr_dump_parse_metadata(d, &caps, raw[best].ref.payload, raw[best].ref.len, raw[best].index)))
+            goto fail_raw;
+    }
+    for (size_t k = 0; k < nmeta; k++) /* copied out */
+        release(d, raw[k].ref.payload - INSTR_CHUNK_HEADER_SIZE, raw[k].have);
+    for (size_t i = nmeta; i < nraw;) {
         size_t j = i;
         while (j < nraw && raw[j].thread_index == raw[i].thread_index)
             j++;
