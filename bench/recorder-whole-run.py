@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The recorder judged by the whole run (issue 24): wall and CPU time of
-the program and every process it left behind (the prefill helper
-included), plain build against instrumented, with the `Runtime:` line of
+the program and every process it left behind (a helper process of the
+runtime would count), plain build against instrumented, with the `Runtime:` line of
 instr-report beside them as a diagnostic.
 
 Programs: Lua 5.4 from Debian's source running bench/real/bench.lua (one
@@ -9,7 +9,7 @@ thread; the source is fetched as bench/run-real.py does), examples/primes
 (two workers: both cores busy) and examples/shapes.  Each is built plain
 and with the plugin of every --build given (e.g. main's build as "before"
 and this one as "after"); each instrumented build runs with the runtime's
-defaults and with every --env given (e.g. INSTR_PREFILL=1), as root and
+defaults and with every --env given (e.g. INSTR_DETECTOR=none), as root and
 as --user (uid 65534 by default).
 
 CPU time: this script is a child subreaper (PR_SET_CHILD_SUBREAPER), so a
@@ -19,7 +19,7 @@ counted.  Runs are interleaved (every variant once per round); medians,
 with min-max.  Not gated by CI.
 
 Usage: bench/recorder-whole-run.py --build BUILD [--build OTHER ...]
-       [--env INSTR_PREFILL=1] [--runs 5] [--only lua,primes,shapes]
+       [--env INSTR_DETECTOR=none] [--runs 5] [--only lua,primes,shapes]
        [--user 65534] [--no-root]"""
 import argparse, ctypes, glob, os, re, resource, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -57,7 +57,7 @@ def whole_run(cmd, env, cwd):
 
 def runtime_line(report, dump):
     """(runtime ms, duration ms) from instr-report's text header."""
-    out = subprocess.run([report, dump], capture_output=True, text=True).stdout
+    out = subprocess.run([report, "--verbose", dump], capture_output=True, text=True).stdout
     def ms(pat):
         m = re.search(pat + r"\s+([0-9.,]+)\s*(ns|us|µs|ms|s)\b", out)
         if not m:
@@ -123,7 +123,6 @@ def main():
                 for r in range(a.runs):
                     for label, exe, extra, report in variants:
                         env = dict(os.environ, **extra)
-                        env.pop("INSTR_PREFILL", None) if "INSTR_PREFILL" not in extra else None
                         d = tempfile.mkdtemp(dir=work)
                         os.chmod(d, 0o777)
                         env["INSTR_OUTPUT"] = os.path.join(d, "run.%p.instr")

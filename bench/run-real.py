@@ -310,8 +310,7 @@ def main():
     ap.add_argument("--scale", default="1")
     ap.add_argument("--only", choices=("lua", "dconv", "shapes"))
     ap.add_argument("--no-uftrace", action="store_true", help="leave out the peer (its runs take minutes)")
-    ap.add_argument("--user", type=int, help="run every build as this uid (setpriv; as root): what users see, "
-                    "e.g. the prefill helper, which never runs with privilege (runtime/prefill.c)")
+    ap.add_argument("--user", type=int, help="run every build as this uid (setpriv; as root): what users see")
     a = ap.parse_args()
     b = os.path.abspath(a.build)
     plugin, report = os.path.join(b, "plugin", "instr.so"), os.path.join(b, "bin", "instr-report")

@@ -13,10 +13,16 @@
  *                       | chunk 1 ...                          |
  *                       +--------------------------------------+
  *
- * Chunks are handed out to threads one at a time (append-only, shared file
- * mapping), so the file is readable at any moment, even after SIGKILL: an
- * unfinished chunk has used_bytes == 0 and its payload ends at the first
- * zero byte (no record or event starts with a zero byte).
+ * Chunks are handed out to threads one at a time, so the file is readable
+ * at any moment, even after SIGKILL: an unfinished chunk has used_bytes == 0
+ * and its payload ends at the first zero byte (no record or event starts
+ * with a zero byte).  A stream's chunks (a thread's events or samples, the
+ * metadata) are numbered by seq, and the file need not hold them in that
+ * order: the runtime writes each in the stream's staging chunk and copies
+ * it out when full (runtime/dump-file.c), so the last one is first in the
+ * file, and a kill between a copy and the reset leaves one chunk twice,
+ * identical.  Readers take them in seq order, one of each.  An all-zero
+ * chunk (magic and kind 0) was never written: skipped.
  *
  * EVENTS chunk payload: one thread's events, in order.  Each event is
  *

@@ -4,20 +4,23 @@
  * chunk are shared file mappings, so whatever was written survives _exit, a
  * crash or SIGKILL.
  *
- * Windows.  Each stream (a thread's events, the metadata) owns a window of
- * consecutive chunks, reserved with fallocate (a sparse file on a full disk
- * would turn a store into SIGBUS, a failed fallocate only stops the
- * recording) and mapped in one mmap.  Handing out the next chunk of a window
- * is a few stores; a new window's chunks are first written with zeros (64
- * KiB at a time: see instr__fill_zeros), then the whole window is
- * pre-faulted in one call (MADV_POPULATE_WRITE, or a touch per page before
- * Linux 5.14), so the hot path never takes a page fault on the dump:
- * nothing of the runtime's lands inside the program's intervals, and no
- * detector sees the runtime's faults.
- * Windows grow 1, 2, 4 ... INSTR_RT_WINDOW_CHUNKS chunks: a process that
- * forks and execs reserves one chunk (32 KiB), not megabytes.  A window's unused chunks
- * are given back (FALLOC_FL_PUNCH_HOLE) when its thread ends and at exit;
- * the reader skips chunks that were never written.
+ * Staging.  Each stream (a thread's events or samples, the metadata) has a
+ * staging area of its own: consecutive chunks of the dump, reserved with
+ * fallocate (a sparse file on a full disk would turn a store into SIGBUS;
+ * a failed fallocate only stops the recording), mapped and pre-faulted
+ * once.  The stream writes its chunks there, one after the other, with no
+ * system call; once all are full the area grows (1, 2, 4 ... 16 chunks:
+ * the full one stays in the file where it is) or, at its largest, is
+ * copied to new chunk indexes with one pwrite and reset.  So the program's
+ * threads do not fault in, map or unmap a page of the dump per chunk (a
+ * first touch of a new page, and a TLB shootdown per munmap, were most of
+ * the recorder's cost), a full disk is an error from pwrite rather than a
+ * signal, and a killed program still leaves every chunk in the file: the
+ * last ones of each stream are in its staging area.  Chunks are therefore
+ * not in seq order in the file; the reader sorts them and drops the one
+ * copy a kill between the pwrite and the reset leaves twice.  A process
+ * that forks and execs reserves one chunk (32 KiB); a thread's chunks
+ * never handed out are given back when it ends.
  *
  * Descriptors.  The dump is created with openat relative to its directory,
  * opened once (O_DIRECTORY|O_NOFOLLOW), exclusively (never through a
@@ -35,7 +38,7 @@
  * program that closes them (closefrom, a loop to OPEN_MAX) or puts another
  * file at their number is noticed (device and inode checked before each
  * use): the runtime then never touches that number again and opens the dump
- * by its path for each window.  Under a lower limit it keeps no descriptor
+ * by its path for each chunk it copies out.  Under a lower limit it keeps no descriptor
  * at all and always opens by path, so the program sees exactly the
  * descriptors it would see uninstrumented.
  *
@@ -246,38 +249,31 @@ static uint64_t max_size(int fd)
 }
 
 /* How many of `want` chunks may be reserved from chunk `idx` on (chunk
- * lock held): 0 with *why set when none. */
+ * lock held); *why set when a limit cuts them. */
 static uint64_t room_for(int fd, uint64_t idx, uint64_t want, const char **why)
 {
     struct rlimit rl;
-    if (idx + want > instr__rt.max_chunks)
+    if (idx + want > instr__rt.max_chunks) {
         want = instr__rt.max_chunks > idx ? instr__rt.max_chunks - idx : 0;
-    if (!want) {
         *why = "the dump reached INSTR_MAX_SIZE";
-        return 0;
     }
     if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
         uint64_t fit = rl.rlim_cur > INSTR_DUMP_HEADER_SIZE
                            ? (rl.rlim_cur - INSTR_DUMP_HEADER_SIZE) / INSTR_RT_CHUNK_SIZE
                            : 0;
-        if (idx + want > fit)
+        if (idx + want > fit) {
             want = fit > idx ? fit - idx : 0;
-        if (!want) {
             *why = "file size limit (RLIMIT_FSIZE) reached";
-            return 0;
         }
     }
     struct statvfs sv;
-    if (fstatvfs(fd, &sv) == 0 && sv.f_blocks) {
+    if (want && fstatvfs(fd, &sv) == 0 && sv.f_blocks) {
         uint64_t floor = (uint64_t)sv.f_blocks * FREE_FLOOR_PERCENT / 100;
         uint64_t blocks = (want * INSTR_RT_CHUNK_SIZE + sv.f_frsize - 1) / sv.f_frsize;
         if ((uint64_t)sv.f_bavail < floor + blocks) {
             uint64_t left = (uint64_t)sv.f_bavail > floor ? sv.f_bavail - floor : 0;
             want = left * sv.f_frsize / INSTR_RT_CHUNK_SIZE;
-            if (!want) {
-                *why = "No space left on device (the runtime keeps 2% of the file system free)";
-                return 0;
-            }
+            *why = "No space left on device (the runtime keeps 2% of the file system free)";
         }
     }
     return want;
@@ -382,8 +378,7 @@ int instr__dump_create(uint32_t flags)
     if (fd < 0)
         goto fail;
     what = instr__rt.path;
-    instr__rt.reserved_chunks = 0;
-    instr__rt.next_chunk = 0;
+    instr__rt.next_chunk = instr__rt.granted_chunks = 0;
     {
         int e = posix_fallocate(fd, 0, INSTR_DUMP_HEADER_SIZE);
         if (e) {
@@ -480,7 +475,7 @@ static void stop(const char *why)
     }
 }
 
-/* Out of descriptors (the program is at its RLIMIT_NOFILE): this window is
+/* Out of descriptors (the program is at its RLIMIT_NOFILE): this chunk is
  * refused, the thread drops and counts events and retries later. */
 static void pause_for(const char *why)
 {
@@ -492,9 +487,9 @@ static void pause_for(const char *why)
 
 static int populate_ok = 1; /* MADV_POPULATE_WRITE known (Linux >= 5.14) */
 
-/* Faults in a chunk about to be written, in one system call: no fault on
- * the hot path.  -1 if the pages cannot be had (the file was truncated
- * under us, no memory): the chunk must then not be written. */
+/* Faults in a stream's staging chunk in one system call, once: the hot
+ * path never takes a page fault on the dump.  -1 if the pages cannot be
+ * had (the file was truncated under us, no memory). */
 static int prefault(uint8_t *p, size_t len)
 {
     if (populate_ok) {
@@ -509,173 +504,156 @@ static int prefault(uint8_t *p, size_t len)
     return 0;
 }
 
-/* Zeros written into a new window's chunks, 64 KiB per write, before any
- * is mapped: the page cache then holds them in folios of at most 64 KiB
- * and the pre-fault only maps them.  Faulted in through the mapping, the
- * holes are filled by readahead, in folios up to 2 MiB on file systems
- * with large folios (ext4 on Linux 6.18 here: perf shows 87 % of the
- * pre-fault in the readahead's memset); on a VM whose host takes back
- * free memory in such large blocks, every page of them is then first
- * touched by that memset at several µs a page.  Measured on this
- * project's VM, 256 MiB in 64 KiB writes: 8.7 µs a page by pre-fault
- * alone after 20 s idle, 0.86 with these writes first (4 MiB writes: 10.4,
- * the folios are large again), 0.75 either way while memory is warm.  A write
- * that fails changes nothing: the pre-fault then brings the pages in.
- * Without libc: the prefill helper (prefill.c) calls it too. */
-static uint8_t zeros[INSTR_RT_ZERO_WRITE]; /* .bss: only ever read */
+/* Reserves chunk indexes [idx, idx + n) of the dump if there is room
+ * (chunk lock held): the index, or UINT64_MAX with recording stopped.
+ * The limits are checked for GRANT_CHUNKS at a time (1 MiB): each check
+ * is two system calls, a microsecond each on this project's VM. */
+#define GRANT_CHUNKS 32u
 
-__attribute__((no_stack_protector)) void instr__fill_zeros(int fd, int64_t off, uint64_t chunks)
+static uint64_t reserve(int fd, uint64_t n)
 {
-    uint64_t len = chunks * INSTR_RT_CHUNK_SIZE;
-    for (uint64_t done = 0; done < len; done += sizeof zeros) {
-        long n = (long)(len - done < sizeof zeros ? len - done : sizeof zeros);
-        if (instr__sys6(SYS_pwrite64, fd, (long)zeros, n, (long)(off + (int64_t)done), 0, 0) != n)
-            return;
-    }
-}
-
-/* Gives back the space of chunks [from, w->mapped) of a window of this
- * process's dump: never written, or written with nothing (the reader skips
- * zero chunks).  Chunk lock held. */
-static void punch(struct instr__window *w, uint32_t from)
-{
-    if (from >= w->mapped || w->gen != instr__rt.dump_gen || !instr__rt.header)
-        return;
-    int opened, fd = dump_fd(&opened);
-    if (fd < 0)
-        return;
-    off_t off = (off_t)INSTR_DUMP_HEADER_SIZE + (off_t)(w->first + from) * INSTR_RT_CHUNK_SIZE;
-    if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off,
-                  (off_t)(w->mapped - from) * INSTR_RT_CHUNK_SIZE)) {
-        /* file systems without holes keep the space: harmless */
-    }
-    if (opened)
-        close(fd);
-}
-
-static void release(struct instr__window *w)
-{
-    if (w->base)
-        munmap(w->base, (size_t)w->mapped * INSTR_RT_CHUNK_SIZE);
-    w->base = NULL;
-    w->mapped = w->usable = w->next = 0;
-}
-
-/* The smallest window whose successor the helper prepares (prefill.c):
- * short-lived threads and processes never start it. */
-#define PREFILL_MIN_CHUNKS 2u
-
-static uint32_t next_grow(uint64_t n)
-{
-    return (uint32_t)(n * 2 > INSTR_RT_WINDOW_CHUNKS ? INSTR_RT_WINDOW_CHUNKS : n * 2);
-}
-
-/* Reserves the chunks of w's next window and asks the helper to prepare
- * them (chunk lock held); nothing if it is busy, gone, or the dump has no
- * room for them (the inline path then says why, when it gets there).  The
- * header counts them only once taken: a request the helper never finished
- * (the program ended first) must not make the header count chunks the
- * file does not hold (the reader would call the dump truncated). */
-static void ask_next(struct instr__window *w, int fd)
-{
-    uint64_t idx = instr__rt.next_chunk, want = w->grow ? w->grow : 1;
-    const char *why = NULL;
-    if (want < PREFILL_MIN_CHUNKS || instr__prefill_busy() || room_for(fd, idx, want, &why) < want)
-        return;
-    off_t off = (off_t)INSTR_DUMP_HEADER_SIZE + (off_t)idx * INSTR_RT_CHUNK_SIZE;
-    if (instr__prefill_ask(fd, idx, (uint32_t)want, off))
-        return;
-    instr__rt.next_chunk = instr__rt.reserved_chunks = idx + want;
-}
-
-/* Maps a new window for w (chunk lock held): the old one is given up. */
-static int new_window(struct instr__window *w)
-{
-    if (w->base && w->gen == instr__rt.dump_gen)
-        punch(w, w->next);
-    if (w->gen != instr__rt.dump_gen) {
-        release(w);
-        w->gen = instr__rt.dump_gen;
-        w->grow = 0;
-    }
-    uint64_t pfirst;
-    uint32_t pn;
-    uint8_t *pbase;
-    if (instr__prefill_take(&pfirst, &pn, &pbase)) {
-        if (w->base && !instr__prefill_unmap(w->base, (size_t)w->mapped * INSTR_RT_CHUNK_SIZE))
-            w->base = NULL; /* the helper unmaps it */
-        release(w);
-        w->base = pbase;
-        w->first = pfirst;
-        w->mapped = w->usable = pn;
-        w->next = 0;
-        w->grow = next_grow(pn > w->grow ? pn : w->grow);
-        if (__atomic_load_n(&instr__rt.header->chunk_count, __ATOMIC_RELAXED) < pfirst + pn)
-            __atomic_store_n(&instr__rt.header->chunk_count, pfirst + pn, __ATOMIC_RELEASE);
-        int opened, fd = dump_fd(&opened);
-        if (fd >= 0) {
-            ask_next(w, fd);
-            if (opened)
-                close(fd);
+    uint64_t idx = instr__rt.next_chunk;
+    if (idx + n > instr__rt.granted_chunks) {
+        const char *why = NULL;
+        uint64_t got = room_for(fd, idx, n > GRANT_CHUNKS ? n : GRANT_CHUNKS, &why);
+        if (got < n) {
+            stop(why ? why : "no room");
+            return UINT64_MAX;
         }
-        return 0;
+        instr__rt.granted_chunks = idx + got;
     }
-    release(w);
+    instr__rt.next_chunk = idx + n;
+    return idx;
+}
+
+/* The header counts chunk idx as handed out once it is in the file: a
+ * chunk counted but not written (killed in between) would make the reader
+ * call the dump truncated. */
+static void count_chunk(uint64_t idx)
+{
+    uint64_t have = __atomic_load_n(&instr__rt.header->chunk_count, __ATOMIC_RELAXED);
+    while (have < idx + 1 &&
+           !__atomic_compare_exchange_n(&instr__rt.header->chunk_count, &have, idx + 1, 0, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED)) {
+    }
+}
+
+static off_t chunk_off(uint64_t idx)
+{
+    return (off_t)INSTR_DUMP_HEADER_SIZE + (off_t)idx * INSTR_RT_CHUNK_SIZE;
+}
+
+/* Out of descriptors or refused: why the dump cannot be written now. */
+static void fd_failed(void)
+{
+    if (errno == EMFILE || errno == ENFILE)
+        pause_for(strerror(errno));
+    else if (errno == ESTALE)
+        stop("the file was moved or replaced");
+    else if (errno == EPERM || errno == ENOSYS) { /* our own file: a filter said no */
+        stop(strerror(errno));
+        instr__sandbox_enter("a system call of the runtime was refused (a seccomp filter?)");
+    }
+    else
+        stop(strerror(errno));
+}
+
+/* Stages grow 1, 2, 4 ... STAGE_MAX_CHUNKS chunks: a thread that makes a
+ * few calls keeps one chunk, a busy one copies 512 KiB at a time (one
+ * pwrite of 32 KiB costs 6.7 µs on this project's VM, of 512 KiB 3.8 µs
+ * per 32 KiB: docs/performance.md, "The recorder's chunks"). */
+#define STAGE_MAX_CHUNKS 16u
+
+/* Gives s a staging area of n chunks of its own (chunk lock held):
+ * consecutive chunks of the dump, reserved with fallocate, mapped and
+ * pre-faulted once.  The area it had stays where it is, in the file. */
+static int new_stage(struct instr__stage *s, uint32_t n)
+{
     int opened, fd = dump_fd(&opened);
     if (fd < 0) {
-        if (errno == EMFILE || errno == ENFILE)
-            pause_for(strerror(errno));
-        else if (errno == ESTALE)
-            stop("the file was moved or replaced");
-        else if (errno == EPERM || errno == ENOSYS) { /* our own file: a filter said no */
-            stop(strerror(errno));
-            instr__sandbox_enter("a system call of the runtime was refused (a seccomp filter?)");
-        }
-        else
-            stop(strerror(errno));
+        fd_failed();
         return -1;
     }
-    uint64_t idx = instr__rt.next_chunk;
-    uint64_t want = w->grow ? w->grow : 1;
-    const char *why = NULL;
-    uint64_t n = room_for(fd, idx, want, &why);
-    if (!n) {
-        stop(why);
-        goto fail;
-    }
-    off_t off = (off_t)INSTR_DUMP_HEADER_SIZE + (off_t)idx * INSTR_RT_CHUNK_SIZE;
-    int e = posix_fallocate(fd, off, (off_t)n * INSTR_RT_CHUNK_SIZE);
+    int rc = -1;
+    size_t len = (size_t)n * INSTR_RT_CHUNK_SIZE;
+    uint64_t idx = reserve(fd, n);
+    if (idx == UINT64_MAX)
+        goto out;
+    int e = posix_fallocate(fd, chunk_off(idx), (off_t)len);
     if (e) {
         stop(strerror(e));
-        goto fail;
+        goto out;
     }
-    instr__fill_zeros(fd, off, n);
-    void *m = mmap(NULL, (size_t)n * INSTR_RT_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, chunk_off(idx));
     if (m == MAP_FAILED) {
         if (errno == ENOMEM)
-            pause_for("no address space for the next window (RLIMIT_AS)");
+            pause_for("no address space for a stream's chunks (RLIMIT_AS)");
         else
             stop(strerror(errno));
-        goto fail;
+        goto out;
     }
-    instr__rt.next_chunk = instr__rt.reserved_chunks = idx + n;
-    __atomic_store_n(&instr__rt.header->chunk_count, idx + n, __ATOMIC_RELEASE);
-    w->base = m;
-    w->first = idx;
-    w->mapped = w->usable = (uint32_t)n;
-    w->next = 0;
-    w->grow = next_grow(want);
-    /* The whole window in one call: its pages are in the page cache
-     * already (the zeros above), so this only maps them, one system call
-     * a window instead of one a chunk. */
-    if (prefault(w->base, (size_t)n * INSTR_RT_CHUNK_SIZE)) {
+    if (prefault(m, len)) {
         stop(strerror(errno));
-        goto fail;
+        munmap(m, len);
+        goto out;
     }
-    if (n >= PREFILL_MIN_CHUNKS)
-        ask_next(w, fd); /* the descriptor of this window, still open */
+    count_chunk(idx + n - 1);
+    if (s->base)
+        munmap(s->base, (size_t)s->n * INSTR_RT_CHUNK_SIZE);
+    s->base = m;
+    s->slot = idx;
+    s->n = n;
+    s->next = 0;
+    s->gen = instr__rt.dump_gen;
+    rc = 0;
+out:
     if (opened)
         close(fd);
+    return rc;
+}
+
+/* Copies the full staging area of s to chunk indexes of its own (chunk
+ * lock held for the reservation only), then resets it.  The copy is one
+ * pwrite from pages that stay mapped: no page of the dump is ever faulted
+ * in, mapped or unmapped on the program's thread for it (on this project's
+ * VM a first touch of a page costs several µs, and each munmap a TLB
+ * shootdown).  Until the reset the chunks are in the file twice,
+ * identical: the reader keeps one.  The reset keeps the file readable at
+ * every store: each chunk's first eight bytes (magic, kind) go to zero
+ * first, so a kill midway leaves chunks the reader skips as never
+ * written. */
+static int flush_stage(struct instr__stage *s)
+{
+    size_t len = (size_t)s->n * INSTR_RT_CHUNK_SIZE;
+    pthread_mutex_lock(&instr__rt.chunk_lock);
+    int opened, fd = dump_fd(&opened);
+    uint64_t idx = UINT64_MAX;
+    if (fd < 0)
+        fd_failed();
+    else if (!instr__rt.stopped)
+        idx = reserve(fd, s->n);
+    pthread_mutex_unlock(&instr__rt.chunk_lock);
+    if (idx == UINT64_MAX)
+        goto fail;
+    ssize_t w = pwrite(fd, s->base, len, chunk_off(idx));
+    if (w != (ssize_t)len) {
+        const char *why = w < 0 ? strerror(errno) : "short write";
+        if (w > 0 && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, chunk_off(idx), w)) {
+            /* no holes: the reader reports the cut chunk */
+        }
+        pthread_mutex_lock(&instr__rt.chunk_lock);
+        stop(why);
+        pthread_mutex_unlock(&instr__rt.chunk_lock);
+        goto fail;
+    }
+    count_chunk(idx + s->n - 1);
+    if (opened)
+        close(fd);
+    for (uint32_t i = 0; i < s->n; i++)
+        __atomic_store_n((uint64_t *)(s->base + (size_t)i * INSTR_RT_CHUNK_SIZE), 0, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    memset(s->base, 0, len);
+    s->next = 0;
     return 0;
 fail:
     if (opened)
@@ -683,80 +661,73 @@ fail:
     return -1;
 }
 
-/* Hands out the next chunk of w's stream, mapped, pre-faulted, its header
- * filled in; NULL when recording has stopped.  A window's chunks go without
- * a system call; a new window takes the chunk lock and a few. */
-void *instr__chunk_map(struct instr__window *w, uint16_t kind, uint32_t thread_index, uint32_t tid,
-                       uint32_t seq, uint64_t base_tsc)
+/* Hands out the next chunk of s's stream, its header filled in; NULL when
+ * recording has stopped.  Every chunk of a stream is written in its
+ * staging area, which stays mapped: the next of its chunks without a
+ * system call; once all are full, a larger area (the full one stays in
+ * the file where it is) or, at the largest, the area copied out and
+ * reset (flush_stage).  The chunk's magic and kind are stored last. */
+void *instr__chunk_map(struct instr__stage *s, uint16_t kind, uint32_t thread_index, uint32_t tid, uint32_t seq,
+                       uint64_t base_tsc)
 {
     int saved = errno;
     struct instr_chunk_header *c = NULL;
     if (instr__rt.stopped || !instr__rt.header)
         goto out;
-    if (!w->base || w->gen != instr__rt.dump_gen || w->next >= w->usable) {
+    if (!s->base || s->gen != instr__rt.dump_gen || s->next >= s->n) {
         if (!instr__may_syscall())
             goto out; /* sandbox.c: not even the lock (a futex) */
-        pthread_mutex_lock(&instr__rt.chunk_lock);
-        int r = instr__rt.stopped ? -1 : new_window(w);
-        pthread_mutex_unlock(&instr__rt.chunk_lock);
-        if (r)
+        if (s->base && s->gen != instr__rt.dump_gen) { /* a fork parent's: left as it is */
+            munmap(s->base, (size_t)s->n * INSTR_RT_CHUNK_SIZE);
+            s->base = NULL;
+        }
+        if (!s->base || s->n < STAGE_MAX_CHUNKS) {
+            pthread_mutex_lock(&instr__rt.chunk_lock);
+            int r = instr__rt.stopped ? -1 : new_stage(s, s->base ? s->n * 2 : 1);
+            pthread_mutex_unlock(&instr__rt.chunk_lock);
+            if (r)
+                goto out;
+        } else if (flush_stage(s))
             goto out;
     }
-    c = (struct instr_chunk_header *)(w->base + (size_t)w->next * INSTR_RT_CHUNK_SIZE);
-    w->next++;
-    c->magic = INSTR_CHUNK_MAGIC;
-    c->kind = kind;
-    c->header_size = INSTR_CHUNK_HEADER_SIZE;
+    c = (struct instr_chunk_header *)(s->base + (size_t)s->next * INSTR_RT_CHUNK_SIZE);
+    s->next++;
     c->thread_index = thread_index;
     c->tid = tid;
     c->seq = seq;
     c->used_bytes = 0;
     c->base_tsc = base_tsc;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n((uint64_t *)c,
+                     (uint64_t)INSTR_CHUNK_MAGIC | (uint64_t)kind << 32 | (uint64_t)INSTR_CHUNK_HEADER_SIZE << 48,
+                     __ATOMIC_RELAXED);
     instr__header_touch();
 out:
     errno = saved;
     return c;
 }
 
-/* At exit: gives back the unused chunks of the exiting thread's window and
- * of the metadata's (all but the pre-faulted next one, which late
- * destructors may still fill).  Recording goes on: a later chunk maps a new
- * window. */
-void instr__dump_trim(void)
+/* The stream ends (thread end), or s is a fork parent's: unmaps its
+ * staging area, which keeps the stream's last chunks in the file, and in
+ * this process's own dump gives back the space of its chunks never handed
+ * out (the reader skips zero chunks). */
+void instr__chunk_unmap(struct instr__stage *s)
 {
-    struct instr__thread *t = instr__thread_own(instr__tls);
-    pthread_mutex_lock(&instr__rt.meta_lock);
-    pthread_mutex_lock(&instr__rt.chunk_lock);
-    struct instr__window *ws[2] = {&instr__rt.meta_win, t ? &t->win : NULL};
-    for (int i = 0; i < 2; i++) {
-        struct instr__window *w = ws[i];
-        if (!w || !w->base || w->next + 1 >= w->usable)
-            continue;
-        w->usable = w->next + 1;
-        punch(w, w->usable);
-    }
-    uint64_t pfirst;
-    uint32_t pn;
-    uint8_t *pbase;
-    if (instr__prefill_take(&pfirst, &pn, &pbase)) { /* prepared, never taken */
-        struct instr__window spare = {.base = pbase, .first = pfirst, .mapped = pn, .usable = pn,
-                                      .gen = instr__rt.dump_gen};
-        punch(&spare, 0);
-        release(&spare);
-    }
-    pthread_mutex_unlock(&instr__rt.chunk_lock);
-    pthread_mutex_unlock(&instr__rt.meta_lock);
-}
-
-void instr__chunk_unmap(struct instr__window *w)
-{
-    int saved = errno;
-    if (!instr__may_syscall())
+    if (!instr__may_syscall() || !s->base)
         return; /* sandbox.c: it stays mapped */
-    pthread_mutex_lock(&instr__rt.chunk_lock);
-    if (w->base && w->gen == instr__rt.dump_gen)
-        punch(w, w->next);
-    release(w);
-    pthread_mutex_unlock(&instr__rt.chunk_lock);
+    int saved = errno;
+    if (s->gen == instr__rt.dump_gen && s->next < s->n && instr__rt.header) {
+        pthread_mutex_lock(&instr__rt.chunk_lock);
+        int opened, fd = dump_fd(&opened);
+        if (fd >= 0 && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, chunk_off(s->slot + s->next),
+                                 (off_t)(s->n - s->next) * INSTR_RT_CHUNK_SIZE)) {
+            /* file systems without holes keep the space: harmless */
+        }
+        if (fd >= 0 && opened)
+            close(fd);
+        pthread_mutex_unlock(&instr__rt.chunk_lock);
+    }
+    munmap(s->base, (size_t)s->n * INSTR_RT_CHUNK_SIZE);
+    s->base = NULL;
     errno = saved;
 }

@@ -21,8 +21,6 @@
  * (2,000 short threads: 64 MiB apparent size, not 128); the smallest that
  * still holds a metadata record of INSTR_RT_MAX_STRING. */
 #define INSTR_RT_CHUNK_SIZE (32u * 1024u)
-#define INSTR_RT_WINDOW_CHUNKS 128u             /* largest window: 4 MiB of a thread's chunks */
-#define INSTR_RT_ZERO_WRITE (64u * 1024u)       /* bytes per write of a new window's zeros */
 #define INSTR_RT_DUMP_FD_CAP 1024               /* kept descriptors sit just below this */
 #define INSTR_RT_STACK_FIRST 4096u              /* shadow-stack frames mapped with a thread's state */
 #define INSTR_RT_STACK_GROWS 8u                 /* doublings beyond it: at most 4096 << 8 = 1 Mi frames */
@@ -51,21 +49,18 @@ struct instr__frame {
 #define INSTR__TARGET_BITS 48
 #define INSTR__TARGET_MASK ((UINT64_C(1) << INSTR__TARGET_BITS) - 1)
 
-/* A window: consecutive chunks of the dump that one stream (a thread's
- * events, or the metadata) owns, mapped once and handed out one chunk at a
- * time without a system call (dump-file.c).  Windows grow 1, 2, 4 ... up to
- * INSTR_RT_WINDOW_CHUNKS chunks, so a short-lived process reserves little.
- * The chunk after the current one is pre-faulted when the current one is
- * handed out: the hot path never takes a page fault on the dump. */
-struct instr__window {
-    uint8_t *base;      /* mapping of the window's chunks, NULL if none */
-    uint64_t first;     /* dump chunk index of its first chunk */
-    uint32_t mapped;    /* chunks mapped (and reserved with fallocate) */
-    uint32_t usable;    /* chunks that may be handed out (<= mapped, trim lowers it) */
-    uint32_t next;      /* next chunk to hand out, relative to first */
-    uint32_t grow;      /* chunks in the next window */
-    uint32_t gen;       /* the dump it belongs to (instr__rt.dump_gen): a fork
-                           child's inherited windows are the parent's */
+/* A stream's staging area (dump-file.c): every chunk of one stream (a
+ * thread's events or samples, the metadata) is written in a few chunks of
+ * the dump of its own, mapped once and pre-faulted, handed out one at a
+ * time without a system call, and copied out with one pwrite once all are
+ * full.  The stream's last chunks stay in it. */
+struct instr__stage {
+    uint8_t *base; /* the mapping, NULL if none */
+    uint64_t slot; /* the chunk index of its first chunk */
+    uint32_t n;    /* chunks in it: 1, 2, 4 ... */
+    uint32_t next; /* the next to hand out */
+    uint32_t gen;  /* the dump it belongs to (instr__rt.dump_gen): a fork
+                      child's inherited stages are the parent's */
 };
 
 /* A hook that ran while its thread's guard was held (a signal handler that
@@ -144,7 +139,7 @@ struct instr__thread {
 
     /* cold */
     struct instr_chunk_header *chunk; /* current events chunk (NULL when dropping) */
-    struct instr__window win;  /* the window chunk lies in (dump-file.c) */
+    struct instr__stage stage; /* where chunk lies (dump-file.c) */
     uint32_t index;            /* dense thread number in this dump */
     uint32_t tid;
     uint32_t seq;              /* next chunk sequence number */
@@ -195,12 +190,12 @@ struct instr__process {
     uint64_t max_chunks;               /* chunk lock: INSTR_MAX_SIZE, in chunks */
     char output_template[4096];        /* INSTR_OUTPUT (or the default), absolute */
     char exe_path[1024];
-    uint64_t next_chunk;               /* chunk lock */
-    uint64_t reserved_chunks;          /* chunk lock: chunks backed by fallocate (= next_chunk) */
+    uint64_t next_chunk;               /* chunk lock: the next chunk index to reserve */
+    uint64_t granted_chunks;           /* chunk lock: the limits were checked up to this index */
     pthread_mutex_t chunk_lock;
     pthread_mutex_t meta_lock;         /* metadata, registry, thread list; before chunk_lock */
     struct instr_chunk_header *meta;   /* current metadata chunk */
-    struct instr__window meta_win;     /* its window (meta lock) */
+    struct instr__stage meta_stage;    /* where it lies (meta lock) */
     uint8_t *meta_pos;
     uint32_t meta_seq;
     uint32_t next_thread_index;        /* meta lock */
@@ -235,41 +230,19 @@ int instr__process_init(void);
 /* dump-file.c */
 int instr__dump_create(uint32_t flags);
 int instr__dump_allowed(void);
-/* The next chunk of the stream that owns w, header filled in (NULL when not
- * recording).  No system call while w has chunks left; the caller has
- * already set the previous chunk's used_bytes. */
-void *instr__chunk_map(struct instr__window *w, uint16_t kind, uint32_t thread_index, uint32_t tid,
+/* The next chunk of the stream that owns s, header filled in (NULL when not
+ * recording).  The caller has already set the previous chunk's used_bytes:
+ * that chunk is copied out first. */
+void *instr__chunk_map(struct instr__stage *s, uint16_t kind, uint32_t thread_index, uint32_t tid,
                        uint32_t seq, uint64_t base_tsc);
-/* The stream ends (thread end), or w is a fork parent's: unmaps w, gives
- * back the space of its unused chunks (only in this process's own dump). */
-void instr__chunk_unmap(struct instr__window *w);
-
-/* A system call without libc: no errno, no TLS (the prefill helper has
- * none of its own).  The result, or -errno. */
-static inline long instr__sys6(long n, long a, long b, long c, long d, long e, long f)
+/* instr__chunk_map will hand out the next chunk of s's staging area,
+ * making no system call. */
+static inline int instr__chunk_ready(const struct instr__stage *s)
 {
-    long ret;
-    register long r10 __asm__("r10") = d;
-    register long r8 __asm__("r8") = e;
-    register long r9 __asm__("r9") = f;
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-                     : "rcx", "r11", "memory");
-    return ret;
+    return s->base && s->gen == instr__rt.dump_gen && s->next < s->n && !instr__rt.stopped && instr__rt.header;
 }
-
-/* Zeros into chunks [off, off + chunks * INSTR_RT_CHUNK_SIZE) of the dump,
- * INSTR_RT_ZERO_WRITE per write (dump-file.c; libc-free, for prefill.c too). */
-void instr__fill_zeros(int fd, int64_t off, uint64_t chunks);
-
-/* prefill.c: the next window prepared off the program's threads. */
-int instr__prefill_ask(int fd, uint64_t first, uint32_t n, int64_t off);      /* chunk lock */
-int instr__prefill_busy(void);                                               /* chunk lock */
-int instr__prefill_unmap(void *base, size_t len);                            /* chunk lock */
-int instr__prefill_take(uint64_t *first, uint32_t *n, uint8_t **base);      /* chunk lock */
-void instr__prefill_fork_child(void);
-void instr__dump_trim(void);
+/* The stream ends (thread end), or s is a fork parent's: unmaps it. */
+void instr__chunk_unmap(struct instr__stage *s);
 void instr__header_touch(void);
 void instr__header_end(struct instr_dump_header *h); /* end_* and last_* stamped now */
 /* One event lost, counted in the header's dropped_events. */

@@ -16,7 +16,7 @@
  * hook re-arms the sud trap, detector-sud.c): instr__exit_group_seen then
  * records the end as at_exit would, with header stores only (it runs in
  * the SIGSYS handler).  What it leaves out: the thread names (read at the
- * report from the dump's tids only) and the dump's trim.  Not seen (no
+ * report from the dump's tids only).  Not seen (no
  * sud, or another system call between the last hook and _exit): the dump
  * stays incomplete, as before.
  *
@@ -66,8 +66,6 @@ static void at_exit(int status, void *arg)
     __atomic_fetch_or(&h->flags, INSTR_DUMP_COMPLETE, __ATOMIC_RELEASE);
     if (calls && t)
         instr__sampler_drain(t);
-    if (calls)
-        instr__dump_trim();
     if (t) {
         instr__detector_rearm(t);
         t->busy = was_busy;
@@ -139,7 +137,6 @@ static void child_after_fork(void)
     int saved = errno;
     pthread_mutex_init(&instr__rt.chunk_lock, NULL);
     pthread_mutex_init(&instr__rt.meta_lock, NULL);
-    instr__prefill_fork_child();
     if (!instr__rt.header)
         goto out;
     struct instr__thread *t = instr__thread_own(instr__tls);
@@ -152,10 +149,10 @@ static void child_after_fork(void)
     instr__rt.next_thread_index = 0;
     instr__rt.stack_overflows = 0;
     if (instr__dump_create(INSTR_DUMP_FORK_CHILD)) {
-        instr__chunk_unmap(&instr__rt.meta_win);
+        instr__chunk_unmap(&instr__rt.meta_stage);
         instr__rt.meta = NULL;
         if (t) {
-            instr__chunk_unmap(&t->win);
+            instr__chunk_unmap(&t->stage);
             instr__rt.threads = NULL;
             instr__tls = &instr__idle_thread;
             instr__thread_unmap(t);

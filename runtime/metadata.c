@@ -166,7 +166,7 @@ static int new_meta_chunk(void)
         instr__rt.meta = NULL;
     }
     struct instr_chunk_header *c =
-        instr__chunk_map(&instr__rt.meta_win, INSTR_CHUNK_METADATA, 0, 0, instr__rt.meta_seq, 0);
+        instr__chunk_map(&instr__rt.meta_stage, INSTR_CHUNK_METADATA, 0, 0, instr__rt.meta_seq, 0);
     if (!c)
         return -1;
     instr__rt.meta_seq++;
@@ -567,7 +567,7 @@ void instr__meta_unit(const struct instr_unit_desc *u)
  * written again.  The parent's metadata chunk is only unmapped. */
 void instr__meta_reemit(void)
 {
-    instr__chunk_unmap(&instr__rt.meta_win);
+    instr__chunk_unmap(&instr__rt.meta_stage);
     instr__rt.meta = NULL;
     instr__rt.meta_pos = NULL;
     instr__rt.meta_seq = 0;

@@ -48,7 +48,7 @@
 struct instr__sampler {
     struct perf_event_mmap_page *ring;
     pid_t pid;                        /* the process the event belongs to */
-    struct instr__window win;         /* the thread's SAMPLES chunks */
+    struct instr__stage stage;        /* the thread's SAMPLES chunks */
     struct instr_chunk_header *chunk; /* current one, or NULL */
     uint8_t *pos, *end;
     uint32_t seq;
@@ -153,7 +153,7 @@ static int room(struct instr__thread *t, struct instr__sampler *s, uint64_t ns)
     if (s->chunk)
         __atomic_store_n(&s->chunk->used_bytes, (uint32_t)(s->pos - (uint8_t *)s->chunk - INSTR_CHUNK_HEADER_SIZE),
                          __ATOMIC_RELEASE);
-    s->chunk = instr__chunk_map(&s->win, INSTR_CHUNK_SAMPLES, t->index, t->tid, s->seq, ns);
+    s->chunk = instr__chunk_map(&s->stage, INSTR_CHUNK_SAMPLES, t->index, t->tid, s->seq, ns);
     if (!s->chunk)
         return 0;
     s->seq++;
@@ -189,7 +189,7 @@ void instr__sampler_drain(struct instr__thread *t)
         return;
     if (s->pid != getpid()) { /* a fork child: the parent's event (its ring is not mapped here) */
         t->sampler = NULL;
-        instr__chunk_unmap(&s->win);
+        instr__chunk_unmap(&s->stage);
         munmap(s, (sizeof *s + PAGE - 1) & ~(size_t)(PAGE - 1));
         return;
     }
@@ -235,7 +235,7 @@ void instr__sampler_fork_child(struct instr__thread *t)
     struct instr__sampler *s = t->sampler;
     if (s) {
         t->sampler = NULL;
-        instr__chunk_unmap(&s->win);
+        instr__chunk_unmap(&s->stage);
         munmap(s, (sizeof *s + PAGE - 1) & ~(size_t)(PAGE - 1));
     }
     instr__sampler_thread(t);
@@ -251,6 +251,6 @@ void instr__sampler_thread_end(struct instr__thread *t)
         return;
     t->sampler = NULL;
     munmap(s->ring, (1 + RING_PAGES) * PAGE);
-    instr__chunk_unmap(&s->win);
+    instr__chunk_unmap(&s->stage);
     munmap(s, (sizeof *s + PAGE - 1) & ~(size_t)(PAGE - 1));
 }

@@ -82,7 +82,7 @@ static void start_dropping(struct instr__thread *t)
 static int start_chunk(struct instr__thread *t)
 {
     struct instr_chunk_header *c =
-        instr__chunk_map(&t->win, INSTR_CHUNK_EVENTS, t->index, t->tid, t->seq, t->last_tsc);
+        instr__chunk_map(&t->stage, INSTR_CHUNK_EVENTS, t->index, t->tid, t->seq, t->last_tsc);
     if (!c) {
         start_dropping(t);
         return -1;
@@ -102,7 +102,7 @@ static void close_chunk(struct instr__thread *t)
         return;
     __atomic_store_n(&c->used_bytes, (uint32_t)(t->pos - (uint8_t *)c - INSTR_CHUNK_HEADER_SIZE),
                      __ATOMIC_RELEASE);
-    t->chunk = NULL; /* its window stays mapped: the next chunk follows it */
+    t->chunk = NULL; /* its stage stays mapped: chunk_map copies it out */
 }
 
 static void chunk_next(struct instr__thread *t);
@@ -117,6 +117,29 @@ void instr__chunk_next(struct instr__thread *t)
      * half done): no need to block anything for them. */
     if (t->dropping && (instr__rt.stopped || (t->dropped + 1) % INSTR_RT_DROP_RETRY)) {
         chunk_next(t);
+        return;
+    }
+    /* The next chunk of the staging area: a few stores and no system
+     * call, so no signal mask (two system calls a chunk) and no stretch
+     * cut as the runtime's.  In an order that a handler leaving by
+     * siglongjmp at any point cannot spoil: the new chunk is taken and
+     * made current before the old one is closed, so the hook that takes
+     * the guard over writes either into the old chunk, still open, or
+     * into the new one (cut between the first two steps, a chunk is left
+     * empty and its seq taken twice: the reader keeps the other). */
+    if (!t->dropping && !t->sampler && instr__chunk_ready(&t->stage)) {
+        struct instr_chunk_header *old = t->chunk;
+        uint8_t *end = t->pos;
+        struct instr_chunk_header *c =
+            instr__chunk_map(&t->stage, INSTR_CHUNK_EVENTS, t->index, t->tid, t->seq, t->last_tsc);
+        t->seq++;
+        t->chunk = c;
+        t->pos = (uint8_t *)c + INSTR_CHUNK_HEADER_SIZE;
+        t->limit = (uint8_t *)c + INSTR_RT_CHUNK_SIZE - INSTR_EVENT_MAX_BYTES;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        if (old)
+            __atomic_store_n(&old->used_bytes, (uint32_t)(end - (uint8_t *)old - INSTR_CHUNK_HEADER_SIZE),
+                             __ATOMIC_RELEASE);
         return;
     }
     sigset_t old;
@@ -285,7 +308,7 @@ void instr__thread_end(void *arg)
         return;
     }
     instr__sampler_thread_end(t);
-    instr__chunk_unmap(&t->win);
+    instr__chunk_unmap(&t->stage);
     instr__thread_name(t->tid, name, sizeof name);
     pthread_mutex_lock(&instr__rt.meta_lock);
     list_remove(t);
@@ -307,7 +330,7 @@ void instr__thread_drop_others(struct instr__thread *keep)
         next = t->next;
         if (t == keep)
             continue;
-        instr__chunk_unmap(&t->win); /* the parent's: unmapped, not written */
+        instr__chunk_unmap(&t->stage); /* the parent's: unmapped, not written */
         instr__thread_unmap(t);
     }
     instr__rt.threads = keep;
@@ -320,7 +343,7 @@ void instr__thread_drop_others(struct instr__thread *keep)
 int instr__thread_restart(struct instr__thread *t)
 {
     char name[64];
-    instr__chunk_unmap(&t->win); /* the parent's: leave it as it is */
+    instr__chunk_unmap(&t->stage); /* the parent's: leave it as it is */
     t->chunk = NULL;
     t->tid = instr__gettid();
     t->foreign_left = 0; /* the parent's foreign tasks are not in this process */

@@ -8,7 +8,7 @@ The instrumented run's dump must also read cleanly.
 
 Usage: check-tasks.py CASE --exe INSTR --oracle PLAIN --report REPORT
        [--runs N] [--env NAME=VALUE]
-(--env, e.g. INSTR_PREFILL=1, shows what the opt-in helper changes.)"""
+(--env NAME=VALUE runs the instrumented build with a setting of the runtime.)"""
 import argparse, glob, os, shutil, signal, subprocess, sys, tempfile, time
 
 ap = argparse.ArgumentParser()
@@ -52,7 +52,6 @@ with tempfile.TemporaryDirectory() as work:
         shutil.copy(path, exes[k])
         os.chmod(exes[k], 0o755)
     env = dict(os.environ)
-    env.pop("INSTR_PREFILL", None)
     for e in a.env:
         k, v = e.split("=", 1)
         env[k] = v
