@@ -477,6 +477,18 @@ def check_interaction(args, path, mark_y):
         whole = {row[0]: row[1:6] for row in rg[1]["rows"]}
         table = {row[0]: row[1:6] for row in out["table"]}
         check(whole == table, f"range over the whole run: the table's calls and four values {whole} {table}")
+    # Callers and callees of the selected function, from the embedded calls:
+    # rec's three calls (the worker's at its root, main's, and rec's own);
+    # qsort's; then a click on qsort's caller selects sort_it.
+    out, console = page_test(args, path, {"cc": ["rec", "qsort", 0]})
+    cc = out.get("cc") or []
+    rows = lambda rs: [(r[0], int(r[1].replace(",", "")), round(ns_of(r[2]))) for r in rs]
+    want = [([("(thread root)", 1, 4000), ("main", 1, 2500), ("rec", 1, 1000)], [("rec", 1, 1000)]),
+            ([("sort_it", 1, 2500)], [("cmp", 1, 1000)]),
+            ([("main", 1, 3500)], [("qsort", 1, 2500)])]
+    got = [(rows(c["callers"]), rows(c["callees"])) if c else None for c in cc]
+    check(not out["errors"] and got == want and "Callers and callees of sort_it in the whole run" in cc[2]["head"],
+          f"callers and callees of a selected function, a click selects one {got} {out['errors']}")
 
 
 def png_pixels(path):
