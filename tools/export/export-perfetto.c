@@ -64,6 +64,7 @@
 
 #include <zlib.h>
 
+#include "arrays.h"
 #include "export-options.h"
 #include "formats.h"
 #include "protobuf.h"
@@ -708,13 +709,7 @@ static int finish(struct pexp *c, int rc)
         rc = INSTR_EIO;
     instr_pb_free(&c->pkt);
     instr_pb_free(&c->batch);
-    free(c->zbuf);
-    free(c->interned);
-    free(c->labels);
-    free(c->label_flags);
-    free(c->thread_uuids);
-    free(c->process_uuids);
-    free(c->counters);
+    INSTR_FREE_ALL(c->zbuf, c->interned, c->labels, c->label_flags, c->thread_uuids, c->process_uuids, c->counters);
     return rc;
 }
 

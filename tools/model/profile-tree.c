@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
 #include "demangle.h"
 #include "profile-walker.h"
 #include "report.h"
@@ -277,15 +278,8 @@ void instr_ptree_thread(struct walker *w)
  * its own copies: instr_profile_free). */
 void instr_ptree_free(struct walker *w)
 {
-    free(w->nodes);
-    free(w->flagged);
-    free(w->incl);
-    free(w->fncount);
-    free(w->modcount);
-    free(w->extcount);
-    free(w->fnmap.e);
-    free(w->originmap.e);
-    free(w->childmap.e);
+    INSTR_FREE_ALL(w->nodes, w->flagged, w->incl, w->fncount, w->modcount, w->extcount, w->fnmap.e, w->originmap.e,
+                   w->childmap.e);
 }
 
 /* The flagged values of n, a zeroed slot the first time (the pending call

@@ -1030,10 +1030,7 @@ void instr_profile_free(struct instr_profile *p)
         free(p->funcs[i].origin);
         free(p->funcs[i].origin_demangled);
     }
-    free(p->funcs);
-    free(p->threads);
-    free(p->modules);
-    free(p->nodes);
+    INSTR_FREE_ALL(p->funcs, p->threads, p->modules, p->nodes);
     instr_sitemap_free(&p->sites, p->dump ? p->dump->nsites : 0);
     instr_wall_free(&p->wall);
     instr_wall_merge_free(&p->merged);
@@ -1072,15 +1069,10 @@ static int switch_stack(struct walker *w, uint64_t id, uint64_t tick)
             fresh = i; /* an empty stack is not kept: its entry serves again */
     if (i == w->nsaved) { /* a new stack: an empty entry */
         if ((i = fresh) == w->nsaved) {
-            if (w->nsaved == w->capsaved) {
-                size_t nc = w->capsaved ? w->capsaved * 2 : 4;
-                struct saved_stack *s = realloc(w->saved, nc * sizeof *s);
-                if (!s)
-                    return INSTR_ENOMEM;
-                memset(s + w->capsaved, 0, (nc - w->capsaved) * sizeof *s);
-                w->saved = s;
-                w->capsaved = nc;
-            }
+            struct saved_stack *s = instr_grow_zeroed(w->saved, &w->capsaved, w->nsaved + 1, sizeof *s, 4);
+            if (!s)
+                return INSTR_ENOMEM;
+            w->saved = s;
             w->nsaved++;
         }
         struct saved_stack *e = &w->saved[i];

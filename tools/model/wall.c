@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
+
 /* Room for function fn in the per-function arrays. */
 static int grow(struct instr_wall *w, uint32_t fn)
 {
@@ -290,14 +292,7 @@ void instr_wall_free(struct instr_wall *w)
         free(w->fn[f].s);
         free(w->cur[f].s);
     }
-    free(w->fn);
-    free(w->cur);
-    free(w->depth);
-    free(w->open_at);
-    free(w->seen);
-    free(w->touched);
-    free(w->root.s);
-    free(w->cur_root.s);
+    INSTR_FREE_ALL(w->fn, w->cur, w->depth, w->open_at, w->seen, w->touched, w->root.s, w->cur_root.s);
     memset(w, 0, sizeof *w);
 }
 

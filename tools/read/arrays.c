@@ -1,4 +1,4 @@
-/* arrays.c - growing arrays, sorted searches, message lists (arrays.h). */
+/* arrays.c - growing arrays, freeing several, sorted searches, message lists (arrays.h). */
 #define _GNU_SOURCE /* vasprintf */
 #include "arrays.h"
 
@@ -20,6 +20,21 @@ void *instr_grow(void *arr, size_t *cap, size_t need, size_t elem, size_t first)
     if (a)
         *cap = nc;
     return a;
+}
+
+void *instr_grow_zeroed(void *arr, size_t *cap, size_t need, size_t elem, size_t first)
+{
+    size_t old = *cap;
+    char *a = instr_grow(arr, cap, need, elem, first);
+    if (a && *cap > old)
+        memset(a + old * elem, 0, (*cap - old) * elem);
+    return a;
+}
+
+void instr_free_all(void *const *ptrs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(ptrs[i]);
 }
 
 static uint64_t key_at(const void *base, size_t i, size_t elem, size_t key_off)

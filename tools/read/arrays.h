@@ -1,6 +1,6 @@
 /* arrays.h - the small array helpers the reading library shares: growing
- * an array, searching one sorted by a 64-bit key, and lists of messages
- * (warnings, bad lines).  Pure: nothing here prints or exits. */
+ * an array (zeroed or not), freeing several, searching one sorted by a
+ * 64-bit key, and lists of messages (warnings, bad lines).  Pure: nothing here prints or exits. */
 #ifndef INSTR_ARRAYS_H
 #define INSTR_ARRAYS_H
 
@@ -13,6 +13,15 @@
  * when out of memory (arr is then unchanged and still owned by the
  * caller). */
 void *instr_grow(void *arr, size_t *cap, size_t need, size_t elem, size_t first);
+
+/* instr_grow, the new elements zeroed. */
+void *instr_grow_zeroed(void *arr, size_t *cap, size_t need, size_t elem, size_t first);
+
+/* Frees each of ptrs[0..n); INSTR_FREE_ALL(a, b, ...) frees a, b ...: the
+ * release of a structure's arrays in one statement. */
+void instr_free_all(void *const *ptrs, size_t n);
+#define INSTR_FREE_ALL(...) \
+    instr_free_all((void *const[]){__VA_ARGS__}, sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
 
 /* In base[0..n) (elements of elem bytes, sorted by the uint64_t at byte
  * key_off of each): the number of elements whose key is < key (lower

@@ -493,11 +493,7 @@ void instr_dump_close(struct instr_dump *d)
     instr_dump_free_process(d);
     for (size_t i = 0; i < d->nwarnings; i++)
         free(d->warnings[i]);
-    free(d->modules);
-    free(d->functions);
-    free(d->labels);
-    free(d->threads);
-    free(d->warnings);
+    INSTR_FREE_ALL(d->modules, d->functions, d->labels, d->threads, d->warnings);
     const char *path = d->path;
     memset(d, 0, sizeof *d);
     d->path = path;

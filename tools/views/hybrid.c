@@ -147,15 +147,10 @@ static int count(struct place *pl, const struct instr_sample *s, uint32_t top, i
 {
     struct instr_hybrid *h = pl->h;
     if (!gap && top != UINT32_MAX && top >= h->nfn) {
-        size_t nc = h->nfn ? h->nfn * 2 : 256;
-        while (nc <= top)
-            nc *= 2;
-        struct instr_hybrid_fn *a = realloc(h->fn, nc * sizeof *a);
+        struct instr_hybrid_fn *a = instr_grow_zeroed(h->fn, &h->nfn, (size_t)top + 1, sizeof *a, 256);
         if (!a)
             return INSTR_ENOMEM;
-        memset(a + h->nfn, 0, (nc - h->nfn) * sizeof *a);
         h->fn = a;
-        h->nfn = nc;
     }
     int rt = (s->flags & INSTR_STACK_RUNTIME) != 0;
     if (pl->sym) {

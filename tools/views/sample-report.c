@@ -420,14 +420,7 @@ void instr_sprofile_free(struct instr_sprofile *p)
     }
     for (size_t i = 0; i < p->nwarnings; i++)
         free(p->warnings[i]);
-    free(p->warnings);
-    free(p->cache);
-    free(p->names);
-    free(p->stacks);
-    free(p->pool);
-    free(p->lpool);
-    free(p->locs);
-    free(p->loc_table);
+    INSTR_FREE_ALL(p->warnings, p->cache, p->names, p->stacks, p->pool, p->lpool, p->locs, p->loc_table);
     instr_line_tables_free(p->lines);
     memset(p, 0, sizeof *p);
 }
