@@ -707,6 +707,26 @@ out:
     return c;
 }
 
+void *instr__chunk_after(struct instr__stage *s, const uint8_t *pos, uint64_t base_tsc)
+{
+    struct instr_chunk_header *old = instr__stage_chunk_of(s, pos), *c;
+    if (!old || instr__rt.stopped || !instr__rt.header ||
+        (uint8_t *)old + INSTR_RT_CHUNK_SIZE >= s->base + (size_t)s->n * INSTR_RT_CHUNK_SIZE)
+        return NULL;
+    c = (struct instr_chunk_header *)((uint8_t *)old + INSTR_RT_CHUNK_SIZE);
+    s->next = (uint32_t)(((uint8_t *)c - s->base) / INSTR_RT_CHUNK_SIZE) + 1;
+    c->thread_index = old->thread_index;
+    c->tid = old->tid;
+    c->seq = old->seq + 1;
+    c->used_bytes = 0;
+    c->base_tsc = base_tsc;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n((uint64_t *)c,
+                     (uint64_t)INSTR_CHUNK_MAGIC | (uint64_t)old->kind << 32 | (uint64_t)INSTR_CHUNK_HEADER_SIZE << 48,
+                     __ATOMIC_RELAXED);
+    return c;
+}
+
 /* The stream ends (thread end), or s is a fork parent's: unmaps its
  * staging area, which keeps the stream's last chunks in the file, and in
  * this process's own dump gives back the space of its chunks never handed

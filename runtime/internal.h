@@ -235,12 +235,22 @@ int instr__dump_allowed(void);
  * that chunk is copied out first. */
 void *instr__chunk_map(struct instr__stage *s, uint16_t kind, uint32_t thread_index, uint32_t tid,
                        uint32_t seq, uint64_t base_tsc);
-/* instr__chunk_map will hand out the next chunk of s's staging area,
- * making no system call. */
-static inline int instr__chunk_ready(const struct instr__stage *s)
+/* The chunk of s's staging area that pos (a write position, at most the
+ * chunk's end) lies in, or NULL. */
+static inline struct instr_chunk_header *instr__stage_chunk_of(const struct instr__stage *s, const uint8_t *pos)
 {
-    return s->base && s->gen == instr__rt.dump_gen && s->next < s->n && !instr__rt.stopped && instr__rt.header;
+    if (!s->base || s->gen != instr__rt.dump_gen || pos <= s->base ||
+        pos > s->base + (size_t)s->n * INSTR_RT_CHUNK_SIZE)
+        return NULL;
+    return (struct instr_chunk_header *)(s->base + (size_t)(pos - 1 - s->base) / INSTR_RT_CHUNK_SIZE *
+                                                     INSTR_RT_CHUNK_SIZE);
 }
+/* The chunk after the one pos lies in, in s's staging area, its header
+ * written (that one's seq + 1, kind, thread and base_tsc): no system call.
+ * NULL when pos is in the area's last chunk (instr__chunk_map then copies
+ * the area out) or outside it.  Done again for the same pos, it hands out
+ * the same chunk with the same header. */
+void *instr__chunk_after(struct instr__stage *s, const uint8_t *pos, uint64_t base_tsc);
 /* The stream ends (thread end), or s is a fork parent's: unmaps it. */
 void instr__chunk_unmap(struct instr__stage *s);
 void instr__header_touch(void);

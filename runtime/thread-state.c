@@ -121,26 +121,28 @@ void instr__chunk_next(struct instr__thread *t)
     }
     /* The next chunk of the staging area: a few stores and no system
      * call, so no signal mask (two system calls a chunk) and no stretch
-     * cut as the runtime's.  In an order that a handler leaving by
-     * siglongjmp at any point cannot spoil: the new chunk is taken and
-     * made current before the old one is closed, so the hook that takes
-     * the guard over writes either into the old chunk, still open, or
-     * into the new one (cut between the first two steps, a chunk is left
-     * empty and its seq taken twice: the reader keeps the other). */
-    if (!t->dropping && !t->sampler && instr__chunk_ready(&t->stage)) {
-        struct instr_chunk_header *old = t->chunk;
+     * cut as the runtime's.  A handler leaving by siglongjmp may cut it
+     * at any store; the hook that takes the guard over then switches
+     * again.  So everything is derived from t->pos alone (the chunk it
+     * lies in, that one's seq), the new chunk is handed out the same way
+     * again until t->pos has moved into it, and t->pos moves before
+     * t->limit: the limit is then still the old chunk's, lower, and the
+     * next event switches again. */
+    if (!t->dropping && !t->sampler) {
         uint8_t *end = t->pos;
-        struct instr_chunk_header *c =
-            instr__chunk_map(&t->stage, INSTR_CHUNK_EVENTS, t->index, t->tid, t->seq, t->last_tsc);
-        t->seq++;
-        t->chunk = c;
-        t->pos = (uint8_t *)c + INSTR_CHUNK_HEADER_SIZE;
-        t->limit = (uint8_t *)c + INSTR_RT_CHUNK_SIZE - INSTR_EVENT_MAX_BYTES;
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        if (old)
+        struct instr_chunk_header *c = instr__chunk_after(&t->stage, end, t->last_tsc);
+        if (c) {
+            struct instr_chunk_header *old = (struct instr_chunk_header *)((uint8_t *)c - INSTR_RT_CHUNK_SIZE);
+            t->pos = (uint8_t *)c + INSTR_CHUNK_HEADER_SIZE;
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);
+            t->limit = (uint8_t *)c + INSTR_RT_CHUNK_SIZE - INSTR_EVENT_MAX_BYTES;
+            t->chunk = c;
+            t->seq = c->seq + 1;
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);
             __atomic_store_n(&old->used_bytes, (uint32_t)(end - (uint8_t *)old - INSTR_CHUNK_HEADER_SIZE),
                              __ATOMIC_RELEASE);
-        return;
+            return;
+        }
     }
     sigset_t old;
     instr__signals_block(&old);
@@ -166,6 +168,13 @@ static void chunk_next(struct instr__thread *t)
         }
         instr__detector_rearm(t);
         return;
+    }
+    /* A cheap switch cut by a handler's siglongjmp (above) may have left
+     * t->chunk and t->seq behind t->pos: t->pos says where the events are. */
+    struct instr_chunk_header *at = instr__stage_chunk_of(&t->stage, t->pos);
+    if (at && at != t->chunk) {
+        t->chunk = at;
+        t->seq = at->seq + 1;
     }
     close_chunk(t);
     instr__sampler_drain(t);
