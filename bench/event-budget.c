@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "dump-reader.h"
+#include "event-codec.h"
 
 #define NLIMITS 4
 static const uint64_t limits[NLIMITS] = {64, 256, 1024, 4096};
@@ -39,16 +40,6 @@ struct budget {
     uint64_t shapes[3], shape_bytes[3]; /* units below the largest N: call-enter-exit-return, enter-exit,
                                            call-return */
 };
-
-static unsigned varint_len(uint64_t v)
-{
-    unsigned n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
 
 /* The last few events of a thread, newest last: enough for a unit. */
 struct seen {
@@ -137,7 +128,7 @@ static int thread_budget(const struct instr_thread_info *th, struct budget *b)
             bytes += h[n - u + k].size;
         /* paired: the first event as it is, the ENTER's id when wrapped,
          * and the length. */
-        uint64_t paired = first->size + (u == 4 ? varint_len(h[n - 3].ev.arg) : 0) + varint_len(len);
+        uint64_t paired = first->size + (u == 4 ? instr_varint_size(h[n - 3].ev.arg) : 0) + instr_varint_size(len);
         uint64_t key = (uint64_t)u << 56 | (first->ev.arg & 0xfffffff) << 28 | (u == 4 ? h[n - 3].ev.arg & 0xfffffff : 0);
         if (len < limits[NLIMITS - 1]) {
             int shape = u == 4 ? 0 : ev.kind == INSTR_EV_EXIT ? 1 : 2;

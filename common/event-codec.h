@@ -16,6 +16,17 @@
 /* Largest single event: head varint, transition byte, ext subtype, two varints. */
 #define INSTR_EVENT_MAX_BYTES 40u
 
+/* Bytes instr_put_varint writes for v. */
+static inline unsigned instr_varint_size(uint64_t v)
+{
+    unsigned n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
 static inline uint8_t *instr_put_varint(uint8_t *p, uint64_t v)
 {
     while (v >= 0x80) {

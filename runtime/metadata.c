@@ -76,16 +76,6 @@ struct field {
     const char *s;
 };
 
-static size_t varint_size(uint64_t v)
-{
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
 static size_t str_len(const char *s)
 {
     return s ? strnlen(s, INSTR_RT_MAX_STRING) : 0;
@@ -183,13 +173,13 @@ static int meta_put(uint8_t type, const struct field *f, int n)
     size_t len = 0;
     for (int i = 0; i < n; i++) {
         if (f[i].kind == F_VARINT)
-            len += varint_size(f[i].v);
+            len += instr_varint_size(f[i].v);
         else if (f[i].kind == F_U64)
             len += 8;
         else
-            len += varint_size(str_len(f[i].s)) + str_len(f[i].s);
+            len += instr_varint_size(str_len(f[i].s)) + str_len(f[i].s);
     }
-    size_t total = 1 + varint_size(len) + len;
+    size_t total = 1 + instr_varint_size(len) + len;
     if (total > INSTR_RT_CHUNK_SIZE - INSTR_CHUNK_HEADER_SIZE)
         return -1;
     if (!instr__rt.meta ||
