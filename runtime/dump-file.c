@@ -661,6 +661,23 @@ fail:
     return -1;
 }
 
+/* Fills in the header of c, a chunk of a staging area that is zero or a
+ * stale hand-out of the same chunk: magic and kind, which make it a chunk
+ * to the reader, in one store after the rest. */
+static void put_header(struct instr_chunk_header *c, uint16_t kind, uint32_t thread_index, uint32_t tid,
+                       uint32_t seq, uint64_t base_tsc)
+{
+    c->thread_index = thread_index;
+    c->tid = tid;
+    c->seq = seq;
+    c->used_bytes = 0;
+    c->base_tsc = base_tsc;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n((uint64_t *)c,
+                     (uint64_t)INSTR_CHUNK_MAGIC | (uint64_t)kind << 32 | (uint64_t)INSTR_CHUNK_HEADER_SIZE << 48,
+                     __ATOMIC_RELAXED);
+}
+
 /* Hands out the next chunk of s's stream, its header filled in; NULL when
  * recording has stopped.  Every chunk of a stream is written in its
  * staging area, which stays mapped: the next of its chunks without a
@@ -692,15 +709,7 @@ void *instr__chunk_map(struct instr__stage *s, uint16_t kind, uint32_t thread_in
     }
     c = (struct instr_chunk_header *)(s->base + (size_t)s->next * INSTR_RT_CHUNK_SIZE);
     s->next++;
-    c->thread_index = thread_index;
-    c->tid = tid;
-    c->seq = seq;
-    c->used_bytes = 0;
-    c->base_tsc = base_tsc;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    __atomic_store_n((uint64_t *)c,
-                     (uint64_t)INSTR_CHUNK_MAGIC | (uint64_t)kind << 32 | (uint64_t)INSTR_CHUNK_HEADER_SIZE << 48,
-                     __ATOMIC_RELAXED);
+    put_header(c, kind, thread_index, tid, seq, base_tsc);
     instr__header_touch();
 out:
     errno = saved;
@@ -715,15 +724,7 @@ void *instr__chunk_after(struct instr__stage *s, const uint8_t *pos, uint64_t ba
         return NULL;
     c = (struct instr_chunk_header *)((uint8_t *)old + INSTR_RT_CHUNK_SIZE);
     s->next = (uint32_t)(((uint8_t *)c - s->base) / INSTR_RT_CHUNK_SIZE) + 1;
-    c->thread_index = old->thread_index;
-    c->tid = old->tid;
-    c->seq = old->seq + 1;
-    c->used_bytes = 0;
-    c->base_tsc = base_tsc;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    __atomic_store_n((uint64_t *)c,
-                     (uint64_t)INSTR_CHUNK_MAGIC | (uint64_t)old->kind << 32 | (uint64_t)INSTR_CHUNK_HEADER_SIZE << 48,
-                     __ATOMIC_RELAXED);
+    put_header(c, old->kind, old->thread_index, old->tid, old->seq + 1, base_tsc);
     return c;
 }
 
