@@ -102,7 +102,15 @@ struct instr_dump_header {
                                      state); their events are counted in dropped_events */
     char stop_reason[128];        /* NUL-terminated: why recording stopped before the end (a seccomp
                                      filter, the TSC taken away); empty while it did not */
-    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 1432];
+    /* Record-time filters (runtime/filter.c): what they were and what they
+     * left out.  A call not recorded is its caller's time. */
+    uint32_t filter_depth;        /* INSTR_DEPTH: frames deeper than this not recorded; 0 = no limit */
+    uint32_t filter_triggers;     /* INSTR_TRIGGER: trigger functions named; 0 = none */
+    uint64_t filter_min_ticks;    /* INSTR_MIN_DURATION, in ticks: shorter calls folded; 0 = none */
+    uint64_t filtered_depth;      /* calls not recorded: deeper than filter_depth */
+    uint64_t filtered_short;      /* calls not recorded: returned within filter_min_ticks */
+    uint64_t filtered_off;        /* calls not recorded: entered while a trigger had recording off */
+    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 1472];
 };
 
 /* Chunk kinds. */

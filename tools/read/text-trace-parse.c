@@ -179,7 +179,9 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
     static const char *const keys[] = {"pid", "ppid", "exe", "start_tsc", "start_ns", "real_ns", "end_tsc",
                                        "end_ns", "last_tsc", "last_ns", "detector", "sees", "flags", "dropped",
                                        "unmatched", "exit_status", "chunk_size", "detail", "end_signal",
-                                       "signal_tid", "detectors", "unrecorded_threads", "stopped", NULL};
+                                       "signal_tid", "detectors", "unrecorded_threads", "stopped",
+                                       "filter_depth", "filter_min_ticks", "filter_triggers", "filtered_depth",
+                                       "filtered_short", "filtered_off", NULL};
     int rc;
     uint64_t cs = 0, es = 0;
     uint64_t last_tsc = UINT64_MAX, last_ns = UINT64_MAX;
@@ -221,6 +223,17 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
     if (unrecorded > UINT32_MAX)
         return perr(ps, "unrecorded_threads out of range");
     h->unrecorded_threads = (uint32_t)unrecorded;
+    uint64_t depth = 0, triggers = 0;
+    if ((rc = header_u64(ps, ln, "filter_depth", &depth)) || (rc = header_u64(ps, ln, "filter_triggers", &triggers)) ||
+        (rc = header_u64(ps, ln, "filter_min_ticks", &h->filter_min_ticks)) ||
+        (rc = header_u64(ps, ln, "filtered_depth", &h->filtered_depth)) ||
+        (rc = header_u64(ps, ln, "filtered_short", &h->filtered_short)) ||
+        (rc = header_u64(ps, ln, "filtered_off", &h->filtered_off)))
+        return rc;
+    if (depth > UINT32_MAX || triggers > UINT32_MAX)
+        return perr(ps, "filter_depth or filter_triggers out of range");
+    h->filter_depth = (uint32_t)depth;
+    h->filter_triggers = (uint32_t)triggers;
     if ((v = kv(ln, 1, "exe")))
         snprintf(h->exe_path, sizeof h->exe_path, "%s", v);
     if ((v = kv(ln, 1, "detail")))

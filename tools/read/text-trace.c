@@ -113,6 +113,12 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
         fprintf(out, " end_signal=%u signal_tid=%u", h->end_signal, h->end_signal_tid);
     if (h->unrecorded_threads)
         fprintf(out, " unrecorded_threads=%u", h->unrecorded_threads);
+    if (h->filter_depth || h->filter_min_ticks || h->filter_triggers)
+        fprintf(out,
+                " filter_depth=%u filter_min_ticks=%" PRIu64 " filter_triggers=%u filtered_depth=%" PRIu64
+                " filtered_short=%" PRIu64 " filtered_off=%" PRIu64,
+                h->filter_depth, h->filter_min_ticks, h->filter_triggers, h->filtered_depth, h->filtered_short,
+                h->filtered_off);
     fprintf(out, " dropped=%" PRIu64 " unmatched=%" PRIu64 " exit_status=%d chunk_size=%u detail=", h->dropped_events,
             h->unmatched_exits, h->exit_status, h->chunk_size);
     put_value(out, h->detector_detail);
