@@ -7,7 +7,7 @@
  *   offset 0   u32  id       0 until the runtime registers the function
  *   offset 4   u8   abi      INSTR_HOOK_ABI_VERSION
  *   offset 5   u8   flags    INSTR_FN_* bits
- *   offset 6   u16  reserved 0
+ *   offset 6   u16  rt_flags 0 in the object; the runtime's own (INSTR_FN_RT_*)
  *   offset 8   "mangled-name\0source-file\0decimal-line\0"
  *              then, with flag INSTR_FN_DEMANGLED, "demangled-name\0"
  *
@@ -76,6 +76,11 @@
                                      frame with the same CFA can be a live ancestor */
 #define INSTR_FN_DEMANGLED 0x02u  /* a fourth string follows: the demangled name (C++ only) */
 
+/* Runtime flags (rt_flags), set when the function registers: it is an
+ * INSTR_TRIGGER function (runtime/filter.c). */
+#define INSTR_FN_RT_TRIGGER_ON 0x01u  /* entering it switches recording on */
+#define INSTR_FN_RT_TRIGGER_OFF 0x02u /* its return switches recording off */
+
 /* Names spelled once, used by the plugin (emitted calls) and the runtime. */
 #define INSTR_HOOK_ENTER "__instr_enter"
 #define INSTR_HOOK_EXIT "__instr_exit"
@@ -119,7 +124,7 @@ struct instr_fn_desc {
     uint32_t id;
     uint8_t abi;
     uint8_t flags;
-    uint16_t reserved;
+    uint16_t rt_flags; /* the runtime's, 0 in the object: INSTR_FN_RT_* (runtime/filter.c) */
     char names[]; /* "mangled\0file\0line\0" [+ "demangled\0"] */
 };
 

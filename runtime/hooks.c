@@ -48,6 +48,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
+#include <string.h>
 
 #include "record.h"
 #include "stack-switch.h"
@@ -132,6 +133,111 @@ static __attribute__((noinline)) uint8_t *close_dead(struct instr__thread *t, ui
     return p;
 }
 
+/* ---- record-time filters (filter.c) ------------------------------------- */
+
+/* INSTR_MIN_DURATION: frame f is being pushed with its event at p: where
+ * the event starts and what the thread's clock state was, so that its
+ * return can take it back (fold_short).  NULL, and the slot cleared, when
+ * it cannot be: the event carries transition bits, which would be lost
+ * with it (slow_push also clears it when a registration's time was spent
+ * off the CPU). */
+static struct instr__rewind *rewind_mark(struct instr__thread *t, const struct instr__frame *f,
+                                         uint8_t *p, int keep)
+{
+    struct instr__rewind *r = &t->rewind[(size_t)(f - t->base) % INSTR__REWIND_SLOTS];
+    r->desc = NULL;
+    struct instr_chunk_header *c = instr__stage_chunk_of(&t->stage, p + 1);
+    if (keep || !c)
+        return NULL;
+    r->before = p;
+    r->last_tsc = t->last_tsc;
+    r->clean_ticks = t->det.clean_ticks;
+    r->desc = f->desc;
+    r->cfa = f->cfa;
+    r->seq = c->seq;
+    return r;
+}
+
+/* INSTR_MIN_DURATION: the top frame returns at now with its event to go
+ * at p.  If its own event is the last one written (everything it called
+ * was folded already), in the same chunk, and it began less than
+ * min_ticks ago on an interval the OS left alone, take that event back:
+ * the bytes are zeroed (a killed process's reader stops at the first
+ * zero byte) and the clock state is put back, so the next event's
+ * interval runs from the one before: the caller's time.  A first call's
+ * registration stays, as an EXT RUNTIME at the call's tick (charged to
+ * nobody, as before).  Returns the new write position, or NULL to record
+ * the return as usual. */
+static uint8_t *fold_short(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned bits)
+{
+    struct instr__frame *f = &t->top[-1];
+    struct instr__rewind *r = &t->rewind[(size_t)(f - t->base) % INSTR__REWIND_SLOTS];
+    if (r->desc != f->desc || r->cfa != f->cfa || r->after != p || bits ||
+        now - r->tsc >= instr__filter.min_ticks)
+        return NULL;
+    struct instr_chunk_header *c = instr__stage_chunk_of(&t->stage, p);
+    if (!c || c->seq != r->seq || instr__stage_chunk_of(&t->stage, r->before + 1) != c)
+        return NULL;
+    r->before[0] = 0;
+    instr__barrier();
+    memset(r->before + 1, 0, (size_t)(p - r->before - 1));
+    instr__barrier();
+    t->last_tsc = r->last_tsc;
+    t->det.clean_ticks = r->clean_ticks;
+    r->desc = NULL;
+    t->top = f;
+    t->filtered[INSTR__FILTERED_SHORT] += !INSTR__IS_SITE(f->desc); /* calls of functions */
+    p = r->before;
+    if (r->runtime) {
+        unsigned none = 0;
+        p = instr__put_head(t, p, r->tsc, &none, INSTR_EV_EXT);
+        p = instr_put_ext(p, INSTR_EXT_RUNTIME, r->runtime, 0);
+        t->last_tsc = r->tsc + r->runtime;
+        t->det.clean_ticks += r->runtime;
+        /* The caller's event just before: it may still fold, the
+         * registration's time then going to its own tick. */
+        struct instr__rewind *up = f > t->base ? &t->rewind[(size_t)(f - 1 - t->base) % INSTR__REWIND_SLOTS] : NULL;
+        if (up && up->desc == f[-1].desc && up->cfa == f[-1].cfa && up->after == r->before) {
+            up->after = p;
+            up->runtime += r->runtime;
+        }
+    }
+    return p;
+}
+
+/* Whether the function frames on t's shadow stack are depth or more.  A
+ * call-site frame stands for its callee, at its caller's depth + 1, like
+ * the callee's own frame above it: only function frames count.  Frames
+ * deeper than the limit are never pushed, so the walk is short. */
+static int depth_reached(const struct instr__thread *t, uint32_t depth)
+{
+    uint64_t n = t->overflow;
+    for (const struct instr__frame *q = t->top; q > t->base && n < depth; q--)
+        n += !INSTR__IS_SITE(q[-1].desc);
+    return n >= depth;
+}
+
+/* Whether a filtering thread records the frame it is entering: -1 yes,
+ * else the INSTR__FILTERED_* reason it does not. */
+static inline int filter_skip(const struct instr__thread *t)
+{
+    if (!__atomic_load_n(&instr__filter.on, __ATOMIC_RELAXED))
+        return INSTR__FILTERED_OFF;
+    if (instr__filter.depth && depth_reached(t, instr__filter.depth))
+        return INSTR__FILTERED_DEPTH;
+    return -1;
+}
+
+/* A trigger switched recording: EXT SWITCH, as instr_start/instr_stop
+ * write it (api.c), if this thread is the one that changed it. */
+static uint8_t *trigger(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits, int on)
+{
+    if (__atomic_exchange_n(&instr__filter.on, on, __ATOMIC_RELAXED) == on)
+        return p;
+    p = instr__put_head(t, p, now, bits, INSTR_EV_EXT);
+    return room(t, instr_put_ext(p, INSTR_EXT_SWITCH, (uint32_t)on, 0));
+}
+
 /* The common end of the enter and call writers, once dead frames are
  * closed: push the frame (or, past the shadow stack's capacity, count it as
  * untracked), write the event at p, then the runtime's own time if it just
@@ -145,6 +251,7 @@ static uint8_t *slow_push(struct instr__thread *t, uint8_t *p, const void *desc,
         t->base[-1].cfa = cfa + INSTR_RT_STACK_SPAN / 2; /* later root frames nearby stay fast */
     if (!t->overflow && top >= t->end && instr__stack_grow(t) == 0)
         top = t->top;
+    struct instr__rewind *r = NULL;
     if (t->overflow || top >= t->end) {
         t->overflow++; /* beyond capacity: recorded, not tracked */
         __atomic_fetch_add(&instr__rt.stack_overflows, 1, __ATOMIC_RELAXED);
@@ -152,11 +259,21 @@ static uint8_t *slow_push(struct instr__thread *t, uint8_t *p, const void *desc,
         top->desc = desc;
         top->cfa = cfa;
         t->top = top + 1;
+        if (INSTR_UNLIKELY(t->pending_bits & INSTR__FILTERING) && instr__filter.min_ticks)
+            r = rewind_mark(t, top, p, *bits != 0);
     }
     p = instr__put_head(t, p, now, bits, kind);
     p = instr_put_varint(p, id);
+    uint8_t *rt = p;
     if (registered)
         p = instr__put_runtime(t, p);
+    if (r) {
+        r->after = p;
+        r->tsc = now;
+        r->runtime = p > rt ? t->last_tsc - now : 0;
+        if (p > rt && (*rt & 8)) /* off the CPU (the head's OS flag): kept */
+            r->desc = NULL;
+    }
     return p;
 }
 
@@ -176,6 +293,15 @@ static uint8_t *enter_write(struct instr__thread *t, uint8_t *p, uint64_t now, u
         if (id == 0)
             return p; /* not recorded */
         registered = 1;
+    }
+    if (INSTR_UNLIKELY(t->pending_bits & INSTR__FILTERING)) {
+        if (d->rt_flags & INSTR_FN_RT_TRIGGER_ON)
+            p = trigger(t, p, now, bits, 1);
+        int why = filter_skip(t);
+        if (why >= 0) {
+            t->filtered[why]++; /* its exit finds no frame: filtered_exit */
+            return registered ? instr__put_runtime(t, p) : p;
+        }
     }
     p = switch_stack(t, p, a, 1, now, bits);
     if (INSTR_LIKELY(!t->overflow) && t->top > t->base && t->top[-1].cfa < dead_below(d, a->cfa))
@@ -230,8 +356,8 @@ static __attribute__((noinline)) uint8_t *exit_repair(struct instr__thread *t, u
 }
 
 /* exit(d, cfa), or return(site, cfa) with a->desc == NULL. */
-static uint8_t *pop_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits,
-                          const void *arg)
+static uint8_t *pop_record(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits,
+                           const void *arg)
 {
     const struct hook_arg *a = arg;
     const struct instr_fn_desc *d = a->desc;
@@ -243,6 +369,47 @@ static uint8_t *pop_write(struct instr__thread *t, uint8_t *p, uint64_t now, uns
     else
         return exit_repair(t, switch_stack(t, p, a, 0, now, bits), d, a->cfa, now, bits);
     return instr__put_head(t, p, now, bits, d ? INSTR_EV_EXIT : INSTR_EV_RETURN);
+}
+
+/* Whether (d, cfa) names a frame on a filtering thread's shadow stack:
+ * if not, its entry was not recorded (filter_skip), and neither is its
+ * exit, silently: not an unmatched exit. */
+static int on_stack(const struct instr__thread *t, const struct instr_fn_desc *d, uintptr_t cfa)
+{
+    for (const struct instr__frame *q = t->top; q > t->base && q[-1].cfa <= cfa; q--)
+        if (names_frame(&q[-1], d, cfa))
+            return 1;
+    return 0;
+}
+
+/* A filtering thread's exit or return: a frame not recorded writes
+ * nothing, a short one is folded, the others are recorded; then an :off
+ * trigger switches recording off. */
+static uint8_t *filter_pop(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits,
+                           const struct hook_arg *a)
+{
+    const struct instr_fn_desc *d = a->desc;
+    uint8_t *folded = NULL;
+    if (t->overflow)
+        p = pop_record(t, p, now, bits, a);
+    else if (!on_stack(t, d, a->cfa))
+        ; /* not recorded */
+    else if (instr__filter.min_ticks && names_frame(&t->top[-1], d, a->cfa) &&
+             (folded = fold_short(t, p, now, *bits)))
+        p = folded;
+    else
+        p = pop_record(t, p, now, bits, a);
+    if (d && (d->rt_flags & INSTR_FN_RT_TRIGGER_OFF))
+        p = trigger(t, room(t, p), now, bits, 0);
+    return p;
+}
+
+static uint8_t *pop_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits,
+                          const void *arg)
+{
+    if (INSTR_UNLIKELY(t->pending_bits & INSTR__FILTERING))
+        return filter_pop(t, p, now, bits, arg);
+    return pop_record(t, p, now, bits, arg);
 }
 
 static __attribute__((noinline)) void pop_slow(const struct instr_fn_desc *d, void *cfa_p)
@@ -436,6 +603,10 @@ static uint8_t *call_write(struct instr__thread *t, uint8_t *p, uint64_t now, un
         if (a->target)
             icache_put(t, s, a->target, id);
         registered = 1;
+    }
+    if (INSTR_UNLIKELY(t->pending_bits & INSTR__FILTERING)) {
+        if (filter_skip(t) >= 0) /* counted at its callee's entry, if instrumented */
+            return registered ? instr__put_runtime(t, p) : p;
     }
     uintptr_t cfa = a->cfa;
     p = switch_stack(t, p, a, 1, now, bits);

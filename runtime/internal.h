@@ -115,6 +115,10 @@ struct instr__det_thread {
     uint8_t unseen, unseen_written;
 };
 
+/* Record-time filters (filter.c): why a call was not recorded. */
+enum { INSTR__FILTERED_DEPTH, INSTR__FILTERED_SHORT, INSTR__FILTERED_OFF, INSTR__FILTERED_KINDS };
+#define INSTR__REWIND_SLOTS 64u
+
 #define INSTR_RT_ICACHE 256 /* per-thread (indirect site, target) cache entries: 6 KiB */
 
 struct instr__thread {
@@ -135,6 +139,9 @@ struct instr__thread {
         };
         uint64_t go_slow;          /* either: the next hook takes the slow path */
     };
+    /* In pending_bits, never an OS bit: the thread filters (filter.c), so
+     * every hook takes the slow path, where the filters are decided. */
+#define INSTR__FILTERING 0x80000000u
     uint64_t overflow;         /* frames entered beyond capacity (untracked) */
 
     /* cold */
@@ -158,6 +165,23 @@ struct instr__thread {
     struct instr__thread *next; /* live-thread list (meta lock) */
     uint8_t scratch[2 * 64];   /* where events go while dropping */
     struct instr__deferred def[INSTR_RT_DEFERRED]; /* hooks run while busy (record.h) */
+
+    /* Record-time filters (filter.c): the calls each left out since the
+     * last flush to the header, and for INSTR_MIN_DURATION where each open
+     * frame's ENTER was written, so a short call can be taken back
+     * (hooks.c).  Indexed by depth modulo INSTR__REWIND_SLOTS; deeper
+     * frames share a slot and find it taken (they stay recorded). */
+    uint64_t filtered[INSTR__FILTERED_KINDS];
+    struct instr__rewind {
+        uint8_t *before, *after;   /* the ENTER's first byte, and one past its last */
+        uint64_t last_tsc;         /* t->last_tsc before it */
+        uint64_t clean_ticks;      /* t->det.clean_ticks before it */
+        uint64_t tsc;              /* its tick */
+        uint64_t runtime;          /* ticks of the registration its EXT RUNTIME says (0: none) */
+        const void *desc;          /* the frame it pushed */
+        uintptr_t cfa;
+        uint32_t seq;              /* the chunk it lies in */
+    } rewind[INSTR__REWIND_SLOTS];
 
     struct instr__det_thread det; /* the detector backends' state (detector.h) */
     struct instr__sampler *sampler; /* INSTR_SAMPLE (sampler.c), or NULL */
@@ -310,6 +334,23 @@ void instr__api_stop(void);
 void instr__api_switched(int on);   /* api.c: EXT SWITCH on the calling thread */
 int instr__switch_off(void);        /* switch.c: the switchable hooks are off now */
 void instr__switch_bind(instr_hook_fn *table, int recording);
+
+/* filter.c: the record-time filters (INSTR_DEPTH, INSTR_MIN_DURATION,
+ * INSTR_TRIGGER), read once before the dump is created. */
+struct instr__filter {
+    uint32_t depth;      /* 0: no limit */
+    uint32_t triggers;   /* trigger functions named */
+    uint64_t min_ticks;  /* 0: none */
+    int starts_off;      /* an :on trigger: recording begins off */
+    int any;             /* some filter is set: threads filter */
+    int on;              /* triggers: recording now (atomic) */
+};
+extern struct instr__filter instr__filter;
+void instr__filter_init(void);
+void instr__filter_header(struct instr_dump_header *h);
+uint16_t instr__filter_fn_flags(const struct instr_fn_desc *d); /* at registration: INSTR_FN_RT_* */
+void instr__filter_flush(struct instr__thread *t);
+void instr__filter_flush_all(void);
 
 /* foreign-task.c: 1 if the calling task, running a hook at cfa, does not
  * own t (a clone(CLONE_VM) child) */

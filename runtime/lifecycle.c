@@ -60,6 +60,8 @@ static void at_exit(int status, void *arg)
         instr__thread_cpu_all(0); /* which threads were blocked in the kernel */
     if (calls)
         instr__count_flush(); /* count mode: the counts */
+    if (calls)
+        instr__filter_flush_all();
     if (!instr__tsc_gone) /* else the last event ends it (sandbox.c) */
         instr__header_end(h);
     h->exit_status = status;

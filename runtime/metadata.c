@@ -336,6 +336,7 @@ uint32_t instr__register(struct instr_fn_desc *d)
         registry[id - 1].module = module;
         registered_count = id;
         put_function(id);
+        d->rt_flags = instr__filter_fn_flags(d);
         __atomic_store_n(&d->id, id, __ATOMIC_RELEASE);
     } else if (id == 0 && !instr__rt.stopped) {
         instr__count_dropped(); /* no room: this event is not recorded */

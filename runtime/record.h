@@ -52,8 +52,8 @@ instr__record(struct instr__thread *t, uintptr_t owner, int pending, instr__writ
     unsigned bits = instr__detector_check(t), fired = bits;
     uint8_t *p = t->pos;
     if (pending && INSTR_UNLIKELY(t->go_slow)) {
-        bits |= t->pending_bits;
-        t->pending_bits = 0;
+        bits |= t->pending_bits & ~INSTR__FILTERING;
+        t->pending_bits &= INSTR__FILTERING;
         if (__atomic_load_n(&t->def_n, __ATOMIC_RELAXED))
             p = instr__deferred_flush(t, p, &bits);
     }
@@ -63,7 +63,7 @@ instr__record(struct instr__thread *t, uintptr_t owner, int pending, instr__writ
     if (INSTR_UNLIKELY(fired) && t->last_tsc == now)
         p = instr__put_detector_gap(t, p);
     if (INSTR_UNLIKELY(bits))
-        t->pending_bits = bits; /* nothing written: the interval goes on */
+        t->pending_bits |= bits; /* nothing written: the interval goes on */
     t->pos = p;
     if (INSTR_UNLIKELY(p >= t->limit))
         return instr__switch_release(t);

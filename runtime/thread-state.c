@@ -113,6 +113,7 @@ static void chunk_next(struct instr__thread *t);
  * lock held); its hooks run after the switch instead. */
 void instr__chunk_next(struct instr__thread *t)
 {
+    instr__filter_flush(t); /* filter.c: its counts reach the header a chunk at a time */
     /* While dropping, most events only count (no system call, nothing
      * half done): no need to block anything for them. */
     if (t->dropping && (instr__rt.stopped || (t->dropped + 1) % INSTR_RT_DROP_RETRY)) {
@@ -281,6 +282,8 @@ struct instr__thread *instr__thread_create(void)
 
     instr__detector_thread(t);
     instr__sampler_thread(t);
+    if (instr__filter.any)
+        t->pending_bits |= INSTR__FILTERING; /* filter.c: every hook decides in the slow path */
     t->cpu0_ns = own_cpu_ns();
     t->last_tsc = instr__tsc();
     start_chunk(t);
@@ -306,11 +309,12 @@ void instr__thread_end(void *arg)
         return;
     t->busy = 1;
     if (t->chunk) {
-        unsigned bits = instr__detector_check(t) | t->pending_bits;
+        unsigned bits = instr__detector_check(t) | (t->pending_bits & ~INSTR__FILTERING);
         uint8_t *p = instr__put_head(t, t->pos, instr__tsc(), &bits, INSTR_EV_EXT);
         t->pos = instr_put_ext(p, INSTR_EXT_THREAD_END, 0, 0);
     }
     close_chunk(t);
+    instr__filter_flush(t);
     if (!instr__may_syscall()) { /* sandbox.c: the state stays mapped */
         instr__tls = &instr__idle_thread;
         errno = saved;
@@ -360,7 +364,7 @@ int instr__thread_restart(struct instr__thread *t)
     __atomic_store_n(&instr__rt.header->thread_count, instr__rt.next_thread_index, __ATOMIC_RELAXED);
     t->seq = 0;
     t->dropped = 0;
-    t->pending_bits = 0;
+    t->pending_bits = instr__filter.any ? INSTR__FILTERING : 0;
     t->cpu0_ns = own_cpu_ns();
     t->last_tsc = instr__tsc();
     start_chunk(t);

@@ -174,6 +174,19 @@ static void program(struct instr_json *j, const struct instr_session *s, size_t 
         }
         instr_json_close(j);
     }
+    if (d->hdr.filter_depth || d->hdr.filter_min_ticks || d->hdr.filter_triggers) {
+        /* Record-time filters: the calls each left out (their callers' time). */
+        instr_json_open(j, "filters", '{', INSTR_JSON_INLINE);
+        instr_json_key_u64(j, "depth", d->hdr.filter_depth);
+        instr_json_key_num(j, "min_duration_ns", "%.1f",
+                           d->tick_hz > 0 ? (double)d->hdr.filter_min_ticks * 1e9 / d->tick_hz : 0.0);
+        instr_json_key_u64(j, "min_duration_ticks", d->hdr.filter_min_ticks);
+        instr_json_key_u64(j, "triggers", d->hdr.filter_triggers);
+        instr_json_key_u64(j, "filtered_depth", d->hdr.filtered_depth);
+        instr_json_key_u64(j, "filtered_short", d->hdr.filtered_short);
+        instr_json_key_u64(j, "filtered_off", d->hdr.filtered_off);
+        instr_json_close(j);
+    }
     if (s->comp.known)
         hook_costs(j, d);
     instr_json_close(j);

@@ -422,10 +422,16 @@ static void windows_lines(FILE *out, const struct instr_session *s, enum instr_u
             snprintf(pid, sizeof pid, "pid %" PRIu64 ": ", d->hdr.pid);
         instr_fmt_value(a, sizeof a, p->recorded_ticks, (double)p->recorded_ticks * ns, u);
         instr_fmt_value(b, sizeof b, life, (double)life * ns, u);
-        fprintf(out, "Recorded:   %s%zu window%s, %s of %s %s: the switchable code's hooks were on only there "
-                     "(%s%zu switch%s by instr_start/instr_stop)\n",
-                pid, p->nwindows, p->nwindows == 1 ? "" : "s", a, b, instr_units_name(u),
-                off ? "off at the start, " : "", p->switched_at, p->switched_at == 1 ? "" : "es");
+        if (d->hdr.filter_triggers)
+            fprintf(out, "Recorded:   %s%zu window%s, %s of %s %s: recording was on only there "
+                         "(%s%zu switch%s by INSTR_TRIGGER or instr_start/instr_stop)\n",
+                    pid, p->nwindows, p->nwindows == 1 ? "" : "s", a, b, instr_units_name(u),
+                    off ? "off at the start, " : "", p->switched_at, p->switched_at == 1 ? "" : "es");
+        else
+            fprintf(out, "Recorded:   %s%zu window%s, %s of %s %s: the switchable code's hooks were on only there "
+                         "(%s%zu switch%s by instr_start/instr_stop)\n",
+                    pid, p->nwindows, p->nwindows == 1 ? "" : "s", a, b, instr_units_name(u),
+                    off ? "off at the start, " : "", p->switched_at, p->switched_at == 1 ? "" : "es");
         for (size_t k = 0; k < p->nwindows && k < 8; k++) {
             uint64_t from = p->windows[k].from - d->hdr.start_tsc, to = p->windows[k].to - d->hdr.start_tsc;
             instr_fmt_value(a, sizeof a, from, (double)from * ns, u);
@@ -434,6 +440,37 @@ static void windows_lines(FILE *out, const struct instr_session *s, enum instr_u
         }
         if (p->nwindows > 8)
             fprintf(out, "            ... and %zu more (JSON: recorded_windows)\n", p->nwindows - 8);
+    }
+}
+
+/* Record-time filters (INSTR_DEPTH, INSTR_MIN_DURATION, INSTR_TRIGGER):
+ * what each left out, per process that had one.  Those calls are their
+ * callers' time and are in no count. */
+static void filters_lines(FILE *out, const struct instr_session *s, enum instr_units u)
+{
+    for (size_t i = 0; i < s->ndumps; i++) {
+        const struct instr_dump_header *h = &s->dumps[i].hdr;
+        if (!h->filter_depth && !h->filter_min_ticks && !h->filter_triggers)
+            continue;
+        char pid[32] = "", a[64];
+        if (s->ndumps > 1)
+            snprintf(pid, sizeof pid, "pid %" PRIu64 ": ", h->pid);
+        fprintf(out, "Filtered:   %scalls not recorded, counted as their callers' time:", pid);
+        const char *sep = " ";
+        if (h->filter_depth)
+            fprintf(out, "%s%" PRIu64 " deeper than %u (INSTR_DEPTH)", sep, h->filtered_depth, h->filter_depth),
+                sep = "; ";
+        if (h->filter_min_ticks) {
+            double hz = s->dumps[i].tick_hz;
+            instr_fmt_value(a, sizeof a, h->filter_min_ticks, hz > 0 ? (double)h->filter_min_ticks * 1e9 / hz : 0, u);
+            fprintf(out, "%s%" PRIu64 " shorter than %s %s (INSTR_MIN_DURATION)", sep, h->filtered_short, a,
+                    instr_units_name(u)),
+                sep = "; ";
+        }
+        if (h->filter_triggers)
+            fprintf(out, "%s%" PRIu64 " entered while a trigger had recording off (INSTR_TRIGGER)", sep,
+                    h->filtered_off);
+        fputc('\n', out);
     }
 }
 
@@ -491,6 +528,7 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
         fprintf(out, "Tick rate:  unknown (values in ticks)\n");
     }
     windows_lines(out, s, u);
+    filters_lines(out, s, u);
     if (grouped(out, s, verbose ? detector_block : detector_short) < 0)
         return INSTR_ENOMEM;
     const struct instr_repairs *r = &s->repairs;

@@ -1,0 +1,212 @@
+/* filter.c - record-time filters: what INSTR_DEPTH, INSTR_MIN_DURATION and
+ * INSTR_TRIGGER leave out of the dump (uftrace's -D, -t and -T).
+ *
+ *   INSTR_DEPTH=N          a thread's frames deeper than N (its first
+ *                          recorded frame is depth 1, call-site frames
+ *                          count) are not recorded, nor anything they call
+ *   INSTR_MIN_DURATION=T   a call that returns within T of its entry (ns,
+ *                          or with a unit: 500ns, 20us, 1ms) is taken out
+ *                          of the dump again, with everything it called
+ *   INSTR_TRIGGER=F:on,G:off,...
+ *                          entering F switches recording on, G's return
+ *                          switches it off (every thread); with an :on
+ *                          trigger the run begins off
+ *
+ * A call not recorded is its caller's time, as if its body were the
+ * caller's: no event marks it.  The hooks still run (the filters are
+ * decided in the hooks' slow paths, hooks.c, which every hook of a
+ * filtering thread takes: INSTR__FILTERING in its pending bits), so a
+ * filtered run costs more per call than an unfiltered one, not less; what
+ * it saves is dump size and the report's time.  The header says what the
+ * filters were and how many calls each left out (dump-format.h), which
+ * the report prints.
+ *
+ * Triggers are matched at registration, against the mangled name, the
+ * demangled one, and the demangled one without its parameters (ns::f for
+ * ns::f(int)): the descriptor keeps the result in rt_flags.  A trigger's
+ * switch is written as EXT SWITCH on the thread that made it, so the
+ * report's recorded windows cover trigger switches as they do
+ * instr_start/instr_stop's. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+struct instr__filter instr__filter;
+
+#define MAX_TRIGGERS 16
+
+static struct {
+    char name[256];
+    uint16_t flags; /* INSTR_FN_RT_* */
+} triggers[MAX_TRIGGERS];
+static unsigned ntriggers;
+
+/* Ticks in a nanosecond, measured over 2 ms (only INSTR_MIN_DURATION
+ * needs it, once). */
+static double ticks_per_ns(void)
+{
+    uint64_t t0, m0, r0, t1, m1, r1;
+    instr__clock_pair(&t0, &m0, &r0);
+    struct timespec ts = {0, 2000000};
+    while (nanosleep(&ts, &ts))
+        ;
+    instr__clock_pair(&t1, &m1, &r1);
+    return m1 > m0 ? (double)(t1 - t0) / (double)(m1 - m0) : 1.0;
+}
+
+/* "500", "500ns", "20us", "1.5ms", "1s": ns, or -1. */
+static double parse_ns(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v < 0)
+        return -1;
+    static const struct {
+        const char *unit;
+        double ns;
+    } units[] = {{"", 1}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (!strcmp(end, units[i].unit))
+            return v * units[i].ns;
+    return -1;
+}
+
+static void read_depth(void)
+{
+    const char *e = secure_getenv("INSTR_DEPTH");
+    if (!e || !*e)
+        return;
+    char *end;
+    unsigned long n = strtoul(e, &end, 10);
+    if (*end || n == 0 || n > 1000000) {
+        instr__say("INSTR_DEPTH=", e, " is not a depth (1, 2, ...)", "; no depth limit");
+        return;
+    }
+    instr__filter.depth = (uint32_t)n;
+}
+
+static void read_min_duration(void)
+{
+    const char *e = secure_getenv("INSTR_MIN_DURATION");
+    if (!e || !*e)
+        return;
+    double ns = parse_ns(e);
+    if (ns < 0) {
+        instr__say("INSTR_MIN_DURATION=", e, " is not a duration (500ns, 20us, 1ms)",
+                   "; every call recorded");
+        return;
+    }
+    instr__filter.min_ticks = (uint64_t)(ns * ticks_per_ns() + 0.5);
+}
+
+/* "F:on,G:off": each name with its action. */
+static void read_triggers(void)
+{
+    const char *e = secure_getenv("INSTR_TRIGGER");
+    if (!e || !*e)
+        return;
+    const char *s = e;
+    while (*s) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        const char *colon = memrchr(s, ':', len);
+        uint16_t flags = 0;
+        if (colon && (size_t)(s + len - colon - 1) == 2 && !strncmp(colon + 1, "on", 2))
+            flags = INSTR_FN_RT_TRIGGER_ON;
+        else if (colon && (size_t)(s + len - colon - 1) == 3 && !strncmp(colon + 1, "off", 3))
+            flags = INSTR_FN_RT_TRIGGER_OFF;
+        size_t nlen = colon ? (size_t)(colon - s) : 0;
+        if (!flags || nlen == 0 || nlen >= sizeof triggers[0].name || ntriggers == MAX_TRIGGERS) {
+            instr__say("INSTR_TRIGGER=", e,
+                       ntriggers == MAX_TRIGGERS ? ": more than 16 triggers"
+                                                 : ": each trigger is FUNCTION:on or FUNCTION:off",
+                       "; no triggers");
+            ntriggers = 0;
+            return;
+        }
+        memcpy(triggers[ntriggers].name, s, nlen);
+        triggers[ntriggers].name[nlen] = 0;
+        triggers[ntriggers].flags = flags;
+        ntriggers++;
+        s += len + (comma != NULL);
+    }
+    instr__filter.triggers = ntriggers;
+    for (unsigned i = 0; i < ntriggers; i++)
+        if (triggers[i].flags & INSTR_FN_RT_TRIGGER_ON)
+            instr__filter.starts_off = 1;
+}
+
+void instr__filter_init(void)
+{
+    static int done;
+    if (done)
+        return;
+    done = 1;
+    read_depth();
+    read_min_duration();
+    read_triggers();
+    instr__filter.on = !instr__filter.starts_off;
+    instr__filter.any = instr__filter.depth || instr__filter.min_ticks || instr__filter.triggers;
+}
+
+void instr__filter_header(struct instr_dump_header *h)
+{
+    h->filter_depth = instr__filter.depth;
+    h->filter_min_ticks = instr__filter.min_ticks;
+    h->filter_triggers = instr__filter.triggers;
+}
+
+/* Whether name (mangled or demangled) is the trigger's name; a demangled
+ * one also without its parameters. */
+static int names_match(const char *trigger, const char *name)
+{
+    size_t n = strlen(trigger);
+    return !strncmp(trigger, name, n) && (name[n] == 0 || name[n] == '(');
+}
+
+uint16_t instr__filter_fn_flags(const struct instr_fn_desc *d)
+{
+    if (!ntriggers)
+        return 0;
+    const char *mangled = d->names, *file = mangled + strlen(mangled) + 1;
+    const char *line = file + strlen(file) + 1;
+    const char *demangled = d->flags & INSTR_FN_DEMANGLED ? line + strlen(line) + 1 : NULL;
+    uint16_t flags = 0;
+    for (unsigned i = 0; i < ntriggers; i++)
+        if (!strcmp(triggers[i].name, mangled) || (demangled && names_match(triggers[i].name, demangled)))
+            flags |= triggers[i].flags;
+    return flags;
+}
+
+/* A thread's counts go to the header when its chunk is full, when it ends,
+ * and at the process's end (every live thread: instr__filter_flush_all). */
+void instr__filter_flush(struct instr__thread *t)
+{
+    struct instr_dump_header *h = instr__rt.header;
+    if (!h)
+        return;
+    for (unsigned i = 0; i < INSTR__FILTERED_KINDS; i++) {
+        uint64_t n = t->filtered[i];
+        if (!n)
+            continue;
+        t->filtered[i] = 0;
+        uint64_t *to = i == INSTR__FILTERED_DEPTH ? &h->filtered_depth
+                       : i == INSTR__FILTERED_SHORT ? &h->filtered_short
+                                                    : &h->filtered_off;
+        __atomic_fetch_add(to, n, __ATOMIC_RELAXED);
+    }
+}
+
+void instr__filter_flush_all(void)
+{
+    if (!instr__filter.any)
+        return;
+    pthread_mutex_lock(&instr__rt.meta_lock);
+    for (struct instr__thread *t = instr__rt.threads; t; t = t->next)
+        instr__filter_flush(t);
+    pthread_mutex_unlock(&instr__rt.meta_lock);
+}
