@@ -294,16 +294,16 @@ static uint8_t *enter_write(struct instr__thread *t, uint8_t *p, uint64_t now, u
             return p; /* not recorded */
         registered = 1;
     }
+    p = switch_stack(t, p, a, 1, now, bits); /* first: the depth is the new stack's */
     if (INSTR_UNLIKELY(t->pending_bits & INSTR__FILTERING)) {
         if (d->rt_flags & INSTR_FN_RT_TRIGGER_ON)
             p = trigger(t, p, now, bits, 1);
         int why = filter_skip(t);
         if (why >= 0) {
-            t->filtered[why]++; /* its exit finds no frame: filtered_exit */
+            t->filtered[why]++; /* its exit finds no frame (filter_pop) */
             return registered ? instr__put_runtime(t, p) : p;
         }
     }
-    p = switch_stack(t, p, a, 1, now, bits);
     if (INSTR_LIKELY(!t->overflow) && t->top > t->base && t->top[-1].cfa < dead_below(d, a->cfa))
         p = close_dead(t, p, dead_below(d, a->cfa), now, bits);
     return slow_push(t, p, d, a->cfa, now, bits, INSTR_EV_ENTER, id, registered);
@@ -390,12 +390,14 @@ static uint8_t *filter_pop(struct instr__thread *t, uint8_t *p, uint64_t now, un
 {
     const struct instr_fn_desc *d = a->desc;
     uint8_t *folded = NULL;
+    int top = names_frame(&t->top[-1], d, a->cfa);
+    if (!top && !t->overflow)
+        p = switch_stack(t, p, a, 0, now, bits); /* another stack's frame? */
     if (t->overflow)
         p = pop_record(t, p, now, bits, a);
-    else if (!on_stack(t, d, a->cfa))
+    else if (!top && !on_stack(t, d, a->cfa))
         ; /* not recorded */
-    else if (instr__filter.min_ticks && names_frame(&t->top[-1], d, a->cfa) &&
-             (folded = fold_short(t, p, now, *bits)))
+    else if (top && instr__filter.min_ticks && (folded = fold_short(t, p, now, *bits)))
         p = folded;
     else
         p = pop_record(t, p, now, bits, a);
@@ -604,12 +606,10 @@ static uint8_t *call_write(struct instr__thread *t, uint8_t *p, uint64_t now, un
             icache_put(t, s, a->target, id);
         registered = 1;
     }
-    if (INSTR_UNLIKELY(t->pending_bits & INSTR__FILTERING)) {
-        if (filter_skip(t) >= 0) /* counted at its callee's entry, if instrumented */
-            return registered ? instr__put_runtime(t, p) : p;
-    }
     uintptr_t cfa = a->cfa;
     p = switch_stack(t, p, a, 1, now, bits);
+    if (INSTR_UNLIKELY(t->pending_bits & INSTR__FILTERING) && filter_skip(t) >= 0)
+        return registered ? instr__put_runtime(t, p) : p; /* counted at its callee's entry, if instrumented */
     struct instr__frame *top = t->top;
     if (INSTR_LIKELY(!t->overflow)) {
         /* Frames below the caller's CFA are not live: it is calling.  Nor
