@@ -212,6 +212,8 @@ static uint8_t *fold_short(struct instr__thread *t, uint8_t *p, uint64_t now, un
 static int depth_reached(const struct instr__thread *t, uint32_t depth)
 {
     uint64_t n = t->overflow;
+    if ((uint64_t)(t->top - t->base) + n < depth)
+        return 0; /* fewer frames of any kind */
     for (const struct instr__frame *q = t->top; q > t->base && n < depth; q--)
         n += !INSTR__IS_SITE(q[-1].desc);
     return n >= depth;
@@ -226,6 +228,16 @@ static inline int filter_skip(const struct instr__thread *t)
     if (instr__filter.depth && depth_reached(t, instr__filter.depth))
         return INSTR__FILTERED_DEPTH;
     return -1;
+}
+
+/* A frame at cfa not recorded: with no frame recorded either, the sentinel
+ * moves near it, as a root frame's push does (slow_push), so that the
+ * hooks of its callees are not taken for another stack's (foreign: a
+ * system call each; with recording off, every hook was). */
+static inline void skipped(struct instr__thread *t, uintptr_t cfa)
+{
+    if (t->top == t->base)
+        t->base[-1].cfa = cfa + INSTR_RT_STACK_SPAN / 2;
 }
 
 /* A trigger switched recording: EXT SWITCH, as instr_start/instr_stop
@@ -301,6 +313,7 @@ static uint8_t *enter_write(struct instr__thread *t, uint8_t *p, uint64_t now, u
         int why = filter_skip(t);
         if (why >= 0) {
             t->filtered[why]++; /* its exit finds no frame (filter_pop) */
+            skipped(t, a->cfa);
             return registered ? instr__put_runtime(t, p) : p;
         }
     }
@@ -608,8 +621,10 @@ static uint8_t *call_write(struct instr__thread *t, uint8_t *p, uint64_t now, un
     }
     uintptr_t cfa = a->cfa;
     p = switch_stack(t, p, a, 1, now, bits);
-    if (INSTR_UNLIKELY(t->pending_bits & INSTR__FILTERING) && filter_skip(t) >= 0)
+    if (INSTR_UNLIKELY(t->pending_bits & INSTR__FILTERING) && filter_skip(t) >= 0) {
+        skipped(t, cfa);
         return registered ? instr__put_runtime(t, p) : p; /* counted at its callee's entry, if instrumented */
+    }
     struct instr__frame *top = t->top;
     if (INSTR_LIKELY(!t->overflow)) {
         /* Frames below the caller's CFA are not live: it is calling.  Nor
