@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""The record-time filters' cost and effect on Lua 5.4 (not gated by CI).
+
+Builds Lua (Debian source, as bench/run-real.py does) plain and with
+instr's defaults, then runs bench/real/bench.lua interleaved (every
+variant once per round):
+  plain | defaults | INSTR_DEPTH=1000 (filters on, nothing left out: the
+  slow path every hook then takes) | INSTR_DEPTH=4 | INSTR_MIN_DURATION=1us
+  | INSTR_TRIGGER=sort:on,sort:off (Lua's table.sort only)
+and prints per variant the median wall time (min-max), its ratio to the
+defaults, the dump's size, the calls the report counts and the calls the
+filters left out (the header's counts), and the report's wall time.
+
+Usage: bench/filter-bench.py --build BUILD [--runs 5] [--scale 1]
+"""
+import argparse, collections, json, os, statistics, subprocess, sys, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+from benchutil import run_real  # noqa: E402
+rr = run_real()
+
+VARIANTS = [("plain", "plain", {}), ("defaults", "instr", {}),
+            ("depth=1000", "instr", {"INSTR_DEPTH": "1000"}),
+            ("depth=4", "instr", {"INSTR_DEPTH": "4"}),
+            ("min=1us", "instr", {"INSTR_MIN_DURATION": "1us"}),
+            ("trigger sort", "instr", {"INSTR_TRIGGER": "sort:on,sort:off"})]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--scale", default="1")
+    a = ap.parse_args()
+    build = os.path.abspath(a.build)
+    plugin = os.path.join(build, "plugin", "instr.so")
+    report = os.path.join(build, "bin", "instr-report")
+    cache = os.path.join(build, "real")
+    work = os.path.join(cache, "filter")
+    os.makedirs(work, exist_ok=True)
+    files, cflags, libs = rr.lua_sources(rr.fetch_lua(cache))
+    exes = {}
+    for name, extra in (("plain", []), ("instr", [f"-fplugin={plugin}"])):
+        out = os.path.join(work, name, "lua")
+        if os.path.exists(out):
+            os.remove(out)
+        exes[name] = rr.build(out, "gcc", files, ["-g", *cflags], libs, extra)
+    args = [os.path.join(HERE, "real", "bench.lua"), a.scale]
+    base = dict(os.environ, INSTR_LOG="none")
+    times = collections.defaultdict(list)
+    sizes = {}
+    for _ in range(a.runs):
+        for label, exe, env in VARIANTS:
+            d = os.path.join(work, "run-" + label.replace(" ", "-"))
+            os.makedirs(d, exist_ok=True)
+            for f in os.listdir(d):
+                os.remove(os.path.join(d, f))
+            e = dict(base, **env, INSTR_OUTPUT=os.path.join(d, "lua.instr"))
+            wall, _ = rr.timed([exes[exe], *args], e, d)
+            times[label].append(wall)
+            if os.path.exists(os.path.join(d, "lua.instr")):
+                sizes[label] = os.path.getsize(os.path.join(d, "lua.instr"))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print(f"Lua 5.4, bench.lua {a.scale}, {a.runs} interleaved runs (medians, min-max)")
+    for label, _, _ in VARIANTS:
+        v = times[label]
+        line = f"  {label:13s} {med[label]:.3f} s ({min(v):.3f}-{max(v):.3f})"
+        if label != "plain":
+            dump = os.path.join(work, "run-" + label.replace(" ", "-"), "lua.instr")
+            t0 = time.monotonic()
+            rep = json.loads(subprocess.run([report, "--format", "json", dump], capture_output=True,
+                                            text=True).stdout)
+            rt = time.monotonic() - t0
+            calls = sum(f["calls"] for f in rep["functions"] if not f.get("pseudo"))
+            flt = rep["session"]["programs"][0].get("filters", {})
+            left = flt.get("filtered_depth", 0) + flt.get("filtered_short", 0) + flt.get("filtered_off", 0)
+            line += (f"  {med[label] / med['defaults']:.2f}x defaults, dump {sizes[label] / 1e6:.1f} MB, "
+                     f"{calls} calls recorded, {left} left out, report {rt:.2f} s")
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
