@@ -45,3 +45,24 @@ def timed(cmd, cwd):
     wall = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+
+
+def lua_builds(build, workname, variants):
+    """Lua 5.4 (Debian source, as run-real.py builds it) once per variant
+    (name -> extra compiler flags; '{plugin}' stands for BUILD's plugin),
+    under BUILD/real/WORKNAME/NAME/lua: (executables by name, instr-report,
+    bench.lua's command-line arguments but the scale, WORK)."""
+    rr = run_real()
+    build = os.path.abspath(build)
+    plugin = os.path.join(build, "plugin", "instr.so")
+    cache = os.path.join(build, "real")
+    work = os.path.join(cache, workname)
+    os.makedirs(work, exist_ok=True)
+    files, cflags, libs = rr.lua_sources(rr.fetch_lua(cache))
+    exes = {}
+    for name, extra in variants:
+        out = os.path.join(work, name, "lua")
+        if os.path.exists(out):
+            os.remove(out)
+        exes[name] = rr.build(out, "gcc", files, ["-g", *cflags], libs, [f.format(plugin=plugin) for f in extra])
+    return exes, os.path.join(build, "bin", "instr-report"), [os.path.join(HERE, "real", "bench.lua")], work

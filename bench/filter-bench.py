@@ -15,8 +15,7 @@ Usage: bench/filter-bench.py --build BUILD [--runs 5] [--scale 1]
 """
 import argparse, collections, json, os, statistics, subprocess, sys, time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-from benchutil import run_real  # noqa: E402
+from benchutil import lua_builds, run_real  # noqa: E402
 rr = run_real()
 
 VARIANTS = [("plain", "plain", {}), ("defaults", "instr", {}),
@@ -32,20 +31,8 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--scale", default="1")
     a = ap.parse_args()
-    build = os.path.abspath(a.build)
-    plugin = os.path.join(build, "plugin", "instr.so")
-    report = os.path.join(build, "bin", "instr-report")
-    cache = os.path.join(build, "real")
-    work = os.path.join(cache, "filter")
-    os.makedirs(work, exist_ok=True)
-    files, cflags, libs = rr.lua_sources(rr.fetch_lua(cache))
-    exes = {}
-    for name, extra in (("plain", []), ("instr", [f"-fplugin={plugin}"])):
-        out = os.path.join(work, name, "lua")
-        if os.path.exists(out):
-            os.remove(out)
-        exes[name] = rr.build(out, "gcc", files, ["-g", *cflags], libs, extra)
-    args = [os.path.join(HERE, "real", "bench.lua"), a.scale]
+    exes, report, args, work = lua_builds(a.build, "filter", (("plain", []), ("instr", ["-fplugin={plugin}"])))
+    args.append(a.scale)
     base = dict(os.environ, INSTR_LOG="none")
     times = collections.defaultdict(list)
     sizes = {}

@@ -22,8 +22,7 @@ Usage: bench/switch-bench.py --build BUILD [--runs 5] [--scale 1] [--perf]
 """
 import argparse, collections, json, os, re, statistics, subprocess, sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-from benchutil import perf_user_rows, run_real  # noqa: E402
+from benchutil import lua_builds, perf_user_rows, run_real  # noqa: E402
 rr = run_real()
 
 LIBS = re.compile(r"^(libc|libm|ld-linux|libstdc\+\+|libgcc)")
@@ -58,21 +57,10 @@ def main():
     ap.add_argument("--scale", default="1")
     ap.add_argument("--perf", action="store_true")
     a = ap.parse_args()
-    build = os.path.abspath(a.build)
-    plugin = os.path.join(build, "plugin", "instr.so")
-    report = os.path.join(build, "bin", "instr-report")
-    cache = os.path.join(build, "real")
-    work = os.path.join(cache, "switch")
-    os.makedirs(work, exist_ok=True)
-    files, cflags, libs = rr.lua_sources(rr.fetch_lua(cache))
-    exes = {}
-    for name, extra in (("plain", []), ("default", [f"-fplugin={plugin}"]),
-                        ("switchable", [f"-fplugin={plugin}", "-fplugin-arg-instr-switchable"])):
-        out = os.path.join(work, name, "lua")
-        if os.path.exists(out):
-            os.remove(out)
-        exes[name] = rr.build(out, "gcc", files, ["-g", *cflags], libs, extra)
-    args = [os.path.join(HERE, "real", "bench.lua"), a.scale]
+    exes, report, args, work = lua_builds(a.build, "switch", (
+        ("plain", []), ("default", ["-fplugin={plugin}"]),
+        ("switchable", ["-fplugin={plugin}", "-fplugin-arg-instr-switchable"])))
+    args.append(a.scale)
     base = dict(os.environ, INSTR_LOG="none")
     runs = [("plain", "plain", {}), ("stopped", "switchable", {"INSTR_START": "off"}),
             ("started", "switchable", {}), ("default", "default", {})]
