@@ -66,3 +66,25 @@ def lua_builds(build, workname, variants):
             os.remove(out)
         exes[name] = rr.build(out, "gcc", files, ["-g", *cflags], libs, [f.format(plugin=plugin) for f in extra])
     return exes, os.path.join(build, "bin", "instr-report"), [os.path.join(HERE, "real", "bench.lua")], work
+
+
+def interleaved(exes, args, runs, work, rounds):
+    """Each run (label, executable name, environment) once per round, in
+    a directory of its own under WORK emptied first, INSTR_LOG=none and
+    INSTR_OUTPUT=lua.instr there: (wall times by label, the last dump of
+    each label that wrote one)."""
+    rr = run_real()
+    base = dict(os.environ, INSTR_LOG="none")
+    times, dumps = {}, {}
+    for _ in range(rounds):
+        for label, exe, env in runs:
+            d = os.path.join(work, "run-" + label.replace(" ", "-"))
+            os.makedirs(d, exist_ok=True)
+            for f in os.listdir(d):
+                os.remove(os.path.join(d, f))
+            dump = os.path.join(d, "lua.instr")
+            wall, _ = rr.timed([exes[exe], *args], dict(base, **env, INSTR_OUTPUT=dump), d)
+            times.setdefault(label, []).append(wall)
+            if os.path.exists(dump):
+                dumps[label] = dump
+    return times, dumps

@@ -13,10 +13,9 @@ filters left out (the header's counts), and the report's wall time.
 
 Usage: bench/filter-bench.py --build BUILD [--runs 5] [--scale 1]
 """
-import argparse, collections, json, os, statistics, subprocess, sys, time
+import argparse, json, os, statistics, subprocess, time
 
-from benchutil import lua_builds, run_real  # noqa: E402
-rr = run_real()
+from benchutil import interleaved, lua_builds  # noqa: E402
 
 VARIANTS = [("plain", "plain", {}), ("defaults", "instr", {}),
             ("depth=1000", "instr", {"INSTR_DEPTH": "1000"}),
@@ -33,27 +32,14 @@ def main():
     a = ap.parse_args()
     exes, report, args, work = lua_builds(a.build, "filter", (("plain", []), ("instr", ["-fplugin={plugin}"])))
     args.append(a.scale)
-    base = dict(os.environ, INSTR_LOG="none")
-    times = collections.defaultdict(list)
-    sizes = {}
-    for _ in range(a.runs):
-        for label, exe, env in VARIANTS:
-            d = os.path.join(work, "run-" + label.replace(" ", "-"))
-            os.makedirs(d, exist_ok=True)
-            for f in os.listdir(d):
-                os.remove(os.path.join(d, f))
-            e = dict(base, **env, INSTR_OUTPUT=os.path.join(d, "lua.instr"))
-            wall, _ = rr.timed([exes[exe], *args], e, d)
-            times[label].append(wall)
-            if os.path.exists(os.path.join(d, "lua.instr")):
-                sizes[label] = os.path.getsize(os.path.join(d, "lua.instr"))
+    times, dumps = interleaved(exes, args, VARIANTS, work, a.runs)
     med = {k: statistics.median(v) for k, v in times.items()}
     print(f"Lua 5.4, bench.lua {a.scale}, {a.runs} interleaved runs (medians, min-max)")
     for label, _, _ in VARIANTS:
         v = times[label]
         line = f"  {label:13s} {med[label]:.3f} s ({min(v):.3f}-{max(v):.3f})"
         if label != "plain":
-            dump = os.path.join(work, "run-" + label.replace(" ", "-"), "lua.instr")
+            dump = dumps[label]
             t0 = time.monotonic()
             rep = json.loads(subprocess.run([report, "--format", "json", dump], capture_output=True,
                                             text=True).stdout)
@@ -61,7 +47,7 @@ def main():
             calls = sum(f["calls"] for f in rep["functions"] if not f.get("pseudo"))
             flt = rep["session"]["programs"][0].get("filters", {})
             left = flt.get("filtered_depth", 0) + flt.get("filtered_short", 0) + flt.get("filtered_off", 0)
-            line += (f"  {med[label] / med['defaults']:.2f}x defaults, dump {sizes[label] / 1e6:.1f} MB, "
+            line += (f"  {med[label] / med['defaults']:.2f}x defaults, dump {os.path.getsize(dump) / 1e6:.1f} MB, "
                      f"{calls} calls recorded, {left} left out, report {rt:.2f} s")
         print(line)
 

@@ -22,7 +22,7 @@ Usage: bench/switch-bench.py --build BUILD [--runs 5] [--scale 1] [--perf]
 """
 import argparse, collections, json, os, re, statistics, subprocess, sys
 
-from benchutil import lua_builds, perf_user_rows, run_real  # noqa: E402
+from benchutil import interleaved, lua_builds, perf_user_rows, run_real  # noqa: E402
 rr = run_real()
 
 LIBS = re.compile(r"^(libc|libm|ld-linux|libstdc\+\+|libgcc)")
@@ -64,19 +64,7 @@ def main():
     base = dict(os.environ, INSTR_LOG="none")
     runs = [("plain", "plain", {}), ("stopped", "switchable", {"INSTR_START": "off"}),
             ("started", "switchable", {}), ("default", "default", {})]
-    times = collections.defaultdict(list)
-    dumps = {}
-    for r in range(a.runs):
-        for label, exe, env in runs:
-            d = os.path.join(work, f"run-{label}")
-            os.makedirs(d, exist_ok=True)
-            for f in os.listdir(d):
-                os.remove(os.path.join(d, f))
-            e = dict(base, **env, INSTR_OUTPUT=os.path.join(d, "lua.instr"))
-            wall, _ = rr.timed([exes[exe], *args], e, d)
-            times[label].append(wall)
-            if os.path.exists(os.path.join(d, "lua.instr")):
-                dumps[label] = os.path.join(d, "lua.instr")
+    times, dumps = interleaved(exes, args, runs, work, a.runs)
     default_calls = calls_by_function(report, dumps["default"])
     started_calls = calls_by_function(report, dumps["started"])
     calls = sum(default_calls.values())
