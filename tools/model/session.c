@@ -11,6 +11,7 @@
 
 #include "arrays.h"
 #include "demangle.h"
+#include "profile-cache.h"
 
 #define add_warning(s, ...) instr_msgs_add(&(s)->warnings, &(s)->nwarnings, __VA_ARGS__)
 
@@ -220,8 +221,16 @@ static int add_process(struct instr_session *s, size_t i, const struct instr_exc
     }
     const struct instr_profile_opts po = {.x = x, .tl = obs ? &obs->tl : NULL,
                                           .wall = s->wall_on};
-    if ((rc = instr_profile_build_opts(&s->profiles[i], d, &po, err, errlen)) < 0)
-        return rc;
+    /* The plain views: a profile kept from an earlier report of d, or the
+     * walk, kept for the next one (profile-cache.h). */
+    int cacheable = !obs && !x;
+    if (!cacheable || !instr_profile_cache_load(&s->profiles[i], d, s->wall_on)) {
+        instr_dump_readahead(d);
+        if ((rc = instr_profile_build_opts(&s->profiles[i], d, &po, err, errlen)) < 0)
+            return rc;
+        if (cacheable)
+            instr_profile_cache_save(&s->profiles[i], s->wall_on);
+    }
     s->ndumps++;
     const struct instr_profile *p = &s->profiles[i];
     s->events += p->events;
