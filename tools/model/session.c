@@ -225,7 +225,6 @@ static int add_process(struct instr_session *s, size_t i, const struct instr_exc
      * walk, kept for the next one (profile-cache.h). */
     int cacheable = !obs && !x;
     if (!cacheable || !instr_profile_cache_load(&s->profiles[i], d, s->wall_on)) {
-        instr_dump_readahead(d);
         if ((rc = instr_profile_build_opts(&s->profiles[i], d, &po, err, errlen)) < 0)
             return rc;
         if (cacheable)

@@ -199,8 +199,6 @@ struct instr_dump_done {
     size_t bytes;     /* their bytes */
 };
 void instr_dump_chunk_done(const struct instr_dump *d, const struct instr_chunk_ref *c);
-/* The walk is about to read d: the kernel reads it ahead, if it fits. */
-void instr_dump_readahead(const struct instr_dump *d);
 
 /* Adds a warning line (printf-style) to d.  Returns 0 or INSTR_ENOMEM. */
 int instr_dump_warn(struct instr_dump *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
