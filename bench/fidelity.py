@@ -16,6 +16,8 @@ points.  Per program, medians of --runs rounds:
   - instr's Self % from each source (self-pct.h): a sampled run of the plain
     build (instr-sample, --self), instr-sample of the instrumented program,
     the run's own INSTR_SAMPLE samples;
+  - instr's Self % from instr-sample of a mode=count build (the count
+    report's Self % column: exact counts and samples of one run);
   - instr's Elapsed Exclusive shares (the default build, no sampling);
   - instr's call counts against callgrind's on the plain build (once);
     names the linker folded to one address (identical code folding:
@@ -92,6 +94,24 @@ def instr_shares(report_json, field):
     if field == "self_pct":
         shares[LIBS] += max(0.0, 100 - sum(shares.values()))
     return shares, r
+
+
+COUNT_ROW = re.compile(r"^\s*\d+\s+([\d.]+)\s+(.*?)\s+\([^()]*:\d+\)$")
+
+
+def count_shares(report_text):
+    """Self % by function from the count report's table (Calls, Self %,
+    Function (file:line)); the rest (uninstrumented code) to the
+    libraries' bucket."""
+    shares = collections.Counter()
+    for line in report_text.splitlines():
+        if line.startswith("Call graph"):
+            break
+        m = COUNT_ROW.match(line)
+        if m:
+            shares[key(m.group(2))] += float(m.group(1))
+    shares[LIBS] += max(0.0, 100 - sum(shares.values()))
+    return shares
 
 
 def callgrind_calls(exe, args, work):
@@ -187,6 +207,14 @@ def bench(name, exes, args, build, runs, rate, srate, work):
         extra["c"].append(rep["session"]["self_sampling"])
         if r == runs - 1:
             rows["self (c)"] = s
+        # d) instr-sample of the count-mode build: exact counts and samples of one run
+        count_d, samp_d = os.path.join(w, "count-d.instr"), os.path.join(w, "samp-d.instr")
+        run([sampler, "--rate", str(srate), "-o", samp_d, "--", exes["count"], *args],
+            env=dict(env, INSTR_OUTPUT=count_d), cwd=w)
+        s = count_shares(run([report, count_d, samp_d], ok=(0, 3)))
+        d["Self % from instr-sample of the count-mode build (d)"].append(tv(s, p1))
+        if r == runs - 1:
+            rows["self (d)"] = s
         print(f"  round {r + 1}: " + ", ".join(f"{v[-1]:.1f}" for v in d.values()), file=sys.stderr)
     floor = med(d["noise floor: perf vs perf, plain build"])
     print(f"\n== {name}: {' '.join(os.path.basename(a) for a in args)}   (medians of {runs} rounds; "
@@ -204,7 +232,8 @@ def bench(name, exes, args, build, runs, rate, srate, work):
     ta, tb = (floor + 2, floor + 1) if floor >= 3 else (5, 3)
     print("  targets (issue 20):")
     for k, lim in (("Self % from instr-sample of the plain build (a)", ta),
-                   ("Self % from instr-sample of the instrumented build (b)", tb)):
+                   ("Self % from instr-sample of the instrumented build (b)", tb),
+                   ("Self % from instr-sample of the count-mode build (d)", tb)):
         m = med(d[k])
         print(f"    [{'met' if m <= lim else 'NOT met'}] {k}: {m:.1f} <= {lim:.1f}")
     top = sorted(rows["perf"], key=lambda k: -rows["perf"][k])[:10]
@@ -271,6 +300,8 @@ def main():
                                   cflags + ["-g"], libs, []),
                 "instr": rr.build(os.path.join(cache, "bin", tag, slug + "-fidelity-instr"), cc, files,
                                   cflags + ["-g"], libs, [f"-fplugin={plugin}"]),
+                "count": rr.build(os.path.join(cache, "bin", tag, slug + "-fidelity-count"), cc, files,
+                                  cflags + ["-g"], libs, [f"-fplugin={plugin}", "-fplugin-arg-instr-mode=count"]),
             }
             bench(name, exes, args, b, a.runs, a.rate, a.sample_rate, os.path.join(work, slug))
     return 0

@@ -17,11 +17,15 @@ in-run:       INSTR_SAMPLE=1000 on INSTRUMENTED: source "in-run-samples",
               the same shares.
 none:         the instrumented dump alone: no Self % column, JSON self_pct
               null and self_source "none".
+count:        instr-sample of COUNT (self-burn.c built mode=count, the
+              sixth argument): the count report of both dumps has the exact
+              calls (8 each) and Self % 75 and 25 +/- 15.
 Exit 0 pass, 1 fail, 77 skip (perf events not allowed here).
 """
 import json, os, shutil, subprocess, sys, tempfile
 
 scenario, SAMPLE, REPORT, PLAIN, INSTR = sys.argv[1:6]
+COUNT = sys.argv[6] if len(sys.argv) > 6 else None
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from instrtest import check_quiet as check, failures  # noqa: E402
 
@@ -96,6 +100,24 @@ def main():
     elif scenario == "in-run":
         run([INSTR], env=dict(env, INSTR_SAMPLE="1000"))
         shares([dump], "in-run-samples")
+    elif scenario == "count":
+        # COUNT: self-burn.c built mode=count: the count report of its run
+        # under instr-sample has exact calls and a Self % column
+        samp, counts = os.path.join(work, "samp.instr"), os.path.join(work, "count.instr")
+        run([SAMPLE, "--rate", "2000", "-o", samp, COUNT], env=dict(env, INSTR_OUTPUT=counts))
+        text = run([REPORT, counts, samp])
+        check("Self %:" in text and "Self %  Function" in text, "the count report has the Self % line and column")
+        rows = {}
+        for line in text.split("Call graph")[0].splitlines():
+            f = line.split()
+            if len(f) >= 3 and f[0].isdigit():
+                rows[f[2].split(".")[0]] = (int(f[0]), float(f[1]))
+        for name, calls, want in (("heavy", 8, 75), ("light", 8, 25)):
+            got = rows.get(name)
+            check(got is not None and got[0] == calls and abs(got[1] - want) <= 15,
+                  f"count report: {name} {got}, expected {calls} calls and Self % {want} +/- 15")
+        plain = run([REPORT, counts])
+        check("Self %" not in plain, "no Self % without a sampling dump")
     elif scenario == "none":
         run([INSTR], env=env)
         text = run([REPORT, dump])

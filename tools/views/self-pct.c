@@ -106,6 +106,11 @@ static int in_kernel(const char *module)
     return !strncmp(module, "[kernel", 7);
 }
 
+int instr_self_frame_kind(const char *name, const char *module)
+{
+    return in_kernel(module) ? INSTR_SELF_KERNEL : in_runtime(name, module) ? INSTR_SELF_RUNTIME : 0;
+}
+
 /* A pseudo-frame named after an uninstrumented callee: its name, or the
  * name under a libc IFUNC variant ("__strlen_avx2" -> "strlen"). */
 static size_t find_callee(const struct index *px, const char *folded, size_t *first)

@@ -36,4 +36,9 @@ int instr_self_from_sampled(struct instr_session *s, const struct instr_dump *sd
  * some ("in-run-samples"); nothing otherwise. */
 int instr_self_from_in_run(struct instr_session *s, char *err, size_t errlen);
 
+/* What a sampled frame (its function name and module path) is to Self %:
+ * the program's own code (0), or left out: the kernel's, instr's runtime. */
+enum { INSTR_SELF_KERNEL = 1, INSTR_SELF_RUNTIME = 2 };
+int instr_self_frame_kind(const char *name, const char *module);
+
 #endif
