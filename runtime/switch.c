@@ -9,13 +9,26 @@
  * value at some next function entry, which is all the switch promises
  * (a hooked copy already running finishes hooked, closing its frames).
  * Modules compiled without switchable have the slot too and never read
- * it: their hooks always record. */
+ * it: their hooks always record.
+ *
+ * INSTR_SIGNAL=SIG: that signal toggles the switch from outside (`kill
+ * -USR2 PID`, perf's control fd in a word).  Its handler takes no lock:
+ * the tables are only ever appended to (an unloaded module's entry is
+ * cleared, never moved), it skips a table whose page is no longer mapped
+ * (mincore), and every writer of the words writes the state it reads and
+ * writes them all again if the state changed meanwhile, so an interrupted
+ * instr_start and the handler end with the words the last state says. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include "detector.h"
 #include "internal.h"
 
 /* More modules than this: the later ones keep the state they were bound
@@ -23,8 +36,8 @@
 #define SWITCH_MODULES 1024
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static instr_hook_fn *tables[SWITCH_MODULES];
-static unsigned ntables;
+static instr_hook_fn *tables[SWITCH_MODULES]; /* NULL: a module unloaded */
+static unsigned ntables;                      /* atomic: read by the handler */
 static int state = -1; /* 1 on, 0 off; -1: INSTR_START not read yet */
 
 static void set_slot(instr_hook_fn *table, int on)
@@ -32,15 +45,96 @@ static void set_slot(instr_hook_fn *table, int on)
     __atomic_store_n(&table[INSTR_SLOT_ON], (instr_hook_fn)(uintptr_t)on, __ATOMIC_RELAXED);
 }
 
-/* INSTR_START: "off" begins stopped; unset, empty or "on" begins started. */
+/* Whether the page of p is mapped (an unloaded module's is not). */
+static int mapped(const void *p)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    unsigned char v;
+    /* never trapped by sud: SIGSYS inside this handler is the detector's */
+    return pg > 0 && instr__own_syscall(SYS_mincore, (long)((uintptr_t)p & ~(uintptr_t)(pg - 1)), 1, (long)&v) == 0;
+}
+
+/* Every bound table's word to the state, again while it changes under us
+ * (the handler may run between this thread's load and its stores). */
+static void write_words(int check_mapped)
+{
+    int s;
+    do {
+        s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+        unsigned n = __atomic_load_n(&ntables, __ATOMIC_ACQUIRE);
+        for (unsigned i = 0; i < n && i < SWITCH_MODULES; i++) {
+            instr_hook_fn *t = __atomic_load_n(&tables[i], __ATOMIC_RELAXED);
+            if (t && (!check_mapped || mapped(t)))
+                set_slot(t, s);
+        }
+    } while (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != s);
+}
+
+/* INSTR_SIGNAL's handler: toggle, write the words, and say so in the
+ * thread's stream (api.c refuses inside a hook; a thread with no state
+ * yet gets one, as an instrumented handler's first hook would). */
+static void on_signal(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    int was = __atomic_load_n(&state, __ATOMIC_ACQUIRE), now = was != 1;
+    __atomic_store_n(&state, now, __ATOMIC_RELEASE);
+    write_words(1);
+    instr__api_switched(now);
+    errno = saved;
+}
+
+/* INSTR_SIGNAL: USR1, USR2, SIGUSR2, RTMIN+N or a number.  The signals a
+ * program would rather keep (the fatal ones, SIGKILL, SIGSTOP) are refused. */
+static int parse_signal(const char *e)
+{
+    const char *n = strncmp(e, "SIG", 3) ? e : e + 3;
+    char *end;
+    if (!strcmp(n, "USR1"))
+        return SIGUSR1;
+    if (!strcmp(n, "USR2"))
+        return SIGUSR2;
+    if (!strncmp(n, "RTMIN+", 6) || !strcmp(n, "RTMIN")) {
+        long k = n[5] ? strtol(n + 6, &end, 10) : 0;
+        return (n[5] && (*end || end == n + 6)) || k < 0 || SIGRTMIN + k > SIGRTMAX ? -1 : SIGRTMIN + (int)k;
+    }
+    long v = strtol(e, &end, 10);
+    if (*end || end == e)
+        return -1;
+    return v == SIGUSR1 || v == SIGUSR2 || v == SIGHUP || v == SIGWINCH || (v >= SIGRTMIN && v <= SIGRTMAX)
+               ? (int)v
+               : -1;
+}
+
+static void install_signal(void)
+{
+    const char *e = secure_getenv("INSTR_SIGNAL");
+    if (!e || !*e)
+        return;
+    int sig = parse_signal(e);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    if (sig < 0)
+        instr__say("INSTR_SIGNAL=", e, " is not USR1, USR2, RTMIN+N, HUP or WINCH", "; no signal switches");
+    else if (sigaction(sig, &sa, NULL))
+        instr__say("INSTR_SIGNAL=", e, ": sigaction failed", "; no signal switches");
+}
+
+/* INSTR_START: "off" begins stopped; unset, empty or "on" begins started.
+ * Then INSTR_SIGNAL's handler, once. */
 static void read_start(void)
 {
     const char *e = secure_getenv("INSTR_START");
-    state = 1;
+    int s = 1;
     if (e && !strcmp(e, "off"))
-        state = 0;
+        s = 0;
     else if (e && *e && strcmp(e, "on"))
         instr__say("INSTR_START=", e, " is neither on nor off", "; starting on");
+    __atomic_store_n(&state, s, __ATOMIC_RELEASE);
+    install_signal();
 }
 
 void instr__switch_bind(instr_hook_fn *table, int recording)
@@ -49,36 +143,41 @@ void instr__switch_bind(instr_hook_fn *table, int recording)
     if (state < 0)
         read_start();
     /* Not recording: the hooks are no-ops, the plain bodies are cheaper. */
-    set_slot(table, recording && state);
     if (!recording) {
+        set_slot(table, 0);
         pthread_mutex_unlock(&lock);
         return;
     }
-    if (ntables < SWITCH_MODULES)
-        tables[ntables++] = table;
-    else if (ntables++ == SWITCH_MODULES)
-        instr__say("more than 1024 switchable modules", "", "", "; later ones keep their state at load");
+    unsigned n = __atomic_load_n(&ntables, __ATOMIC_RELAXED);
+    if (n < SWITCH_MODULES) {
+        tables[n] = table;
+        __atomic_store_n(&ntables, n + 1, __ATOMIC_RELEASE);
+        write_words(0); /* its word too, as the state now says */
+    } else {
+        set_slot(table, __atomic_load_n(&state, __ATOMIC_ACQUIRE));
+        if (n == SWITCH_MODULES)
+            instr__say("more than 1024 switchable modules", "", "", "; later ones keep their state at load");
+        __atomic_store_n(&ntables, n + 1, __ATOMIC_RELEASE);
+    }
     pthread_mutex_unlock(&lock);
 }
 
 /* A module unloaded since it bound (dlclose) has no table any more:
- * dladdr no longer finds an object at its address, and it is forgotten. */
+ * dladdr no longer finds an object at its address, and it is forgotten
+ * (its entry cleared: entries never move, for the handler). */
 static void switch_all(int on)
 {
     pthread_mutex_lock(&lock);
     if (state < 0)
         read_start();
-    state = on;
-    unsigned n = ntables < SWITCH_MODULES ? ntables : SWITCH_MODULES, kept = 0;
-    for (unsigned i = 0; i < n; i++) {
+    __atomic_store_n(&state, on, __ATOMIC_RELEASE);
+    unsigned n = __atomic_load_n(&ntables, __ATOMIC_RELAXED);
+    for (unsigned i = 0; i < n && i < SWITCH_MODULES; i++) {
         Dl_info info;
-        if (!dladdr((void *)tables[i], &info) || !info.dli_fname)
-            continue;
-        set_slot(tables[i], on);
-        tables[kept++] = tables[i];
+        if (tables[i] && (!dladdr((void *)tables[i], &info) || !info.dli_fname))
+            __atomic_store_n(&tables[i], NULL, __ATOMIC_RELAXED);
     }
-    if (ntables <= SWITCH_MODULES)
-        ntables = kept;
+    write_words(0);
     pthread_mutex_unlock(&lock);
 }
 

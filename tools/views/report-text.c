@@ -429,7 +429,7 @@ static void windows_lines(FILE *out, const struct instr_session *s, enum instr_u
                     off ? "off at the start, " : "", p->switched_at, p->switched_at == 1 ? "" : "es");
         else
             fprintf(out, "Recorded:   %s%zu window%s, %s of %s %s: the switchable code's hooks were on only there "
-                         "(%s%zu switch%s by instr_start/instr_stop)\n",
+                         "(%s%zu switch%s by instr_start/instr_stop or INSTR_SIGNAL)\n",
                     pid, p->nwindows, p->nwindows == 1 ? "" : "s", a, b, instr_units_name(u),
                     off ? "off at the start, " : "", p->switched_at, p->switched_at == 1 ? "" : "es");
         for (size_t k = 0; k < p->nwindows && k < 8; k++) {
