@@ -2,7 +2,6 @@
 #include "elf-file.h"
 
 #include <elf.h>
-#include <stddef.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "arrays.h"
 #include "dump-reader.h" /* error codes */
 
 static int in_file(const struct instr_elf *e, uint64_t off, uint64_t len)
@@ -112,7 +110,6 @@ void instr_elf_close(struct instr_elf *e)
     if (e->map)
         munmap((void *)e->map, e->size);
     free(e->segs);
-    free(e->syms);
     memset(e, 0, sizeof *e);
 }
 
@@ -174,124 +171,4 @@ int instr_elf_bias(const struct instr_elf *e, uint64_t start, uint64_t pgoff, ui
         }
     }
     return -1;
-}
-
-static int cmp_sym(const void *a, const void *b)
-{
-    const struct instr_elf_sym *x = a, *y = b;
-    if (x->addr != y->addr)
-        return x->addr < y->addr ? -1 : 1;
-    /* At one address, the one kept comes first: sized, global before weak
-     * before local (aliases like __libc_start_main_alias_2 are local), then
-     * the shorter name. */
-    if ((x->size == 0) != (y->size == 0))
-        return (x->size == 0) - (y->size == 0);
-    if (x->rank != y->rank)
-        return x->rank - y->rank;
-    size_t lx = strlen(x->name), ly = strlen(y->name);
-    if (lx != ly)
-        return lx < ly ? -1 : 1;
-    return strcmp(x->name, y->name);
-}
-
-static int load_table(struct instr_elf *e, unsigned type)
-{
-    Elf64_Shdr s, strs;
-    for (size_t i = 0; shdr(e, i, &s) == 0; i++) {
-        if (s.sh_type != type || s.sh_entsize != sizeof(Elf64_Sym) || !in_file(e, s.sh_offset, s.sh_size) ||
-            shdr(e, s.sh_link, &strs) || !in_file(e, strs.sh_offset, strs.sh_size))
-            continue;
-        size_t n = s.sh_size / sizeof(Elf64_Sym);
-        struct instr_elf_sym *a = n ? calloc(n, sizeof *a) : NULL;
-        if (n && !a)
-            return INSTR_ENOMEM;
-        size_t k = 0;
-        for (size_t j = 0; j < n; j++) {
-            Elf64_Sym sym;
-            memcpy(&sym, e->map + s.sh_offset + j * sizeof sym, sizeof sym);
-            unsigned t = ELF64_ST_TYPE(sym.st_info);
-            if ((t != STT_FUNC && t != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
-                continue;
-            const char *name = str_at((const char *)e->map + strs.sh_offset, strs.sh_size, sym.st_name);
-            if (!name || !*name)
-                continue;
-            unsigned b = ELF64_ST_BIND(sym.st_info);
-            a[k++] = (struct instr_elf_sym){sym.st_value, sym.st_size, name,
-                                            (uint8_t)(b == STB_GLOBAL ? 0 : b == STB_WEAK ? 1 : 2)};
-        }
-        if (!k) {
-            free(a);
-            continue;
-        }
-        qsort(a, k, sizeof *a, cmp_sym);
-        size_t u = 0; /* one symbol per address */
-        for (size_t j = 0; j < k; j++)
-            if (!u || a[u - 1].addr != a[j].addr)
-                a[u++] = a[j];
-        e->syms = a;
-        e->nsyms = u;
-        return 0;
-    }
-    return 0;
-}
-
-int instr_elf_load_symbols(struct instr_elf *e)
-{
-    if (e->syms)
-        return 0;
-    int rc = load_table(e, SHT_SYMTAB);
-    if (rc == 0 && !e->syms)
-        rc = load_table(e, SHT_DYNSYM);
-    return rc;
-}
-
-int instr_elf_has_symtab(const struct instr_elf *e)
-{
-    Elf64_Shdr s;
-    for (size_t i = 0; shdr(e, i, &s) == 0; i++)
-        if (s.sh_type == SHT_SYMTAB && s.sh_size)
-            return 1;
-    return 0;
-}
-
-const struct instr_elf_sym *instr_elf_symbol(const struct instr_elf *e, uint64_t vaddr)
-{
-    size_t lo = instr_upper_bound(e->syms, e->nsyms, sizeof *e->syms, offsetof(struct instr_elf_sym, addr), vaddr);
-    if (!lo)
-        return NULL;
-    const struct instr_elf_sym *s = &e->syms[lo - 1];
-    if (s->size && vaddr - s->addr >= s->size)
-        return NULL;
-    return s;
-}
-
-int instr_elf_build_id(const struct instr_elf *e, char *buf, size_t len)
-{
-    uint64_t off, size;
-    if (instr_elf_section(e, ".note.gnu.build-id", &off, &size, NULL) || size < 12)
-        return -1;
-    const uint8_t *p = e->map + off;
-    uint32_t namesz, descsz, type;
-    memcpy(&namesz, p, 4);
-    memcpy(&descsz, p + 4, 4);
-    memcpy(&type, p + 8, 4);
-    uint64_t desc = 12 + ((namesz + 3ull) & ~3ull);
-    if (type != NT_GNU_BUILD_ID || desc + descsz > size || descsz == 0 || descsz * 2 + 1 > len)
-        return -1;
-    for (uint32_t i = 0; i < descsz; i++) {
-        static const char hex[] = "0123456789abcdef";
-        buf[2 * i] = hex[p[desc + i] >> 4];
-        buf[2 * i + 1] = hex[p[desc + i] & 15];
-    }
-    buf[2 * descsz] = 0;
-    return 0;
-}
-
-const char *instr_elf_debuglink(const struct instr_elf *e)
-{
-    uint64_t off, size;
-    if (instr_elf_section(e, ".gnu_debuglink", &off, &size, NULL) || !size)
-        return NULL;
-    const char *s = (const char *)e->map + off;
-    return memchr(s, 0, size) && *s ? s : NULL;
 }

@@ -1,5 +1,6 @@
 /* elf-file.h - just enough of an ELF file for sampling: its loadable
- * segments, sections by name, function symbols, build-id and debuglink.
+ * segments (a mapping's bias, the unwinder's file offsets) and sections
+ * by name.  Symbols, DWARF and debug files are libdwfl's (dwfl-module.h).
  *
  * Files named by a dump are hostile input like the dump: every header,
  * offset and string is bounds-checked against the mapped file.  Library
@@ -16,13 +17,6 @@ struct instr_elf_seg {
     uint64_t off, filesz;  /* p_offset, p_filesz */
 };
 
-struct instr_elf_sym {
-    uint64_t addr; /* st_value */
-    uint64_t size; /* st_size (0: up to the next symbol) */
-    const char *name; /* inside the mapping */
-    uint8_t rank;     /* binding preference at one address: 0 global, 1 weak, 2 local */
-};
-
 struct instr_elf {
     const uint8_t *map; /* whole file, read-only */
     size_t size;
@@ -32,8 +26,6 @@ struct instr_elf {
     size_t nsh;
     const char *shstr; /* section name table */
     size_t shstr_len;
-    struct instr_elf_sym *syms; /* functions, sorted by address (after instr_elf_load_symbols) */
-    size_t nsyms;
 };
 
 /* 0, or a negative INSTR_E* code (not a 64-bit little-endian ELF file, unreadable). */
@@ -54,16 +46,5 @@ int instr_elf_vaddr_to_off(const struct instr_elf *e, uint64_t vaddr, uint64_t *
  * `pgoff` (address - bias = the file's virtual address); 0 or -1. */
 int instr_elf_bias(const struct instr_elf *e, uint64_t start, uint64_t pgoff, uint64_t *bias);
 
-/* Fills syms from .symtab, else .dynsym (STT_FUNC and STT_GNU_IFUNC,
- * defined).  0, or INSTR_ENOMEM. */
-int instr_elf_load_symbols(struct instr_elf *e);
-/* The function symbol containing vaddr, or NULL. */
-const struct instr_elf_sym *instr_elf_symbol(const struct instr_elf *e, uint64_t vaddr);
-int instr_elf_has_symtab(const struct instr_elf *e);
-
-/* The build-id as lowercase hex into buf (len >= 41); 0 or -1. */
-int instr_elf_build_id(const struct instr_elf *e, char *buf, size_t len);
-/* The .gnu_debuglink file name (inside the mapping), or NULL. */
-const char *instr_elf_debuglink(const struct instr_elf *e);
 
 #endif

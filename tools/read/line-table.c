@@ -3,20 +3,19 @@
 #include "line-table.h"
 
 #include <elfutils/libdw.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "dump-reader.h" /* INSTR_ENOMEM */
-#include "elf-file.h"
+#include "dwfl-module.h"
 
-/* A module's DWARF, opened once. */
+/* A module's DWARF, opened once: the file's own, else its debug file's
+ * (dwfl-module.h finds it). */
 struct ldw {
     char *path;
-    int fd;
+    struct instr_dwfl m;
     Dwarf *dw; /* NULL: no line information */
+    Dwarf_Addr bias;
 };
 
 struct instr_line_tables {
@@ -34,70 +33,49 @@ void instr_line_tables_free(struct instr_line_tables *t)
     if (!t)
         return;
     for (size_t i = 0; i < t->nmods; i++) {
-        if (t->mods[i].dw)
-            dwarf_end(t->mods[i].dw);
-        if (t->mods[i].fd >= 0)
-            close(t->mods[i].fd);
+        instr_dwfl_close(&t->mods[i].m);
         free(t->mods[i].path);
     }
     free(t->mods);
     free(t);
 }
 
-/* The DWARF of the module at path; *oom set when memory ran out. */
-static Dwarf *dwarf_of(struct instr_line_tables *c, const char *path, int *oom)
+/* The module at path; *oom set when memory ran out. */
+static struct ldw *module_of(struct instr_line_tables *c, const char *path, int *oom)
 {
     for (size_t i = 0; i < c->nmods; i++)
         if (!strcmp(c->mods[i].path, path))
-            return c->mods[i].dw;
+            return &c->mods[i];
     struct ldw *a = realloc(c->mods, (c->nmods + 1) * sizeof *a);
     if (!a) {
         *oom = 1;
         return NULL;
     }
     c->mods = a;
-    struct ldw *m = &a[c->nmods];
+    struct ldw *m = &c->mods[c->nmods];
     memset(m, 0, sizeof *m);
-    m->fd = -1;
-    if (!(m->path = strdup(path))) {
+    const char *root = getenv("INSTR_DEBUG_ROOT"); /* tests: a debug-file tree of their own */
+    if (!(m->path = strdup(path)) || instr_dwfl_open(&m->m, path, NULL, 0, root && *root ? root : NULL) < 0) {
+        free(m->path);
         *oom = 1;
         return NULL;
     }
     c->nmods++;
-    m->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (m->fd >= 0)
-        m->dw = dwarf_begin(m->fd, DWARF_C_READ);
-    if (!m->dw) {
-        /* The debug file by build-id (Debian's -dbgsym packages). */
-        struct instr_elf e;
-        char id[130], dbg[700];
-        const char *root = getenv("INSTR_DEBUG_ROOT");
-        if (instr_elf_open(&e, path) == 0) {
-            if (instr_elf_build_id(&e, id, sizeof id) == 0 && strlen(id) > 2) {
-                snprintf(dbg, sizeof dbg, "%s/.build-id/%.2s/%s.debug", root && *root ? root : "/usr/lib/debug",
-                         id, id + 2);
-                if (m->fd >= 0)
-                    close(m->fd);
-                m->fd = open(dbg, O_RDONLY | O_CLOEXEC);
-                if (m->fd >= 0)
-                    m->dw = dwarf_begin(m->fd, DWARF_C_READ);
-            }
-            instr_elf_close(&e);
-        }
-    }
-    return m->dw;
+    if (m->m.mod)
+        m->dw = dwfl_module_getdwarf(m->m.mod, &m->bias);
+    return m;
 }
 
 int instr_line_find(struct instr_line_tables *t, const char *path, uint64_t vaddr, const char **file, int *line)
 {
     int oom = 0;
-    Dwarf *dw = dwarf_of(t, path, &oom);
+    struct ldw *m = module_of(t, path, &oom);
     if (oom)
         return INSTR_ENOMEM;
     Dwarf_Die cu;
-    if (!dw || !dwarf_addrdie(dw, vaddr, &cu))
+    if (!m || !m->dw || !dwarf_addrdie(m->dw, vaddr - m->bias, &cu))
         return 1;
-    Dwarf_Line *l = dwarf_getsrc_die(&cu, vaddr);
+    Dwarf_Line *l = dwarf_getsrc_die(&cu, vaddr - m->bias);
     const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
     if (!l || !src || dwarf_lineno(l, line) != 0)
         return 1;

@@ -1,4 +1,13 @@
-/* sample-symbols.c - ELF symbol lookup for sampled addresses (see sample-symbols.h). */
+/* sample-symbols.c - names for sampled addresses (see sample-symbols.h),
+ * through elfutils' libdwfl: it reads the symbol tables (.symtab, else the
+ * debug file's, else .dynsym) and finds the debug files (build-id under
+ * the debug root, .gnu_debuglink next to the file, in .debug/ and under
+ * the root), as perf and systemd-coredump do.  Kept here: which file a
+ * sampled address lies in and at what bias (the dump's MAP records and
+ * the file's segments, elf-file.h), the vDSO (this process's own, handed
+ * to libdwfl from memory: dwfl-module.c), and the demangled names, once
+ * per symbol. */
+#define _GNU_SOURCE
 #include "sample-symbols.h"
 
 #include <stdio.h>
@@ -7,15 +16,22 @@
 
 #include "arrays.h"
 #include "demangle.h"
+#include "dwfl-module.h"
 #include "elf-file.h"
+
+/* name (libdwfl's, which lives as long as its Dwfl) -> demangled */
+struct name_slot {
+    const char *name;
+    char *demangled;
+};
 
 struct elf_entry {
     char *path;
-    int ok;               /* the file opened */
-    struct instr_elf elf; /* the module file: segments */
-    struct instr_elf dbg; /* where the symbols come from (the file itself, or its debug file) */
-    int has_dbg;
-    char **demangled; /* per symbol of the symbol source, lazily */
+    int ok;               /* the file opened: its segments give the bias */
+    struct instr_elf elf;
+    struct instr_dwfl dw; /* its symbols */
+    struct name_slot *names; /* open addressing, a power of two */
+    size_t nnames, capnames;
 };
 
 struct instr_symbolizer {
@@ -45,56 +61,16 @@ void instr_symbolizer_free(struct instr_symbolizer *s)
         return;
     for (size_t i = 0; i < s->nfiles; i++) {
         struct elf_entry *f = &s->files[i];
-        struct instr_elf *src = f->has_dbg ? &f->dbg : &f->elf;
-        if (f->demangled)
-            for (size_t k = 0; k < src->nsyms; k++)
-                free(f->demangled[k]);
-        free(f->demangled);
-        if (f->has_dbg)
-            instr_elf_close(&f->dbg);
+        for (size_t k = 0; k < f->capnames; k++)
+            free(f->names[k].demangled);
+        free(f->names);
+        instr_dwfl_close(&f->dw);
         if (f->ok)
             instr_elf_close(&f->elf);
         free(f->path);
     }
     free(s->files);
     free(s);
-}
-
-/* Tries a debug file: it must have a .symtab to be worth it. */
-static int try_debug(struct elf_entry *f, const char *path)
-{
-    if (instr_elf_open(&f->dbg, path) < 0)
-        return 0;
-    if (!instr_elf_has_symtab(&f->dbg)) {
-        instr_elf_close(&f->dbg);
-        return 0;
-    }
-    f->has_dbg = 1;
-    return 1;
-}
-
-static void find_debug_file(const struct instr_symbolizer *s, struct elf_entry *f)
-{
-    char id[130], path[1600];
-    if (instr_elf_build_id(&f->elf, id, sizeof id) == 0 && strlen(id) > 2) {
-        snprintf(path, sizeof path, "%s/.build-id/%.2s/%s.debug", s->debug_root, id, id + 2);
-        if (try_debug(f, path))
-            return;
-    }
-    const char *link = instr_elf_debuglink(&f->elf);
-    if (!link || strchr(link, '/'))
-        return;
-    const char *slash = strrchr(f->path, '/');
-    int dirlen = slash ? (int)(slash - f->path) : 0;
-    snprintf(path, sizeof path, "%.*s/.debug/%s", dirlen, f->path, link);
-    if (try_debug(f, path))
-        return;
-    snprintf(path, sizeof path, "%s%.*s/%s", s->debug_root, dirlen, f->path, link);
-    if (try_debug(f, path))
-        return;
-    snprintf(path, sizeof path, "%.*s/%s", dirlen, f->path, link);
-    if (strcmp(path, f->path))
-        try_debug(f, path);
 }
 
 static struct elf_entry *file_of(struct instr_symbolizer *s, const char *path)
@@ -114,12 +90,45 @@ static struct elf_entry *file_of(struct instr_symbolizer *s, const char *path)
     if ((!strcmp(path, "[vdso]") ? instr_elf_open_vdso(&f->elf) : instr_elf_open(&f->elf, path)) < 0)
         return f;
     f->ok = 1;
-    if (!instr_elf_has_symtab(&f->elf))
-        find_debug_file(s, f);
-    struct instr_elf *src = f->has_dbg ? &f->dbg : &f->elf;
-    if (instr_elf_load_symbols(src) < 0 || (src->nsyms && !(f->demangled = calloc(src->nsyms, sizeof(char *)))))
+    int vdso = !strcmp(path, "[vdso]");
+    if (instr_dwfl_open(&f->dw, path, vdso ? f->elf.map : NULL, f->elf.size, s->debug_root) < 0)
         return NULL;
     return f;
+}
+
+/* name's demangled form, made once; NULL: no memory. */
+static const char *demangled(struct elf_entry *f, const char *name)
+{
+    if (f->nnames * 2 >= f->capnames) {
+        size_t cap = f->capnames ? f->capnames * 2 : 256;
+        struct name_slot *n = calloc(cap, sizeof *n);
+        if (!n)
+            return NULL;
+        for (size_t k = 0; k < f->capnames; k++)
+            if (f->names[k].name) {
+                size_t h = ((uintptr_t)f->names[k].name >> 3) & (cap - 1);
+                while (n[h].name)
+                    h = (h + 1) & (cap - 1);
+                n[h] = f->names[k];
+            }
+        free(f->names);
+        f->names = n;
+        f->capnames = cap;
+    }
+    size_t h = ((uintptr_t)name >> 3) & (f->capnames - 1);
+    while (f->names[h].name && f->names[h].name != name)
+        h = (h + 1) & (f->capnames - 1);
+    if (f->names[h].name)
+        return f->names[h].demangled;
+    /* .symtab names of versioned symbols carry the version: "memcpy@@GLIBC_2.14". */
+    char *plain = strndup(name, strcspn(name, "@")), *d = plain ? instr_demangle(plain) : NULL;
+    free(plain);
+    if (!d)
+        return NULL;
+    f->names[h].name = name;
+    f->names[h].demangled = d;
+    f->nnames++;
+    return d;
 }
 
 /* The map holding addr at tick: the latest one mapped by then, else any. */
@@ -153,21 +162,14 @@ int instr_symbolize(struct instr_symbolizer *s, const struct instr_dump *d, uint
     if (!f->ok || instr_elf_bias(&f->elf, m->start, m->pgoff, &bias) < 0)
         return 0;
     out->vaddr = addr - bias;
-    struct instr_elf *src = f->has_dbg ? &f->dbg : &f->elf;
-    const struct instr_elf_sym *sym = instr_elf_symbol(src, out->vaddr);
-    if (!sym)
+    if (!f->dw.mod)
         return 0;
-    size_t k = (size_t)(sym - src->syms);
-    if (!f->demangled[k]) {
-        /* .symtab names of versioned symbols carry the version: "memcpy@@GLIBC_2.14". */
-        size_t l = strcspn(sym->name, "@");
-        char *plain = strndup(sym->name, l);
-        if (!plain || !(f->demangled[k] = instr_demangle(plain))) {
-            free(plain);
-            return INSTR_ENOMEM;
-        }
-        free(plain);
-    }
-    out->name = f->demangled[k];
+    GElf_Sym sym;
+    GElf_Off off;
+    const char *name = dwfl_module_addrinfo(f->dw.mod, out->vaddr, &off, &sym, NULL, NULL, NULL);
+    if (!name || (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC))
+        return 0;
+    if (!(out->name = demangled(f, name)))
+        return INSTR_ENOMEM;
     return 0;
 }
