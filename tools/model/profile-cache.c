@@ -130,6 +130,12 @@ static char *get_string(FILE *f, int *ok)
     return s;
 }
 
+/* fwrite of n elements; none: nothing (p may then be NULL). */
+static int put(FILE *f, const void *p, size_t size, size_t n)
+{
+    return n == 0 || fwrite(p, size, n, f) == n ? 0 : -1;
+}
+
 static int put_string(FILE *f, const char *s)
 {
     uint32_t len = s ? (uint32_t)strlen(s) : UINT32_MAX;
@@ -269,16 +275,15 @@ void instr_profile_cache_save(const struct instr_profile *p, int wall)
     sc.merged_nfn = p->wall_merged ? p->merged.nfn : 0;
     sc.merged_root_len = p->merged.root_len;
     sc.merged_nomem = p->merged.nomem;
-    int ok = fwrite(&k, sizeof k, 1, f) == 1 && fwrite(&sc, sizeof sc, 1, f) == 1 &&
-             fwrite(p->funcs, sizeof *p->funcs, p->nfuncs, f) == p->nfuncs;
+    int ok = put(f, &k, sizeof k, 1) == 0 && put(f, &sc, sizeof sc, 1) == 0 &&
+             put(f, p->funcs, sizeof *p->funcs, p->nfuncs) == 0;
     for (size_t i = 0; ok && i < p->nfuncs; i++)
         ok = put_string(f, p->funcs[i].origin) == 0 && put_string(f, p->funcs[i].origin_demangled) == 0;
-    ok = ok && fwrite(p->threads, sizeof *p->threads, p->nthreads, f) == p->nthreads &&
-         fwrite(p->modules, sizeof *p->modules, p->nmodules, f) == p->nmodules &&
-         fwrite(p->nodes, sizeof *p->nodes, p->nnodes, f) == p->nnodes &&
-         fwrite(p->windows, sizeof *p->windows, p->nwindows, f) == p->nwindows &&
-         fwrite(p->switches, sizeof *p->switches, p->nswitches, f) == p->nswitches &&
-         fwrite(p->merged.len, sizeof *p->merged.len, sc.merged_nfn, f) == sc.merged_nfn;
+    ok = ok && put(f, p->threads, sizeof *p->threads, p->nthreads) == 0 &&
+         put(f, p->modules, sizeof *p->modules, p->nmodules) == 0 && put(f, p->nodes, sizeof *p->nodes, p->nnodes) == 0 &&
+         put(f, p->windows, sizeof *p->windows, p->nwindows) == 0 &&
+         put(f, p->switches, sizeof *p->switches, p->nswitches) == 0 &&
+         put(f, p->merged.len, sizeof *p->merged.len, (size_t)sc.merged_nfn) == 0;
     if (fclose(f) || !ok || rename(tmp, path))
         unlink(tmp);
 }
