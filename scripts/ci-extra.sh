@@ -46,6 +46,7 @@ cmake --build build-san -j"$jobs" >build-san/build.log 2>&1 || { tail -40 build-
 # the sanitizers check the tools on the dumps; the ordinary run above runs
 # the cases as every identity).
 (cd build-san && INSTR_TEST_IDENTITIES=self ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    INSTR_REPORT_CACHE="$PWD/report-cache" \
     ctest --output-on-failure -j"$jobs" -L 'report|fuzz|e2e|survival')
 
 echo "== libFuzzer build (build-fuzz)"

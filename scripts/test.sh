@@ -6,4 +6,6 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake -S . -B build >/dev/null
 cmake --build build -j"$(nproc)"
-cd build && ctest --output-on-failure -j"$(nproc)" -LE bench
+# The profiles the reports keep (tools/model/profile-cache.h) go in the
+# build tree, not the user's ~/.cache.
+cd build && INSTR_REPORT_CACHE="$PWD/report-cache" ctest --output-on-failure -j"$(nproc)" -LE bench
