@@ -392,6 +392,42 @@ def scenario_debuglink(work):
     check("light" not in f and "[stripped]" in f, "without it, the module's name: %s" % sorted(f)[:12])
 
 
+def scenario_build_id(work):
+    """A stripped program with no .gnu_debuglink names its static functions
+    and finds its source lines from the debug file named by its build-id
+    under the debug root (INSTR_DEBUG_ROOT, as /usr/lib/debug for -dbgsym
+    packages)."""
+    prog = os.path.join(work, "stripped")
+    root = os.path.join(work, "root")
+    shutil.copy(SPLIT, prog)
+    m = re.search(r"Build ID: ([0-9a-f]+)", run(["readelf", "-n", prog]).stdout)
+    if not m:
+        print("no build-id in the test program: skipped")
+        sys.exit(77)
+    bid = m.group(1)
+    os.makedirs(os.path.join(root, ".build-id", bid[:2]))
+    dbg = os.path.join(root, ".build-id", bid[:2], bid[2:] + ".debug")
+    for cmd in (["objcopy", "--only-keep-debug", prog, dbg], ["strip", "--strip-all", prog]):
+        r = run(cmd, cwd=work)
+        if r.returncode:
+            print("binutils failed (%s): skipped" % r.stderr)
+            sys.exit(77)
+    check(".gnu_debuglink" not in run(["readelf", "-S", prog]).stdout, "no debuglink in the stripped program")
+    r = run([SAMPLE, "-o", os.path.join(work, "s.instr"), prog, "0.3"], cwd=work)
+    check(r.returncode == 0, "instr-sample on the stripped program (%s)" % r.stderr)
+    os.environ["INSTR_DEBUG_ROOT"] = root
+    j, _ = report_json([os.path.join(work, "s.instr")])
+    f = rows_by_name(j["functions"])
+    check("light" in f and any(n.startswith("heavy") for n in f), "names from the build-id debug file: %s" % sorted(f)[:12])
+    r = run([REPORT, "--view", "lines", "--format", "json", os.path.join(work, "s.instr")])
+    files = {l["file"] or "" for l in json.loads(r.stdout)["lines"]} if r.returncode in (0, 3) else set()
+    check(any(x.endswith("split.c") for x in files), "lines from the build-id debug file: %s" % sorted(files)[:5])
+    os.environ["INSTR_DEBUG_ROOT"] = os.path.join(work, "elsewhere")
+    j, _ = report_json([os.path.join(work, "s.instr")])
+    f = rows_by_name(j["functions"])
+    check("light" not in f and "[stripped]" in f, "under another root, the module's name: %s" % sorted(f)[:12])
+
+
 
 def scenario_bad_output(work):
     """-o where the dump cannot be created: one line, a non-zero status, and
@@ -510,7 +546,7 @@ def daemon_as(d, prefix):
     check("Cut short: 1 process still ran" in t, "the text report says so")
 
 
-scenarios = {"bad-output": scenario_bad_output, "vdso": scenario_vdso, "daemon": scenario_daemon, "debuglink": scenario_debuglink, "exact": scenario_exact, "split": scenario_split, "threads": scenario_threads,
+scenarios = {"bad-output": scenario_bad_output, "vdso": scenario_vdso, "daemon": scenario_daemon, "debuglink": scenario_debuglink, "build-id": scenario_build_id, "exact": scenario_exact, "split": scenario_split, "threads": scenario_threads,
              "unprivileged": scenario_unprivileged, "deny": scenario_deny, "corrupt": scenario_corrupt}
 work = tempfile.mkdtemp(prefix="instr-sampling-")
 try:
