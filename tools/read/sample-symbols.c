@@ -19,9 +19,9 @@
 #include "dwfl-module.h"
 #include "elf-file.h"
 
-/* name (libdwfl's, which lives as long as its Dwfl) -> demangled */
+/* a symbol's address -> the name shown for it, demangled */
 struct name_slot {
-    const char *name;
+    uint64_t addr; /* 0: empty */
     char *demangled;
 };
 
@@ -96,8 +96,37 @@ static struct elf_entry *file_of(struct instr_symbolizer *s, const char *path)
     return f;
 }
 
-/* name's demangled form, made once; NULL: no memory. */
-static const char *demangled(struct elf_entry *f, const char *name)
+/* The best of the function symbols at addr, as perf and instr's own
+ * reader chose before libdwfl: sized, global before weak before local,
+ * the fewest leading underscores, the shortest (malloc, not
+ * __libc_malloc; write, not __write).  libdwfl's addrinfo returns one of
+ * them, not always that one. */
+static const char *best_alias(Dwfl_Module *mod, uint64_t addr, const char *found)
+{
+    const char *best = found;
+    int n = dwfl_module_getsymtab(mod);
+    long best_key = -1;
+    for (int i = 1; i < n; i++) {
+        GElf_Sym sym;
+        GElf_Addr a;
+        const char *name = dwfl_module_getsym_info(mod, i, &sym, &a, NULL, NULL, NULL);
+        unsigned t = GELF_ST_TYPE(sym.st_info), b = GELF_ST_BIND(sym.st_info);
+        if (!name || !*name || a != addr || (t != STT_FUNC && t != STT_GNU_IFUNC))
+            continue;
+        size_t under = strspn(name, "_"), len = strlen(name);
+        long key = (long)(sym.st_size == 0) << 40 | (long)(b == STB_GLOBAL ? 0 : b == STB_WEAK ? 1 : 2) << 36 |
+                   (long)(under < 15 ? under : 15) << 32 | (long)(len < 0xffffffffu ? len : 0xffffffffu);
+        if (best_key < 0 || key < best_key || (key == best_key && strcmp(name, best) < 0)) {
+            best_key = key;
+            best = name;
+        }
+    }
+    return best;
+}
+
+/* The demangled name shown for the symbol at addr (name: libdwfl's), made
+ * once; NULL: no memory. */
+static const char *demangled(struct elf_entry *f, uint64_t addr, const char *name)
 {
     if (f->nnames * 2 >= f->capnames) {
         size_t cap = f->capnames ? f->capnames * 2 : 256;
@@ -105,9 +134,9 @@ static const char *demangled(struct elf_entry *f, const char *name)
         if (!n)
             return NULL;
         for (size_t k = 0; k < f->capnames; k++)
-            if (f->names[k].name) {
-                size_t h = ((uintptr_t)f->names[k].name >> 3) & (cap - 1);
-                while (n[h].name)
+            if (f->names[k].addr) {
+                size_t h = (size_t)(f->names[k].addr * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+                while (n[h].addr)
                     h = (h + 1) & (cap - 1);
                 n[h] = f->names[k];
             }
@@ -115,17 +144,18 @@ static const char *demangled(struct elf_entry *f, const char *name)
         f->names = n;
         f->capnames = cap;
     }
-    size_t h = ((uintptr_t)name >> 3) & (f->capnames - 1);
-    while (f->names[h].name && f->names[h].name != name)
+    size_t h = (size_t)(addr * 0x9e3779b97f4a7c15ull >> 20) & (f->capnames - 1);
+    while (f->names[h].addr && f->names[h].addr != addr)
         h = (h + 1) & (f->capnames - 1);
-    if (f->names[h].name)
+    if (f->names[h].addr)
         return f->names[h].demangled;
+    name = best_alias(f->dw.mod, addr, name);
     /* .symtab names of versioned symbols carry the version: "memcpy@@GLIBC_2.14". */
     char *plain = strndup(name, strcspn(name, "@")), *d = plain ? instr_demangle(plain) : NULL;
     free(plain);
     if (!d)
         return NULL;
-    f->names[h].name = name;
+    f->names[h].addr = addr;
     f->names[h].demangled = d;
     f->nnames++;
     return d;
@@ -169,7 +199,7 @@ int instr_symbolize(struct instr_symbolizer *s, const struct instr_dump *d, uint
     const char *name = dwfl_module_addrinfo(f->dw.mod, out->vaddr, &off, &sym, NULL, NULL, NULL);
     if (!name || (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC))
         return 0;
-    if (!(out->name = demangled(f, name)))
+    if (!(out->name = demangled(f, out->vaddr - off, name)))
         return INSTR_ENOMEM;
     return 0;
 }
