@@ -135,6 +135,12 @@ static __attribute__((noinline)) uint8_t *close_dead(struct instr__thread *t, ui
 
 /* ---- record-time filters (filter.c) ------------------------------------- */
 
+/* The rewind slot of frame f (INSTR_MIN_DURATION): by its depth. */
+static inline struct instr__rewind *rewind_of(struct instr__thread *t, const struct instr__frame *f)
+{
+    return &t->rewind[(size_t)(f - t->base) % INSTR__REWIND_SLOTS];
+}
+
 /* INSTR_MIN_DURATION: frame f is being pushed with its event at p: where
  * the event starts and what the thread's clock state was, so that its
  * return can take it back (fold_short).  NULL, and the slot cleared, when
@@ -144,7 +150,7 @@ static __attribute__((noinline)) uint8_t *close_dead(struct instr__thread *t, ui
 static struct instr__rewind *rewind_mark(struct instr__thread *t, const struct instr__frame *f,
                                          uint8_t *p, int keep)
 {
-    struct instr__rewind *r = &t->rewind[(size_t)(f - t->base) % INSTR__REWIND_SLOTS];
+    struct instr__rewind *r = rewind_of(t, f);
     r->desc = NULL;
     struct instr_chunk_header *c = instr__stage_chunk_of(&t->stage, p + 1);
     if (keep || !c)
@@ -171,7 +177,7 @@ static struct instr__rewind *rewind_mark(struct instr__thread *t, const struct i
 static uint8_t *fold_short(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned bits)
 {
     struct instr__frame *f = &t->top[-1];
-    struct instr__rewind *r = &t->rewind[(size_t)(f - t->base) % INSTR__REWIND_SLOTS];
+    struct instr__rewind *r = rewind_of(t, f);
     if (r->desc != f->desc || r->cfa != f->cfa || r->after != p || bits ||
         now - r->tsc >= instr__filter.min_ticks)
         return NULL;
@@ -196,7 +202,7 @@ static uint8_t *fold_short(struct instr__thread *t, uint8_t *p, uint64_t now, un
         t->det.clean_ticks += r->runtime;
         /* The caller's event just before: it may still fold, the
          * registration's time then going to its own tick. */
-        struct instr__rewind *up = f > t->base ? &t->rewind[(size_t)(f - 1 - t->base) % INSTR__REWIND_SLOTS] : NULL;
+        struct instr__rewind *up = f > t->base ? rewind_of(t, f - 1) : NULL;
         if (up && up->desc == f[-1].desc && up->cfa == f[-1].cfa && up->after == r->before) {
             up->after = p;
             up->runtime += r->runtime;
@@ -230,11 +236,12 @@ static inline int filter_skip(const struct instr__thread *t)
     return -1;
 }
 
-/* A frame at cfa not recorded: with no frame recorded either, the sentinel
- * moves near it, as a root frame's push does (slow_push), so that the
- * hooks of its callees are not taken for another stack's (foreign: a
- * system call each; with recording off, every hook was). */
-static inline void skipped(struct instr__thread *t, uintptr_t cfa)
+/* A frame at cfa pushed as a root, or not recorded with no frame recorded
+ * either: the sentinel moves near it, so that later root frames nearby,
+ * and the hooks of its callees, stay fast rather than being taken for
+ * another stack's (foreign: a system call each; with recording off, every
+ * hook was). */
+static inline void sentinel_near(struct instr__thread *t, uintptr_t cfa)
 {
     if (t->top == t->base)
         t->base[-1].cfa = cfa + INSTR_RT_STACK_SPAN / 2;
@@ -259,8 +266,7 @@ static uint8_t *slow_push(struct instr__thread *t, uint8_t *p, const void *desc,
                           int registered)
 {
     struct instr__frame *top = t->top;
-    if (top == t->base)
-        t->base[-1].cfa = cfa + INSTR_RT_STACK_SPAN / 2; /* later root frames nearby stay fast */
+    sentinel_near(t, cfa);
     if (!t->overflow && top >= t->end && instr__stack_grow(t) == 0)
         top = t->top;
     struct instr__rewind *r = NULL;
@@ -313,7 +319,7 @@ static uint8_t *enter_write(struct instr__thread *t, uint8_t *p, uint64_t now, u
         int why = filter_skip(t);
         if (why >= 0) {
             t->filtered[why]++; /* its exit finds no frame (filter_pop) */
-            skipped(t, a->cfa);
+            sentinel_near(t, a->cfa);
             return registered ? instr__put_runtime(t, p) : p;
         }
     }
@@ -622,7 +628,7 @@ static uint8_t *call_write(struct instr__thread *t, uint8_t *p, uint64_t now, un
     uintptr_t cfa = a->cfa;
     p = switch_stack(t, p, a, 1, now, bits);
     if (INSTR_UNLIKELY(t->pending_bits & INSTR__FILTERING) && filter_skip(t) >= 0) {
-        skipped(t, cfa);
+        sentinel_near(t, cfa);
         return registered ? instr__put_runtime(t, p) : p; /* counted at its callee's entry, if instrumented */
     }
     struct instr__frame *top = t->top;
