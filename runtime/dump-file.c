@@ -428,9 +428,7 @@ int instr__dump_create(uint32_t flags)
     h->header_size = INSTR_DUMP_HEADER_SIZE;
     h->chunk_size = INSTR_RT_CHUNK_SIZE;
     h->flags = flags | (instr__tsc_invariant() ? INSTR_DUMP_TSC_INVARIANT : 0) |
-               (instr__switch_off() || (instr__filter.triggers && !__atomic_load_n(&instr__filter.on, __ATOMIC_RELAXED))
-                    ? INSTR_DUMP_SWITCHED_OFF
-                    : 0);
+               (instr__switch_off() ? INSTR_DUMP_SWITCHED_OFF : 0);
     instr__filter_header(h);
     h->pid = (uint64_t)getpid();
     h->ppid = (uint64_t)getppid();

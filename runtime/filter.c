@@ -155,6 +155,8 @@ void instr__filter_init(void)
 
 void instr__filter_header(struct instr_dump_header *h)
 {
+    if (instr__filter.triggers && !__atomic_load_n(&instr__filter.on, __ATOMIC_RELAXED))
+        h->flags |= INSTR_DUMP_SWITCHED_OFF; /* a trigger has recording off: the windows start off */
     h->filter_depth = instr__filter.depth;
     h->filter_min_ticks = instr__filter.min_ticks;
     h->filter_triggers = instr__filter.triggers;
@@ -168,16 +170,11 @@ static int names_match(const char *trigger, const char *name)
     return !strncmp(trigger, name, n) && (name[n] == 0 || name[n] == '(');
 }
 
-uint16_t instr__filter_fn_flags(const struct instr_fn_desc *d)
+uint16_t instr__filter_fn_flags(const char *mangled, const char *demangled)
 {
-    if (!ntriggers)
-        return 0;
-    const char *mangled = d->names, *file = mangled + strlen(mangled) + 1;
-    const char *line = file + strlen(file) + 1;
-    const char *demangled = d->flags & INSTR_FN_DEMANGLED ? line + strlen(line) + 1 : NULL;
     uint16_t flags = 0;
     for (unsigned i = 0; i < ntriggers; i++)
-        if (!strcmp(triggers[i].name, mangled) || (demangled && names_match(triggers[i].name, demangled)))
+        if (!strcmp(triggers[i].name, mangled) || (*demangled && names_match(triggers[i].name, demangled)))
             flags |= triggers[i].flags;
     return flags;
 }

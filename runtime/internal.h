@@ -347,8 +347,9 @@ struct instr__filter {
 };
 extern struct instr__filter instr__filter;
 void instr__filter_init(void);
-void instr__filter_header(struct instr_dump_header *h);
-uint16_t instr__filter_fn_flags(const struct instr_fn_desc *d); /* at registration: INSTR_FN_RT_* */
+void instr__filter_header(struct instr_dump_header *h); /* the filter fields, SWITCHED_OFF if a trigger has recording off */
+/* At registration: INSTR_FN_RT_* of the function named so ("" demangled: none). */
+uint16_t instr__filter_fn_flags(const char *mangled, const char *demangled);
 void instr__filter_flush(struct instr__thread *t);
 void instr__filter_flush_all(void);
 

@@ -221,23 +221,35 @@ static void put_module(uint32_t id)
     meta_put(INSTR_META_MODULE, f, 3);
 }
 
+/* A registered function's strings: "mangled\0file\0line\0" and, only
+ * when the plugin says so, "demangled\0" ("" otherwise). */
+struct fn_names {
+    const char *name, *file, *line, *demangled;
+};
+
+static struct fn_names fn_names(uint32_t id)
+{
+    struct fn_names n;
+    n.name = registry[id - 1].names;
+    n.file = n.name + strnlen(n.name, INSTR_RT_MAX_STRING) + 1;
+    n.line = n.file + strnlen(n.file, INSTR_RT_MAX_STRING) + 1;
+    n.demangled = (registry[id - 1].flags & INSTR_FN_DEMANGLED) ? n.line + strnlen(n.line, INSTR_RT_MAX_STRING) + 1 : "";
+    return n;
+}
+
 static void put_function(uint32_t id)
 {
-    const char *name = registry[id - 1].names;
-    const char *file = name + strnlen(name, INSTR_RT_MAX_STRING) + 1;
-    const char *line = file + strnlen(file, INSTR_RT_MAX_STRING) + 1;
-    /* The fourth string exists only when the plugin says so. */
-    const char *demangled = (registry[id - 1].flags & INSTR_FN_DEMANGLED) ? line + strnlen(line, INSTR_RT_MAX_STRING) + 1 : "";
+    struct fn_names names = fn_names(id), *n = &names;
     uint64_t ln = 0;
-    for (int i = 0; i < 10 && line[i] >= '0' && line[i] <= '9'; i++)
-        ln = ln * 10 + (uint64_t)(line[i] - '0');
+    for (int i = 0; i < 10 && n->line[i] >= '0' && n->line[i] <= '9'; i++)
+        ln = ln * 10 + (uint64_t)(n->line[i] - '0');
     struct field f[] = {
         {F_VARINT, id, NULL},
         {F_VARINT, registry[id - 1].module, NULL},
         {F_VARINT, ln, NULL},
-        {F_STRING, 0, name},
-        {F_STRING, 0, file},
-        {F_STRING, 0, demangled},
+        {F_STRING, 0, n->name},
+        {F_STRING, 0, n->file},
+        {F_STRING, 0, n->demangled},
     };
     meta_put(INSTR_META_FUNCTION, f, 6);
 }
@@ -336,7 +348,8 @@ uint32_t instr__register(struct instr_fn_desc *d)
         registry[id - 1].module = module;
         registered_count = id;
         put_function(id);
-        d->rt_flags = instr__filter_fn_flags(d);
+        struct fn_names n = fn_names(id);
+        d->rt_flags = instr__filter_fn_flags(n.name, n.demangled);
         __atomic_store_n(&d->id, id, __ATOMIC_RELEASE);
     } else if (id == 0 && !instr__rt.stopped) {
         instr__count_dropped(); /* no room: this event is not recorded */
