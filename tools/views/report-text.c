@@ -422,16 +422,12 @@ static void windows_lines(FILE *out, const struct instr_session *s, enum instr_u
             snprintf(pid, sizeof pid, "pid %" PRIu64 ": ", d->hdr.pid);
         instr_fmt_value(a, sizeof a, p->recorded_ticks, (double)p->recorded_ticks * ns, u);
         instr_fmt_value(b, sizeof b, life, (double)life * ns, u);
-        if (d->hdr.filter_triggers)
-            fprintf(out, "Recorded:   %s%zu window%s, %s of %s %s: recording was on only there "
-                         "(%s%zu switch%s by INSTR_TRIGGER or instr_start/instr_stop)\n",
-                    pid, p->nwindows, p->nwindows == 1 ? "" : "s", a, b, instr_units_name(u),
-                    off ? "off at the start, " : "", p->switched_at, p->switched_at == 1 ? "" : "es");
-        else
-            fprintf(out, "Recorded:   %s%zu window%s, %s of %s %s: the switchable code's hooks were on only there "
-                         "(%s%zu switch%s by instr_start/instr_stop or INSTR_SIGNAL)\n",
-                    pid, p->nwindows, p->nwindows == 1 ? "" : "s", a, b, instr_units_name(u),
-                    off ? "off at the start, " : "", p->switched_at, p->switched_at == 1 ? "" : "es");
+        int trig = d->hdr.filter_triggers != 0; /* the runtime's triggers, else the switchable build's switch */
+        fprintf(out, "Recorded:   %s%zu window%s, %s of %s %s: %s only there (%s%zu switch%s by %s)\n", pid,
+                p->nwindows, p->nwindows == 1 ? "" : "s", a, b, instr_units_name(u),
+                trig ? "recording was on" : "the switchable code's hooks were on", off ? "off at the start, " : "",
+                p->switched_at, p->switched_at == 1 ? "" : "es",
+                trig ? "INSTR_TRIGGER or instr_start/instr_stop" : "instr_start/instr_stop or INSTR_SIGNAL");
         for (size_t k = 0; k < p->nwindows && k < 8; k++) {
             uint64_t from = p->windows[k].from - d->hdr.start_tsc, to = p->windows[k].to - d->hdr.start_tsc;
             instr_fmt_value(a, sizeof a, from, (double)from * ns, u);
