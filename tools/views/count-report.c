@@ -137,27 +137,37 @@ static int gather_samples(struct ctx *x, const struct instr_dump *d, char *err, 
     int rc = instr_sprofile_build(&p, d, 1, 0, err, errlen);
     if (rc < 0)
         return rc;
-    char a[4096], b[4096];
+    rc = 0;
+    /* Each counted function's name with its clone suffixes folded, once. */
+    char a[4096], **origin = calloc(x->nfns + 1, sizeof *origin);
+    for (size_t k = 0; origin && k < x->nfns && rc == 0; k++) {
+        if (!x->fns[k].instrumented)
+            continue;
+        instr_name_origin(x->fns[k].display, a, sizeof a);
+        if (!(origin[k] = strdup(a)))
+            rc = INSTR_ENOMEM;
+    }
     const struct instr_srow *fr = p.rows[INSTR_SVIEW_FUNCTIONS];
-    for (size_t r = 0; r < p.nrows[INSTR_SVIEW_FUNCTIONS]; r++) {
+    for (size_t r = 0; origin && rc == 0 && r < p.nrows[INSTR_SVIEW_FUNCTIONS]; r++) {
         if (!fr[r].excl || instr_self_frame_kind(fr[r].name, fr[r].module))
             continue;
         x->samples += fr[r].excl;
         instr_name_origin(fr[r].name, a, sizeof a);
-        for (size_t k = 0; k < x->nfns; k++) {
-            if (!x->fns[k].instrumented)
-                continue;
-            instr_name_origin(x->fns[k].display, b, sizeof b);
-            if (!strcmp(a, b)) {
+        for (size_t k = 0; k < x->nfns; k++)
+            if (origin[k] && !strcmp(a, origin[k])) {
                 x->fns[k].samples += fr[r].excl;
                 x->matched += fr[r].excl;
                 break;
             }
-        }
     }
+    for (size_t k = 0; origin && k < x->nfns; k++)
+        free(origin[k]);
+    if (!origin)
+        rc = INSTR_ENOMEM;
+    free(origin);
     x->sampled++;
     instr_sprofile_free(&p);
-    return 0;
+    return rc;
 }
 
 static double self_pct(const struct ctx *x, const struct cfn *f)
