@@ -368,27 +368,41 @@ def scenario_corrupt(work):
           "cut file: reason given (%d: %r)" % (r.returncode, r.stderr))
 
 
+def stripped_copy(work, prog, dbg, debuglink):
+    """SPLIT copied to prog, its debug sections kept in dbg and the copy
+    stripped (with a .gnu_debuglink to dbg if asked); skipped where binutils
+    fail."""
+    shutil.copy(SPLIT, prog)
+    cmds = [["objcopy", "--only-keep-debug", prog, dbg], ["strip", "--strip-all", prog]]
+    if debuglink:
+        cmds.append(["objcopy", "--add-gnu-debuglink=" + dbg, prog])
+    for cmd in cmds:
+        r = run(cmd, cwd=work)
+        if r.returncode:
+            print("binutils failed (%s): skipped" % r.stderr)
+            sys.exit(77)
+
+
+def sampled_names(dump):
+    """The function rows of the report of dump, by name."""
+    j, _ = report_json([dump])
+    return rows_by_name(j["functions"])
+
+
 def scenario_debuglink(work):
     """A stripped program names its static functions from its debug file
     (found through .gnu_debuglink next to it)."""
     prog = os.path.join(work, "stripped")
     dbg = os.path.join(work, "stripped.debug")
-    shutil.copy(SPLIT, prog)
-    for cmd in (["objcopy", "--only-keep-debug", prog, dbg], ["strip", "--strip-all", prog],
-                ["objcopy", "--add-gnu-debuglink=" + dbg, prog]):
-        r = run(cmd, cwd=work)
-        if r.returncode:
-            print("binutils failed (%s): skipped" % r.stderr)
-            sys.exit(77)
+    stripped_copy(work, prog, dbg, True)
     check("light" not in run(["nm", "-D", prog]).stdout, "light is not a dynamic symbol")
-    r = run([SAMPLE, "-o", os.path.join(work, "s.instr"), prog, "0.3"], cwd=work)
+    dump = os.path.join(work, "s.instr")
+    r = run([SAMPLE, "-o", dump, prog, "0.3"], cwd=work)
     check(r.returncode == 0, "instr-sample on the stripped program (%s)" % r.stderr)
-    j, _ = report_json([os.path.join(work, "s.instr")])
-    f = rows_by_name(j["functions"])
+    f = sampled_names(dump)
     check("light" in f and any(n.startswith("heavy") for n in f), "names from the debug file: %s" % sorted(f)[:12])
     os.unlink(dbg)
-    j, _ = report_json([os.path.join(work, "s.instr")])
-    f = rows_by_name(j["functions"])
+    f = sampled_names(dump)
     check("light" not in f and "[stripped]" in f, "without it, the module's name: %s" % sorted(f)[:12])
 
 
@@ -399,32 +413,25 @@ def scenario_build_id(work):
     packages)."""
     prog = os.path.join(work, "stripped")
     root = os.path.join(work, "root")
-    shutil.copy(SPLIT, prog)
-    m = re.search(r"Build ID: ([0-9a-f]+)", run(["readelf", "-n", prog]).stdout)
+    m = re.search(r"Build ID: ([0-9a-f]+)", run(["readelf", "-n", SPLIT]).stdout)
     if not m:
         print("no build-id in the test program: skipped")
         sys.exit(77)
     bid = m.group(1)
     os.makedirs(os.path.join(root, ".build-id", bid[:2]))
-    dbg = os.path.join(root, ".build-id", bid[:2], bid[2:] + ".debug")
-    for cmd in (["objcopy", "--only-keep-debug", prog, dbg], ["strip", "--strip-all", prog]):
-        r = run(cmd, cwd=work)
-        if r.returncode:
-            print("binutils failed (%s): skipped" % r.stderr)
-            sys.exit(77)
+    stripped_copy(work, prog, os.path.join(root, ".build-id", bid[:2], bid[2:] + ".debug"), False)
     check(".gnu_debuglink" not in run(["readelf", "-S", prog]).stdout, "no debuglink in the stripped program")
-    r = run([SAMPLE, "-o", os.path.join(work, "s.instr"), prog, "0.3"], cwd=work)
+    dump = os.path.join(work, "s.instr")
+    r = run([SAMPLE, "-o", dump, prog, "0.3"], cwd=work)
     check(r.returncode == 0, "instr-sample on the stripped program (%s)" % r.stderr)
     os.environ["INSTR_DEBUG_ROOT"] = root
-    j, _ = report_json([os.path.join(work, "s.instr")])
-    f = rows_by_name(j["functions"])
+    f = sampled_names(dump)
     check("light" in f and any(n.startswith("heavy") for n in f), "names from the build-id debug file: %s" % sorted(f)[:12])
-    r = run([REPORT, "--view", "lines", "--format", "json", os.path.join(work, "s.instr")])
+    r = run([REPORT, "--view", "lines", "--format", "json", dump])
     files = {l["file"] or "" for l in json.loads(r.stdout)["lines"]} if r.returncode in (0, 3) else set()
     check(any(x.endswith("split.c") for x in files), "lines from the build-id debug file: %s" % sorted(files)[:5])
     os.environ["INSTR_DEBUG_ROOT"] = os.path.join(work, "elsewhere")
-    j, _ = report_json([os.path.join(work, "s.instr")])
-    f = rows_by_name(j["functions"])
+    f = sampled_names(dump)
     check("light" not in f and "[stripped]" in f, "under another root, the module's name: %s" % sorted(f)[:12])
 
 
