@@ -26,6 +26,9 @@ def timed(cmd, env=None, cwd=None):
 
 
 def main():
+    # The report's speed is its walk: no profile kept from an earlier
+    # report of the same dump (tools/model/profile-cache.h).
+    os.environ["INSTR_REPORT_CACHE"] = "off"
     ap = argparse.ArgumentParser()
     for k in ("plain", "cyg", "instr", "report"):
         ap.add_argument("--" + k, required=True)

@@ -303,6 +303,9 @@ def report_speed(info, report):
 
 
 def main():
+    # The report's speed is its walk: no profile kept from an earlier
+    # report of the same dump (tools/model/profile-cache.h).
+    os.environ["INSTR_REPORT_CACHE"] = "off"
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", required=True, help="instr build directory (plugin/instr.so, bin/instr-report)")
     ap.add_argument("--before", help="another plugin (instr.so) to compare against, e.g. main's build")
