@@ -117,7 +117,9 @@ enum instr_hook_slot {
      * hooked copy when it is nonzero (plugin/pass-switch.cc).  0 until the
      * runtime binds the table: an unbound module runs its plain bodies. */
     INSTR_SLOT_ON = 11,
-    INSTR_SLOT_COUNT = 12
+    INSTR_SLOT_COUNT_ARM = 12, /* void count_arm(const struct instr_count_module *, uint8_t *armed,
+                                  uintptr_t tp): count mode's TLS cells, a thread's first count */
+    INSTR_SLOT_COUNT = 13
 };
 
 struct instr_fn_desc {
@@ -187,18 +189,40 @@ struct instr_unit_desc {
  * sets the delta.  Unbound (no runtime) it leaves d at 0: the counts go to
  * the section itself.  The runtime sums the section and every copy when
  * the process ends and writes FN_CALLS and SITE_CALLS records
- * (dump-format.h). */
+ * (dump-format.h).
+ *
+ * That is the form of code compiled -fPIC (a shared object, perhaps
+ * dlopen'd).  Code for an executable counts into TLS cells instead, one
+ * instruction a count and nothing held in a register:
+ *
+ *   entry:      [if fn can begin a thread: public or its address taken]
+ *                 if (!__instr_count_armed) __instr_count_arm ();  (asm)
+ *               fn_cell += 1;              (local-exec TLS: %fs:cell@tpoff)
+ *   each call:  site_cell += 1;  CALL
+ *
+ * Their records (flag INSTR_COUNT_TLS) hold in counter the cell's offset
+ * from the thread pointer.  __instr_count_arm (COMDAT group
+ * __instr_count_arm_binding, with the TLS byte __instr_count_armed) sets
+ * the byte and calls slot INSTR_SLOT_COUNT_ARM with the module, the byte's
+ * address and the thread pointer, keeping every register but the stack's;
+ * a thread can only reach counted code through such a function, so the
+ * runtime knows every thread that counted, adds its cells up when it ends
+ * and reads those still running at exit. */
 #define INSTR_COUNT_SECTION "instr_cnt"
 #define INSTR_COUNT_REC_SECTION "instr_crec"
 #define INSTR_COUNT_DELTA "__instr_count_delta"
 #define INSTR_COUNT_THREAD "__instr_count_thread"
 #define INSTR_COUNT_MODULE "__instr_count_module"
+#define INSTR_COUNT_ARMED "__instr_count_armed"
+#define INSTR_COUNT_ARM "__instr_count_arm"
 
 #define INSTR_COUNT_SITE 0x1u     /* a call site's counter (else the function's entries) */
 #define INSTR_COUNT_INDIRECT 0x2u /* the site calls through a pointer: callee is NULL */
+#define INSTR_COUNT_TLS 0x4u      /* counter is the cell's offset from the thread pointer */
 
 struct instr_count_rec {
-    uint64_t *counter;        /* the cell in INSTR_COUNT_SECTION */
+    uint64_t *counter;        /* the cell in INSTR_COUNT_SECTION; INSTR_COUNT_TLS: its offset
+                                 from the thread pointer (an integer) */
     struct instr_fn_desc *fn; /* the function (entries) or the calling function (site) */
     const char *callee;       /* site: the direct callee's mangled name; else NULL */
     uint32_t line;            /* site: source line of the call; else 0 */

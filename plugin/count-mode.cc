@@ -1,7 +1,21 @@
 /* count-mode.cc - mode=count: counters instead of hooks.
  *
  * What the code added does, and how the runtime reads it, is in hook-abi.h
- * ("Count mode").  In GIMPLE, per function:
+ * ("Count mode").  Two forms, by what the unit is compiled into.
+ *
+ * Code for an executable (not -fPIC): each counter is a local-exec TLS
+ * variable, so a count is one instruction, `addq $1, %fs:cell@tpoff`, with
+ * no register, no test and no call; the code around it is compiled as the
+ * plain build's.  A function a thread can start in (one that is not only
+ * called directly: public, or its address taken) first tests the module's
+ * TLS byte __instr_count_armed, in an asm statement whose rare path calls
+ * __instr_count_arm with the red zone stepped over; the trampoline saves
+ * every register it may touch, so the code around needs no frame for it.
+ * The records, which hold each cell's @tpoff, are assembly emitted at the
+ * end of the unit (a tree initializer cannot hold a TLS offset).
+ *
+ * Code for a shared object (-fPIC, which may be dlopen'd: static TLS of
+ * that size may not be there), per function in GIMPLE:
  *
  *   head:  d1 = __instr_count_delta;              (initial-exec TLS)
  *          if (d1 == 0) goto slow; else goto join;
@@ -31,20 +45,31 @@ static GTY(()) tree rec_type;
 static GTY(()) tree rec_fields[5];
 static GTY(()) tree delta_var;
 static GTY(()) tree thread_fn;
+static GTY(()) tree arm_clobbers;
 
 const struct ggc_root_tab instr_count_gc_roots[] = {
     {&rec_type, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
     {&rec_fields[0], 5, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
     {&delta_var, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
     {&thread_fn, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
+    {&arm_clobbers, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
     LAST_GGC_ROOT_TAB,
 };
 
 static unsigned cell_count;
+static bool tls_used;
+static std::string tls_records, tls_strings; /* assembly for the end of the unit */
 
 bool instr_count_used(void)
 {
-    return cell_count != 0;
+    return cell_count != 0 || tls_used;
+}
+
+/* TLS cells where the unit is compiled for an executable (-fPIE or not
+ * PIC): local-exec offsets are then link-time constants. */
+static bool tls_cells(void)
+{
+    return !flag_shlib;
 }
 
 static void build_decls(void)
@@ -116,9 +141,51 @@ static tree static_var(const char *prefix, tree type, tree init, const char *sec
     return var;
 }
 
+/* A TLS counter cell, and its record in assembly (emitted at the end of
+ * the unit by instr_count_binding_asm); returns the cell. */
+static tree new_tls_counter(tree fn_desc, const char *callee, unsigned flags, location_t loc)
+{
+    char name[32];
+    snprintf(name, sizeof name, "__instr_tc.%u", cell_count);
+    tree cell = build_decl(loc, VAR_DECL, get_identifier(name), uint64_type_node);
+    SET_DECL_ASSEMBLER_NAME(cell, DECL_NAME(cell));
+    TREE_STATIC(cell) = 1;
+    TREE_PUBLIC(cell) = 0;
+    TREE_ADDRESSABLE(cell) = 1;
+    TREE_USED(cell) = 1;
+    DECL_ARTIFICIAL(cell) = 1;
+    DECL_IGNORED_P(cell) = 1;
+    DECL_PRESERVE_P(cell) = 1; /* the record refers to it by name */
+    DECL_INITIAL(cell) = build_int_cst(uint64_type_node, 0);
+    set_decl_tls_model(cell, TLS_MODEL_LOCAL_EXEC);
+    varpool_node::finalize_decl(cell);
+
+    /* The descriptor is referred to by the assembly only: keep it. */
+    varpool_node *dn = varpool_node::get(fn_desc);
+    if (dn)
+        dn->force_output = 1;
+    DECL_PRESERVE_P(fn_desc) = 1;
+
+    expanded_location xl = expand_location(loc);
+    std::string callee_ref = "0";
+    if (callee) {
+        callee_ref = ".Linstr_callee." + std::to_string(cell_count);
+        tls_strings += callee_ref + ":\n\t.string\t\"" + callee + "\"\n";
+    }
+    tls_records += "\t.quad\t" + std::string(name) + "@tpoff, " +
+                   IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(fn_desc)) + ", " + callee_ref + "\n\t.long\t" +
+                   std::to_string((flags & INSTR_COUNT_SITE) ? xl.line : 0) + ", " +
+                   std::to_string(flags | INSTR_COUNT_TLS) + "\n";
+    cell_count++;
+    tls_used = true;
+    return cell;
+}
+
 /* A counter cell and its record; returns the cell. */
 static tree new_counter(tree fn_desc, const char *callee, unsigned flags, location_t loc)
 {
+    if (tls_cells())
+        return new_tls_counter(fn_desc, callee, flags, loc);
     tree cell = static_var("__instr_cc", uint64_type_node, build_int_cst(uint64_type_node, 0),
                            INSTR_COUNT_SECTION, loc);
     expanded_location xl = expand_location(loc);
@@ -141,9 +208,22 @@ static tree new_counter(tree fn_desc, const char *callee, unsigned flags, locati
     return cell;
 }
 
-/* "*(cell + d) += 1" before *gsi. */
+/* "*(cell + d) += 1" before *gsi; d NULL: a TLS cell, "cell += 1". */
 static void insert_increment(gimple_stmt_iterator *gsi, tree cell, tree d, location_t loc)
 {
+    if (!d) {
+        tree v = make_ssa_name(uint64_type_node);
+        gassign *ld = gimple_build_assign(v, cell);
+        tree v2 = make_ssa_name(uint64_type_node);
+        gassign *add = gimple_build_assign(v2, PLUS_EXPR, v, build_int_cst(uint64_type_node, 1));
+        gassign *st = gimple_build_assign(cell, v2);
+        gimple *stmts[3] = {ld, add, st};
+        for (gimple *s : stmts) {
+            gimple_set_location(s, loc);
+            gsi_insert_before(gsi, s, GSI_SAME_STMT);
+        }
+        return;
+    }
     tree pt = build_pointer_type(uint64_type_node);
     tree p = make_ssa_name(pt);
     gassign *a = gimple_build_assign(p, POINTER_PLUS_EXPR, build_fold_addr_expr_with_type(cell, pt), d);
@@ -160,9 +240,72 @@ static void insert_increment(gimple_stmt_iterator *gsi, tree cell, tree d, locat
     }
 }
 
+/* The arming test, an asm statement: only the compare and a branch on the
+ * common path; the call steps over the 128-byte red zone, since a leaf
+ * function may keep data below the stack pointer, and the trampoline
+ * keeps every register (hook-abi.h). */
+static const char ARM_ASM[] =
+    "cmpb\t$0, %%fs:" INSTR_COUNT_ARMED "@tpoff\n\t"
+    "jne\t1f\n\t"
+    "leaq\t-128(%%rsp), %%rsp\n\t"
+    "call\t" INSTR_COUNT_ARM "\n\t"
+    "leaq\t128(%%rsp), %%rsp\n"
+    "1:";
+
+/* The arming test at the end of head, if a thread can begin in fun: it is
+ * public or its address is taken (a static function only called directly
+ * is reached from a function that has the test). */
+static void insert_arming(function *fun, basic_block head)
+{
+    cgraph_node *node = cgraph_node::get(fun->decl);
+    if (node && node->only_called_directly_p())
+        return;
+    if (!arm_clobbers)
+        arm_clobbers = tree_cons(NULL_TREE, build_string(3, "cc"), NULL_TREE);
+    vec<tree, va_gc> *clob = NULL;
+    vec_safe_push(clob, arm_clobbers);
+    gasm *a = gimple_build_asm_vec(ARM_ASM, NULL, NULL, clob, NULL);
+    gimple_asm_set_volatile(a, true);
+    gimple_set_location(a, DECL_SOURCE_LOCATION(fun->decl));
+    gimple_stmt_iterator gsi = gsi_last_bb(head);
+    gsi_insert_after(&gsi, a, GSI_NEW_STMT);
+    tls_used = true;
+}
+
+bool instr_count_arm_only(function *fun)
+{
+    if (!tls_cells())
+        return false;
+    cgraph_node *node = cgraph_node::get(fun->decl);
+    if (node && node->only_called_directly_p())
+        return false;
+    insert_arming(fun, split_edge(single_succ_edge(ENTRY_BLOCK_PTR_FOR_FN(fun))));
+    return true;
+}
+
+static unsigned count_function_tls(function *fun, tree desc, const std::vector<instr_count_site> &sites)
+{
+    location_t loc = DECL_SOURCE_LOCATION(fun->decl);
+    basic_block head = split_edge(single_succ_edge(ENTRY_BLOCK_PTR_FOR_FN(fun)));
+    insert_arming(fun, head);
+    gimple_stmt_iterator hg = gsi_last_bb(head);
+    gsi_insert_after(&hg, gimple_build_nop(), GSI_NEW_STMT);
+    insert_increment(&hg, new_counter(desc, NULL, 0, loc), NULL_TREE, loc);
+    gsi_remove(&hg, true);
+    for (const instr_count_site &s : sites) {
+        gimple_stmt_iterator cg = gsi_for_stmt(s.call);
+        unsigned flags = INSTR_COUNT_SITE | (s.callee ? 0 : INSTR_COUNT_INDIRECT);
+        insert_increment(&cg, new_counter(desc, s.callee, flags, s.loc), NULL_TREE, s.loc);
+    }
+    mark_virtual_operands_for_renaming(fun);
+    return TODO_update_ssa_only_virtuals;
+}
+
 unsigned instr_count_function(function *fun, tree desc, const std::vector<instr_count_site> &sites)
 {
     build_decls();
+    if (tls_cells())
+        return count_function_tls(fun, desc, sites);
     location_t loc = DECL_SOURCE_LOCATION(fun->decl);
 
     /* head, on the entry edge, so it runs once per call even when the
@@ -220,6 +363,55 @@ unsigned instr_count_function(function *fun, tree desc, const std::vector<instr_
     return TODO_update_ssa_only_virtuals | TODO_cleanup_cfg;
 }
 
+/* What the units with TLS cells add (executables only: local-exec
+ * relocations), in a COMDAT group of their own so that a module mixing
+ * -fPIC units and others keeps both groups:
+ *   __instr_count_armed   TLS byte: this thread was given to the runtime
+ *   __instr_count_arm     the trampoline the arming test calls: sets the
+ *                         byte, saves the call-clobbered registers (the
+ *                         general ones, the flags and xmm0-15) and calls
+ *                         slot INSTR_SLOT_COUNT_ARM (module, &armed, tp)
+ *   one empty cell in instr_cnt and one empty record (fn NULL) in
+ *                         instr_crec, so that the sections and their bounds
+ *                         exist whatever the module's units hold;
+ * then this unit's records and the callees' names. */
+static std::string tls_binding_asm(void)
+{
+#define AGROUP "__instr_count_arm_binding"
+    static const char *const regs[] = {"rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"};
+    std::string s = "\t.pushsection .text." AGROUP ",\"axG\",@progbits," AGROUP ",comdat\n";
+    s += "\t.weak\t" INSTR_COUNT_ARM "\n\t.hidden\t" INSTR_COUNT_ARM "\n\t.type\t" INSTR_COUNT_ARM
+         ", @function\n" INSTR_COUNT_ARM ":\n\tendbr64\n"
+         "\tmovb\t$1, %fs:" INSTR_COUNT_ARMED "@tpoff\n"
+         "\tpushfq\n\tpushq\t%rbp\n\tmovq\t%rsp, %rbp\n";
+    for (const char *r : regs)
+        s += std::string("\tpushq\t%") + r + "\n";
+    s += "\tandq\t$-16, %rsp\n\tsubq\t$256, %rsp\n";
+    for (int i = 0; i < 16; i++)
+        s += "\tmovdqa\t%xmm" + std::to_string(i) + ", " + std::to_string(16 * i) + "(%rsp)\n";
+    s += "\tleaq\t" INSTR_COUNT_MODULE "(%rip), %rdi\n"
+         "\tmovq\t%fs:0, %rdx\n"
+         "\tleaq\t" INSTR_COUNT_ARMED "@tpoff(%rdx), %rsi\n"
+         "\tcall\t*" INSTR_HOOK_TABLE "+" + std::to_string(8 * INSTR_SLOT_COUNT_ARM) + "(%rip)\n";
+    for (int i = 0; i < 16; i++)
+        s += "\tmovdqa\t" + std::to_string(16 * i) + "(%rsp), %xmm" + std::to_string(i) + "\n";
+    s += "\tleaq\t-" + std::to_string(8 * 9) + "(%rbp), %rsp\n";
+    for (int i = 8; i >= 0; i--)
+        s += std::string("\tpopq\t%") + regs[i] + "\n";
+    s += "\tpopq\t%rbp\n\tpopfq\n\tret\n\t.size\t" INSTR_COUNT_ARM ", .-" INSTR_COUNT_ARM "\n";
+    s += "\t.section .tbss." AGROUP ",\"awTG\",@nobits," AGROUP ",comdat\n";
+    s += "\t.weak\t" INSTR_COUNT_ARMED "\n\t.hidden\t" INSTR_COUNT_ARMED "\n\t.type\t" INSTR_COUNT_ARMED
+         ", @object\n" INSTR_COUNT_ARMED ":\n\t.zero\t1\n\t.size\t" INSTR_COUNT_ARMED ", 1\n";
+    s += "\t.section " INSTR_COUNT_SECTION ",\"awG\",@progbits," AGROUP ",comdat\n\t.p2align 3\n\t.zero\t8\n";
+    s += "\t.section " INSTR_COUNT_REC_SECTION ",\"awG\",@progbits," AGROUP ",comdat\n\t.p2align 3\n\t.zero\t" +
+         std::to_string(sizeof(struct instr_count_rec)) + "\n";
+    s += "\t.popsection\n";
+#undef AGROUP
+    s += "\t.pushsection " INSTR_COUNT_REC_SECTION ",\"aw\",@progbits\n\t.p2align 3\n" + tls_records;
+    s += "\t.section .rodata.str1.1,\"aMS\",@progbits,1\n" + tls_strings + "\t.popsection\n";
+    return s;
+}
+
 std::string instr_count_binding_asm(void)
 {
 #define CGROUP "__instr_count_binding"
@@ -248,6 +440,8 @@ std::string instr_count_binding_asm(void)
     s += "\t.quad\t__start_" INSTR_COUNT_REC_SECTION ", __stop_" INSTR_COUNT_REC_SECTION "\n";
     s += "\t.size\t" INSTR_COUNT_MODULE ", 32\n";
     s += "\t.popsection\n";
+    if (tls_used)
+        s += tls_binding_asm();
     return s;
 #undef CGROUP
 }

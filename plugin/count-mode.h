@@ -17,6 +17,12 @@ struct instr_count_site {
  * each of sites.  Returns the TODO flags for the pass. */
 unsigned instr_count_function(function *fun, tree desc, const std::vector<instr_count_site> &sites);
 
+/* Count mode, a function that is not counted (excluded, artificial...):
+ * with TLS cells, the arming test alone where a thread can begin in it,
+ * so that a thread reaching counted code only through it is known to
+ * the runtime.  Returns whether fun was changed. */
+bool instr_count_arm_only(function *fun);
+
 /* Whether this unit counted anything (then it needs the count binding). */
 bool instr_count_used(void);
 

@@ -40,7 +40,7 @@ static struct plugin_info instr_plugin_info = {
 static void emit_binding(void *, void *)
 {
     instr_switch_unit_end();
-    if ((instr_instrumented_count() == 0 && instr_left_out_count() == 0) || seen_error())
+    if ((instr_instrumented_count() == 0 && instr_left_out_count() == 0 && !instr_count_used()) || seen_error())
         return;
     fputs(instr_binding_asm(instr_opts.runtime).c_str(), asm_out_file);
     if (instr_count_used())

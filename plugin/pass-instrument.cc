@@ -593,6 +593,11 @@ public:
         if (why) {
             if (dump_file)
                 fprintf(dump_file, "instr: skipped: %s\n\n", why);
+            /* Count mode: a thread may begin in an excluded or artificial
+             * function and only then reach counted code (count-mode.h). */
+            if (instr_opts.mode == instr_options::MODE_COUNT && strcmp(why, "naked") != 0 &&
+                strcmp(why, "no_instrument_function") != 0 && instr_count_arm_only(fun))
+                return TODO_update_ssa_only_virtuals;
             return 0;
         }
         build_hook_decls();

@@ -1,7 +1,14 @@
 /* count.c - count mode (plugin mode=count): the counters' per-thread copies
  * and the FN_CALLS / SITE_CALLS records at exit.
  *
- * The plugin's code increments *(cell + delta), delta being a per-module
+ * Code compiled for an executable counts into TLS cells (hook-abi.h): each
+ * thread has its own by construction.  A thread's first count in such a
+ * module arms it (instr__count_arm): the runtime notes its thread pointer;
+ * when the thread ends, the key destructor adds its cells to the module's
+ * sums and clears them; at exit the sums and the cells of the threads
+ * still running are written.
+ *
+ * Code compiled -fPIC increments *(cell + delta), delta being a per-module
  * TLS variable (hook-abi.h, "Count mode").  A thread's first count in a
  * module finds its delta 0 and calls instr__count_thread, which gives the
  * thread its own copy of the module's counter section and sets the delta
@@ -38,9 +45,20 @@ struct copy {
     uintptr_t *delta;      /* the owner's TLS delta; NULL: free */
 };
 
+/* A thread armed in a module with TLS cells. */
+struct tthread {
+    struct tthread *next;     /* the module's */
+    struct tthread *next_own; /* the thread's */
+    uintptr_t tp;             /* its thread pointer; 0: ended, free */
+    uint8_t *armed;           /* its __instr_count_armed */
+    struct cmodule *cm;
+};
+
 struct cmodule {
     const struct instr_count_module *m;
     struct copy *copies;
+    struct tthread *threads;
+    uint64_t *sums; /* per record (TLS ones): the counts of threads that ended */
     struct cmodule *next;
 };
 
@@ -50,6 +68,7 @@ static pthread_key_t key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static int key_ok;
 static __thread struct copy *own;
+static __thread struct tthread *own_tls;
 static __thread int inside;
 
 /* Bookkeeping from a small mmap arena (no malloc in the runtime). */
@@ -70,6 +89,28 @@ static void *arena_get(size_t size)
     return r;
 }
 
+static size_t nrecs(const struct instr_count_module *m)
+{
+    return (size_t)(m->recs_end - m->recs);
+}
+
+static inline uint64_t *tls_cell(uintptr_t tp, const struct instr_count_rec *r)
+{
+    return (uint64_t *)(tp + (uintptr_t)r->counter);
+}
+
+/* Adds a thread's TLS cells of module cm to its sums and clears them. */
+static void harvest(struct cmodule *cm, uintptr_t tp)
+{
+    const struct instr_count_module *m = cm->m;
+    for (size_t i = 0; i < nrecs(m); i++)
+        if (m->recs[i].flags & INSTR_COUNT_TLS) {
+            uint64_t *cell = tls_cell(tp, &m->recs[i]);
+            cm->sums[i] += *cell;
+            *cell = 0;
+        }
+}
+
 static void release_own(void *unused)
 {
     (void)unused;
@@ -79,6 +120,13 @@ static void release_own(void *unused)
         c->delta = NULL;
     }
     own = NULL;
+    for (struct tthread *t = own_tls; t; t = t->next_own)
+        if (t->tp) {
+            harvest(t->cm, t->tp);
+            *t->armed = 0; /* counts after this (a later destructor) arm it again */
+            t->tp = 0;
+        }
+    own_tls = NULL;
     pthread_mutex_unlock(&lock);
 }
 
@@ -87,19 +135,28 @@ static void make_key(void)
     key_ok = pthread_key_create(&key, release_own) == 0;
 }
 
-static struct copy *take_copy(const struct instr_count_module *m, uintptr_t *delta)
+/* The module's bookkeeping, made at its first thread; lock held. */
+static struct cmodule *cmodule_of(const struct instr_count_module *m)
 {
     struct cmodule *cm = cmodules;
     while (cm && cm->m != m)
         cm = cm->next;
-    if (!cm) {
-        if (!(cm = arena_get(sizeof *cm)))
-            return NULL;
-        cm->m = m;
-        cm->copies = NULL;
-        cm->next = cmodules;
-        cmodules = cm;
-    }
+    if (cm)
+        return cm;
+    if (!(cm = arena_get(sizeof *cm)))
+        return NULL;
+    memset(cm, 0, sizeof *cm);
+    cm->m = m;
+    cm->next = cmodules;
+    cmodules = cm;
+    return cm;
+}
+
+static struct copy *take_copy(const struct instr_count_module *m, uintptr_t *delta)
+{
+    struct cmodule *cm = cmodule_of(m);
+    if (!cm)
+        return NULL;
     struct copy *c = cm->copies;
     while (c && c->delta)
         c = c->next;
@@ -139,6 +196,69 @@ void instr__count_thread(const struct instr_count_module *m, uintptr_t *delta)
     inside = 0;
 }
 
+/* The count-arm hook (INSTR_SLOT_COUNT_ARM): a thread's first count in a
+ * module with TLS cells; *armed is already 1 (the trampoline set it). */
+void instr__count_arm(const struct instr_count_module *m, uint8_t *armed, uintptr_t tp)
+{
+    if (inside || !m || !tp)
+        return;
+    inside = 1;
+    int saved = errno;
+    pthread_once(&key_once, make_key);
+    pthread_mutex_lock(&lock);
+    struct cmodule *cm = cmodule_of(m);
+    if (cm && !cm->sums) {
+        void *p = mmap(NULL, nrecs(m) * sizeof(uint64_t) + 1, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        cm->sums = p == MAP_FAILED ? NULL : p;
+    }
+    struct tthread *t = NULL;
+    if (cm && cm->sums) {
+        for (t = cm->threads; t && t->tp; t = t->next)
+            ;
+        if (!t && (t = arena_get(sizeof *t))) {
+            t->next = cm->threads;
+            cm->threads = t;
+        }
+    }
+    if (t) {
+        t->tp = tp;
+        t->armed = armed;
+        t->cm = cm;
+        t->next_own = own_tls;
+        own_tls = t;
+    }
+    pthread_mutex_unlock(&lock);
+    if (t && key_ok)
+        pthread_setspecific(key, (void *)1);
+    errno = saved;
+    inside = 0;
+}
+
+/* A module's total for record r (index i): the section and every copy, or
+ * for a TLS cell the ended threads' sum and the running threads' cells. */
+static uint64_t total_of(const struct cmodule *cm, const struct instr_count_rec *r, size_t i)
+{
+    const struct instr_count_module *m = cm->m;
+    uint64_t total = 0;
+    if (r->flags & INSTR_COUNT_TLS) {
+        if (!cm->sums)
+            return 0;
+        total = cm->sums[i];
+        for (const struct tthread *t = cm->threads; t; t = t->next)
+            if (t->tp)
+                total += __atomic_load_n(tls_cell(t->tp, r), __ATOMIC_RELAXED);
+        return total;
+    }
+    size_t c = (size_t)(r->counter - m->cells);
+    if (c >= (size_t)(m->cells_end - m->cells))
+        return 0;
+    total = __atomic_load_n(&m->cells[c], __ATOMIC_RELAXED);
+    for (const struct copy *cp = cm->copies; cp; cp = cp->next)
+        total += __atomic_load_n(&cp->cells[c], __ATOMIC_RELAXED);
+    return total;
+}
+
 /* Exit: one record per counter that counted, the section and every copy
  * summed (threads still running may add a few more meanwhile). */
 void instr__count_flush(void)
@@ -148,14 +268,8 @@ void instr__count_flush(void)
     pthread_mutex_lock(&lock);
     for (struct cmodule *cm = cmodules; cm; cm = cm->next) {
         const struct instr_count_module *m = cm->m;
-        size_t n = (size_t)(m->cells_end - m->cells);
         for (const struct instr_count_rec *r = m->recs; r < m->recs_end; r++) {
-            size_t i = (size_t)(r->counter - m->cells);
-            if (i >= n || !r->fn)
-                continue;
-            uint64_t total = __atomic_load_n(&m->cells[i], __ATOMIC_RELAXED);
-            for (struct copy *c = cm->copies; c; c = c->next)
-                total += __atomic_load_n(&c->cells[i], __ATOMIC_RELAXED);
+            uint64_t total = r->fn ? total_of(cm, r, (size_t)(r - m->recs)) : 0;
             if (!total)
                 continue;
             uint32_t id = instr__register(r->fn);
@@ -173,11 +287,25 @@ void instr__count_flush(void)
 }
 
 /* Fork child: it counts from zero in its own dump.  Only the forking
- * thread is left: the other threads' copies are free again. */
+ * thread is left: the other threads' copies are free again, and so are
+ * their TLS entries. */
 void instr__count_fork_child(void)
 {
     pthread_mutex_init(&lock, NULL);
     for (struct cmodule *cm = cmodules; cm; cm = cm->next) {
+        if (cm->sums)
+            memset(cm->sums, 0, nrecs(cm->m) * sizeof(uint64_t));
+        for (struct tthread *t = cm->threads; t; t = t->next) {
+            int mine = 0;
+            for (struct tthread *o = own_tls; o; o = o->next_own)
+                mine |= o == t;
+            if (mine && t->tp)
+                harvest(cm, t->tp); /* clears the cells; the sums are cleared again below */
+            else
+                t->tp = 0;
+        }
+        if (cm->sums)
+            memset(cm->sums, 0, nrecs(cm->m) * sizeof(uint64_t));
         memset(cm->m->cells, 0, (size_t)((uint8_t *)cm->m->cells_end - (uint8_t *)cm->m->cells));
         for (struct copy *c = cm->copies; c; c = c->next) {
             memset(c->cells, 0, (size_t)((uint8_t *)cm->m->cells_end - (uint8_t *)cm->m->cells));

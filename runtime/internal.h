@@ -415,6 +415,7 @@ void instr__maps_check(void);
 
 /* count.c: count mode (plugin mode=count, hook-abi.h). */
 void instr__count_thread(const struct instr_count_module *m, uintptr_t *delta); /* the slot's hook */
+void instr__count_arm(const struct instr_count_module *m, uint8_t *armed, uintptr_t tp); /* TLS cells */
 void instr__count_flush(void);      /* at exit: FN_CALLS/SITE_CALLS records, flag COUNTS */
 void instr__count_fork_child(void); /* the child counts from zero */
 /* metadata.c: one FN_CALLS / SITE_CALLS record (meta lock taken). */

@@ -1,7 +1,10 @@
 #!/bin/sh
 # check-count.sh - the plugin's mode=count (issue 10), built, run and
 # reported for real: exact calls of a multi-threaded program, its forked
-# child's own counts, and the report compared with a golden file.
+# child's own counts, and the report compared with a golden file; in both
+# forms of the counting code (TLS cells for an executable, the per-thread
+# copies of -fPIC code); and the TLS form's code, which must be the plain
+# build's with one instruction a count.
 #
 #   check-count.sh <cc> <plugin> <instr-report> <srcdir> <workdir> <opt>
 set -u
@@ -30,9 +33,60 @@ grep -Eq '^ +7  mid  ' child.txt || fail "child: mid 7"
 grep -Eq '^ +14  leaf  ' child.txt || fail "child: leaf 14"
 grep -q ' worker ' child.txt && fail "child: worker counted before the fork"
 
+# The -fPIC form (what a shared object gets): the same counts.
+mkdir pic && cd pic || exit 1
+"$cc" "$opt" -fPIC -pthread -fplugin="$plugin" "$arg-mode=count" "$srcdir/count.c" -o count || fail "build -fPIC"
+INSTR_OUTPUT="$work/pic/%p.instr" ./count || fail "run -fPIC"
+pic=$(ls ./*.instr | sort -t/ -k2 -n | head -1)
+"$report" "$pic" | sed -e "s|^Dump: .*|Dump: X|" -e "s|$srcdir/||g" >parent.norm
+diff -u "$srcdir/count.expected" parent.norm || fail "-fPIC report differs from count.expected"
+cd .. || exit 1
+
+# The TLS form's code: a function only called directly (static, address
+# not taken) gets exactly one instruction, `addq $1, %fs:...`, and keeps
+# the plain build's frame; a public one adds the arming test, whose call
+# is stepped around the red zone.  Optimised builds only: -O0 keeps every
+# value in memory, so its increment is a load, an add and a store.
+if [ "$opt" != -O0 ]; then
+cat >codegen.c <<'EOF'
+__attribute__((noinline)) static int sq(int x) { return x * x + 7; }
+int api(int x) { return sq(x) + sq(x + 1); }
+EOF
+insns() { # insns OBJECT FUNCTION: the function's instructions, one a line
+    objdump -d --no-show-raw-insn "$1" | awk -v f="<$2[.>]" '
+        $0 ~ "^[0-9a-f]+ " f { on = 1; next } on && /^$/ { on = 0 } on && /:\t/ && !/\tnop|\tdata16/ { sub(/^[^\t]*\t/, ""); print }'
+}
+"$cc" "$opt" -c codegen.c -o plain.o || fail "build plain codegen.c"
+"$cc" "$opt" -c -fplugin="$plugin" "$arg-mode=count" codegen.c -o count.o || fail "build counted codegen.c"
+insns plain.o sq >sq.plain
+insns count.o sq >sq.count
+[ -s sq.plain ] || fail "no sq in plain.o"
+[ "$(grep -c 'addq *\$0x1,%fs:' sq.count)" = 1 ] || { cat sq.count; fail "sq: not one TLS increment"; }
+grep -v 'addq *\$0x1,%fs:' sq.count >sq.rest
+diff -u sq.plain sq.rest || fail "sq: the code around the count is not the plain build's"
+insns count.o api >api.count
+grep -q 'cmpb *\$0x0,%fs:' api.count || { cat api.count; fail "api: no arming test"; }
+grep -q 'lea *-0x80(%rsp),%rsp' api.count || fail "api: the arming call does not step over the red zone"
+fi
+
+# A thread that reaches counted code only through an excluded function is
+# still known to the runtime (the excluded function keeps the arming test
+# in the TLS form): its 1000 calls of helper are in the dump.
+cat >excluded.c <<'EOF'
+#include <pthread.h>
+__attribute__((noinline)) static int helper(int x) { int s = 0; for (int i = 0; i < x; i++) s += i ^ x; return s; }
+static void *worker(void *a) { long s = 0; for (int i = 0; i < 1000; i++) s += helper(i); return (void *)s; }
+int main(void) { pthread_t t; pthread_create(&t, 0, worker, 0); pthread_join(t, 0); return helper(3) < 0; }
+EOF
+"$cc" "$opt" -pthread -fplugin="$plugin" "$arg-mode=count" "$arg-exclude=worker" excluded.c -o excluded || fail "build excluded.c"
+INSTR_OUTPUT="$work/excluded.instr" ./excluded || fail "run excluded"
+"$report" excluded.instr >excluded.txt || fail "report excluded"
+grep -Eq '^ +1001  helper ' excluded.txt || { cat excluded.txt; fail "excluded.c: helper is not 1001"; }
+grep -q ' worker ' excluded.txt && fail "excluded.c: worker counted"
+
 # Views of a count dump: callers; a time view is refused with a reason.
 "$report" --view callers leaf "$parent" >callers.txt || fail "--view callers"
-grep -Eq '^ +802000  mid$' callers.txt || fail "callers of leaf"
+grep -Eq '^ +1202000  mid$' callers.txt || fail "callers of leaf"
 "$report" --view calltree "$parent" >/dev/null 2>err.txt && fail "calltree accepted"
 grep -q 'calls only' err.txt || fail "no reason for refusing calltree"
 exit 0

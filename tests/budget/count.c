@@ -1,6 +1,7 @@
 /* count.c - known call counts for the plugin's mode=count (check-count.sh):
- * 4 threads and main call mid, which calls leaf twice; one indirect call;
- * a forked child that counts on its own. */
+ * 4 threads and main call mid, which calls leaf twice; then 2 more threads,
+ * after the first 4 ended (their stacks and the runtime's entries are used
+ * again); one indirect call; a forked child that counts on its own. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #define THREADS 4
+#define AGAIN 2
 #define PER_THREAD 100000
 
 volatile long sink;
@@ -42,6 +44,11 @@ int main(void)
     for (int i = 0; i < 1000; i++)
         sink += mid(i);
     for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < AGAIN; i++)
+        if (pthread_create(&t[i], NULL, worker, NULL))
+            return 1;
+    for (int i = 0; i < AGAIN; i++)
         pthread_join(t[i], NULL);
     sink += through(5);
     pid_t pid = fork();
