@@ -117,7 +117,8 @@ static void build_decls(void)
     DECL_ATTRIBUTES(thread_fn) = tree_cons(get_identifier("nothrow"), NULL_TREE, NULL_TREE);
 }
 
-/* A local, never-referenced-by-name static variable, kept in section. */
+/* A local static variable, kept although nothing refers to it by name:
+ * in section, or (section NULL) a local-exec TLS variable. */
 static tree static_var(const char *prefix, tree type, tree init, const char *section,
                        location_t loc)
 {
@@ -136,7 +137,10 @@ static tree static_var(const char *prefix, tree type, tree init, const char *sec
     SET_DECL_ALIGN(var, 64);  /* bits: 8-byte cells and records, packed */
     DECL_USER_ALIGN(var) = 1;
     DECL_INITIAL(var) = init;
-    set_decl_section_name(var, section);
+    if (section)
+        set_decl_section_name(var, section);
+    else
+        set_decl_tls_model(var, TLS_MODEL_LOCAL_EXEC);
     varpool_node::finalize_decl(var);
     return var;
 }
@@ -145,20 +149,8 @@ static tree static_var(const char *prefix, tree type, tree init, const char *sec
  * the unit by instr_count_binding_asm); returns the cell. */
 static tree new_tls_counter(tree fn_desc, const char *callee, unsigned flags, location_t loc)
 {
-    char name[32];
-    snprintf(name, sizeof name, "__instr_tc.%u", cell_count);
-    tree cell = build_decl(loc, VAR_DECL, get_identifier(name), uint64_type_node);
-    SET_DECL_ASSEMBLER_NAME(cell, DECL_NAME(cell));
-    TREE_STATIC(cell) = 1;
-    TREE_PUBLIC(cell) = 0;
-    TREE_ADDRESSABLE(cell) = 1;
-    TREE_USED(cell) = 1;
-    DECL_ARTIFICIAL(cell) = 1;
-    DECL_IGNORED_P(cell) = 1;
-    DECL_PRESERVE_P(cell) = 1; /* the record refers to it by name */
-    DECL_INITIAL(cell) = build_int_cst(uint64_type_node, 0);
-    set_decl_tls_model(cell, TLS_MODEL_LOCAL_EXEC);
-    varpool_node::finalize_decl(cell);
+    tree cell = static_var("__instr_tc", uint64_type_node, build_int_cst(uint64_type_node, 0), NULL, loc);
+    const char *name = IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(cell));
 
     /* The descriptor is referred to by the assembly only: keep it. */
     varpool_node *dn = varpool_node::get(fn_desc);
