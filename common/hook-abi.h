@@ -207,7 +207,11 @@ struct instr_unit_desc {
  * address and the thread pointer, keeping every register but the stack's;
  * a thread can only reach counted code through such a function, so the
  * runtime knows every thread that counted, adds its cells up when it ends
- * and reads those still running at exit. */
+ * and reads those still running at exit.  Until the module's binding
+ * constructor runs, the slot holds __instr_count_early, which sets the
+ * byte back to 0 (the thread arms again once bound); from the constructor
+ * on, an unbound slot is the no-op and the byte stays 1, so a program
+ * whose runtime is missing pays the test only. */
 #define INSTR_COUNT_SECTION "instr_cnt"
 #define INSTR_COUNT_REC_SECTION "instr_crec"
 #define INSTR_COUNT_DELTA "__instr_count_delta"
@@ -215,6 +219,7 @@ struct instr_unit_desc {
 #define INSTR_COUNT_MODULE "__instr_count_module"
 #define INSTR_COUNT_ARMED "__instr_count_armed"
 #define INSTR_COUNT_ARM "__instr_count_arm"
+#define INSTR_COUNT_EARLY "__instr_count_early" /* the arming slot before binding */
 
 #define INSTR_COUNT_SITE 0x1u     /* a call site's counter (else the function's entries) */
 #define INSTR_COUNT_INDIRECT 0x2u /* the site calls through a pointer: callee is NULL */

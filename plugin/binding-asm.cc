@@ -14,9 +14,12 @@
  *   instr_start:     jmp *__instr_hook_table+8*INSTR_SLOT_START(%rip)
  *   instr_stop:      jmp *__instr_hook_table+8*INSTR_SLOT_STOP(%rip)
  *   __instr_nop:     ret
+ *   __instr_count_early: movb $0, (%rsi); ret   (count mode, see hook-abi.h)
  *   __instr_hook_table: INSTR_SLOT_COUNT x .quad __instr_nop, but
  *   __instr_on:         slot INSTR_SLOT_ON, .quad 0 (switchable's flag)
- *   constructor:     if (getauxval(AT_SECURE)) return;   (see below)
+ *                       slot INSTR_SLOT_COUNT_ARM, .quad __instr_count_early
+ *   constructor:     slot INSTR_SLOT_COUNT_ARM = __instr_nop
+ *                    if (getauxval(AT_SECURE)) return;   (see below)
  *                    h = dlopen(runtime, RTLD_NOW|RTLD_GLOBAL);
  *                    bind = dlsym(h, INSTR_BIND_SYMBOL);
  *                    bind(__instr_hook_table, INSTR_SLOT_COUNT, ABI)
@@ -88,7 +91,11 @@ static std::string bind_ctor(const char *dlopen_flags)
 {
     std::string s = "\t.type\t__instr_bind_ctor, @function\n"
                     "__instr_bind_ctor:\n"
-                    "\tendbr64\n";
+                    "\tendbr64\n"
+                    /* From here on, unbound is for good: count mode's arming
+                     * slot stops undoing its callers' arming (hook-abi.h). */
+                    "\tleaq\t" INSTR_HOOK_NOP "(%rip), %rax\n"
+                    "\tmovq\t%rax, " INSTR_HOOK_TABLE "+" + std::to_string(8 * INSTR_SLOT_COUNT_ARM) + "(%rip)\n";
 #ifndef INSTR_RECORD_SETUID
     s += "\tsubq\t$8, %rsp\n"
          "\tmovl\t$" + std::to_string(AT_SECURE) + ", %edi\n"
@@ -223,6 +230,12 @@ std::string instr_binding_asm(const std::string &runtime_path)
     s += trampoline(INSTR_API_STOP, INSTR_SLOT_STOP);
     s += hidden_weak(INSTR_HOOK_NOP, "@function");
     s += INSTR_HOOK_NOP ":\n\tendbr64\n\tret\n\t.size\t" INSTR_HOOK_NOP ", .-" INSTR_HOOK_NOP "\n";
+    /* Slot INSTR_SLOT_COUNT_ARM until the constructor runs: a count-mode
+     * thread armed that early (an ifunc resolver, another module's
+     * constructor calling in) is not armed yet: the byte goes back to 0. */
+    s += hidden_weak(INSTR_COUNT_EARLY, "@function");
+    s += INSTR_COUNT_EARLY ":\n\tendbr64\n\tmovb\t$0, (%rsi)\n\tret\n\t.size\t" INSTR_COUNT_EARLY
+         ", .-" INSTR_COUNT_EARLY "\n";
 
     s += bind_ctor(flags);
 
@@ -240,6 +253,8 @@ std::string instr_binding_asm(const std::string &runtime_path)
         if (i == INSTR_SLOT_ON)
             s += hidden_weak(INSTR_SWITCH_ON, "@object") + INSTR_SWITCH_ON ":\n\t.quad\t0\n\t.size\t" INSTR_SWITCH_ON
                  ", 8\n";
+        else if (i == INSTR_SLOT_COUNT_ARM)
+            s += "\t.quad\t" INSTR_COUNT_EARLY "\n";
         else
             s += "\t.quad\t" INSTR_HOOK_NOP "\n";
     }

@@ -84,6 +84,20 @@ INSTR_OUTPUT="$work/excluded.instr" ./excluded || fail "run excluded"
 grep -Eq '^ +1001  helper ' excluded.txt || { cat excluded.txt; fail "excluded.c: helper is not 1001"; }
 grep -q ' worker ' excluded.txt && fail "excluded.c: worker counted"
 
+# A thread whose first count comes before the runtime is bound (here a
+# constructor that runs before the binding's, priority 50) is armed again
+# once bound: all 11 calls of f are in the dump, not lost with the thread.
+cat >early.c <<'EOF'
+__attribute__((noinline)) int f(int x) { return x + 1; }
+volatile int sink;
+__attribute__((constructor(50))) static void early(void) { sink += f(1); }
+int main(void) { for (int i = 0; i < 10; i++) sink += f(i); return 0; }
+EOF
+"$cc" "$opt" -w -fplugin="$plugin" "$arg-mode=count" early.c -o early || fail "build early.c"
+INSTR_OUTPUT="$work/early.instr" ./early || fail "run early"
+"$report" early.instr >early.txt || { cat early.txt; fail "report early"; }
+grep -Eq '^ +11  f ' early.txt || { cat early.txt; fail "early.c: f is not 11"; }
+
 # Views of a count dump: callers; a time view is refused with a reason.
 "$report" --view callers leaf "$parent" >callers.txt || fail "--view callers"
 grep -Eq '^ +1202000  mid$' callers.txt || fail "callers of leaf"
