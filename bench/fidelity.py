@@ -19,6 +19,9 @@ points.  Per program, medians of --runs rounds:
   - instr's Self % from instr-sample of a mode=count build (the count
     report's Self % column: exact counts and samples of one run);
   - instr's Elapsed Exclusive shares (the default build, no sampling);
+  - a reference, no instr at all: perf of the plain build compiled with
+    8 bytes of NOPs at every function's entry (-fpatchable-function-entry=8),
+    what any instruction added at entry moves the distribution by;
   - instr's call counts against callgrind's on the plain build (once);
     names the linker folded to one address (identical code folding:
     Advance<char*> and Advance<char const*>) are one function to callgrind,
@@ -215,6 +218,9 @@ def bench(name, exes, args, build, runs, rate, srate, work):
         d["Self % from instr-sample of the count-mode build (d)"].append(tv(s, p1))
         if r == runs - 1:
             rows["self (d)"] = s
+        # reference: the plain build with NOPs at each entry, under perf
+        d["(reference) perf of the plain build with 8 NOPs at each entry"].append(
+            tv(perf_shares(exes["nops"], args, w, "nops"), p1))
         print(f"  round {r + 1}: " + ", ".join(f"{v[-1]:.1f}" for v in d.values()), file=sys.stderr)
     floor = med(d["noise floor: perf vs perf, plain build"])
     print(f"\n== {name}: {' '.join(os.path.basename(a) for a in args)}   (medians of {runs} rounds; "
@@ -300,6 +306,8 @@ def main():
                                   cflags + ["-g"], libs, []),
                 "instr": rr.build(os.path.join(cache, "bin", tag, slug + "-fidelity-instr"), cc, files,
                                   cflags + ["-g"], libs, [f"-fplugin={plugin}"]),
+                "nops": rr.build(os.path.join(cache, "bin", "any", slug + "-fidelity-nops"), cc, files,
+                                 cflags + ["-g"], libs, ["-fpatchable-function-entry=8"]),
                 "count": rr.build(os.path.join(cache, "bin", tag, slug + "-fidelity-count"), cc, files,
                                   cflags + ["-g"], libs, [f"-fplugin={plugin}", "-fplugin-arg-instr-mode=count"]),
             }

@@ -115,6 +115,7 @@ def variants(plugin, before, uftrace=True):
     if before:
         for mode in ("all", "none"):
             v[f"before: instr callsites={mode}"] = [f"-fplugin={before}", f"-fplugin-arg-instr-callsites={mode}"]
+        v["before: instr mode=count"] = [f"-fplugin={before}", "-fplugin-arg-instr-mode=count"]
     return v
 
 
@@ -173,7 +174,7 @@ def bench_program(name, exes, args, report, runs, work, user=None):
     rows = []
     for k in exes:
         i = info[k]
-        if "dump" in i and i["dump"].endswith(".instr") and k == "instr mode=count":
+        if "dump" in i and i["dump"].endswith(".instr") and k.endswith("instr mode=count"):
             text = sh([report, i["dump"]], ok=(0, 3))
             m = re.search(r"^Functions: +\d+ counted, (\d+) calls", text, re.M)
             i["count_calls"] = int(m.group(1)) if m else None
