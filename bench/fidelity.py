@@ -27,8 +27,11 @@ points.  Per program, medians of --runs rounds:
     Advance<char*> and Advance<char const*>) are one function to callgrind,
     which names the address once: both counts are summed under one key.
 
+--before PLUGIN adds source (d) from a count-mode build made with another
+plugin (an older build's instr.so), measured in the same rounds.
+
 Usage: bench/fidelity.py --build BUILD [--runs 3] [--only lua|dconv] [--scale 1]
-       [--rate 4000]
+       [--rate 4000] [--before OTHER_BUILD/plugin/instr.so]
 """
 import argparse, collections, json, os, re, shutil, statistics, subprocess, sys, tempfile
 
@@ -218,6 +221,12 @@ def bench(name, exes, args, build, runs, rate, srate, work):
         d["Self % from instr-sample of the count-mode build (d)"].append(tv(s, p1))
         if r == runs - 1:
             rows["self (d)"] = s
+        if "count-before" in exes:
+            cb, sb = os.path.join(w, "count-before.instr"), os.path.join(w, "samp-before.instr")
+            run([sampler, "--rate", str(srate), "-o", sb, "--", exes["count-before"], *args],
+                env=dict(env, INSTR_OUTPUT=cb), cwd=w)
+            s = count_shares(run([report, cb, sb], ok=(0, 3)))
+            d["Self % from instr-sample of the count-mode build, --before's plugin"].append(tv(s, p1))
         # reference: the plain build with NOPs at each entry, under perf
         d["(reference) perf of the plain build with 8 NOPs at each entry"].append(
             tv(perf_shares(exes["nops"], args, w, "nops"), p1))
@@ -275,6 +284,7 @@ def main():
     ap.add_argument("--only", choices=("lua", "dconv"))
     ap.add_argument("--scale", default="1")
     ap.add_argument("--rate", type=int, default=4000, help="INSTR_SAMPLE's rate (source c)")
+    ap.add_argument("--before", help="another plugin (instr.so): source (d) from its count-mode build too")
     ap.add_argument("--sample-rate", type=int, default=10000, help="instr-sample's rate (sources a, b), perf's -F")
     a = ap.parse_args()
     for tool in ("perf", "valgrind"):
@@ -311,6 +321,11 @@ def main():
                 "count": rr.build(os.path.join(cache, "bin", tag, slug + "-fidelity-count"), cc, files,
                                   cflags + ["-g"], libs, [f"-fplugin={plugin}", "-fplugin-arg-instr-mode=count"]),
             }
+            if a.before:
+                before = os.path.abspath(a.before)
+                exes["count-before"] = rr.build(
+                    os.path.join(cache, "bin", tag + "-" + str(os.stat(before).st_mtime_ns), slug + "-fidelity-count"),
+                    cc, files, cflags + ["-g"], libs, [f"-fplugin={before}", "-fplugin-arg-instr-mode=count"])
             bench(name, exes, args, b, a.runs, a.rate, a.sample_rate, os.path.join(work, slug))
     return 0
 
