@@ -32,9 +32,12 @@
  * moment).  Not on the hot path: nothing here is. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdint.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -52,6 +55,7 @@ struct tthread {
     uintptr_t tp;             /* its thread pointer; 0: ended, free */
     uint8_t *armed;           /* its __instr_count_armed */
     struct cmodule *cm;
+    int mapped;               /* at exit: its cells can be read */
 };
 
 struct cmodule {
@@ -99,6 +103,33 @@ static inline uint64_t *tls_cell(uintptr_t tp, const struct instr_count_rec *r)
     return (uint64_t *)(tp + (uintptr_t)r->counter);
 }
 
+/* Whether the TLS cells of module cm at thread pointer tp are mapped.  A
+ * thread that counted after its key destructors (a signal handler at its
+ * very end) is still listed when the process exits, and its stack may be
+ * gone: those few counts are lost, rather than read from unmapped memory. */
+static int tls_mapped(const struct cmodule *cm, uintptr_t tp)
+{
+    const struct instr_count_module *m = cm->m;
+    intptr_t lo = INTPTR_MAX, hi = INTPTR_MIN;
+    for (const struct instr_count_rec *r = m->recs; r < m->recs_end; r++)
+        if (r->flags & INSTR_COUNT_TLS) {
+            intptr_t off = (intptr_t)(uintptr_t)r->counter;
+            lo = off < lo ? off : lo;
+            hi = off > hi ? off : hi;
+        }
+    if (lo > hi)
+        return 0;
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t a = (tp + (uintptr_t)lo) & ~(uintptr_t)(pg - 1), b = tp + (uintptr_t)hi + 8;
+    unsigned char vec[64];
+    for (; a < b; a += 64 * (uintptr_t)pg) {
+        size_t len = b - a < 64 * (uintptr_t)pg ? b - a : 64 * (uintptr_t)pg;
+        if (mincore((void *)a, len, vec) != 0)
+            return 0;
+    }
+    return 1;
+}
+
 /* Adds a thread's TLS cells of module cm to its sums and clears them. */
 static void harvest(struct cmodule *cm, uintptr_t tp)
 {
@@ -111,9 +142,18 @@ static void harvest(struct cmodule *cm, uintptr_t tp)
         }
 }
 
+/* The key destructor: the thread is ending.  From here on it runs no
+ * signal handler (glibc blocks every signal of an exiting thread a moment
+ * later anyway, after the other destructors): a handler that counted after
+ * the harvest would count into cells the next thread on this stack starts
+ * from zero.  A later destructor that counts arms the thread again, and
+ * glibc runs this one again after it. */
 static void release_own(void *unused)
 {
     (void)unused;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
     pthread_mutex_lock(&lock);
     for (struct copy *c = own; c; c = c->next_own) {
         *c->delta = 0; /* this thread's TLS: counts after this take a copy again */
@@ -214,6 +254,13 @@ void instr__count_arm(const struct instr_count_module *m, uint8_t *armed, uintpt
     }
     struct tthread *t = NULL;
     if (cm && cm->sums) {
+        /* Two running threads never share a thread pointer: an entry with
+         * this one is of a thread that ended after its last harvest (a
+         * signal handler that counted after its key destructors) and
+         * whose stack this thread now has (glibc reuses them). */
+        for (t = cm->threads; t; t = t->next)
+            if (t->tp == tp)
+                t->tp = 0;
         for (t = cm->threads; t && t->tp; t = t->next)
             ;
         if (!t && (t = arena_get(sizeof *t))) {
@@ -246,7 +293,7 @@ static uint64_t total_of(const struct cmodule *cm, const struct instr_count_rec 
             return 0;
         total = cm->sums[i];
         for (const struct tthread *t = cm->threads; t; t = t->next)
-            if (t->tp)
+            if (t->tp && t->mapped)
                 total += __atomic_load_n(tls_cell(t->tp, r), __ATOMIC_RELAXED);
         return total;
     }
@@ -268,6 +315,8 @@ void instr__count_flush(void)
     pthread_mutex_lock(&lock);
     for (struct cmodule *cm = cmodules; cm; cm = cm->next) {
         const struct instr_count_module *m = cm->m;
+        for (struct tthread *t = cm->threads; t; t = t->next)
+            t->mapped = t->tp && tls_mapped(cm, t->tp);
         for (const struct instr_count_rec *r = m->recs; r < m->recs_end; r++) {
             uint64_t total = r->fn ? total_of(cm, r, (size_t)(r - m->recs)) : 0;
             if (!total)
