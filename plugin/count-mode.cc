@@ -200,20 +200,23 @@ static tree new_counter(tree fn_desc, const char *callee, unsigned flags, locati
     return cell;
 }
 
-/* "*(cell + d) += 1" before *gsi; d NULL: a TLS cell, "cell += 1". */
+/* "*(cell + d) += 1" before *gsi; d NULL: a TLS cell, "cell += 1" as one
+ * `addq $1, %fs:cell@tpoff` at every optimisation level (an asm
+ * statement: -O0 would load, add and store, and a signal handler counting
+ * in between would lose its count). */
 static void insert_increment(gimple_stmt_iterator *gsi, tree cell, tree d, location_t loc)
 {
     if (!d) {
-        tree v = make_ssa_name(uint64_type_node);
-        gassign *ld = gimple_build_assign(v, cell);
-        tree v2 = make_ssa_name(uint64_type_node);
-        gassign *add = gimple_build_assign(v2, PLUS_EXPR, v, build_int_cst(uint64_type_node, 1));
-        gassign *st = gimple_build_assign(cell, v2);
-        gimple *stmts[3] = {ld, add, st};
-        for (gimple *s : stmts) {
-            gimple_set_location(s, loc);
-            gsi_insert_before(gsi, s, GSI_SAME_STMT);
-        }
+        vec<tree, va_gc> *out = NULL, *in = NULL, *clob = NULL;
+        vec_safe_push(out, build_tree_list(build_tree_list(NULL_TREE, build_string(3, "=m")), cell));
+        vec_safe_push(in, build_tree_list(build_tree_list(NULL_TREE, build_string(2, "m")), cell));
+        if (!arm_clobbers)
+            arm_clobbers = tree_cons(NULL_TREE, build_string(3, "cc"), NULL_TREE);
+        vec_safe_push(clob, arm_clobbers);
+        gasm *a = gimple_build_asm_vec("addq\t$1, %0", in, out, clob, NULL);
+        gimple_asm_set_volatile(a, true);
+        gimple_set_location(a, loc);
+        gsi_insert_before(gsi, a, GSI_SAME_STMT);
         return;
     }
     tree pt = build_pointer_type(uint64_type_node);
