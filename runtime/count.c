@@ -253,6 +253,15 @@ void instr__count_arm(const struct instr_count_module *m, uint8_t *armed, uintpt
         cm->sums = p == MAP_FAILED ? NULL : p;
     }
     struct tthread *t = NULL;
+    /* Armed already: a signal came between the arming test and the
+     * trampoline, and its handler armed the thread first. */
+    for (struct tthread *o = own_tls; o; o = o->next_own)
+        if (o->cm == cm && o->tp == tp) {
+            pthread_mutex_unlock(&lock);
+            errno = saved;
+            inside = 0;
+            return;
+        }
     if (cm && cm->sums) {
         /* Two running threads never share a thread pointer: an entry with
          * this one is of a thread that ended after its last harvest (a
