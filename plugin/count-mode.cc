@@ -10,7 +10,8 @@
  * called directly: public, or its address taken) first tests the module's
  * TLS byte __instr_count_armed, in an asm statement whose rare path calls
  * __instr_count_arm with the red zone stepped over; the trampoline saves
- * every register it may touch, so the code around needs no frame for it.
+ * the general registers, the flags and xmm0-15, so the code around needs
+ * no frame for it.
  * The records, which hold each cell's @tpoff, are assembly emitted at the
  * end of the unit (a tree initializer cannot hold a TLS offset).
  *
@@ -45,14 +46,14 @@ static GTY(()) tree rec_type;
 static GTY(()) tree rec_fields[5];
 static GTY(()) tree delta_var;
 static GTY(()) tree thread_fn;
-static GTY(()) tree arm_clobbers;
+static GTY(()) tree cc_clobber;
 
 const struct ggc_root_tab instr_count_gc_roots[] = {
     {&rec_type, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
     {&rec_fields[0], 5, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
     {&delta_var, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
     {&thread_fn, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
-    {&arm_clobbers, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
+    {&cc_clobber, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
     LAST_GGC_ROOT_TAB,
 };
 
@@ -200,6 +201,20 @@ static tree new_counter(tree fn_desc, const char *callee, unsigned flags, locati
     return cell;
 }
 
+/* A volatile asm statement with operands in and out that clobbers the
+ * flags: count mode's TLS increment and arming test. */
+static gasm *volatile_asm(const char *text, vec<tree, va_gc> *in, vec<tree, va_gc> *out, location_t loc)
+{
+    if (!cc_clobber)
+        cc_clobber = tree_cons(NULL_TREE, build_string(3, "cc"), NULL_TREE);
+    vec<tree, va_gc> *clob = NULL;
+    vec_safe_push(clob, cc_clobber);
+    gasm *a = gimple_build_asm_vec(text, in, out, clob, NULL);
+    gimple_asm_set_volatile(a, true);
+    gimple_set_location(a, loc);
+    return a;
+}
+
 /* "*(cell + d) += 1" before *gsi; d NULL: a TLS cell, "cell += 1" as one
  * `addq $1, %fs:cell@tpoff` at every optimisation level (an asm
  * statement: -O0 would load, add and store, and a signal handler counting
@@ -207,16 +222,10 @@ static tree new_counter(tree fn_desc, const char *callee, unsigned flags, locati
 static void insert_increment(gimple_stmt_iterator *gsi, tree cell, tree d, location_t loc)
 {
     if (!d) {
-        vec<tree, va_gc> *out = NULL, *in = NULL, *clob = NULL;
+        vec<tree, va_gc> *out = NULL, *in = NULL;
         vec_safe_push(out, build_tree_list(build_tree_list(NULL_TREE, build_string(3, "=m")), cell));
         vec_safe_push(in, build_tree_list(build_tree_list(NULL_TREE, build_string(2, "m")), cell));
-        if (!arm_clobbers)
-            arm_clobbers = tree_cons(NULL_TREE, build_string(3, "cc"), NULL_TREE);
-        vec_safe_push(clob, arm_clobbers);
-        gasm *a = gimple_build_asm_vec("addq\t$1, %0", in, out, clob, NULL);
-        gimple_asm_set_volatile(a, true);
-        gimple_set_location(a, loc);
-        gsi_insert_before(gsi, a, GSI_SAME_STMT);
+        gsi_insert_before(gsi, volatile_asm("addq\t$1, %0", in, out, loc), GSI_SAME_STMT);
         return;
     }
     tree pt = build_pointer_type(uint64_type_node);
@@ -238,7 +247,7 @@ static void insert_increment(gimple_stmt_iterator *gsi, tree cell, tree d, locat
 /* The arming test, an asm statement: only the compare and a branch on the
  * common path; the call steps over the 128-byte red zone, since a leaf
  * function may keep data below the stack pointer, and the trampoline
- * keeps every register (hook-abi.h). */
+ * keeps the general registers, the flags and xmm0-15 (hook-abi.h). */
 static const char ARM_ASM[] =
     "cmpb\t$0, %%fs:" INSTR_COUNT_ARMED "@tpoff\n\t"
     "jne\t1f\n\t"
@@ -247,32 +256,26 @@ static const char ARM_ASM[] =
     "leaq\t128(%%rsp), %%rsp\n"
     "1:";
 
-/* The arming test at the end of head, if a thread can begin in fun: it is
- * public or its address is taken (a static function only called directly
- * is reached from a function that has the test). */
-static void insert_arming(function *fun, basic_block head)
+/* Whether a thread can begin in fun: it is public or its address is
+ * taken (a static function only called directly is reached from a
+ * function that has the arming test). */
+static bool may_begin_thread(function *fun)
 {
     cgraph_node *node = cgraph_node::get(fun->decl);
-    if (node && node->only_called_directly_p())
-        return;
-    if (!arm_clobbers)
-        arm_clobbers = tree_cons(NULL_TREE, build_string(3, "cc"), NULL_TREE);
-    vec<tree, va_gc> *clob = NULL;
-    vec_safe_push(clob, arm_clobbers);
-    gasm *a = gimple_build_asm_vec(ARM_ASM, NULL, NULL, clob, NULL);
-    gimple_asm_set_volatile(a, true);
-    gimple_set_location(a, DECL_SOURCE_LOCATION(fun->decl));
-    gimple_stmt_iterator gsi = gsi_last_bb(head);
-    gsi_insert_after(&gsi, a, GSI_NEW_STMT);
+    return !node || !node->only_called_directly_p();
+}
+
+/* The arming test, first in head. */
+static void insert_arming(function *fun, basic_block head)
+{
+    gimple_stmt_iterator gsi = gsi_after_labels(head);
+    gsi_insert_before(&gsi, volatile_asm(ARM_ASM, NULL, NULL, DECL_SOURCE_LOCATION(fun->decl)), GSI_SAME_STMT);
     tls_used = true;
 }
 
 bool instr_count_arm_only(function *fun)
 {
-    if (!tls_cells())
-        return false;
-    cgraph_node *node = cgraph_node::get(fun->decl);
-    if (node && node->only_called_directly_p())
+    if (!tls_cells() || !may_begin_thread(fun))
         return false;
     insert_arming(fun, split_edge(single_succ_edge(ENTRY_BLOCK_PTR_FOR_FN(fun))));
     return true;
@@ -281,12 +284,12 @@ bool instr_count_arm_only(function *fun)
 static unsigned count_function_tls(function *fun, tree desc, const std::vector<instr_count_site> &sites)
 {
     location_t loc = DECL_SOURCE_LOCATION(fun->decl);
+    /* head, on the entry edge: its count, then (first) the arming test. */
     basic_block head = split_edge(single_succ_edge(ENTRY_BLOCK_PTR_FOR_FN(fun)));
-    insert_arming(fun, head);
-    gimple_stmt_iterator hg = gsi_last_bb(head);
-    gsi_insert_after(&hg, gimple_build_nop(), GSI_NEW_STMT);
+    gimple_stmt_iterator hg = gsi_after_labels(head);
     insert_increment(&hg, new_counter(desc, NULL, 0, loc), NULL_TREE, loc);
-    gsi_remove(&hg, true);
+    if (may_begin_thread(fun))
+        insert_arming(fun, head);
     for (const instr_count_site &s : sites) {
         gimple_stmt_iterator cg = gsi_for_stmt(s.call);
         unsigned flags = INSTR_COUNT_SITE | (s.callee ? 0 : INSTR_COUNT_INDIRECT);

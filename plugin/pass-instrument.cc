@@ -53,6 +53,9 @@ unsigned instr_left_out_count(void)
 
 /* skip_reason's answer for threshold=N, compared by address. */
 static const char threshold_reason[] = "under threshold= (no loop, no call)";
+/* Reasons after which not even count mode's arming test may be added. */
+static const char no_instrument_reason[] = "no_instrument_function";
+static const char naked_reason[] = "naked";
 
 /* extern void HOOK (void *desc, void *cfa): hidden because every module has
  * its own trampolines (binding-asm.cc), so calls go straight to them with no
@@ -97,11 +100,11 @@ static const char *skip_reason(tree fndecl)
      * the function reaches this pass the gimplifier has set that flag on
      * every function (so -finstrument-functions never instruments twice). */
     if (lookup_attribute("no_instrument_function", DECL_ATTRIBUTES(fndecl)))
-        return "no_instrument_function";
+        return no_instrument_reason;
     /* A naked function has no prologue: a call would clobber the caller's
      * registers and stack. */
     if (lookup_attribute("naked", DECL_ATTRIBUTES(fndecl)))
-        return "naked";
+        return naked_reason;
     /* What GCC makes for its own purposes and marks artificial (the C++
      * static-initialisation functions _GLOBAL__sub_I_* and
      * __static_initialization_and_destruction_0, implicitly defined special
@@ -595,8 +598,8 @@ public:
                 fprintf(dump_file, "instr: skipped: %s\n\n", why);
             /* Count mode: a thread may begin in an excluded or artificial
              * function and only then reach counted code (count-mode.h). */
-            if (instr_opts.mode == instr_options::MODE_COUNT && strcmp(why, "naked") != 0 &&
-                strcmp(why, "no_instrument_function") != 0 && instr_count_arm_only(fun))
+            if (instr_opts.mode == instr_options::MODE_COUNT && why != naked_reason &&
+                why != no_instrument_reason && instr_count_arm_only(fun))
                 return TODO_update_ssa_only_virtuals;
             return 0;
         }
