@@ -63,6 +63,7 @@ struct cmodule {
     struct copy *copies;
     struct tthread *threads;
     uint64_t *sums; /* per record (TLS ones): the counts of threads that ended */
+    intptr_t tls_lo, tls_hi; /* the TLS cells' lowest and highest offsets */
     struct cmodule *next;
 };
 
@@ -109,18 +110,10 @@ static inline uint64_t *tls_cell(uintptr_t tp, const struct instr_count_rec *r)
  * gone: those few counts are lost, rather than read from unmapped memory. */
 static int tls_mapped(const struct cmodule *cm, uintptr_t tp)
 {
-    const struct instr_count_module *m = cm->m;
-    intptr_t lo = INTPTR_MAX, hi = INTPTR_MIN;
-    for (const struct instr_count_rec *r = m->recs; r < m->recs_end; r++)
-        if (r->flags & INSTR_COUNT_TLS) {
-            intptr_t off = (intptr_t)(uintptr_t)r->counter;
-            lo = off < lo ? off : lo;
-            hi = off > hi ? off : hi;
-        }
-    if (lo > hi)
+    if (cm->tls_lo > cm->tls_hi)
         return 0;
     long pg = sysconf(_SC_PAGESIZE);
-    uintptr_t a = (tp + (uintptr_t)lo) & ~(uintptr_t)(pg - 1), b = tp + (uintptr_t)hi + 8;
+    uintptr_t a = (tp + (uintptr_t)cm->tls_lo) & ~(uintptr_t)(pg - 1), b = tp + (uintptr_t)cm->tls_hi + 8;
     unsigned char vec[64];
     for (; a < b; a += 64 * (uintptr_t)pg) {
         size_t len = b - a < 64 * (uintptr_t)pg ? b - a : 64 * (uintptr_t)pg;
@@ -236,6 +229,29 @@ void instr__count_thread(const struct instr_count_module *m, uintptr_t *delta)
     inside = 0;
 }
 
+/* Whether module cm (NULL: none) has its sums for TLS cells, made at its
+ * first armed thread with the range of the cells' offsets; lock held. */
+static int tls_sums(struct cmodule *cm)
+{
+    if (!cm || cm->sums)
+        return cm != NULL;
+    const struct instr_count_module *m = cm->m;
+    void *p = mmap(NULL, nrecs(m) * sizeof(uint64_t) + 1, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return 0;
+    cm->sums = p;
+    cm->tls_lo = INTPTR_MAX;
+    cm->tls_hi = INTPTR_MIN;
+    for (const struct instr_count_rec *r = m->recs; r < m->recs_end; r++)
+        if (r->flags & INSTR_COUNT_TLS) {
+            intptr_t off = (intptr_t)(uintptr_t)r->counter;
+            cm->tls_lo = off < cm->tls_lo ? off : cm->tls_lo;
+            cm->tls_hi = off > cm->tls_hi ? off : cm->tls_hi;
+        }
+    return 1;
+}
+
 /* The count-arm hook (INSTR_SLOT_COUNT_ARM): a thread's first count in a
  * module with TLS cells; *armed is already 1 (the trampoline set it). */
 void instr__count_arm(const struct instr_count_module *m, uint8_t *armed, uintptr_t tp)
@@ -247,22 +263,13 @@ void instr__count_arm(const struct instr_count_module *m, uint8_t *armed, uintpt
     pthread_once(&key_once, make_key);
     pthread_mutex_lock(&lock);
     struct cmodule *cm = cmodule_of(m);
-    if (cm && !cm->sums) {
-        void *p = mmap(NULL, nrecs(m) * sizeof(uint64_t) + 1, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        cm->sums = p == MAP_FAILED ? NULL : p;
-    }
-    struct tthread *t = NULL;
     /* Armed already: a signal came between the arming test and the
      * trampoline, and its handler armed the thread first. */
+    int again = 0;
     for (struct tthread *o = own_tls; o; o = o->next_own)
-        if (o->cm == cm && o->tp == tp) {
-            pthread_mutex_unlock(&lock);
-            errno = saved;
-            inside = 0;
-            return;
-        }
-    if (cm && cm->sums) {
+        again |= o->cm == cm && o->tp == tp;
+    struct tthread *t = NULL;
+    if (!again && tls_sums(cm)) {
         /* Two running threads never share a thread pointer: an entry with
          * this one is of a thread that ended after its last harvest (a
          * signal handler that counted after its key destructors) and
@@ -351,14 +358,12 @@ void instr__count_fork_child(void)
 {
     pthread_mutex_init(&lock, NULL);
     for (struct cmodule *cm = cmodules; cm; cm = cm->next) {
-        if (cm->sums)
-            memset(cm->sums, 0, nrecs(cm->m) * sizeof(uint64_t));
         for (struct tthread *t = cm->threads; t; t = t->next) {
             int mine = 0;
             for (struct tthread *o = own_tls; o; o = o->next_own)
                 mine |= o == t;
             if (mine && t->tp)
-                harvest(cm, t->tp); /* clears the cells; the sums are cleared again below */
+                harvest(cm, t->tp); /* clears the cells; the sums are cleared below */
             else
                 t->tp = 0;
         }
