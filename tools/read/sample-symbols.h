@@ -23,10 +23,9 @@ struct instr_frame_sym {
     uint64_t vaddr;     /* address in the module file's own numbering (0 if no module) */
 };
 
+/* Debug files are looked for under $INSTR_DEBUG_ROOT, else /usr/lib/debug. */
 int instr_symbolizer_new(struct instr_symbolizer **sp);
 void instr_symbolizer_free(struct instr_symbolizer *s);
-/* Root directory for debug files (default "/usr/lib/debug"). */
-void instr_symbolizer_debug_root(struct instr_symbolizer *s, const char *dir);
 
 /* Names addr (a PC, or a return address minus one) of dump d at time tick.
  * Strings live as long as s.  0, or INSTR_ENOMEM. */

@@ -240,9 +240,6 @@ int instr_hybrid_build_with(struct instr_hybrid *h, const struct instr_dump *d, 
             snprintf(err, errlen, "%s", instr_tool_strerror(INSTR_ENOMEM));
             return INSTR_ENOMEM;
         }
-        const char *root = getenv("INSTR_DEBUG_ROOT"); /* as the sampled views */
-        if (root && *root)
-            instr_symbolizer_debug_root(pl.sym, root);
         for (size_t i = 0; i < d->nmodules; i++)
             for (size_t f = 0; f < d->nfunctions && !pl.has_fns[i]; f++)
                 pl.has_fns[i] = d->functions[f].module == d->modules[i].id;

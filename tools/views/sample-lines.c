@@ -101,9 +101,6 @@ static int collect(struct lctx *c, const struct instr_sprofile *p, const struct 
     int rc = instr_symbolizer_new(&sy);
     if (rc < 0)
         return rc;
-    const char *root = getenv("INSTR_DEBUG_ROOT");
-    if (root && *root)
-        instr_symbolizer_debug_root(sy, root);
     struct instr_sample_iter *it = malloc(sizeof *it);
     if (!it) {
         instr_symbolizer_free(sy);

@@ -277,9 +277,6 @@ int instr_sprofile_build(struct instr_sprofile *p, const struct instr_dump *dump
         instr_symbolizer_free(sy);
         return rc;
     }
-    const char *root = getenv("INSTR_DEBUG_ROOT"); /* tests: a debug-file tree of their own */
-    if (root && *root)
-        instr_symbolizer_debug_root(sy, root);
     struct instr_sample_iter *it = malloc(sizeof *it);
     uint32_t *path = malloc(INSTR_SAMPLE_MAX_FRAMES * sizeof *path);
     uint32_t *mods = malloc(INSTR_SAMPLE_MAX_FRAMES * sizeof *mods);
