@@ -361,6 +361,31 @@ unsigned instr_count_function(function *fun, tree desc, const std::vector<instr_
     return TODO_update_ssa_only_virtuals | TODO_cleanup_cfg;
 }
 
+unsigned instr_count_sites(function *fun, tree desc, const std::vector<instr_count_site> &sites)
+{
+    build_decls();
+    for (const instr_count_site &s : sites) {
+        gimple_stmt_iterator cg = gsi_for_stmt(s.call);
+        tree d = NULL_TREE;
+        if (!tls_cells()) {
+            /* The delta again: the entry's is out of reach this late.  It
+             * is this thread's (the entry took a copy), or 0 when no
+             * copy could be had: the count goes to the section then, as
+             * the entry's does (runtime/count.c). */
+            d = make_ssa_name(sizetype);
+            gassign *ld = gimple_build_assign(d, delta_var);
+            gimple_set_location(ld, s.loc);
+            gsi_insert_before(&cg, ld, GSI_SAME_STMT);
+        }
+        unsigned flags = INSTR_COUNT_SITE | (s.callee ? 0 : INSTR_COUNT_INDIRECT);
+        insert_increment(&cg, new_counter(desc, s.callee, flags, s.loc), d, s.loc);
+    }
+    if (sites.empty())
+        return 0;
+    mark_virtual_operands_for_renaming(fun);
+    return TODO_update_ssa_only_virtuals;
+}
+
 /* What the units with TLS cells add (executables only: local-exec
  * relocations), in a COMDAT group of their own so that a module mixing
  * -fPIC units and others keeps both groups:

@@ -17,6 +17,12 @@ struct instr_count_site {
  * each of sites.  Returns the TODO flags for the pass. */
 unsigned instr_count_function(function *fun, tree desc, const std::vector<instr_count_site> &sites);
 
+/* Adds a counter before each of sites of fun, whose entry
+ * instr_count_function counted earlier under descriptor desc (the late
+ * pass: calls to const and pure functions, counted once the optimiser
+ * has merged, hoisted or removed them).  Returns the TODO flags. */
+unsigned instr_count_sites(function *fun, tree desc, const std::vector<instr_count_site> &sites);
+
 /* Count mode, a function that is not counted (excluded, artificial...):
  * with TLS cells, the arming test alone where a thread can begin in it,
  * so that a thread reaching counted code only through it is known to

@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "bversion.h"

@@ -128,10 +128,12 @@ INSTR_PLUGIN_EXPORT int plugin_init(struct plugin_name_args *info, struct plugin
     sites.pos_op = PASS_POS_INSERT_AFTER;
     sites.ref_pass_instance_number = 1;
     sites.reference_pass_name = "expand";
-    if (instr_opts.callsites != instr_options::CALLSITES_NONE &&
-        instr_opts.mode == instr_options::MODE_TIME) {
+    if (instr_opts.callsites != instr_options::CALLSITES_NONE) {
+        /* Count mode counts its calls to const and pure functions in the
+         * late pass; it has no hook pairs for the RTL pass to remove. */
         register_callback(name, PLUGIN_PASS_MANAGER_SETUP, NULL, &late);
-        register_callback(name, PLUGIN_PASS_MANAGER_SETUP, NULL, &sites);
+        if (instr_opts.mode == instr_options::MODE_TIME)
+            register_callback(name, PLUGIN_PASS_MANAGER_SETUP, NULL, &sites);
     }
     register_callback(name, PLUGIN_REGISTER_GGC_ROOTS, NULL,
                       const_cast<ggc_root_tab *>(instr_pass_gc_roots));

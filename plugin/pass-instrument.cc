@@ -519,30 +519,44 @@ static unsigned instrument_landing_pads(function *fun, tree desc)
     return count;
 }
 
+/* Count mode: the counted functions' descriptors, for the late pass. */
+static std::unordered_map<tree, tree> counted_desc;
+
 /* mode=count: the calls that would get call-site hooks get a counter
  * instead; library builtins GCC may expand inline (memcpy...) are left
- * out, since no pass after expansion can take a counter back out. */
-static unsigned count_mode(function *fun, tree desc)
+ * out, since no pass after expansion can take a counter back out.  As
+ * with hooks (instrument_call_sites), calls to const and pure functions
+ * are counted by the late pass (late), after the optimiser merged,
+ * hoisted or removed them as in the plain build: a counter left in a loop
+ * the call was hoisted out of would count calls that are not made. */
+static std::vector<instr_count_site> count_sites(function *fun, bool late)
 {
     std::vector<instr_count_site> sites;
+    if (instr_opts.callsites == instr_options::CALLSITES_NONE)
+        return sites;
     basic_block bb;
-    if (instr_opts.callsites != instr_options::CALLSITES_NONE) {
-        FOR_EACH_BB_FN(bb, fun) {
-            for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi); gsi_next(&gsi)) {
-                gcall *call = dyn_cast<gcall *>(gsi_stmt(gsi));
-                if (!call)
-                    continue;
-                tree callee, target;
-                if (site_skip_reason(call, &callee, &target))
-                    continue;
-                tree fndecl = gimple_call_fndecl(call);
-                if (fndecl && fndecl_built_in_p(fndecl, BUILT_IN_NORMAL))
-                    continue;
-                location_t loc = or_fallback(gimple_location(call), DECL_SOURCE_LOCATION(fun->decl));
-                sites.push_back({call, callee ? IDENTIFIER_POINTER(callee) : NULL, loc});
-            }
+    FOR_EACH_BB_FN(bb, fun) {
+        for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi); gsi_next(&gsi)) {
+            gcall *call = dyn_cast<gcall *>(gsi_stmt(gsi));
+            if (!call || late != ((gimple_call_flags(call) & (ECF_CONST | ECF_PURE)) != 0))
+                continue;
+            tree callee, target;
+            if (site_skip_reason(call, &callee, &target))
+                continue;
+            tree fndecl = gimple_call_fndecl(call);
+            if (fndecl && fndecl_built_in_p(fndecl, BUILT_IN_NORMAL))
+                continue;
+            location_t loc = or_fallback(gimple_location(call), DECL_SOURCE_LOCATION(fun->decl));
+            sites.push_back({call, callee ? IDENTIFIER_POINTER(callee) : NULL, loc});
         }
     }
+    return sites;
+}
+
+static unsigned count_mode(function *fun, tree desc)
+{
+    std::vector<instr_count_site> sites = count_sites(fun, false);
+    counted_desc[fun->decl] = desc;
     unsigned todo = instr_count_function(fun, desc, sites);
     instrumented_count++;
     if (dump_file)
@@ -744,6 +758,16 @@ public:
 
     unsigned int execute(function *fun) final override
     {
+        if (instr_opts.mode == instr_options::MODE_COUNT) {
+            auto it = counted_desc.find(fun->decl);
+            if (it == counted_desc.end())
+                return 0; /* not counted */
+            std::vector<instr_count_site> sites = count_sites(fun, true);
+            if (dump_file)
+                fprintf(dump_file, "instr: counted: %u call sites of const or pure functions\n\n",
+                        (unsigned)sites.size());
+            return instr_count_sites(fun, it->second, sites);
+        }
         if (!hook_call)
             return 0; /* nothing instrumented in this unit */
         tree desc = own_descriptor(fun);
