@@ -50,7 +50,8 @@ def timed(cmd, cwd):
 def lua_builds(build, workname, variants):
     """Lua 5.4 (Debian source, as run-real.py builds it) once per variant
     (name -> extra compiler flags; '{plugin}' stands for BUILD's plugin),
-    under BUILD/real/WORKNAME/NAME/lua: (executables by name, instr-report,
+    under BUILD/real/WORKNAME/NAME/lua-DIGEST, built afresh each time:
+    (executables by name, instr-report,
     bench.lua's command-line arguments but the scale, WORK)."""
     rr = run_real()
     build = os.path.abspath(build)
@@ -61,10 +62,8 @@ def lua_builds(build, workname, variants):
     files, cflags, libs = rr.lua_sources(rr.fetch_lua(cache))
     exes = {}
     for name, extra in variants:
-        out = os.path.join(work, name, "lua")
-        if os.path.exists(out):
-            os.remove(out)
-        exes[name] = rr.build(out, "gcc", files, ["-g", *cflags], libs, [f.format(plugin=plugin) for f in extra])
+        exes[name] = rr.build(os.path.join(work, name, "lua"), "gcc", files, ["-g", *cflags], libs,
+                              [f.format(plugin=plugin) for f in extra], fresh=True)
     return exes, os.path.join(build, "bin", "instr-report"), [os.path.join(HERE, "real", "bench.lua")], work
 
 

@@ -256,18 +256,29 @@ def bench(name, exes, args, build, runs, rate, srate, work):
     for f in top:
         norm = lambda sh: 100 * sh.get(f, 0) / (sum(sh.values()) or 1)
         print(f"    {f[:66]:66} " + " ".join(f"{norm(rows[c]):9.1f}" for c in rows))
-    # counts: instr's (the last default run) against callgrind's on the plain build
+    # counts: instr's (the last default run, and the last count-mode run)
+    # against callgrind's on the plain build
     cg = callgrind_calls(exes["plain"], args, os.path.join(work, f"round{runs - 1}"))
+    fold = folded_names(exes["plain"])
+    cg = fold_counts(cg, fold)
     ic = collections.Counter()
     for f in calls_json["functions"]:
         if not f.get("pseudo"):
             ic[key(f["name"])] += f["calls"]
-    fold = folded_names(exes["plain"])
-    cg, ic = fold_counts(cg, fold), fold_counts(ic, fold)
+    compare_calls("calls against callgrind (plain build)", fold_counts(ic, fold), cg)
+    cc = collections.Counter()
+    for line in run([report, "--limit", "0", count_d]).splitlines():
+        m = re.match(r"^\s*(\d+)\s+(.*?)\s+\([^()]*:\d+\)$", line)
+        if m:
+            cc[key(m.group(2))] += int(m.group(1))
+    compare_calls("count-mode build's calls against callgrind", fold_counts(cc, fold), cg)
+
+
+def compare_calls(label, ic, cg):
     both = [k for k in ic if k in cg]
     equal = [k for k in both if ic[k] == cg[k]]
     only_instr = [k for k in ic if k not in cg and ic[k]]
-    print(f"  calls against callgrind (plain build): {len(equal)} of {len(both)} functions seen by both have equal "
+    print(f"  {label}: {len(equal)} of {len(both)} functions seen by both have equal "
           f"counts; {len(only_instr)} instrumented functions never called in the plain build (inlined or merged "
           f"there): {sum(ic[k] for k in only_instr)} calls")
     worst = sorted((k for k in both if ic[k] != cg[k]), key=lambda k: -abs(ic[k] - cg[k]))[:6]
@@ -275,7 +286,6 @@ def bench(name, exes, args, build, runs, rate, srate, work):
         print(f"    {k[:60]:60} instr {ic[k]:>12}  callgrind {cg[k]:>12}")
     for k in sorted(only_instr, key=lambda k: -ic[k])[:6]:
         print(f"    {k[:60]:60} instr {ic[k]:>12}  callgrind {'-':>12}")
-
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

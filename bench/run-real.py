@@ -28,7 +28,7 @@ the callsites=all dump.  Prints the targets of issue 10 beside the numbers.
 Usage: bench/run-real.py --build BUILD [--before OTHER_BUILD/plugin/instr.so]
        [--runs 5] [--scale 1] [--only lua|dconv|shapes] [--no-uftrace] [--user UID]
 """
-import argparse, glob, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, hashlib, glob, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -91,11 +91,21 @@ def lua_sources(src):
     with open(os.path.join(inc, "lua5.4-deb-multiarch.h"), "w") as f:
         f.write('#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"\n')
     files = [os.path.join(src, f) for f in sorted(os.listdir(src)) if f.endswith(".c") and f != "luac.c"]
-    return files, ["-I" + inc, "-DLUA_USE_POSIX"], ["-lm"]
+    # Lua's own randomness made constant, in every build alike: table.sort's
+    # pivots (from clock() and time()) and the string hash seed (from time()
+    # and addresses), so the calls a run makes repeat from run to run and
+    # compare with callgrind's on the plain build (bench/fidelity.py).
+    deterministic = ["-Dl_randomizePivot()=0u", "-Dluai_makeseed(L)=0u"]
+    return files, ["-I" + inc, "-DLUA_USE_POSIX", *deterministic], ["-lm"]
 
 
-def build(out, compiler, sources, cflags, libs, extra, extra_objs=()):
-    if os.path.exists(out):
+def build(out, compiler, sources, cflags, libs, extra, extra_objs=(), fresh=False):
+    """Compiles and links sources into out + a digest of the command's flags
+    (a change of flags builds again), unless that exists and not fresh.
+    Returns the executable's path."""
+    flags = repr((compiler, list(cflags), list(extra), list(libs), [os.path.basename(o) for o in extra_objs]))
+    out = out + "-" + hashlib.sha1(flags.encode()).hexdigest()[:8]
+    if os.path.exists(out) and not fresh:
         return out
     os.makedirs(os.path.dirname(out), exist_ok=True)
     sh([compiler, "-O2", *cflags, *extra, "-o", out + ".tmp", *sources, *extra_objs, *libs])
