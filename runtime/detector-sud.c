@@ -208,11 +208,25 @@ static long emulate_sigaction(const void *act, void *oact)
 
 __thread uint64_t instr__sud_spent __attribute__((tls_model("initial-exec")));
 
+/* The handler's own time is read with rdtsc only while the thread has
+ * its TSC: once it is gone (PR_SET_TSC, seccomp strict mode: sandbox.c,
+ * possibly during this very handler), rdtsc raises a SIGSEGV, which this
+ * handler blocks, so the kernel would kill the program with it. */
+static inline uint64_t handler_tsc(void)
+{
+    return instr__tsc_gone ? 0 : instr__tsc();
+}
+
+static inline uint64_t handler_spent(uint64_t t0)
+{
+    return instr__tsc_gone ? 0 : instr__tsc() - t0;
+}
+
 static void on_sigsys(int sig, siginfo_t *si, void *ucv)
 {
     volatile uint8_t *sel = instr__sud_state;
     if (si->si_code == SYS_USER_DISPATCH && sud_armed && *sel == INSTR__SUD_BLOCK) {
-        uint64_t t0 = instr__tsc(); /* the handler's own time: charged to nobody (instr__put_sud_gap) */
+        uint64_t t0 = handler_tsc(); /* the handler's own time: charged to nobody (instr__put_sud_gap) */
         ucontext_t *uc = ucv;
         sel[0] = INSTR__SUD_ALLOW;
         sel[1] = si->si_syscall == SYS_rt_sigreturn ? INSTR_OS_SIGNAL : INSTR_OS_SYSCALL;
@@ -225,7 +239,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *ucv)
                                                (void *)(uintptr_t)g[REG_RDX]);
                 errno = saved;
                 instr__rseq_restore();
-                instr__sud_spent += instr__tsc() - t0;
+                instr__sud_spent += handler_spent(t0);
                 return; /* RIP stays past the syscall: it does not run */
             }
         }
@@ -236,7 +250,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *ucv)
             instr__exit_group_seen((int)uc->uc_mcontext.gregs[REG_RDI]);
         uc->uc_mcontext.gregs[REG_RIP] -= 2; /* run the syscall again, now allowed */
         instr__rseq_restore();
-        instr__sud_spent += instr__tsc() - t0;
+        instr__sud_spent += handler_spent(t0);
         return;
     }
     chain(sig, si, ucv);

@@ -110,8 +110,7 @@ static int tsc_taken(int sig, const siginfo_t *si, ucontext_t *uc)
     if (!instr__tsc_gone) {
         struct instr__thread *t = instr__thread_own(instr__tls);
         frozen_tsc = t ? t->last_tsc : instr__rt.header ? instr__rt.header->last_tsc : 0;
-        instr__sandbox_enter("the TSC was disabled on a thread (seccomp strict mode, or PR_SET_TSC)");
-        instr__sandbox_thread_stop(1);
+        instr__sandbox_tsc_gone();
     }
     uc->uc_mcontext.gregs[REG_RAX] = (greg_t)(uint32_t)frozen_tsc;
     uc->uc_mcontext.gregs[REG_RDX] = (greg_t)(frozen_tsc >> 32);

@@ -370,6 +370,10 @@ void instr__sandbox_call_site(int strict);
  * as dropped; tsc_gone: rdtsc faults on it from now on (instr__tsc_gone:
  * the runtime's exit and crash paths then read no clock). */
 void instr__sandbox_thread_stop(int tsc_gone);
+/* The calling thread's TSC is taken away (PR_SET_TSC seen by sud, or a
+ * hook's rdtsc faulted: fatal-signals.c): recording stops, with the reason
+ * in the header, and the thread's with it (tsc_gone). */
+void instr__sandbox_tsc_gone(void);
 extern __thread int instr__tsc_gone __attribute__((tls_model("initial-exec")));
 
 /* clock.c */

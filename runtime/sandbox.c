@@ -34,7 +34,9 @@
  * The thread that enters the sandbox stops at once, without even a tick:
  * strict mode also disables the TSC for it (rdtsc then raises SIGSEGV), so
  * its hooks only count their events as dropped from then on.  A thread
- * whose TSC goes away unseen (no sud, or PR_SET_TSC) faults once in a hook:
+ * A prctl(PR_SET_TSC, PR_TSC_SIGSEGV) that sud sees stops the thread
+ * the same way, before the call runs.  A thread whose TSC goes away unseen
+ * (no sud, seccomp's own strict mode) faults once in a hook:
  * fatal-signals.c recognises our own rdtsc and does the same.
  *
  * Async-signal-safe: called from the SIGSYS and SIGSEGV handlers.
@@ -89,8 +91,20 @@ static void last_call(void)
     errno = saved;
 }
 
+void instr__sandbox_tsc_gone(void)
+{
+    instr__sandbox_enter("the TSC was disabled on a thread (seccomp strict mode, or PR_SET_TSC)");
+    instr__sandbox_thread_stop(1);
+}
+
 int instr__sandbox_syscall(long nr, unsigned long arg0, unsigned long arg1)
 {
+    if (nr == SYS_prctl && arg0 == PR_SET_TSC && arg1 == PR_TSC_SIGSEGV) {
+        /* rdtsc faults on this thread from the call on, and the next trap
+         * of sud may come before any hook's rdtsc could tell. */
+        instr__sandbox_tsc_gone();
+        return 1;
+    }
     if (nr == SYS_seccomp || (nr == SYS_prctl && arg0 == PR_SET_SECCOMP))
         instr__sandbox_enter("the program installs a seccomp filter");
     else if (nr == SYS_prctl && arg0 == PR_SET_NO_NEW_PRIVS)
