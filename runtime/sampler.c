@@ -43,10 +43,29 @@
 #include "internal.h"
 
 #define PAGE 4096u
-#define RING_PAGES 16u /* 64 KiB: 2,700 samples, 2.7 s of CPU at 1 kHz between drains */
+/* The ring holds what the kernel writes between two drains, and a thread
+ * in a long loop without a slow path (or with hooks too few to fill a
+ * chunk) drains only at its end: the samples past a full ring are lost,
+ * and the kernel says how many only at its next sample after a drain, so
+ * a thread's last overflow goes unseen.  The ring is sized for
+ * RING_SECONDS of CPU time at the rate asked (a sample is 32 bytes), up
+ * to RING_MAX_PAGES, while the process's rings larger than RING_MIN_PAGES
+ * stay under RING_BIG_BUDGET; the others get RING_MIN_PAGES, and a ring
+ * the kernel refuses is halved down to that.  Perf rings count against
+ * the user's locked-memory allowance (perf_event_mlock_kb per CPU, then
+ * RLIMIT_MEMLOCK: about 9 MiB for an ordinary user on Debian), so large
+ * rings for every thread of a process of many would leave the later
+ * threads none: the first threads (the main one, a few workers) get
+ * large ones, the rest what every thread got before. */
+#define RING_SECONDS 10u
+#define RING_MIN_PAGES 16u            /* 64 KiB: 2,000 samples */
+#define RING_MAX_PAGES 256u           /* 1 MiB: 32,000 samples, 10 s at 3.2 kHz */
+#define RING_BIG_BUDGET (2u << 20)    /* bytes of rings larger than the minimum, per process */
+static size_t big_rings;              /* bytes of them mapped (never given back: a budget, not a count) */
 
 struct instr__sampler {
     struct perf_event_mmap_page *ring;
+    size_t pages;                     /* the ring's data pages (a power of two) */
     pid_t pid;                        /* the process the event belongs to */
     struct instr__stage stage;        /* the thread's SAMPLES chunks */
     struct instr_chunk_header *chunk; /* current one, or NULL */
@@ -120,17 +139,29 @@ void instr__sampler_thread(struct instr__thread *t)
         return;
     }
     size_t head = (sizeof(struct instr__sampler) + PAGE - 1) & ~(size_t)(PAGE - 1);
-    void *ring = mmap(NULL, (1 + RING_PAGES) * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    size_t pages = RING_MAX_PAGES;
+    while (pages > RING_MIN_PAGES && (uint64_t)pages * PAGE / 2 >= (uint64_t)hz * RING_SECONDS * 32)
+        pages /= 2;
+    if (pages > RING_MIN_PAGES &&
+        __atomic_add_fetch(&big_rings, pages * PAGE, __ATOMIC_RELAXED) > RING_BIG_BUDGET)
+        pages = RING_MIN_PAGES;
+    void *ring = MAP_FAILED;
+    for (; pages >= RING_MIN_PAGES; pages /= 2) {
+        ring = mmap(NULL, (1 + pages) * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+        if (ring != MAP_FAILED)
+            break;
+    }
     close(fd);
     struct instr__sampler *s =
         ring == MAP_FAILED ? MAP_FAILED : mmap(NULL, head, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (s == MAP_FAILED) {
         if (ring != MAP_FAILED)
-            munmap(ring, (1 + RING_PAGES) * PAGE);
+            munmap(ring, (1 + pages) * PAGE);
         errno = saved;
         return;
     }
     s->ring = ring;
+    s->pages = pages;
     s->pid = getpid();
     t->sampler = s;
     /* The rate asked, once per dump (a fork child's is a new dump). */
@@ -196,7 +227,7 @@ void instr__sampler_drain(struct instr__thread *t)
     instr__maps_check(); /* a library loaded since the last drain: its map before its samples */
     struct perf_event_mmap_page *m = s->ring;
     const uint8_t *data = (const uint8_t *)m + PAGE;
-    const uint64_t size = (uint64_t)RING_PAGES * PAGE;
+    const uint64_t size = (uint64_t)s->pages * PAGE;
     uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE), tail = m->data_tail;
     while (tail + sizeof(struct perf_event_header) <= head) {
         struct perf_event_header h;
@@ -250,7 +281,7 @@ void instr__sampler_thread_end(struct instr__thread *t)
     if (!(s = t->sampler))
         return;
     t->sampler = NULL;
-    munmap(s->ring, (1 + RING_PAGES) * PAGE);
+    munmap(s->ring, (1 + s->pages) * PAGE);
     instr__chunk_unmap(&s->stage);
     munmap(s, (sizeof *s + PAGE - 1) & ~(size_t)(PAGE - 1));
 }
