@@ -23,16 +23,17 @@
  *   slow:  __instr_count_thread ();               (very unlikely: a thread's
  *          d2 = __instr_count_delta;               first count in the module)
  *   join:  d = PHI <d1 (head), d2 (slow)>
- *          p = &entry_cell + d;  *p = *p + 1;
+ *          p = &entry_cell + d;  asm volatile ("addq $1, %0" : "=m" (*p) : "m" (*p));
  *          ... original body; before each counted call:
- *          q = &site_cell + d;   *q = *q + 1;
+ *          q = &site_cell + d;   (the same increment of *q)
  *
  * The delta is read once per call of the function and kept in a register
  * (or its spill slot) for the call sites: join dominates the whole body.
- * A plain load, add and store, not an atomic one: each thread has its own
- * copy of the counters (a `lock add` costs 7-9 ns per increment on this
- * machine class, measured in bench/count-atomic.c, more than the whole
- * budget of a call). */
+ * One add to memory, not an atomic one: each thread has its own copy of
+ * the counters (a `lock add` costs 7-9 ns per increment on this machine
+ * class, measured in bench/count-atomic.c, more than the whole budget of
+ * a call), and one instruction, so a signal handler of the same thread
+ * cannot count between its load and its store, at -O0 either. */
 #include "count-mode.h"
 
 #include "fn-descriptor.h"
@@ -215,33 +216,27 @@ static gasm *volatile_asm(const char *text, vec<tree, va_gc> *in, vec<tree, va_g
     return a;
 }
 
-/* "*(cell + d) += 1" before *gsi; d NULL: a TLS cell, "cell += 1" as one
- * `addq $1, %fs:cell@tpoff` at every optimisation level (an asm
- * statement: -O0 would load, add and store, and a signal handler counting
- * in between would lose its count). */
+/* "*(cell + d) += 1" before *gsi (d NULL: a TLS cell, "cell += 1"), as
+ * one `addq $1, mem` at every optimisation level: an asm statement, since
+ * -O0 would load, add and store, and a signal handler counting in between
+ * would lose its count.  The TLS form's operand is %fs:cell@tpoff, the
+ * per-thread copies' (cell + d) in a register. */
 static void insert_increment(gimple_stmt_iterator *gsi, tree cell, tree d, location_t loc)
 {
-    if (!d) {
-        vec<tree, va_gc> *out = NULL, *in = NULL;
-        vec_safe_push(out, build_tree_list(build_tree_list(NULL_TREE, build_string(3, "=m")), cell));
-        vec_safe_push(in, build_tree_list(build_tree_list(NULL_TREE, build_string(2, "m")), cell));
-        gsi_insert_before(gsi, volatile_asm("addq\t$1, %0", in, out, loc), GSI_SAME_STMT);
-        return;
+    tree pt = build_pointer_type(uint64_type_node), p = NULL_TREE;
+    if (d) {
+        p = make_ssa_name(pt);
+        gassign *a = gimple_build_assign(p, POINTER_PLUS_EXPR, build_fold_addr_expr_with_type(cell, pt), d);
+        gimple_set_location(a, loc);
+        gsi_insert_before(gsi, a, GSI_SAME_STMT);
     }
-    tree pt = build_pointer_type(uint64_type_node);
-    tree p = make_ssa_name(pt);
-    gassign *a = gimple_build_assign(p, POINTER_PLUS_EXPR, build_fold_addr_expr_with_type(cell, pt), d);
-    tree mem = build2(MEM_REF, uint64_type_node, p, build_int_cst(pt, 0));
-    tree v = make_ssa_name(uint64_type_node);
-    gassign *ld = gimple_build_assign(v, mem);
-    tree v2 = make_ssa_name(uint64_type_node);
-    gassign *add = gimple_build_assign(v2, PLUS_EXPR, v, build_int_cst(uint64_type_node, 1));
-    gassign *st = gimple_build_assign(build2(MEM_REF, uint64_type_node, p, build_int_cst(pt, 0)), v2);
-    gimple *stmts[4] = {a, ld, add, st};
-    for (gimple *s : stmts) {
-        gimple_set_location(s, loc);
-        gsi_insert_before(gsi, s, GSI_SAME_STMT);
-    }
+    /* The operand, once for the output and once for the input (a tree
+     * is not shared between two operands). */
+    auto operand = [&]() { return p ? build2(MEM_REF, uint64_type_node, p, build_int_cst(pt, 0)) : cell; };
+    vec<tree, va_gc> *out = NULL, *in = NULL;
+    vec_safe_push(out, build_tree_list(build_tree_list(NULL_TREE, build_string(3, "=m")), operand()));
+    vec_safe_push(in, build_tree_list(build_tree_list(NULL_TREE, build_string(2, "m")), operand()));
+    gsi_insert_before(gsi, volatile_asm("addq\t$1, %0", in, out, loc), GSI_SAME_STMT);
 }
 
 /* The arming test, an asm statement: only the compare and a branch on the

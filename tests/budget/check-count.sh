@@ -100,15 +100,21 @@ grep -Eq '^ +11  f ' early.txt || { cat early.txt; fail "early.c: f is not 11"; 
 
 # Churn: threads that end by pthread_exit or cancellation, while a signal
 # handler counts too; the program prints how many calls of f it made.
-# Three runs, each under a time limit: a signal between a function's
-# arming test and the trampoline once armed a thread twice and hung it.
-"$cc" "$opt" -pthread -fplugin="$plugin" "$arg-mode=count" "$srcdir/count-stress.c" -o stress || fail "build count-stress.c"
-for run in 1 2 3; do
-    rm -f stress*.instr
-    INSTR_OUTPUT="$work/stress.instr" timeout 60 ./stress >stress.out || fail "run $run of count-stress"
-    want=$(sed -n 's/^expected f //p' stress.out)
-    "$report" stress.instr >stress.txt || fail "report count-stress"
-    grep -Eq "^ +$want  f " stress.txt || { cat stress.out; grep ' f ' stress.txt; fail "count-stress: f is not $want"; }
+# Three runs of each form, each under a time limit: a signal between a
+# function's arming test and the trampoline once armed a thread twice and
+# hung it; and at -O0 the -fPIC form's count was a load, an add and a
+# store, between which the handler's count of f could be lost.
+for form in "" -fPIC; do
+    "$cc" "$opt" $form -pthread -fplugin="$plugin" "$arg-mode=count" "$srcdir/count-stress.c" -o stress ||
+        fail "build count-stress.c $form"
+    for run in 1 2 3; do
+        rm -f stress*.instr
+        INSTR_OUTPUT="$work/stress.instr" timeout 60 ./stress >stress.out || fail "run $run of count-stress $form"
+        want=$(sed -n 's/^expected f //p' stress.out)
+        "$report" stress.instr >stress.txt || fail "report count-stress"
+        grep -Eq "^ +$want  f " stress.txt ||
+            { cat stress.out; grep ' f ' stress.txt; fail "count-stress $form: f is not $want"; }
+    done
 done
 
 # Views of a count dump: callers; a time view is refused with a reason.
