@@ -826,26 +826,68 @@ static int renumber(struct instr_profile *p)
     return 0;
 }
 
+/* The threads not walked to their end, as a binary min-heap on (their
+ * position, their index): the next to walk is on top, and only its
+ * position changes with a walk, so a walk costs log n, not a scan of
+ * every thread (a server of thousands of threads). */
+struct live_heap {
+    uint32_t *at; /* thread indexes */
+    uint64_t *pos;
+    size_t n;
+};
+
+static int heap_before(const struct live_heap *h, size_t a, size_t b)
+{
+    return h->pos[a] < h->pos[b] || (h->pos[a] == h->pos[b] && h->at[a] < h->at[b]);
+}
+
+static void heap_swap(struct live_heap *h, size_t a, size_t b)
+{
+    uint32_t at = h->at[a];
+    uint64_t pos = h->pos[a];
+    h->at[a] = h->at[b], h->pos[a] = h->pos[b];
+    h->at[b] = at, h->pos[b] = pos;
+}
+
+static void heap_down(struct live_heap *h, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < h->n && heap_before(h, l, m))
+            m = l;
+        if (l + 1 < h->n && heap_before(h, l + 1, m))
+            m = l + 1;
+        if (m == i)
+            return;
+        heap_swap(h, i, m);
+        i = m;
+    }
+}
+
 static int walk_merged(struct walker *w)
 {
     struct instr_profile *p = w->p;
     const struct instr_dump *d = p->dump;
     size_t n = d->nthreads, folded = 0;
     struct live *t = calloc(n ? n : 1, sizeof *t);
-    if (!t)
+    struct live_heap h = {malloc((n ? n : 1) * sizeof *h.at), malloc((n ? n : 1) * sizeof *h.pos), n};
+    if (!t || !h.at || !h.pos) {
+        free(t);
+        free(h.at);
+        free(h.pos);
         return INSTR_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        h.at[i] = (uint32_t)i;
+        h.pos[i] = live_pos(&t[i], &d->threads[i]);
+    }
+    for (size_t i = n / 2; i-- > 0;)
+        heap_down(&h, i);
     int rc = 0;
     for (;;) {
-        size_t best = n;
-        uint64_t bpos = 0;
-        for (size_t i = 0; i < n; i++)
-            if (t[i].state < 2) {
-                uint64_t pos = live_pos(&t[i], &d->threads[i]);
-                if (best == n || pos < bpos)
-                    best = i, bpos = pos;
-            }
-        if (best == n)
+        if (!h.n)
             break;
+        size_t best = h.at[0];
         struct live *l = &t[best];
         const struct instr_thread_info *ti = &d->threads[best];
         struct instr_pthread *th = &p->threads[best];
@@ -876,14 +918,12 @@ static int walk_merged(struct walker *w)
         share(w, &l->w);
         if (rc < 0)
             break;
-        uint64_t low = UINT64_MAX;
-        for (size_t i = 0; i < n; i++)
-            if (t[i].state < 2) {
-                uint64_t pos = live_pos(&t[i], &d->threads[i]);
-                if (pos < low)
-                    low = pos;
-            }
-        instr_wall_merge_advance(&p->merged, low);
+        if (l->state < 2)
+            h.pos[0] = live_pos(l, ti);
+        else
+            heap_swap(&h, 0, --h.n);
+        heap_down(&h, 0);
+        instr_wall_merge_advance(&p->merged, h.n ? h.pos[0] : UINT64_MAX);
         while (folded < n && t[folded].state == 2 && rc == 0) {
             share(&t[folded].w, w);
             rc = instr_ptree_fold(&t[folded].w, &p->threads[folded]);
@@ -898,6 +938,8 @@ static int walk_merged(struct walker *w)
         if (t[i].state)
             live_free(&t[i]);
     free(t);
+    free(h.at);
+    free(h.pos);
     return rc < 0 ? rc : renumber(p);
 }
 
