@@ -239,6 +239,15 @@ static void insert_increment(gimple_stmt_iterator *gsi, tree cell, tree d, locat
     gsi_insert_before(gsi, volatile_asm("addq\t$1, %0", in, out, loc), GSI_SAME_STMT);
 }
 
+/* The counter of call site s of the function of descriptor desc, before
+ * the call (d: as for insert_increment). */
+static void insert_site_count(tree desc, const instr_count_site &s, tree d)
+{
+    gimple_stmt_iterator cg = gsi_for_stmt(s.call);
+    unsigned flags = INSTR_COUNT_SITE | (s.callee ? 0 : INSTR_COUNT_INDIRECT);
+    insert_increment(&cg, new_counter(desc, s.callee, flags, s.loc), d, s.loc);
+}
+
 /* The arming test, an asm statement: only the compare and a branch on the
  * common path; the call steps over the 128-byte red zone, since a leaf
  * function may keep data below the stack pointer, and the trampoline
@@ -285,11 +294,8 @@ static unsigned count_function_tls(function *fun, tree desc, const std::vector<i
     insert_increment(&hg, new_counter(desc, NULL, 0, loc), NULL_TREE, loc);
     if (may_begin_thread(fun))
         insert_arming(fun, head);
-    for (const instr_count_site &s : sites) {
-        gimple_stmt_iterator cg = gsi_for_stmt(s.call);
-        unsigned flags = INSTR_COUNT_SITE | (s.callee ? 0 : INSTR_COUNT_INDIRECT);
-        insert_increment(&cg, new_counter(desc, s.callee, flags, s.loc), NULL_TREE, s.loc);
-    }
+    for (const instr_count_site &s : sites)
+        insert_site_count(desc, s, NULL_TREE);
     mark_virtual_operands_for_renaming(fun);
     return TODO_update_ssa_only_virtuals;
 }
@@ -345,11 +351,8 @@ unsigned instr_count_function(function *fun, tree desc, const std::vector<instr_
 
     gimple_stmt_iterator jg = gsi_after_labels(join);
     insert_increment(&jg, new_counter(desc, NULL, 0, loc), d, loc);
-    for (const instr_count_site &s : sites) {
-        gimple_stmt_iterator cg = gsi_for_stmt(s.call);
-        unsigned flags = INSTR_COUNT_SITE | (s.callee ? 0 : INSTR_COUNT_INDIRECT);
-        insert_increment(&cg, new_counter(desc, s.callee, flags, s.loc), d, s.loc);
-    }
+    for (const instr_count_site &s : sites)
+        insert_site_count(desc, s, d);
     free_dominance_info(CDI_DOMINATORS);
     free_dominance_info(CDI_POST_DOMINATORS);
     mark_virtual_operands_for_renaming(fun);
@@ -360,7 +363,6 @@ unsigned instr_count_sites(function *fun, tree desc, const std::vector<instr_cou
 {
     build_decls();
     for (const instr_count_site &s : sites) {
-        gimple_stmt_iterator cg = gsi_for_stmt(s.call);
         tree d = NULL_TREE;
         if (!tls_cells()) {
             /* The delta again: the entry's is out of reach this late.  It
@@ -370,10 +372,10 @@ unsigned instr_count_sites(function *fun, tree desc, const std::vector<instr_cou
             d = make_ssa_name(sizetype);
             gassign *ld = gimple_build_assign(d, delta_var);
             gimple_set_location(ld, s.loc);
+            gimple_stmt_iterator cg = gsi_for_stmt(s.call);
             gsi_insert_before(&cg, ld, GSI_SAME_STMT);
         }
-        unsigned flags = INSTR_COUNT_SITE | (s.callee ? 0 : INSTR_COUNT_INDIRECT);
-        insert_increment(&cg, new_counter(desc, s.callee, flags, s.loc), d, s.loc);
+        insert_site_count(desc, s, d);
     }
     if (sites.empty())
         return 0;
