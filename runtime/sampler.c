@@ -47,9 +47,9 @@
  * in a long loop without a slow path (or with hooks too few to fill a
  * chunk) drains only at its end: the samples past a full ring are lost,
  * and the kernel says how many only at its next sample after a drain, so
- * a thread's last overflow goes unseen.  The ring is sized for
- * RING_SECONDS of CPU time at the rate asked (a sample is 32 bytes), up
- * to RING_MAX_PAGES, while the process's rings larger than RING_MIN_PAGES
+ * a thread's last overflow goes unseen.  The ring is sized for at least
+ * RING_SECONDS of CPU time at the rate asked (32 bytes allowed a sample,
+ * which takes 24: header, PC, time), up to RING_MAX_PAGES, while the process's rings larger than RING_MIN_PAGES
  * stay under RING_BIG_BUDGET; the others get RING_MIN_PAGES, and a ring
  * the kernel refuses is halved down to that.  Perf rings count against
  * the user's locked-memory allowance (perf_event_mlock_kb per CPU, then
@@ -58,8 +58,8 @@
  * threads none: the first threads (the main one, a few workers) get
  * large ones, the rest what every thread got before. */
 #define RING_SECONDS 10u
-#define RING_MIN_PAGES 16u            /* 64 KiB: 2,000 samples */
-#define RING_MAX_PAGES 256u           /* 1 MiB: 32,000 samples, 10 s at 3.2 kHz */
+#define RING_MIN_PAGES 16u            /* 64 KiB: 2,700 samples */
+#define RING_MAX_PAGES 256u           /* 1 MiB: 43,000 samples, 13 s at 3.2 kHz */
 #define RING_BIG_BUDGET (2u << 20)    /* bytes of rings larger than the minimum, per process */
 static size_t big_rings;              /* bytes of them mapped (never given back: a budget, not a count) */
 

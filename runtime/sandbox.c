@@ -33,11 +33,11 @@
  *
  * The thread that enters the sandbox stops at once, without even a tick:
  * strict mode also disables the TSC for it (rdtsc then raises SIGSEGV), so
- * its hooks only count their events as dropped from then on.  A thread
- * A prctl(PR_SET_TSC, PR_TSC_SIGSEGV) that sud sees stops the thread
- * the same way, before the call runs.  A thread whose TSC goes away unseen
- * (no sud, seccomp's own strict mode) faults once in a hook:
- * fatal-signals.c recognises our own rdtsc and does the same.
+ * its hooks only count their events as dropped from then on.  A
+ * prctl(PR_SET_TSC, PR_TSC_SIGSEGV) that sud sees stops the thread the
+ * same way, before the call runs.  A thread whose TSC goes away unseen
+ * (no sud) faults once in a hook: fatal-signals.c recognises our own
+ * rdtsc and does the same.
  *
  * Async-signal-safe: called from the SIGSYS and SIGSEGV handlers.
  */
