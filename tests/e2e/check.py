@@ -86,8 +86,6 @@ def steal_ns():
         return 0
 
 
-STOLEN = [0]  # steal time during the program's run (main)
-
 
 def case_timing(args, rep, out):
     main_ns = int(out.split("main_ns=")[1].split()[0])
@@ -126,7 +124,7 @@ def case_timing(args, rep, out):
         # clock, and no detector in the guest sees it (the thread was never
         # switched out): it may be missing from the off-CPU time (19 ms of
         # a 50-ms spinner in one CI run on a busy host).
-        preempted, runtime, stolen = raw_ei - cpu_ns, rep["session"]["runtime_ns"], STOLEN[0]
+        preempted, runtime, stolen = raw_ei - cpu_ns, rep["session"]["runtime_ns"], args.stolen_ns
         check(preempted - stolen - 0.1 * raw_ei <= busy_off <= preempted + runtime + 0.1 * raw_ei,
               f"spinner off the CPU as long as it was preempted ({busy_off/1e6:.2f} ms, raw EI - CPU = "
               f"{preempted/1e6:.2f} ms, + runtime {runtime/1e6:.2f} ms, steal on the host {stolen/1e6:.0f} ms)")
@@ -192,7 +190,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         before = steal_ns()
         proc = run_program(args.exe, work)
-        STOLEN[0] = steal_ns() - before
+        args.stolen_ns = steal_ns() - before  # during the program's run (case_timing)
         check(proc.returncode == 0, f"program exit status unchanged (0, got {proc.returncode})")
         dumps = sorted(glob.glob(os.path.join(work, "*.instr")))
         check(len(dumps) >= 1, "a dump was written")
