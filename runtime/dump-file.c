@@ -5,10 +5,9 @@
  * crash or SIGKILL.
  *
  * Staging.  Each stream (a thread's events or samples, the metadata) has a
- * staging area of its own: consecutive chunks of the dump, reserved with
- * fallocate (a sparse file on a full disk would turn a store into SIGBUS;
- * a failed fallocate only stops the recording), mapped and pre-faulted
- * once.  The stream writes its chunks there, one after the other, with no
+ * staging area of its own: consecutive chunks of the dump, written as
+ * zeros first (a hole on a full disk would turn a store into SIGBUS; a
+ * failed write only stops the recording), mapped and pre-faulted once.  The stream writes its chunks there, one after the other, with no
  * system call; once all are full the area grows (1, 2, 4 ... 16 chunks:
  * the full one stays in the file where it is) or, at its largest, is
  * copied to new chunk indexes with one pwrite and reset.  So the program's
@@ -566,8 +565,37 @@ static void fd_failed(void)
  * per 32 KiB: docs/performance.md, "The recorder's chunks"). */
 #define STAGE_MAX_CHUNKS 16u
 
+/* Writes len zero bytes at off (chunk lock held): the page-cache pages of
+ * a new staging area, with their blocks reserved.  A pwrite from a
+ * read-only anonymous mapping (the zero page) and then MADV_POPULATE_WRITE
+ * cost a quarter of what fallocate and populating the unwritten pages
+ * did: examples/shapes, whose 1.5 MB dump is mostly its stages' growth,
+ * spent 0.81 ms in the runtime against 0.57 ms (docs/performance.md,
+ * "The recorder's chunks").  Like fallocate, it fails (ENOSPC, EDQUOT)
+ * rather than leaving a hole that a store would turn into SIGBUS.  0, or
+ * -1 with recording stopped. */
+static int put_zeros(int fd, off_t off, size_t len)
+{
+    static const uint8_t *zeros;
+    if (!zeros) {
+        void *z = mmap(NULL, (size_t)STAGE_MAX_CHUNKS * INSTR_RT_CHUNK_SIZE, PROT_READ,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (z == MAP_FAILED) {
+            pause_for("no address space for a stream's chunks (RLIMIT_AS)");
+            return -1;
+        }
+        zeros = z;
+    }
+    ssize_t w = pwrite(fd, zeros, len, off);
+    if (w != (ssize_t)len) {
+        stop(w < 0 ? strerror(errno) : "short write");
+        return -1;
+    }
+    return 0;
+}
+
 /* Gives s a staging area of n chunks of its own (chunk lock held):
- * consecutive chunks of the dump, reserved with fallocate, mapped and
+ * consecutive chunks of the dump, written as zeros, mapped and
  * pre-faulted once.  The area it had stays where it is, in the file. */
 static int new_stage(struct instr__stage *s, uint32_t n)
 {
@@ -581,11 +609,8 @@ static int new_stage(struct instr__stage *s, uint32_t n)
     uint64_t idx = reserve(fd, n);
     if (idx == UINT64_MAX)
         goto out;
-    int e = posix_fallocate(fd, chunk_off(idx), (off_t)len);
-    if (e) {
-        stop(strerror(e));
+    if (put_zeros(fd, chunk_off(idx), len))
         goto out;
-    }
     void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, chunk_off(idx));
     if (m == MAP_FAILED) {
         if (errno == ENOMEM)
