@@ -10,8 +10,9 @@
  * called directly: public, or its address taken) first tests the module's
  * TLS byte __instr_count_armed, in an asm statement whose rare path calls
  * __instr_count_arm with the red zone stepped over; the trampoline saves
- * the general registers, the flags and xmm0-15, so the code around needs
- * no frame for it.
+ * the general registers, the flags and xmm0-15, and the runtime's entry
+ * for the slot the rest of the vector state (runtime/count-arm.c), so the
+ * code around needs no frame for it and keeps any register live across.
  * The records, which hold each cell's @tpoff, are assembly emitted at the
  * end of the unit (a tree initializer cannot hold a TLS offset).
  *

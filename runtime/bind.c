@@ -124,7 +124,7 @@ __attribute__((visibility("default"))) int instr__bind(instr_hook_fn *table, uns
     if (on && slots > INSTR_SLOT_COUNT_THREAD) /* count mode (count.c) */
         table[INSTR_SLOT_COUNT_THREAD] = (instr_hook_fn)(void (*)(void))instr__count_thread;
     if (on && slots > INSTR_SLOT_COUNT_ARM)
-        table[INSTR_SLOT_COUNT_ARM] = (instr_hook_fn)(void (*)(void))instr__count_arm;
+        table[INSTR_SLOT_COUNT_ARM] = (instr_hook_fn)(void (*)(void))instr__count_arm_entry;
     if (on && slots > INSTR_SLOT_STOP) {
         table[INSTR_SLOT_START] = (instr_hook_fn)(void (*)(void))instr__api_start;
         table[INSTR_SLOT_STOP] = (instr_hook_fn)(void (*)(void))instr__api_stop;

@@ -420,6 +420,8 @@ void instr__maps_check(void);
 /* count.c: count mode (plugin mode=count, hook-abi.h). */
 void instr__count_thread(const struct instr_count_module *m, uintptr_t *delta); /* the slot's hook */
 void instr__count_arm(const struct instr_count_module *m, uint8_t *armed, uintptr_t tp); /* TLS cells */
+/* count-arm.c: the slot's entry, instr__count_arm with every register kept (its asm). */
+void instr__count_arm_entry(const struct instr_count_module *m, uint8_t *armed, uintptr_t tp);
 void instr__count_flush(void);      /* at exit: FN_CALLS/SITE_CALLS records, flag COUNTS */
 void instr__count_fork_child(void); /* the child counts from zero */
 /* metadata.c: one FN_CALLS / SITE_CALLS record (meta lock taken). */

@@ -117,6 +117,28 @@ for form in "" -fPIC; do
     done
 done
 
+# Vector registers across the arming test (TLS form): a thread arms in
+# sum8, whose __m256 argument is still in ymm0, while the runtime's path
+# runs a vzeroupper (clobber-vectors.c, preloaded: what glibc's AVX2
+# routines do); the sum comes back 36, not 10.  Where the CPU has no
+# AVX2 the program says so and this part is skipped.
+"$cc" "$opt" -mavx2 -c "$srcdir/count-vectors-main.c" -o cv-main.o || fail "build count-vectors-main.c"
+"$cc" "$opt" -mavx2 -fplugin="$plugin" "$arg-mode=count" -c "$srcdir/count-vectors.c" -o cv.o ||
+    fail "build count-vectors.c"
+"$cc" -pthread -fplugin="$plugin" "$arg-mode=count" cv-main.o cv.o -o count-vectors || fail "link count-vectors"
+INSTR_OUTPUT="$work/cv-check.instr" ./count-vectors >cv.out
+rc=$?
+if [ $rc = 77 ]; then
+    cat cv.out
+else
+    [ $rc = 0 ] || { cat cv.out; fail "count-vectors without the shim"; }
+    "$cc" -O2 -shared -fPIC "$srcdir/clobber-vectors.c" -o clobber-vectors.so -ldl || fail "build clobber-vectors.c"
+    INSTR_OUTPUT="$work/cv.instr" LD_PRELOAD="$work/clobber-vectors.so" ./count-vectors >cv.out ||
+        { cat cv.out; fail "count-vectors: an argument in ymm0 lost its upper half while the thread armed"; }
+    "$report" cv.instr >cv.txt || fail "report count-vectors"
+    grep -Eq '^ +2  sum8 ' cv.txt || { cat cv.txt; fail "count-vectors: sum8 is not 2"; }
+fi
+
 # Views of a count dump: callers; a time view is refused with a reason.
 "$report" --view callers leaf "$parent" >callers.txt || fail "--view callers"
 grep -Eq '^ +1202000  mid$' callers.txt || fail "callers of leaf"
