@@ -199,7 +199,8 @@ static bool has_prefix(const char *s, const char *prefix)
  *    __sync_ or __atomic_: __builtin_expect, __builtin_alloca,
  *    __builtin_dwarf_cfa...) expand inline too.  Builtins that are library
  *    functions stay, however they are spelled (memcpy, __builtin_memcpy:
- *    the assembler name of both is "memcpy"): GCC may or may not expand
+ *    the assembler name of both is "memcpy"; __builtin_memcmp_eq, named
+ *    after the memcmp it falls back to: library_fallback): GCC may or may not expand
  *    them, which is only known after expansion, where the hook pairs around
  *    calls that became no call are removed (pass-empty-sites.cc);
  *  - our own hooks (__instr_*), and the public API instr_event /
@@ -214,6 +215,26 @@ static bool has_prefix(const char *s, const char *prefix)
  *    reason as noreturn;
  *  - callsites=external: callees defined in this unit and instrumented
  *    (their entry hook already gives them a frame). */
+/* The library function a builtin spelled __builtin_ becomes when GCC does
+ * not expand it inline, or NULL: the folders turn memcmp (...) == 0 into
+ * __builtin_memcmp_eq, strcmp and strncmp compared with 0 into
+ * __builtin_str(n)cmp_eq, and expansion calls memcmp, strcmp or strncmp
+ * unless the length is small and known.  Lua's string interning made 2,386
+ * calls of memcmp that had no frame. */
+static const char *library_fallback(tree fndecl)
+{
+    switch (DECL_FUNCTION_CODE(fndecl)) {
+    case BUILT_IN_MEMCMP_EQ:
+        return "memcmp";
+    case BUILT_IN_STRCMP_EQ:
+        return "strcmp";
+    case BUILT_IN_STRNCMP_EQ:
+        return "strncmp";
+    default:
+        return NULL;
+    }
+}
+
 static const char *site_skip_reason(gcall *call, tree *callee_name, tree *target)
 {
     *callee_name = NULL_TREE;
@@ -232,8 +253,13 @@ static const char *site_skip_reason(gcall *call, tree *callee_name, tree *target
         const char *mangled = IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(fndecl));
         if (fndecl_built_in_p(fndecl, BUILT_IN_NORMAL) &&
             (has_prefix(mangled, "__builtin_") || has_prefix(mangled, "__sync_") ||
-             has_prefix(mangled, "__atomic_")))
+             has_prefix(mangled, "__atomic_"))) {
+            if (const char *lib = library_fallback(fndecl)) {
+                *callee_name = get_identifier(lib);
+                return NULL;
+            }
             return "builtin expanded inline";
+        }
         if (has_prefix(mangled, "__instr_"))
             return "instr hook";
         /* A mark or counter splits an interval; it is not a frame (data-values.md). */

@@ -41,3 +41,12 @@ struct mid { long v[8]; };
 void copy_big(struct big *a, const struct big *b) { *a = *b; }
 void clear_big(struct big *a) { *a = (struct big){0}; }
 void copy_mid(struct mid *a, const struct mid *b) { *a = *b; }
+
+/* Comparisons with 0: GCC folds memcmp (...) == 0 into __builtin_memcmp_eq,
+ * and strcmp with a string of known length into __builtin_strcmp_eq:
+ * spelled as builtins, expanded into a call of memcmp (strcmp) unless the
+ * length is small and known, when they become moves and compares (at -O2;
+ * -O0 calls memcmp and strcmp). */
+int eq_var(const char *a, size_t n) { return memcmp(dst, a, n) == 0; }
+int eq_small(const char *a) { return memcmp(dst, a, 4) == 0; }
+int streq_lit(void) { return strcmp(dst, "hello, world of strings") == 0; }

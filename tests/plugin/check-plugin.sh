@@ -198,7 +198,8 @@ builtins)
     st=$?
     cat calls.txt
     [ $st = 0 ] || fail "call-site hooks do not match the call instructions"
-    for f in copy_var:memcpy set_var:memset move_var:memmove plain_var:memcpy copy_big:memcpy clear_big:memset; do
+    for f in copy_var:memcpy set_var:memset move_var:memmove plain_var:memcpy copy_big:memcpy clear_big:memset \
+        eq_var:memcmp; do
         grep -q "^calls ${f%%:*}: ${f#*:}$" calls.txt || fail "${f%%:*} should make one hooked call to ${f#*:}"
     done
     for f in copy_const plain_const expect copy_mid; do
@@ -210,6 +211,10 @@ builtins)
     *" -O2 "*)
         for f in clear_loop:memset copy_loop:memcpy; do
             grep -q "^calls ${f%%:*}: ${f#*:}$" calls.txt || fail "${f%%:*} should make one hooked call to ${f#*:}"
+        done
+        for f in eq_small streq_lit; do # compared inline at -O2, calls at -O0
+            grep -q "^calls $f:" calls.txt && fail "$f makes a call"
+            sed -n "/^$f:/,/\.size.$f,/p" x.s | grep -q __instr_call && fail "$f has call-site hooks"
         done ;;
     esac
     ;;
