@@ -55,6 +55,10 @@ NOT_HOOKED = {
 # GCC moves a function's unlikely parts (a catch block) to "F.cold", a
 # symbol of its own that callgrind names; it is still F's code.
 COLD = re.compile(r"\.cold(\.[0-9]+)?$")
+# GCC's clones ("luaL_getmetafield.part.0", "sweepgen.isra.0") are their
+# origin's code: the report names them after it (tools/model/clones.c), so
+# callgrind's counts of every clone go to the origin's name too.
+CLONE = re.compile(r"(\.(constprop|isra|part|lto_priv|localalias|clone)(\.[0-9]+)*)+$")
 
 
 def fail(msg):
@@ -168,16 +172,20 @@ def main():
     calls_in, calls_out, not_hooked = parse_callgrind(cg, graded)
     addr = symbol_addresses(graded)
 
+    def key_of(name):
+        origin = CLONE.sub("", name)
+        return addr.get(origin, origin)
+
     def by_address(counter):
         merged = collections.Counter()
         for name, n in counter.items():
-            merged[addr.get(name, name)] += n
+            merged[key_of(name)] += n
         return merged
 
     calls_in, calls_out = by_address(calls_in), by_address(calls_out)
     explained = {}
     for name, callees in not_hooked.items():
-        explained.setdefault(addr.get(name, name), collections.Counter()).update(callees)
+        explained.setdefault(key_of(name), collections.Counter()).update(callees)
 
     if a.count:
         mine = [row for row in report_counted(a.report, dump) if row["line"] != "0"]
@@ -191,7 +199,7 @@ def main():
     apart_total = 0  # calls of the checked functions to NOT_HOOKED ones
     for row in mine:
         name, mangled, calls = row["function"], row["mangled"], int(row["calls"])
-        key = addr.get(mangled, mangled)
+        key = key_of(mangled)
         if calls != calls_in[key]:
             bad.append("%s: called %d times in instr, %d in callgrind" % (name, calls, calls_in[key]))
         if a.count:
