@@ -7,7 +7,12 @@
 #  1. ASan + UBSan build of the tools and their tests (INSTR_SANITIZE=ON):
 #     unit, golden, bad-input, fuzz-replay, and every end-to-end and
 #     survival test, whose dumps then go through the sanitized instr-report.
-#  2. Each fuzz target under libFuzzer (clang), starting from
+#  2. The call-count oracles on a real program (tests/oracle/run-lua.sh):
+#     Lua 5.4 from Debian's source (apt-get source, from the archives apt
+#     is configured with), built with the plugin and run under callgrind,
+#     and built plain, whose calls the instrumented build must make.  The
+#     README's test command skips them (no source fetched).
+#  3. Each fuzz target under libFuzzer (clang), starting from
 #     fuzz/corpus/<target>/ and the regressions: a fixed number of inputs
 #     with a fixed seed (about a minute each here), so a CI run is
 #     reproducible and a new crash shows up in a developer's run before it
@@ -38,6 +43,18 @@ fuzz_runs() {
 status=0
 echo "== Debian package (build/instr_*.deb), installed, used, removed"
 scripts/package-smoke.sh || status=1
+
+echo "== Call counts of Lua 5.4 against callgrind (build/, Debian's lua5.4 source)"
+lua_src=$(python3 -c 'import sys; sys.path.insert(0, "bench"); import benchutil; print(benchutil.run_real().fetch_lua(sys.argv[1]))' "$PWD/build/real")
+cmake -S . -B build -DINSTR_LUA_SOURCE="$lua_src" >/dev/null
+if (cd build && ctest -V -j2 -R '^oracle-callgrind-(plain-)?lua$') >build/lua-oracle.log 2>&1 &&
+    ! grep -q Skipped build/lua-oracle.log; then
+    grep -E 'PASS:|tests passed' build/lua-oracle.log
+else
+    grep -vE '^[0-9]+: [A-Za-z_0-9]+ +calls' build/lua-oracle.log | tail -60
+    echo "the Lua oracles failed or were skipped (build/lua-oracle.log)"
+    status=1
+fi
 
 echo "== ASan/UBSan build (build-san)"
 cmake -S . -B build-san -DINSTR_SANITIZE=ON >/dev/null
