@@ -247,25 +247,28 @@ static int child_offcpu(void)
      * flags it): on a loaded machine a 200 us spin can be preempted for
      * longer than it runs, so "a spin is mostly on the CPU" is no fact;
      * "the interval's on-CPU time is the CPU time the thread used" is. */
-    double spin_cpu_ns[40];
+    double spin_cpu_ns[40], spin_wall_ns[40];
     for (int i = 0; i < 40; i++) {
         E();
         nanosleep(&ts, NULL);
         X();
-        struct timespec c0, c1;
+        struct timespec c0, c1, w0, w1;
+        clock_gettime(CLOCK_MONOTONIC, &w0);
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
         E();
         spin_ns(200000);
         X();
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+        clock_gettime(CLOCK_MONOTONIC, &w1);
         spin_cpu_ns[i] = (c1.tv_sec - c0.tv_sec) * 1e9 + (c1.tv_nsec - c0.tv_nsec);
+        spin_wall_ns[i] = (w1.tv_sec - w0.tv_sec) * 1e9 + (w1.tv_nsec - w0.tv_nsec);
     }
     struct td_dump d;
     if (td_read(instr__dump_path(), &d)) {
         fprintf(stderr, "%s\n", d.error);
         return 1;
     }
-    int sleeps = 0, exact = 0, spins_close = 0;
+    int sleeps = 0, exact = 0, spins_close = 0, stolen = 0;
     for (size_t i = 0, n = 0; i < d.nev; i++) {
         const struct td_event *e = &d.ev[i];
         if (e->thread || e->kind != INSTR_EV_EXIT || n++ == 0) /* 0: bind's warm-up pair */
@@ -281,11 +284,19 @@ static int child_offcpu(void)
              * thread measured around it (which adds two hooks). */
             CHECK(e->offcpu <= e->delta);
             double on_ns = (double)(e->delta - e->offcpu) / test_tsc_per_ns;
-            double cpu_ns = spin_cpu_ns[(n - 3) / 2];
+            double cpu_ns = spin_cpu_ns[(n - 3) / 2], wall_ns = spin_wall_ns[(n - 3) / 2];
             /* Never more on-CPU time than the thread used around the
              * interval; less only by what ran between the clock reads and
-             * the hooks (the runtime's own slow path, now and then). */
-            if (on_ns > cpu_ns * 1.1 + 30000) {
+             * the hooks (the runtime's own slow path, now and then).
+             * Except where the host took the vCPU away: the guest saw no
+             * switch, so nothing flagged the interval, and its CPU clock
+             * leaves the stolen time out (seen: 200 us in the dump, 141
+             * measured, 60 stolen). */
+            if (on_ns > cpu_ns * 1.1 + 30000 && !e->bits && wall_ns > cpu_ns + 30000) {
+                fprintf(stderr, "spin %zu: %.0f ns of %.0f not on the thread's CPU clock, unflagged: stolen\n",
+                        (n - 3) / 2, wall_ns - cpu_ns, wall_ns);
+                stolen++;
+            } else if (on_ns > cpu_ns * 1.1 + 30000) {
                 fprintf(stderr, "spin %zu: on-CPU %.0f ns in the dump, %.0f ns measured\n", (n - 3) / 2, on_ns,
                         cpu_ns);
                 CHECK(0);
@@ -301,6 +312,7 @@ static int child_offcpu(void)
      * load 18, one sleep under half off the CPU). */
     CHECK(exact >= 36);
     CHECK(spins_close >= 36);
+    CHECK(stolen <= 4);
     td_free(&d);
     return 0;
 }
