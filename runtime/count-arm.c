@@ -16,8 +16,8 @@
  * XCR0 enables of them) on its stack, calls instr__count_arm and restores
  * it, as the dynamic linker's lazy binding does (_dl_runtime_resolve_xsave).
  * Where the OS has not enabled XSAVE (no AVX either) FXSAVE keeps x87 and
- * SSE.  Once per thread and module: its cost (about 3 KiB of stack, a
- * microsecond) does not matter. */
+ * SSE.  Once per thread and module: its cost (4 KiB of stack, a
+ * microsecond; the CPUID leaves once per process) does not matter. */
 #define _GNU_SOURCE
 #include <cpuid.h>
 #include <stdint.h>
@@ -26,25 +26,36 @@
 
 /* XCR0 bits saved: x87, SSE, AVX, opmask, ZMM_Hi256, Hi16_ZMM. */
 #define XSTATE_WANTED 0xe7u
-/* What the entry's stack area holds at most: the standard format's end
- * for those components is 2688 bytes. */
-#define XSTATE_AREA 4096u
+/* The entry's stack area: the standard format's end for those components
+ * is 2688 bytes. */
+#define XSTATE_AREA 4096
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
-__attribute__((used)) uint32_t instr__xstate_mask; /* 0: FXSAVE */
+/* What XSAVE saves here; 0: FXSAVE; UINT32_MAX until the first arming
+ * asks (instr__xstate_setup): CPUID traps to the hypervisor in a VM (3 µs
+ * a leaf on this project's), so not at every process's start. */
+__attribute__((used)) uint32_t instr__xstate_mask = UINT32_MAX;
 
-__attribute__((constructor)) static void xstate_setup(void)
+/* Called by the entry before anything is saved: general registers only,
+ * so that the vector state it is about to save is still the caller's.
+ * Returns the mask (also in instr__xstate_mask; two threads arming at
+ * once find the same). */
+__attribute__((used, target("general-regs-only"))) uint32_t instr__xstate_setup(void)
 {
     unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE))
-        return;
-    uint32_t lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    uint32_t mask = lo & XSTATE_WANTED;
-    /* Every component's end in the standard format within the area. */
-    for (unsigned i = 2; i < 32; i++)
-        if ((mask >> i & 1) && (!__get_cpuid_count(0xd, i, &a, &b, &c, &d) || a + b > XSTATE_AREA))
-            return;
-    instr__xstate_mask = mask;
+    uint32_t mask = 0;
+    if (__get_cpuid(1, &a, &b, &c, &d) && (c & bit_OSXSAVE)) {
+        uint32_t lo, hi;
+        __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+        mask = lo & XSTATE_WANTED;
+        /* Every component's end in the standard format within the area. */
+        for (unsigned i = 2; i < 32 && mask; i++)
+            if ((mask >> i & 1) && (!__get_cpuid_count(0xd, i, &a, &b, &c, &d) || a + b > XSTATE_AREA))
+                mask = 0;
+    }
+    __atomic_store_n(&instr__xstate_mask, mask, __ATOMIC_RELAXED);
+    return mask;
 }
 
 /* rdi, rsi, rdx: instr__count_arm's arguments, kept across the save.  The
@@ -65,11 +76,14 @@ __asm__(".text\n"
         "\tpushq\t%rdi\n"
         "\tpushq\t%rsi\n"
         "\tpushq\t%rdx\n"
-        "\tsubq\t$4096, %rsp\n"
+        "\tsubq\t$" STR(XSTATE_AREA) ", %rsp\n"
         "\tandq\t$-64, %rsp\n"
         "\tmovl\tinstr__xstate_mask(%rip), %eax\n"
-        "\ttestl\t%eax, %eax\n"
-        "\tjz\t1f\n"
+        "\tcmpl\t$-1, %eax\n"
+        "\tjne\t1f\n"
+        "\tcall\tinstr__xstate_setup\n"
+        "1:\ttestl\t%eax, %eax\n"
+        "\tjz\t2f\n"
         "\txorl\t%edx, %edx\n"
         "\tmovq\t%rdx, 512(%rsp)\n"
         "\tmovq\t%rdx, 520(%rsp)\n"
@@ -80,21 +94,20 @@ __asm__(".text\n"
         "\tmovq\t%rdx, 560(%rsp)\n"
         "\tmovq\t%rdx, 568(%rsp)\n"
         "\txsave\t(%rsp)\n"
-        "\tmovq\t-8(%rbp), %rdi\n"
+        "\tjmp\t3f\n"
+        "2:\tfxsave\t(%rsp)\n"
+        "3:\tmovq\t-8(%rbp), %rdi\n"
         "\tmovq\t-16(%rbp), %rsi\n"
         "\tmovq\t-24(%rbp), %rdx\n"
         "\tcall\tinstr__count_arm\n"
         "\tmovl\tinstr__xstate_mask(%rip), %eax\n"
+        "\ttestl\t%eax, %eax\n"
+        "\tjz\t4f\n"
         "\txorl\t%edx, %edx\n"
         "\txrstor\t(%rsp)\n"
-        "\tjmp\t2f\n"
-        "1:\tfxsave\t(%rsp)\n"
-        "\tmovq\t-8(%rbp), %rdi\n"
-        "\tmovq\t-16(%rbp), %rsi\n"
-        "\tmovq\t-24(%rbp), %rdx\n"
-        "\tcall\tinstr__count_arm\n"
-        "\tfxrstor\t(%rsp)\n"
-        "2:\tleave\n"
+        "\tjmp\t5f\n"
+        "4:\tfxrstor\t(%rsp)\n"
+        "5:\tleave\n"
         "\t.cfi_def_cfa %rsp, 8\n"
         "\tret\n"
         "\t.cfi_endproc\n"
