@@ -7,7 +7,8 @@
  * Staging.  Each stream (a thread's events or samples, the metadata) has a
  * staging area of its own: consecutive chunks of the dump, written as
  * zeros first (a hole on a full disk would turn a store into SIGBUS; a
- * failed write only stops the recording), mapped and pre-faulted once.  The stream writes its chunks there, one after the other, with no
+ * failed write only stops the recording), mapped and pre-faulted once.
+ * The stream writes its chunks there, one after the other, with no
  * system call; once all are full the area grows (1, 2, 4 ... 16 chunks:
  * the full one stays in the file where it is) or, at its largest, is
  * copied to new chunk indexes with one pwrite and reset.  So the program's
@@ -570,10 +571,10 @@ static void fd_failed(void)
  * read-only anonymous mapping (the zero page) and then MADV_POPULATE_WRITE
  * cost a quarter of what fallocate and populating the unwritten pages
  * did: examples/shapes, whose 1.5 MB dump is mostly its stages' growth,
- * spent 0.81 ms in the runtime against 0.57 ms (docs/performance.md,
- * "The recorder's chunks").  Like fallocate, it fails (ENOSPC, EDQUOT)
- * rather than leaving a hole that a store would turn into SIGBUS.  0, or
- * -1 with recording stopped. */
+ * spent 0.6 ms in the runtime against 0.7 as root, 0.4 against 0.6 as a
+ * user (docs/performance.md, "The recorder's chunks").  Like fallocate,
+ * it fails (ENOSPC, EDQUOT) rather than leaving a hole that a store would
+ * turn into SIGBUS.  0, or -1 with recording stopped. */
 static int put_zeros(int fd, off_t off, size_t len)
 {
     static const uint8_t *zeros;

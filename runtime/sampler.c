@@ -49,8 +49,9 @@
  * and the kernel says how many only at its next sample after a drain, so
  * a thread's last overflow goes unseen.  The ring is sized for at least
  * RING_SECONDS of CPU time at the rate asked (32 bytes allowed a sample,
- * which takes 24: header, PC, time), up to RING_MAX_PAGES, while the process's rings larger than RING_MIN_PAGES
- * stay under RING_BIG_BUDGET; the others get RING_MIN_PAGES, and a ring
+ * which takes 24: header, PC, time), up to RING_MAX_PAGES, while the
+ * process's rings larger than RING_MIN_PAGES stay under
+ * RING_BIG_BUDGET; the others get RING_MIN_PAGES, and a ring
  * the kernel refuses is halved down to that.  Perf rings count against
  * the user's locked-memory allowance (perf_event_mlock_kb per CPU, then
  * RLIMIT_MEMLOCK: about 9 MiB for an ordinary user on Debian), so large
