@@ -884,9 +884,7 @@ static int walk_merged(struct walker *w)
     for (size_t i = n / 2; i-- > 0;)
         heap_down(&h, i);
     int rc = 0;
-    for (;;) {
-        if (!h.n)
-            break;
+    while (h.n) {
         size_t best = h.at[0];
         struct live *l = &t[best];
         const struct instr_thread_info *ti = &d->threads[best];
