@@ -86,7 +86,6 @@ def steal_ns():
         return 0
 
 
-
 def case_timing(args, rep, out):
     main_ns = int(out.split("main_ns=")[1].split()[0])
     sleeper, spinner, main = fn(rep, "sleeper"), fn(rep, "spinner"), fn(rep, "main")

@@ -35,12 +35,12 @@ done
 # which differs between the two builds: with one slot of one entry, a hit
 # depends on the strings looked up alone (before: 6 more calls of
 # luaS_newlstr from luaS_new in the instrumented build).
-seed=-DLUA_USE_POSIX pivot=-DLUA_USE_POSIX cache_n=-DLUA_USE_POSIX cache_m=-DLUA_USE_POSIX
+fixed=
 if [ -n "$plain" ]; then
-    seed="-Dluai_makeseed(L)=0u" pivot="-Dl_randomizePivot()=0u" cache_n=-DSTRCACHE_N=1 cache_m=-DSTRCACHE_M=1
+    fixed="-Dluai_makeseed(L)=0u -Dl_randomizePivot()=0u -DSTRCACHE_N=1 -DSTRCACHE_M=1"
 fi
-# shellcheck disable=SC2086
-"$cc" -O2 -I"$work/inc" -DLUA_USE_POSIX "$seed" "$pivot" "$cache_n" "$cache_m" -fplugin="$plugin" -o "$work/lua" $files -lm
+# shellcheck disable=SC2086 # files and fixed are lists
+"$cc" -O2 -I"$work/inc" -DLUA_USE_POSIX $fixed -fplugin="$plugin" -o "$work/lua" $files -lm
 if [ -n "$plain" ]; then
     # The plain build at a path as long as the instrumented one's: Lua
     # keeps argv[0] in a string, and a few bytes more moved a collector
@@ -48,7 +48,7 @@ if [ -n "$plain" ]; then
     # another).
     mkdir -p "$work/p"
     # shellcheck disable=SC2086
-    "$cc" -O2 -I"$work/inc" -DLUA_USE_POSIX "$seed" "$pivot" "$cache_n" "$cache_m" -o "$work/p/lua" $files -lm
+    "$cc" -O2 -I"$work/inc" -DLUA_USE_POSIX $fixed -o "$work/p/lua" $files -lm
     mkdir -p "$work/i"
     mv "$work/lua" "$work/i/lua"
     exec "$@" --exe "$work/i/lua" --plain "$work/p/lua" --arg "$(dirname "$0")/oracle.lua"
