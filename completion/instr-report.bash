@@ -8,7 +8,7 @@
 _instr_report_options="--view --depth --threshold --sort --units --format --limit
     --flagged --not-application --os-events --clones --export --weight --folded-root --time-range --min-duration
     --split-size --diff --raw --compensate --suggest-exclude --self -F --columns -v --verbose -o --output -h --help
-    --no-compress --version"
+    --no-compress --clear-cache --version"
 _instr_report_valued=" --view --depth --threshold --sort --units --format --limit
     --not-application --os-events --clones --export --weight --folded-root --time-range --min-duration --split-size --suggest-exclude --self -F --columns -o --output "
 

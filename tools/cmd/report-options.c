@@ -16,6 +16,7 @@
 #include "columns.h"
 #include "export-options.h"
 #include "os-events.h"
+#include "profile-cache.h"
 #include "report-options.h"
 #include "views.h"
 
@@ -115,6 +116,7 @@ static void usage(FILE *f)
           "  -o, --output FILE  write to FILE instead of standard output ('-': standard output)\n"
           "  -h, --help       this text\n"
           "  --version        the version\n"
+          "  --clear-cache    remove the profiles kept of earlier reports and exit\n"
           "Options may be abbreviated (--form=json); --opt=VALUE and --opt VALUE are the same.\n"
           "\n"
           "Exit codes: 0 ok; 1 usage error; 2 input unusable (not a dump, wrong\n"
@@ -193,6 +195,24 @@ static int pick(const char *arg, const char *const *names, int n)
 
 /* ---- the command line --------------------------------------------------------- */
 
+/* --clear-cache: the kept profiles removed (profile-cache.h).  1 (done), or
+ * -1 when the directory was refused. */
+static int clear_cache(void)
+{
+    char why[600];
+    const char *dir;
+    long n = instr_profile_cache_clear(&dir, why, sizeof why);
+    if (n < 0) {
+        fprintf(stderr, PROG ": --clear-cache: %s: not touched\n", why);
+        return -1;
+    }
+    if (!dir)
+        printf(PROG ": the profile cache is off (INSTR_REPORT_CACHE=off, or no HOME)\n");
+    else
+        printf(PROG ": removed %ld profile%s from %s\n", n, n == 1 ? "" : "s", dir);
+    return 1;
+}
+
 
 /* The report's options; the exports' options follow --export (long_table). */
 static const struct option long_opts[] = {
@@ -214,6 +234,7 @@ static const struct option long_opts[] = {
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
+    {"clear-cache", no_argument, NULL, OPT_CLEAR_CACHE},
     {"suggest-exclude", required_argument, NULL, OPT_SUGGEST_EXCLUDE},
     {"self", required_argument, NULL, OPT_SELF},
     {"columns", required_argument, NULL, OPT_COLUMNS},
@@ -502,6 +523,8 @@ int report_parse_args(struct cli *c, int argc, char **argv)
             printf(PROG " (instr) %s\n", INSTR_VERSION);
             return 1;
         }
+        if (opt == OPT_CLEAR_CACHE)
+            return clear_cache();
         if (opt == 'F')
             opt = OPT_COLUMNS;
         else if (opt == 'v')

@@ -1,14 +1,23 @@
 /* profile-cache.c - a dump's walked profile kept in the user's cache (see
  * profile-cache.h).
  *
- * The file: a key (what the profile was built from, compared field by
- * field), the profile's scalars, then its arrays as they are in memory.
- * Pointers into the dump's metadata (names, paths, functions) are not
- * kept: they are found again in the dump, which is open.  Written to a
- * temporary name and renamed, so a reader never sees half of one. */
+ * The file:
+ *
+ *   struct head        magic, the key (what the profile was built from,
+ *                      compared field by field), the lengths, the checksum
+ *   path               the dump's absolute path (to drop the profile once
+ *                      the dump is gone)
+ *   body               the profile's scalars, then its arrays as they are
+ *                      in memory, the clones' names as strings
+ *
+ * The checksum covers the path and the body.  Pointers into the dump's
+ * metadata (names, paths, functions) are not kept: they are found again in
+ * the dump, which is open.  Written to a new name and renamed, so a reader
+ * never sees half of one. */
 #define _GNU_SOURCE
 #include "profile-cache.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,14 +25,31 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CACHE_MAGIC "INSTRPC1"
+#include "private-dir.h"
+
+#define CACHE_MAGIC "INSTRPC2"
+#define CACHE_SUFFIX ".profile"
+#define CACHE_MAX_FILE (1ull << 31) /* a larger file is not one of ours */
+
+/* The smallest dump kept: INSTR_PROFILE_CACHE_MIN, 0 once the fuzz target
+ * plants a profile (instr_profile_cache_plant). */
+static uint64_t cache_min = INSTR_PROFILE_CACHE_MIN;
 
 struct key {
-    char magic[8];
-    uint64_t dev, ino, size, mtime_s, mtime_ns; /* the dump */
+    uint64_t dev, ino, size, mtime_s, mtime_ns, ctime_s, ctime_ns; /* the dump's status */
+    uint64_t content; /* hash of its header and of its chunks' headers (dump_content) */
     uint64_t tool_ino, tool_size, tool_mtime_ns; /* this executable */
     uint32_t raw, wall;
     uint32_t sizes[6]; /* the structures' sizes: a layout guard */
+};
+
+struct head {
+    char magic[8];
+    uint32_t path_len; /* bytes of the path after the head */
+    uint32_t pad;
+    uint64_t body_len; /* bytes of the body after the path */
+    uint64_t sum;      /* checksum of the path and the body */
+    struct key key;
 };
 
 struct scalars {
@@ -37,6 +63,54 @@ struct scalars {
     int32_t merged_nomem, pad;
 };
 
+/* A 64-bit checksum, eight bytes a step: against a damaged file, not an
+ * adversary (no one else can write the directory). */
+static uint64_t checksum(uint64_t h, const unsigned char *p, size_t n)
+{
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 29;
+    }
+    for (; n; p++, n--)
+        h = (h ^ *p) * 0x100000001b3ull;
+    return h;
+}
+
+/* What the dump says of itself, beyond its status: its header (pid, start
+ * times, chunk count, end) and the headers of up to 257 chunks spread over
+ * it, so a dump rewritten in place with the old size and times is known
+ * for another without reading all of it.  Read from fd, the file at the
+ * dump's path now, with pread: touching them through the mapping would
+ * fault in the pages around each (up to 16 MB of the report's RSS, which
+ * the walk keeps below half the dump's size).  -1 when fd's header is not
+ * the mapped dump's (the path was replaced since it was opened). */
+static int dump_content(const struct instr_dump *d, int fd, uint64_t *out)
+{
+    uint64_t hs = d->hdr.header_size, cs = d->hdr.chunk_size;
+    size_t n = (size_t)(hs < d->size ? hs : d->size);
+    unsigned char buf[INSTR_CHUNK_HEADER_SIZE], *head = malloc(n ? n : 1);
+    if (!head)
+        return -1;
+    int same = pread(fd, head, n, 0) == (ssize_t)n && !memcmp(head, d->map, n);
+    uint64_t h = checksum(0xcbf29ce484222325ull, head, n);
+    free(head);
+    if (!same)
+        return -1;
+    uint64_t nchunks = cs < INSTR_CHUNK_HEADER_SIZE || hs >= d->size ? 0 : (d->size - hs) / cs;
+    for (uint64_t k = 0; nchunks && k <= 256; k++) {
+        uint64_t i = nchunks <= 257 ? k : k * (nchunks - 1) / 256;
+        if (i >= nchunks)
+            break;
+        if (pread(fd, buf, sizeof buf, (off_t)(hs + i * cs)) != (ssize_t)sizeof buf)
+            return -1;
+        h = checksum(h, buf, sizeof buf);
+    }
+    *out = h;
+    return 0;
+}
+
 static int make_key(struct key *k, const struct instr_dump *d, int wall)
 {
     struct stat st, tool;
@@ -44,15 +118,23 @@ static int make_key(struct key *k, const struct instr_dump *d, int wall)
     /* A dump its process may still write (not complete, not ended by a
      * signal) is not kept: its content may change with no new time. */
     if (!(d->hdr.flags & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED)) || !d->path || !strcmp(d->path, "-") ||
-        stat(d->path, &st) || !S_ISREG(st.st_mode) ||
-        (uint64_t)st.st_size != d->size || stat("/proc/self/exe", &tool))
+        !d->map || stat("/proc/self/exe", &tool))
         return -1;
-    memcpy(k->magic, CACHE_MAGIC, 8);
+    int fd = open(d->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == d->size &&
+             dump_content(d, fd, &k->content) == 0;
+    close(fd);
+    if (!ok)
+        return -1;
     k->dev = st.st_dev;
     k->ino = st.st_ino;
     k->size = (uint64_t)st.st_size;
     k->mtime_s = (uint64_t)st.st_mtim.tv_sec;
     k->mtime_ns = (uint64_t)st.st_mtim.tv_nsec;
+    k->ctime_s = (uint64_t)st.st_ctim.tv_sec;
+    k->ctime_ns = (uint64_t)st.st_ctim.tv_nsec;
     k->tool_ino = tool.st_ino;
     k->tool_size = (uint64_t)tool.st_size;
     k->tool_mtime_ns = (uint64_t)tool.st_mtim.tv_sec * 1000000000u + (uint64_t)tool.st_mtim.tv_nsec;
@@ -65,8 +147,8 @@ static int make_key(struct key *k, const struct instr_dump *d, int wall)
     return 0;
 }
 
-/* The cache file of key k: 0, or -1 (no cache, "off", or no room). */
-static int cache_path(const struct key *k, char *buf, size_t len, char *dir, size_t dirlen)
+/* The cache directory's path: 0, or -1 (no cache: "off", or no place). */
+static int cache_dir(char *dir, size_t dirlen)
 {
     const char *e = getenv("INSTR_REPORT_CACHE"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
     int n;
@@ -80,66 +162,110 @@ static int cache_path(const struct key *k, char *buf, size_t len, char *dir, siz
         n = snprintf(dir, dirlen, "%s/.cache/instr", h);
     else
         return -1;
-    if (n < 0 || (size_t)n >= dirlen)
-        return -1;
-    /* FNV-1a of the key: the name; the key inside says which it is. */
-    uint64_t hash = 0xcbf29ce484222325ull;
-    const unsigned char *b = (const unsigned char *)k;
-    for (size_t i = 0; i < sizeof *k; i++)
-        hash = (hash ^ b[i]) * 0x100000001b3ull;
-    n = snprintf(buf, len, "%s/%016llx.profile", dir, (unsigned long long)hash);
-    return n < 0 || (size_t)n >= len ? -1 : 0;
+    return n < 0 || (size_t)n >= dirlen ? -1 : 0;
 }
 
-static int get(FILE *f, void *p, size_t size, size_t n)
+/* The file name of key k (in the cache directory). */
+static void cache_name(const struct key *k, char *name, size_t len)
 {
-    return n == 0 || fread(p, size, n, f) == n ? 0 : -1;
+    snprintf(name, len, "%016llx" CACHE_SUFFIX,
+             (unsigned long long)checksum(0xcbf29ce484222325ull, (const unsigned char *)k, sizeof *k));
 }
 
-/* A malloc'd array of n elements read from f, or NULL (n == 0 included:
- * *ok says which). */
-static void *get_array(FILE *f, size_t size, uint64_t n, uint64_t left, int *ok)
+/* INSTR_REPORT_CACHE_SIZE: bytes, with an optional K, M or G. */
+static uint64_t cache_cap(void)
 {
-    if (n == 0)
+    const char *v = getenv("INSTR_REPORT_CACHE_SIZE");
+    char *end;
+    if (!v || !*v)
+        return INSTR_PROFILE_CACHE_CAP;
+    unsigned long long x = strtoull(v, &end, 10);
+    int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20 : *end == 'G' || *end == 'g' ? 30 : 0;
+    if (end == v || (shift && end[1]) || (!shift && *end) || x > (UINT64_MAX >> 30))
+        return INSTR_PROFILE_CACHE_CAP;
+    return (uint64_t)x << shift;
+}
+
+/* ---- reading: every count and index checked ---------------------------------- */
+
+struct cursor {
+    const unsigned char *p;
+    size_t left;
+    int ok;
+};
+
+static void take(struct cursor *c, void *dst, size_t n)
+{
+    if (!c->ok || n > c->left) {
+        c->ok = 0;
+        memset(dst, 0, n);
+        return;
+    }
+    memcpy(dst, c->p, n);
+    c->p += n;
+    c->left -= n;
+}
+
+/* A malloc'd copy of n elements of size bytes, or NULL (n == 0 included). */
+static void *take_array(struct cursor *c, size_t size, uint64_t n)
+{
+    if (!c->ok || n == 0)
         return NULL;
-    void *p = n <= left / size ? malloc((size_t)n * size) : NULL;
-    if (!p || get(f, p, size, (size_t)n) < 0) {
-        free(p);
-        *ok = 0;
+    if (n > c->left / size) {
+        c->ok = 0;
         return NULL;
     }
+    void *p = malloc((size_t)n * size);
+    if (!p) {
+        c->ok = 0;
+        return NULL;
+    }
+    take(c, p, (size_t)n * size);
     return p;
 }
 
-static char *get_string(FILE *f, int *ok)
+static char *take_string(struct cursor *c)
 {
     uint32_t len;
-    if (get(f, &len, sizeof len, 1) < 0) {
-        *ok = 0;
+    take(c, &len, sizeof len);
+    if (!c->ok || len == UINT32_MAX)
+        return NULL;
+    if (len > c->left) {
+        c->ok = 0;
         return NULL;
     }
-    if (len == UINT32_MAX)
-        return NULL;
-    char *s = len < (1u << 20) ? malloc(len + 1) : NULL;
-    if (!s || get(f, s, 1, len) < 0) {
-        free(s);
-        *ok = 0;
+    char *s = malloc((size_t)len + 1);
+    if (!s) {
+        c->ok = 0;
         return NULL;
     }
+    take(c, s, len);
     s[len] = 0;
     return s;
 }
 
-/* fwrite of n elements; none: nothing (p may then be NULL). */
-static int put(FILE *f, const void *p, size_t size, size_t n)
+/* The call trees: each node's thread, function and parent in range, a
+ * thread's nodes together with its root first (its own parent, no
+ * function), every other node after its parent in the same thread: so no
+ * walk up a tree can leave it or go round. */
+static int nodes_valid(const struct instr_profile *q)
 {
-    return n == 0 || fwrite(p, size, n, f) == n ? 0 : -1;
-}
-
-static int put_string(FILE *f, const char *s)
-{
-    uint32_t len = s ? (uint32_t)strlen(s) : UINT32_MAX;
-    return fwrite(&len, sizeof len, 1, f) == 1 && (!s || fwrite(s, 1, len, f) == len) ? 0 : -1;
+    size_t block = 0;
+    uint32_t thread = 0;
+    for (size_t i = 0; i < q->nnodes; i++) {
+        const struct instr_pnode *n = &q->nodes[i];
+        if (n->thread >= q->nthreads)
+            return 0;
+        if (n->func == UINT32_MAX) {
+            if (n->parent != i)
+                return 0;
+            block = i;
+            thread = n->thread;
+        } else if (i == 0 || n->func >= q->nfuncs || n->parent < block || n->parent >= i || n->thread != thread) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* The pointers into d that were not kept. */
@@ -161,31 +287,26 @@ static void relink(struct instr_profile *p, const struct instr_dump *d)
         p->modules[i].path = i < d->nmodules ? d->modules[i].path : NULL;
 }
 
-int instr_profile_cache_load(struct instr_profile *p, const struct instr_dump *d, int wall)
+int instr_profile_cache_parse(struct instr_profile *p, const struct instr_dump *d, const unsigned char *body,
+                              size_t len)
 {
-    struct key k, fk;
-    char path[4096], dir[4000];
-    if (d->size < INSTR_PROFILE_CACHE_MIN || make_key(&k, d, wall) < 0 ||
-        cache_path(&k, path, sizeof path, dir, sizeof dir) < 0)
-        return 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    struct stat st;
+    struct cursor c = {body, len, 1};
     struct scalars sc;
     struct instr_profile q;
     memset(&q, 0, sizeof q);
     q.dump = d;
-    int ok = fstat(fileno(f), &st) == 0 && get(f, &fk, sizeof fk, 1) == 0 && !memcmp(&fk, &k, sizeof k) &&
-             get(f, &sc, sizeof sc, 1) == 0 && sc.nthreads == d->nthreads && sc.nmodules == d->nmodules + 1;
-    uint64_t left = ok ? (uint64_t)st.st_size : 0;
-    if (ok) {
+    take(&c, &sc, sizeof sc);
+    /* The counts the dump fixes, and a Wall Inclusive the cache can hold
+     * (a merged walk's lengths, one per function). */
+    c.ok = c.ok && sc.nthreads == d->nthreads && sc.nmodules == d->nmodules + 1 &&
+           (sc.wall_on == 0 || (sc.wall_on == 1 && sc.wall_merged == 1 && sc.merged_nfn == sc.nfuncs)) &&
+           (sc.wall_merged == 0 || sc.wall_on == 1) && sc.nfuncs < UINT32_MAX && sc.nnodes < UINT32_MAX;
+    if (c.ok) {
         q.total = sc.total;
         q.repairs = sc.repairs;
         q.comp = sc.comp;
         q.events = sc.events;
         q.offcpu_unknown = sc.offcpu_unknown;
-        q.max_nodes = (size_t)sc.max_nodes;
         q.wall_on = sc.wall_on;
         q.wall_merged = sc.wall_merged;
         q.wall.overflow = sc.wall_overflow;
@@ -195,29 +316,40 @@ int instr_profile_cache_load(struct instr_profile *p, const struct instr_dump *d
         q.switched_at = (size_t)sc.switched_at;
         q.recorded_ticks = sc.recorded_ticks;
         q.nfuncs = (size_t)sc.nfuncs;
-        q.funcs = get_array(f, sizeof *q.funcs, sc.nfuncs, left, &ok);
-        for (size_t i = 0; ok && i < q.nfuncs; i++)
+        q.funcs = take_array(&c, sizeof *q.funcs, sc.nfuncs);
+        for (size_t i = 0; c.ok && i < q.nfuncs; i++)
             q.funcs[i].origin = q.funcs[i].origin_demangled = NULL;
-        for (size_t i = 0; ok && i < q.nfuncs; i++) {
-            q.funcs[i].origin = get_string(f, &ok);
-            q.funcs[i].origin_demangled = get_string(f, &ok);
+        if (!c.ok)
+            q.nfuncs = 0; /* nothing of theirs to free */
+        for (size_t i = 0; c.ok && i < q.nfuncs; i++) {
+            q.funcs[i].origin = take_string(&c);
+            q.funcs[i].origin_demangled = take_string(&c);
+            c.ok = c.ok && q.funcs[i].module < sc.nmodules;
         }
         q.nthreads = (size_t)sc.nthreads;
-        q.threads = get_array(f, sizeof *q.threads, sc.nthreads, left, &ok);
+        q.threads = take_array(&c, sizeof *q.threads, sc.nthreads);
+        for (size_t i = 0; c.ok && i < q.nthreads; i++)
+            c.ok = q.threads[i].index == d->threads[i].index && q.threads[i].tid == d->threads[i].tid;
         q.nmodules = (size_t)sc.nmodules;
-        q.modules = get_array(f, sizeof *q.modules, sc.nmodules, left, &ok);
+        q.modules = take_array(&c, sizeof *q.modules, sc.nmodules);
         q.nnodes = (size_t)sc.nnodes;
-        q.nodes = get_array(f, sizeof *q.nodes, sc.nnodes, left, &ok);
+        q.nodes = take_array(&c, sizeof *q.nodes, sc.nnodes);
         q.nwindows = (size_t)sc.nwindows;
-        q.windows = get_array(f, sizeof *q.windows, sc.nwindows, left, &ok);
+        q.windows = take_array(&c, sizeof *q.windows, sc.nwindows);
         q.nswitches = q.capswitches = (size_t)sc.nswitches;
-        q.switches = get_array(f, sizeof *q.switches, sc.nswitches, left, &ok);
+        q.switches = take_array(&c, sizeof *q.switches, sc.nswitches);
         q.merged.nfn = (size_t)sc.merged_nfn;
-        q.merged.len = get_array(f, sizeof *q.merged.len, sc.merged_nfn, left, &ok);
-        ok = ok && fgetc(f) == EOF && instr_sitemap_build(&q.sites, d) == 0;
+        q.merged.len = take_array(&c, sizeof *q.merged.len, sc.merged_nfn);
+        c.ok = c.ok && c.left == 0 && nodes_valid(&q);
     }
-    fclose(f);
-    if (!ok) {
+    /* The largest tree, counted again: walks size their stacks by it. */
+    for (size_t i = 0, block = 0; c.ok && i <= q.nnodes; i++)
+        if (i == q.nnodes || q.nodes[i].func == UINT32_MAX) {
+            if (i - block > q.max_nodes)
+                q.max_nodes = i - block;
+            block = i;
+        }
+    if (!c.ok || instr_sitemap_build(&q.sites, d) < 0) {
         instr_profile_free(&q);
         return 0;
     }
@@ -226,32 +358,123 @@ int instr_profile_cache_load(struct instr_profile *p, const struct instr_dump *d
     return 1;
 }
 
-void instr_profile_cache_save(const struct instr_profile *p, int wall)
+int instr_profile_cache_load(struct instr_profile *p, const struct instr_dump *d, int wall, char *why,
+                             size_t whylen)
 {
-    const struct instr_dump *d = p->dump;
     struct key k;
-    char path[4096], dir[4000], tmp[4200];
-    /* Segments (several processes, or more threads than the merge takes)
-     * are not kept: only a merged walk's lengths are. */
-    if (d->size < INSTR_PROFILE_CACHE_MIN || (p->wall_on && !p->wall_merged) || make_key(&k, d, wall) < 0 ||
-        cache_path(&k, path, sizeof path, dir, sizeof dir) < 0)
-        return;
-    /* The directory, private: a profile names the program's functions. */
-    char *slash = dir;
-    while ((slash = strchr(slash + 1, '/'))) {
-        *slash = 0;
-        mkdir(dir, 0700);
-        *slash = '/';
+    struct head h;
+    char dir[4000], name[64];
+    *why = 0;
+    if (d->size < cache_min || cache_dir(dir, sizeof dir) < 0 || make_key(&k, d, wall) < 0)
+        return 0;
+    int dfd = instr_private_dir_open(dir, 0, why, whylen);
+    if (dfd < 0)
+        return *why ? -1 : 0;
+    cache_name(&k, name, sizeof name);
+    struct stat st;
+    int fd = instr_private_file_open(dfd, name, &st, why, whylen);
+    close(dfd);
+    if (fd < 0)
+        return *why ? -1 : 0;
+    unsigned char *buf = NULL;
+    int rc = -1;
+    if ((uint64_t)st.st_size < sizeof h || (uint64_t)st.st_size > CACHE_MAX_FILE ||
+        !(buf = malloc((size_t)st.st_size))) {
+        snprintf(why, whylen, "%s: not a profile of this version", name);
+        goto out;
     }
-    mkdir(dir, 0700);
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
-    if (!f) {
-        if (fd >= 0)
-            close(fd);
-        return;
+    size_t got = 0;
+    for (ssize_t r; got < (size_t)st.st_size; got += (size_t)r)
+        if ((r = read(fd, buf + got, (size_t)st.st_size - got)) <= 0)
+            break;
+    if (got == (size_t)st.st_size)
+        memcpy(&h, buf, sizeof h);
+    if (got != (size_t)st.st_size || memcmp(h.magic, CACHE_MAGIC, 8)) {
+        snprintf(why, whylen, "%s: not a profile of this version", name);
+        goto out;
     }
+    if (memcmp(&h.key, &k, sizeof k)) {
+        rc = 0; /* another dump's, by a name's collision: walk, and overwrite it */
+        goto out;
+    }
+    const unsigned char *rest = buf + sizeof h;
+    size_t nrest = got - sizeof h;
+    if (h.path_len > nrest || h.body_len != nrest - h.path_len || checksum(0, rest, nrest) != h.sum) {
+        snprintf(why, whylen, "%s: damaged (its checksum or lengths do not match)", name);
+        goto out;
+    }
+    if (!instr_profile_cache_parse(p, d, rest + h.path_len, (size_t)h.body_len)) {
+        snprintf(why, whylen, "%s: does not fit the dump (a count or index out of range)", name);
+        goto out;
+    }
+    futimens(fd, NULL); /* used now: the last to be evicted */
+    rc = 1;
+out:
+    free(buf);
+    close(fd);
+    return rc;
+}
+
+/* ---- writing --------------------------------------------------------------------- */
+
+/* The body and checksum grow in one buffer. */
+struct out {
+    unsigned char *buf;
+    size_t len, cap;
+    int ok;
+};
+
+static void put(struct out *o, const void *p, size_t n)
+{
+    if (!o->ok || n == 0)
+        return;
+    if (o->len + n > o->cap) {
+        size_t cap = o->cap ? o->cap : 1 << 16;
+        while (cap < o->len + n)
+            cap *= 2;
+        unsigned char *g = realloc(o->buf, cap);
+        if (!g) {
+            o->ok = 0;
+            return;
+        }
+        o->buf = g;
+        o->cap = cap;
+    }
+    memcpy(o->buf + o->len, p, n);
+    o->len += n;
+}
+
+static void put_string(struct out *o, const char *s)
+{
+    uint32_t len = s ? (uint32_t)strlen(s) : UINT32_MAX;
+    put(o, &len, sizeof len);
+    if (s)
+        put(o, s, len);
+}
+
+/* Whether the profile file name in dir is still wanted: of this version,
+ * and its dump still there (the same file).  For instr_private_dir_trim. */
+static int still_wanted(void *ctx, int dir, const char *name)
+{
+    (void)ctx;
+    struct stat st, ds;
+    char why[256], path[4097];
+    int fd = instr_private_file_open(dir, name, &st, why, sizeof why);
+    if (fd < 0)
+        return 1; /* not ours to judge: trimmed by size only */
+    struct head h;
+    int keep = read(fd, &h, sizeof h) == (ssize_t)sizeof h && !memcmp(h.magic, CACHE_MAGIC, 8) &&
+               h.path_len < sizeof path && pread(fd, path, h.path_len, sizeof h) == (ssize_t)h.path_len;
+    close(fd);
+    if (!keep)
+        return 0;
+    path[h.path_len] = 0;
+    return stat(path, &ds) == 0 && (uint64_t)ds.st_dev == h.key.dev && (uint64_t)ds.st_ino == h.key.ino;
+}
+
+/* The body of p's file: its scalars and arrays, as the parse reads them. */
+static void put_body(struct out *o, const struct instr_profile *p)
+{
     struct scalars sc;
     memset(&sc, 0, sizeof sc);
     sc.total = p->total;
@@ -275,15 +498,104 @@ void instr_profile_cache_save(const struct instr_profile *p, int wall)
     sc.merged_nfn = p->wall_merged ? p->merged.nfn : 0;
     sc.merged_root_len = p->merged.root_len;
     sc.merged_nomem = p->merged.nomem;
-    int ok = put(f, &k, sizeof k, 1) == 0 && put(f, &sc, sizeof sc, 1) == 0 &&
-             put(f, p->funcs, sizeof *p->funcs, p->nfuncs) == 0;
-    for (size_t i = 0; ok && i < p->nfuncs; i++)
-        ok = put_string(f, p->funcs[i].origin) == 0 && put_string(f, p->funcs[i].origin_demangled) == 0;
-    ok = ok && put(f, p->threads, sizeof *p->threads, p->nthreads) == 0 &&
-         put(f, p->modules, sizeof *p->modules, p->nmodules) == 0 && put(f, p->nodes, sizeof *p->nodes, p->nnodes) == 0 &&
-         put(f, p->windows, sizeof *p->windows, p->nwindows) == 0 &&
-         put(f, p->switches, sizeof *p->switches, p->nswitches) == 0 &&
-         put(f, p->merged.len, sizeof *p->merged.len, (size_t)sc.merged_nfn) == 0;
-    if (fclose(f) || !ok || rename(tmp, path))
-        unlink(tmp);
+    put(o, &sc, sizeof sc);
+    put(o, p->funcs, sizeof *p->funcs * p->nfuncs);
+    for (size_t i = 0; i < p->nfuncs; i++) {
+        put_string(o, p->funcs[i].origin);
+        put_string(o, p->funcs[i].origin_demangled);
+    }
+    put(o, p->threads, sizeof *p->threads * p->nthreads);
+    put(o, p->modules, sizeof *p->modules * p->nmodules);
+    put(o, p->nodes, sizeof *p->nodes * p->nnodes);
+    put(o, p->windows, sizeof *p->windows * p->nwindows);
+    put(o, p->switches, sizeof *p->switches * p->nswitches);
+    put(o, p->merged.len, sizeof *p->merged.len * (size_t)sc.merged_nfn);
+}
+
+/* Writes the file of dump d (wall mode `wall`) with the body
+ * body[0..len): head, the dump's absolute path, the body; under a new
+ * name, renamed into place; then bounds the directory. */
+static int store(const struct instr_dump *d, int wall, const void *body, size_t len, char *why, size_t whylen)
+{
+    struct key k;
+    char dir[4000], name[64], tmp[128];
+    *why = 0;
+    if (d->size < cache_min || cache_dir(dir, sizeof dir) < 0 || make_key(&k, d, wall) < 0)
+        return 0;
+    char *abs = realpath(d->path, NULL);
+    if (!abs)
+        return 0;
+    struct head h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, CACHE_MAGIC, 8);
+    h.key = k;
+    h.path_len = (uint32_t)strlen(abs);
+    h.body_len = len;
+    struct out o = {.ok = h.path_len < 4096};
+    put(&o, &h, sizeof h);
+    put(&o, abs, h.path_len);
+    free(abs);
+    put(&o, body, len);
+    int rc = 0;
+    if (o.ok) {
+        struct head *hp = (struct head *)o.buf;
+        hp->sum = checksum(0, o.buf + sizeof h, o.len - sizeof h);
+        int dfd = instr_private_dir_open(dir, 1, why, whylen);
+        rc = dfd < 0 && *why ? -1 : 0;
+        if (dfd >= 0) {
+            cache_name(&k, name, sizeof name);
+            int fd = instr_private_file_create(dfd, name, tmp, sizeof tmp);
+            if (fd >= 0) {
+                size_t done = 0;
+                for (ssize_t r; done < o.len; done += (size_t)r)
+                    if ((r = write(fd, o.buf + done, o.len - done)) <= 0)
+                        break;
+                if (close(fd) == 0 && done == o.len)
+                    instr_private_file_commit(dfd, tmp, name);
+                else
+                    unlinkat(dfd, tmp, 0);
+            }
+            instr_private_dir_trim(dfd, CACHE_SUFFIX, cache_cap(), still_wanted, NULL, NULL);
+            close(dfd);
+        }
+    }
+    free(o.buf);
+    return rc;
+}
+
+int instr_profile_cache_save(const struct instr_profile *p, int wall, char *why, size_t whylen)
+{
+    *why = 0;
+    /* Segments (several processes, or more threads than the merge takes)
+     * are not kept: only a merged walk's lengths are. */
+    if (p->dump->size < cache_min || (p->wall_on && !p->wall_merged))
+        return 0;
+    struct out o = {.ok = 1};
+    put_body(&o, p);
+    int rc = o.ok ? store(p->dump, wall, o.buf, o.len, why, whylen) : 0;
+    free(o.buf);
+    return rc;
+}
+
+int instr_profile_cache_plant(const struct instr_dump *d, int wall, const void *body, size_t len)
+{
+    char why[256];
+    cache_min = 0;
+    return store(d, wall, body, len, why, sizeof why);
+}
+
+long instr_profile_cache_clear(const char **dirp, char *why, size_t whylen)
+{
+    static char dir[4000];
+    *why = 0;
+    *dirp = NULL;
+    if (cache_dir(dir, sizeof dir) < 0)
+        return 0;
+    *dirp = dir;
+    int dfd = instr_private_dir_open(dir, 0, why, whylen);
+    if (dfd < 0)
+        return *why ? -1 : 0;
+    long n = (long)instr_private_dir_trim(dfd, CACHE_SUFFIX, 0, NULL, NULL, NULL);
+    close(dfd);
+    return n;
 }

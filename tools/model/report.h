@@ -99,6 +99,7 @@ struct instr_session {
     size_t nwarnings;
     size_t nnotes;             /* of the warnings, those that leave the data whole (a clock that
                                   went back): not a damaged input (exit status 0) */
+    int cache_said;            /* a refusal of the profile cache is among the notes (said once) */
     uint64_t events;
     uint32_t **func_rows;      /* [dump][profile function] -> function row key */
     uint32_t *row_of_key;      /* function row key -> index in functions (after the last sort) */

@@ -208,6 +208,17 @@ int instr_session_build(struct instr_session *s, const struct instr_dump *dumps,
     return instr_session_build_excluding(s, dumps, n, NULL, err, errlen);
 }
 
+/* A profile cache refused or found damaged (profile-cache.h): a note, said
+ * once a report; the values are the walk's. */
+static int cache_note(struct instr_session *s, const char *why, const char *what)
+{
+    if (s->cache_said)
+        return 0;
+    s->cache_said = 1;
+    s->nnotes++;
+    return add_warning(s, "profile cache: %s: %s", why, what);
+}
+
 /* Step 1, per dump: its profile, and what the session adds up from it
  * (counters, repairs, totals, warnings, its process row). */
 static int add_process(struct instr_session *s, size_t i, const struct instr_exclusions *x,
@@ -223,12 +234,18 @@ static int add_process(struct instr_session *s, size_t i, const struct instr_exc
                                           .wall = s->wall_on};
     /* The plain views: a profile kept from an earlier report of d, or the
      * walk, kept for the next one (profile-cache.h). */
-    int cacheable = !obs && !x;
-    if (!cacheable || !instr_profile_cache_load(&s->profiles[i], d, s->wall_on)) {
+    int cacheable = !obs && !x, kept = 0;
+    char why[512] = "";
+    if (cacheable)
+        kept = instr_profile_cache_load(&s->profiles[i], d, s->wall_on, why, sizeof why);
+    if (kept < 0 && (rc = cache_note(s, why, "ignored; the dump was walked")) < 0)
+        return rc;
+    if (kept <= 0) {
         if ((rc = instr_profile_build_opts(&s->profiles[i], d, &po, err, errlen)) < 0)
             return rc;
-        if (cacheable)
-            instr_profile_cache_save(&s->profiles[i], s->wall_on);
+        if (cacheable && instr_profile_cache_save(&s->profiles[i], s->wall_on, why, sizeof why) < 0 &&
+            (rc = cache_note(s, why, "nothing kept")) < 0)
+            return rc;
     }
     s->ndumps++;
     const struct instr_profile *p = &s->profiles[i];
