@@ -7,13 +7,14 @@
 #include <string.h>
 
 #include "hybrid.h"
+#include "output-file.h"
 #include "sample-report.h"
 
 enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_INPUT = 2, EXIT_WARNED = 3 };
 
 int instr_hybrid_cli(const struct instr_dump *dumps, size_t nd, int format, size_t limit, const char *outpath)
 {
-    FILE *out = outpath ? fopen(outpath, "w") : stdout;
+    FILE *out = instr_output_open(outpath);
     if (!out) {
         fprintf(stderr, "instr-report: %s: %s\n", outpath, strerror(errno));
         return EXIT_USAGE;
@@ -70,11 +71,9 @@ int instr_hybrid_cli(const struct instr_dump *dumps, size_t nd, int format, size
             status = EXIT_INPUT;
         }
     }
-    if ((fflush(out) != 0 || ferror(out)) && status == EXIT_OK) {
-        fprintf(stderr, "instr-report: write error\n");
+    if (instr_output_close(out, status == EXIT_OK) < 0 && status == EXIT_OK) {
+        fprintf(stderr, "instr-report: write error: %s\n", strerror(errno));
         status = EXIT_INPUT;
     }
-    if (out != stdout)
-        fclose(out);
     return status == EXIT_OK && warned ? EXIT_WARNED : status;
 }

@@ -15,6 +15,7 @@
 #include "exclusions.h"
 #include "formats.h"
 #include "import-visualiser.h"
+#include "output-file.h"
 #include "progress.h"
 #include "report-options.h"
 #include "report.h"
@@ -165,21 +166,25 @@ static void hint(const struct cli *c)
 
 static FILE *open_output(const char *outpath)
 {
-    FILE *out = outpath ? fopen(outpath, "w") : stdout;
+    FILE *out = instr_output_open(outpath);
     if (!out)
         fprintf(stderr, PROG ": %s: %s\n", outpath, strerror(errno));
     return out;
 }
 
-/* Closes out; returns status, or EXIT_INPUT after a write error. */
+/* Closes out, keeping the file only for a report written (exit 0 or 3:
+ * output-file.h); returns status, or EXIT_INPUT after a write error. */
 static int close_output(FILE *out, int status, int rc)
 {
-    if (rc < 0 || fflush(out) != 0 || ferror(out)) {
-        fprintf(stderr, PROG ": %s\n", rc < 0 ? instr_tool_strerror(rc) : "write error");
+    if (rc < 0) {
+        fprintf(stderr, PROG ": %s\n", instr_tool_strerror(rc));
         status = EXIT_INPUT;
     }
-    if (out != stdout)
-        fclose(out);
+    if (instr_output_close(out, status == EXIT_OK || status == EXIT_WARNED) < 0 &&
+        (status == EXIT_OK || status == EXIT_WARNED)) {
+        fprintf(stderr, PROG ": write error: %s\n", strerror(errno));
+        status = EXIT_INPUT;
+    }
     return status;
 }
 
@@ -384,7 +389,7 @@ static int counted_inputs(const struct cli *c, struct instr_dump *dumps, size_t 
     if (i == nd)
         return 0;
     const char *why = NULL;
-    FILE *out = c->outpath && strcmp(c->outpath, "-") ? fopen(c->outpath, "w") : stdout;
+    FILE *out = instr_output_open(c->outpath);
     if (!out) {
         fprintf(stderr, PROG ": %s: %s\n", c->outpath, strerror(errno));
         *status = EXIT_INPUT;
@@ -394,9 +399,7 @@ static int counted_inputs(const struct cli *c, struct instr_dump *dumps, size_t 
                  ? (why = "a count-mode dump is reported as text (no --export, --diff, csv or json)", INSTR_EARG)
              : c->o.nviews > 1 ? (why = "a count-mode dump is reported one view at a time", INSTR_EARG)
                  : instr_count_report(dumps, nd, instr_views[c->o.view].name, c->o.func, c->o.limit, out, &why);
-    if (out != stdout && fclose(out))
-        rc = INSTR_EIO;
-    else if (out == stdout && fflush(out))
+    if (instr_output_close(out, rc >= 0) < 0 && rc >= 0)
         rc = INSTR_EIO;
     if (rc < 0)
         fprintf(stderr, PROG ": %s\n", why ? why : instr_tool_strerror(rc));

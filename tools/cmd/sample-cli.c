@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "output-file.h"
 #include "report.h"
 #include "sample-report.h"
 #include "views.h"
@@ -65,7 +66,7 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
         instr_sprofile_free(&p);
         return EXIT_USAGE;
     }
-    FILE *out = outpath ? fopen(outpath, "w") : stdout;
+    FILE *out = instr_output_open(outpath);
     if (!out) {
         fprintf(stderr, "instr-report: %s: %s\n", outpath, strerror(errno));
         instr_sprofile_free(&p);
@@ -80,8 +81,7 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
                       : instr_sreport_write(out, &p, &o);
     if (rc == INSTR_EARG) {
         fprintf(stderr, "instr-report: no sampled function is named '%s'\n", func);
-        if (out != stdout)
-            fclose(out);
+        instr_output_close(out, 0);
         instr_sprofile_free(&p);
         return EXIT_USAGE;
     }
@@ -99,8 +99,10 @@ int instr_sample_cli(const struct instr_dump *dumps, size_t nd, const char *view
             status = EXIT_WARNED;
         }
     }
-    if (out != stdout)
-        fclose(out);
+    if (instr_output_close(out, status != EXIT_INPUT) < 0 && status != EXIT_INPUT) {
+        fprintf(stderr, "instr-report: write error: %s\n", strerror(errno));
+        status = EXIT_INPUT;
+    }
     instr_sprofile_free(&p);
     return status;
 }
@@ -124,7 +126,7 @@ int instr_sample_diff_cli(const struct instr_dump *a, const struct instr_dump *b
         return EXIT_INPUT;
     }
     int status = EXIT_OK;
-    FILE *out = outpath ? fopen(outpath, "w") : stdout;
+    FILE *out = instr_output_open(outpath);
     if (!out) {
         fprintf(stderr, "instr-report: %s: %s\n", outpath, strerror(errno));
         status = EXIT_USAGE;
@@ -142,8 +144,11 @@ int instr_sample_diff_cli(const struct instr_dump *a, const struct instr_dump *b
                     fprintf(stderr, "instr-report: warning: %s\n", p[k].warnings[i]);
             status = EXIT_WARNED;
         }
-        if (out != stdout)
-            fclose(out);
+        if (instr_output_close(out, status == EXIT_OK || status == EXIT_WARNED) < 0 &&
+            (status == EXIT_OK || status == EXIT_WARNED)) {
+            fprintf(stderr, "instr-report: write error: %s\n", strerror(errno));
+            status = EXIT_INPUT;
+        }
     }
     instr_sprofile_free(&p[0]);
     instr_sprofile_free(&p[1]);
