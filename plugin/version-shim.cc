@@ -5,7 +5,8 @@
  * such as "undefined symbol: _Z12copy_warningjj".  This shim uses no GCC
  * symbol at link time: it loads instr-gcc<major>.so from its own directory
  * (the build makes one per GCC it found plugin headers for) and forwards
- * plugin_init, or says which GCC to rebuild instr for. */
+ * plugin_init, or says which GCC to rebuild instr for; loaded by clang,
+ * it stops the compile with the reason. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,29 @@ static void report(const char *msg)
         error_fn("%s", msg);
     else
         fprintf(stderr, "cc1: error: %s\n", msg);
+}
+
+/* clang also takes -fplugin=instr.so: it dlopen()s the file, never calls
+ * plugin_init, and builds the program uninstrumented without a word.  Any
+ * GCC that loads plugins exports its plugin API (plugin_default_version_check
+ * among it); a process that does not is another compiler, or a program
+ * that loaded this file for its own reasons.  A compiler is stopped: the
+ * build the user asked for cannot be made. */
+__attribute__((constructor)) static void refuse_other_compilers(void)
+{
+    if (dlsym(RTLD_DEFAULT, "plugin_default_version_check"))
+        return;
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+    if (!strstr(base, "clang") && !strstr(base, "icx") && !strstr(base, "icc"))
+        return; /* not a compiler we know of: nothing to stop */
+    fprintf(stderr,
+            "%s: error: instr.so is a GCC plugin, which %s cannot run: the program would be built "
+            "without instrumentation; compile with gcc or g++ (instr was built for GCC %s)\n",
+            base, base, gcc_version.basever);
+    exit(1);
 }
 
 INSTR_PLUGIN_EXPORT int plugin_init(struct plugin_name_args *info, struct plugin_gcc_version *version)

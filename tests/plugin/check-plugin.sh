@@ -265,6 +265,17 @@ refused)
     grep -q 'was built for GCC .* but this is GCC .*: rebuild instr with this compiler (apt-get install gcc-[0-9]*-plugin-dev)' out.txt \
         || fail "unclear refusal"
     ;;
+refused-by-clang)
+    # clang takes -fplugin= too, loads the file and never calls
+    # plugin_init: the shim stops it rather than let it build an
+    # unrecorded program.
+    command -v "$cc" >/dev/null 2>&1 || skip "$cc not installed"
+    "$cc" -fplugin="$plugin" -c "$srcdir/filters.c" -o x.o >out.txt 2>&1 && fail "clang built x.o"
+    cat out.txt
+    [ ! -e x.o ] || fail "an object file was left"
+    grep -q 'instr.so is a GCC plugin, which clang[-0-9]* cannot run: the program would be built without instrumentation' out.txt ||
+        fail "unclear refusal"
+    ;;
 *)
     fail "unknown case $case_name"
     ;;
