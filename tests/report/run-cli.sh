@@ -64,6 +64,21 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if "call
 run 1 "$R" --format csv --view functions,threads "$work/n.instr"; prefixed instr-report
 grep -q 'one view' "$work/err" || bad "--format csv with a list of views: not refused"
 run 1 "$R" --view functions,nothing "$work/n.instr"; prefixed instr-report
+# An unknown view lists the views (issue 37 §6).
+grep -q "bad value 'nothing' for --view (one of: functions, threads, modules, processes, calltree, callers, callees" \
+    "$work/err" || bad "an unknown view does not list the views: $(cat "$work/err")"
+# --view callers A,callees B: the shell makes "A,callees" the function
+# and B a dump; said as such, not "B: No such file".
+run 1 "$R" --view callers main,callees main "$work/n.instr"; prefixed instr-report
+grep -q "one function serves the whole list: --view callers,callees FUNC" "$work/err" ||
+    bad "--view callers A,callees B: $(cat "$work/err")"
+# -F takes --sort's spellings of a column (po, name).
+run 0 "$R" -F calls,po,name "$work/n.instr"
+grep -q "Probe Overhead.*Function" "$work/out" || bad "-F po,name: $(cat "$work/out" "$work/err")"
+# --os-events none: said as it is, not "only none take intervals out".
+run 0 "$R" --os-events none "$work/n.instr"
+grep -q "^OS events:  none take intervals out of Application time (--os-events none)" "$work/out" ||
+    bad "--os-events none: $(grep 'OS events' "$work/out")"
 
 # --help, -h: stdout, exit 0, nothing on stderr.
 for h in --help -h --he; do

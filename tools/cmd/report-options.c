@@ -296,8 +296,13 @@ static int set_views(struct cli *c, const char *v, int argc, char **argv)
         memcpy(name, p, len);
         name[len] = 0;
         const struct instr_view_def *vd = instr_view_find(name);
-        if (!vd)
-            return -2;
+        if (!vd) {
+            fprintf(stderr, PROG ": bad value '%.*s' for --view (one of:", (int)len, p);
+            for (size_t i = 0; i < instr_nviews; i++)
+                fprintf(stderr, "%s %s", i ? "," : "", instr_views[i].name);
+            fprintf(stderr, ")\n");
+            return -1;
+        }
         enum instr_view k = (enum instr_view)(vd - instr_views);
         int dup = 0;
         for (size_t i = 0; i < n; i++)
@@ -326,6 +331,20 @@ static int set_views(struct cli *c, const char *v, int argc, char **argv)
             return -1;
         }
         c->o.func = argv[optind++];
+        /* --view callers A,callees B: the shell gave "A,callees" as the
+         * function and B as a dump.  One function serves the list. */
+        const char *comma = strchr(c->o.func, ',');
+        char next[32];
+        size_t nl = comma ? strcspn(comma + 1, ", ") : 0;
+        if (comma && nl < sizeof next) {
+            memcpy(next, comma + 1, nl);
+            next[nl] = 0;
+            if (instr_view_find(next)) {
+                fprintf(stderr, PROG ": --view %s %s: one function serves the whole list: --view %s,%s FUNC\n", v,
+                        c->o.func, v, next);
+                return -1;
+            }
+        }
     }
     c->o.view = c->views[0];
     c->o.nviews = n;

@@ -221,6 +221,15 @@ static const struct instr_column *by_key(const char *key, size_t len, enum instr
             !strncmp(c->key, key, len))
             return c;
     }
+    /* --sort's spellings of a value that is a column under another key
+     * (sort.c), where the view has no column of that key: what sorts also
+     * picks its column. */
+    static const struct {
+        const char *sort, *column;
+    } alias[] = {{"po", "probe"}, {"name", "function"}};
+    for (size_t i = 0; i < sizeof alias / sizeof *alias; i++)
+        if (strlen(alias[i].sort) == len && !strncmp(alias[i].sort, key, len))
+            return by_key(alias[i].column, strlen(alias[i].column), v);
     return NULL;
 }
 

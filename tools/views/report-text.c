@@ -580,9 +580,14 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
         fprintf(out, "Not Application: %s (intervals with a matching function on the stack)\n", s->exclude->text);
     if (s->exclude && s->exclude->os_ignored) {
         char in[96], out_[96];
-        fprintf(out, "OS events:  only %s take intervals out of Application time (--os-events); not %s\n",
-                instr_os_events_text(s->exclude->os_ignored, in, sizeof in),
-                instr_os_events_text(INSTR_OS_ALL_KINDS & ~s->exclude->os_ignored, out_, sizeof out_));
+        const char *taken = instr_os_events_text(s->exclude->os_ignored, in, sizeof in);
+        const char *kept = instr_os_events_text(INSTR_OS_ALL_KINDS & ~s->exclude->os_ignored, out_, sizeof out_);
+        if (!strcmp(taken, "none"))
+            fprintf(out, "OS events:  none take intervals out of Application time (--os-events none): %s "
+                         "count as Application\n", kept);
+        else
+            fprintf(out, "OS events:  only %s take intervals out of Application time (--os-events); not %s\n",
+                    taken, kept);
     }
     if (!verbose) {
         /* Wall and Off-CPU: columns of -F; their lines with --verbose. */
