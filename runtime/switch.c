@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -84,17 +85,22 @@ static void on_signal(int sig)
     errno = saved;
 }
 
-/* INSTR_SIGNAL: USR1, USR2, SIGUSR2, RTMIN+N or a number.  The signals a
- * program would rather keep (the fatal ones, SIGKILL, SIGSTOP) are refused. */
+/* INSTR_SIGNAL: USR1, USR2, HUP, WINCH, RTMIN or RTMIN+N, each also with
+ * SIG before it and in any case (usr2, SIGusr2), or a number.  The signals
+ * a program would rather keep (the fatal ones, SIGKILL, SIGSTOP) are
+ * refused. */
 static int parse_signal(const char *e)
 {
-    const char *n = strncmp(e, "SIG", 3) ? e : e + 3;
+    const char *n = strncasecmp(e, "SIG", 3) ? e : e + 3;
+    static const struct {
+        const char *name;
+        int sig;
+    } names[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"WINCH", SIGWINCH}};
     char *end;
-    if (!strcmp(n, "USR1"))
-        return SIGUSR1;
-    if (!strcmp(n, "USR2"))
-        return SIGUSR2;
-    if (!strncmp(n, "RTMIN+", 6) || !strcmp(n, "RTMIN")) {
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcasecmp(n, names[i].name))
+            return names[i].sig;
+    if (!strncasecmp(n, "RTMIN+", 6) || !strcasecmp(n, "RTMIN")) {
         long k = n[5] ? strtol(n + 6, &end, 10) : 0;
         return (n[5] && (*end || end == n + 6)) || k < 0 || SIGRTMIN + k > SIGRTMAX ? -1 : SIGRTMIN + (int)k;
     }
@@ -118,7 +124,7 @@ static void install_signal(void)
     sa.sa_flags = SA_RESTART | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     if (sig < 0)
-        instr__say("INSTR_SIGNAL=", e, " is not USR1, USR2, RTMIN+N, HUP or WINCH", "; no signal switches");
+        instr__say("INSTR_SIGNAL=", e, " is not USR1, USR2, HUP, WINCH, RTMIN+N or their number", "; no signal switches");
     else if (sigaction(sig, &sa, NULL))
         instr__say("INSTR_SIGNAL=", e, ": sigaction failed", "; no signal switches");
 }

@@ -12,10 +12,10 @@ rm -rf "$work" && mkdir -p "$work" && cd "$work"
 "$cc" -O2 -g -fplugin="$plugin" -fplugin-arg-instr-switchable "$srcdir/switch-signal.c" -o sig
 chmod 755 "$work" sig
 fail=0
-case_() { # WHO PREFIX START: the run and its checks
-    who=$1 prefix=$2 start=$3
+case_() { # WHO PREFIX START [SPELLING]: the run and its checks
+    who=$1 prefix=$2 start=$3 spelling=${4:-USR2}
     rm -f "$work/$who-$start.instr"
-    $prefix env INSTR_START=$start INSTR_SIGNAL=USR2 INSTR_OUTPUT="$work/$who-$start.instr" ./sig > "$who-$start.out" ||
+    $prefix env INSTR_START=$start INSTR_SIGNAL=$spelling INSTR_OUTPUT="$work/$who-$start.instr" ./sig > "$who-$start.out" ||
         { echo "FAIL: $who $start: the program did not survive its signals"; fail=1; return; }
     got=$("$report" --format json "$work/$who-$start.instr" | python3 -c 'import json, sys
 j = json.load(sys.stdin)
@@ -30,6 +30,16 @@ for start in off on; do
         chmod 777 "$work"
         case_ user "setpriv --reuid=65534 --regid=65534 --clear-groups" $start
     fi
+done
+# The other spellings of the same signal: any case, SIG before it, its number.
+for spelling in usr2 SigUsr2 12; do
+    case_ "spelling-$spelling" "" off "$spelling"
+done
+# HUP and WINCH by name are taken (the test program raises SIGUSR2, which
+# then ends it): no line refusing them.
+for spelling in HUP sigwinch RTMIN+1; do
+    INSTR_LOG=stderr INSTR_SIGNAL=$spelling INSTR_OUTPUT="$work/named.instr" ./sig > named.out 2> named.err || true
+    ! grep -q "INSTR_SIGNAL=.* is not" named.err || { echo "FAIL: INSTR_SIGNAL=$spelling refused"; cat named.err; fail=1; }
 done
 INSTR_LOG=stderr INSTR_SIGNAL=SEGV INSTR_OUTPUT="$work/bad.instr" ./sig > bad.out 2> bad.err && {
     echo "FAIL: SIGUSR2 did not end the program without a handler"; fail=1; }
