@@ -183,6 +183,19 @@ run 0 "$R" --weight application --format csv "$work/n.instr"
 grep -q "^instr-report: warning: --weight does nothing without --export folded" "$work/err" || bad "--weight: no warning"
 run 0 "$R" --depth 3 --view calltree "$work/n.instr"
 [ -s "$work/err" ] && bad "--depth with --view calltree warned: $(cat "$work/err")"
+# --units an export does not read (issue 37 §6); folded reads ticks only.
+run 0 "$R" --units us --export folded "$work/n.instr"
+grep -q "^instr-report: warning: --units us does nothing with --export folded" "$work/err" || bad "--units us folded: no warning"
+run 0 "$R" --units ticks --export folded "$work/n.instr"
+[ -s "$work/err" ] && bad "--units ticks with --export folded warned: $(cat "$work/err")"
+run 0 "$R" --units ms --export pprof -o "$work/p.pb.gz" "$work/n.instr"
+grep -q "^instr-report: warning: --units ms does nothing with --export pprof" "$work/err" || bad "--units ms pprof: no warning"
+# Self % asked where it cannot show.
+run 0 "$R" --sort self "$work/n.instr"
+grep -q "^instr-report: warning: --sort self: no Self % without a sampling dump" "$work/err" || bad "--sort self: no warning"
+smp="$src/../../fuzz/corpus/dump-reader/sampling.dump"
+"$R" --self "$smp" --view threads "$work/n.instr" >"$work/out" 2>"$work/err"
+grep -q "^instr-report: warning: --self does nothing with --view threads" "$work/err" || bad "--self --view threads: no warning"
 
 # The same dump twice (an overlapping glob) is counted once, with a warning.
 run 0 "$R" --units ticks --format json "$work/n.instr" "$work/n.instr"

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -349,6 +350,23 @@ static int emit(const struct cli *c, const struct instr_session *s, int warned, 
     return close_output(out, status, rc);
 }
 
+/* Self % asked where it cannot show: --sort self with no sampling source
+ * (every row 0: name order), samples given to views without a Self %
+ * column (it is a column of the functions view). */
+static void warn_self_unused(const struct cli *c, const struct instr_session *s, size_t nself)
+{
+    if (c->sort && (!strcasecmp(c->sort, "self") || !strcasecmp(c->sort, "self%") ||
+                    !strcasecmp(c->sort, "self_pct")) && !s->self.source)
+        fprintf(stderr, PROG ": warning: --sort %s: no Self %% without a sampling dump of the plain build "
+                        "(--self PLAIN.instr) or INSTR_SAMPLE samples: rows in name order\n", c->sort);
+    int functions = 0;
+    for (size_t i = 0; i < c->o.nviews; i++)
+        functions |= c->views[i] == INSTR_VIEW_FUNCTIONS;
+    if (nself && !c->export && !functions)
+        fprintf(stderr, PROG ": warning: --self does nothing with --view %s (Self %% is a column of the functions "
+                        "view)\n", instr_views[c->o.view].name);
+}
+
 /* Sampling dumps (instr-sample) have their own views and exports
  * (sample-cli.c).  1 if the inputs hold one and were reported, *status
  * then set. */
@@ -510,6 +528,7 @@ int main(int argc, char **argv)
                 if (walked)
                     close_output(walked, status, 0);
             } else {
+                warn_self_unused(&c, &s, nself);
                 status = emit(&c, &s, warned, walked, wrc);
                 if (status == EXIT_OK || status == EXIT_WARNED)
                     hint(&c);

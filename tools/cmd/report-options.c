@@ -628,6 +628,14 @@ void report_warn_unused(const struct cli *c)
                                                                                "whole header)"},
         {OPT_FORMAT, c->export, "with --export"},
     };
+    /* --units: read by the report formats; folded writes ticks or ns;
+     * the other exports' units are fixed by their formats. */
+    const unsigned uses = c->format->uses;
+    if ((c->given & GIVEN(OPT_UNITS)) && !(uses & INSTR_USES_UNITS) &&
+        !((uses & INSTR_USES_TICKS) && c->o.units == INSTR_UNITS_TICKS))
+        fprintf(stderr, PROG ": warning: --units %s does nothing with --export %s (%s)\n",
+                instr_unit_names[c->o.units], c->format->name,
+                uses & INSTR_USES_TICKS ? "it writes ns, or ticks with --units ticks" : "the format fixes its unit");
     for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
         if (!(c->given & GIVEN(checks[i].opt)) || !checks[i].unused)
             continue;

@@ -22,11 +22,13 @@ enum instr_format_kind {
     INSTR_FORMAT_EXPORT, /* --export: another tool's format */
 };
 
-/* The report options a format reads besides --units and -o (main warns
+/* The report options a format reads besides -o (main warns
  * about the ones given that the chosen format does not read); an export's
  * own options are its row's options. */
 enum {
     INSTR_USES_VIEW = 1u << 0,       /* --view, --depth, --threshold, --sort, --limit, --flagged */
+    INSTR_USES_UNITS = 1u << 1,      /* --units, every unit */
+    INSTR_USES_TICKS = 1u << 2,      /* --units ticks only (otherwise the format's own unit) */
 };
 
 struct instr_format {
