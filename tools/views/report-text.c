@@ -560,16 +560,16 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
         instr_fmt_value(a, sizeof a, s->comp.ticks, s->comp_ns, u);
         instr_fmt_value(b, sizeof b, s->comp.unpaid, s->comp_unpaid_ns, u);
         if (s->comp.applied && s->comp.clamped)
-            fprintf(out, "Probe overhead: %s %s of hook costs subtracted from the values (--raw: keep them); "
+            fprintf(out, "Compensation: %s %s of hook costs subtracted from the values (--raw: keep them); "
                          "%" PRIu64 " of %" PRIu64 " intervals were shorter than their hooks' cost and count 0, "
                          "the rest of it taken from the next ones (%s %s left unsubtracted)\n",
                     a, instr_units_name(u), s->comp.clamped, s->comp.intervals, b, instr_units_name(u));
         else if (s->comp.applied)
-            fprintf(out, "Probe overhead: %s %s of hook costs subtracted from the values (--raw: keep them); "
+            fprintf(out, "Compensation: %s %s of hook costs subtracted from the values (--raw: keep them); "
                          "none of %" PRIu64 " intervals was shorter than its hooks' cost\n",
                     a, instr_units_name(u), s->comp.intervals);
         else
-            fprintf(out, "Probe overhead: not subtracted (--raw): %s %s of the values are hook costs "
+            fprintf(out, "Compensation: not subtracted (--raw): %s %s of the values are hook costs "
                          "(Probe Overhead column)\n", a, instr_units_name(u));
     }
     for (size_t i = 0; i < s->nwarnings; i++)
