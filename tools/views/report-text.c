@@ -532,10 +532,13 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
     if (!verbose)
         repairs_short(out, s, unwound);
     else
+        /* Every count with its cause (dump-format.h's INSTR_UNWIND_*). */
         fprintf(out,
-                "Repairs:    unwound frames %" PRIu64 " (exception %" PRIu64 ", stack %" PRIu64 ", mismatch %" PRIu64
-                ", other %" PRIu64 "); unmatched exits %" PRIu64 " (+%" PRIu64 " in the runtime); incomplete "
-                "frames %" PRIu64 "\n",
+                "Repairs:    %" PRIu64 " frames unwound: %" PRIu64 " an exception passed through, %" PRIu64
+                " whose stack frame was gone (longjmp, or unwinding seen late), %" PRIu64
+                " above a frame an exit hook named further down, %" PRIu64 " other; %" PRIu64
+                " unmatched exits, ignored (+%" PRIu64 " in the runtime); %" PRIu64
+                " frames open at the end, closed at their thread's last event\n",
                 unwound, r->unwound[1], r->unwound[2], r->unwound[3], r->unwound[0], r->unmatched_exits,
                 s->header_unmatched, r->incomplete);
     if (s->dropped)
