@@ -67,7 +67,11 @@ _instr_report()
                 head+=+
                 cur=${cur#+}
             fi
+            # Values already in the list are not offered again.
+            local given=",${head#"$opt"=},"
+            given=${given/#,+/,}
             for i in $values; do
+                [[ $given == *",$i,"* ]] && continue
                 [[ $i == "$cur"* ]] && COMPREPLY+=("$head$i")
             done
         elif [[ $opt == -o || $opt == --output || $opt == --self ]]; then

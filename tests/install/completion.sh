@@ -40,6 +40,10 @@ expect "--units=ms" instr-report --units=m
 expect "calltree callers callees" instr-report a.instr --view call
 expect "ei ei%" instr-report --sort ei
 expect "@locks,@io" instr-report --not-application @locks,@i
+# A list's values already given are not offered again.
+expect "sched,syscall,signal" instr-report --os-events sched,syscall,s
+expect "--os-events=sched,syscall --os-events=sched,signal" instr-report --os-events=sched,s
+expect "+ei,ee +ei,ei% +ei,ee% +ei,external" instr-report -F +ei,e
 expect "" instr-report --depth ""
 # The format and export names are those of instr-report's format table
 # (tools/formats.c), which its "bad value" message lists.
