@@ -97,6 +97,19 @@ def main():
         samp = os.path.join(work, "samp.instr")
         run([SAMPLE, "--rate", "2000", "-o", samp, INSTR], env=env)
         shares([dump, samp], "instrumented-samples")
+        # Samples of the instrumented program speak for their own run only:
+        # another run's dump with them is refused, naming the pid (issue 37 §4).
+        other = os.path.join(work, "other.instr")
+        run([INSTR], env=dict(env, INSTR_OUTPUT=other))
+        r = subprocess.run([REPORT, "--self", samp, other], capture_output=True, text=True)
+        check(r.returncode == 1 and "a run of the instrumented program that is not among the dumps" in r.stderr,
+              f"instrumented samples of another run refused ({r.returncode}: {r.stderr.strip()})")
+        # and never mixed with a plain build's samples into one Self %
+        plain = os.path.join(work, "plain.instr")
+        run([SAMPLE, "--rate", "2000", "-o", plain, PLAIN])
+        r = subprocess.run([REPORT, dump, samp, plain], capture_output=True, text=True)
+        check(r.returncode == 1 and "one Self % comes from one kind of sample" in r.stderr,
+              f"plain and instrumented samples together refused ({r.returncode}: {r.stderr.strip()})")
     elif scenario == "in-run":
         run([INSTR], env=dict(env, INSTR_SAMPLE="1000"))
         shares([dump], "in-run-samples")
@@ -118,6 +131,12 @@ def main():
                   f"count report: {name} {got}, expected {calls} calls and Self % {want} +/- 15")
         plain = run([REPORT, counts])
         check("Self %" not in plain, "no Self % without a sampling dump")
+        # --self gives the count report the same column, in either order.
+        for args in (["--self", samp, counts], [counts, "--self", samp]):
+            r = subprocess.run([REPORT, *args], capture_output=True, text=True)
+            check(r.returncode == 0 and "Self %  Function" in r.stdout,
+                  f"count report with {' '.join(a if a.startswith('-') else os.path.basename(a) for a in args)}: "
+                  f"{r.returncode} {r.stderr.strip()}")
     elif scenario == "none":
         run([INSTR], env=env)
         text = run([REPORT, dump])

@@ -434,10 +434,23 @@ static int split_self(const struct cli *c, struct instr_dump *dumps, size_t *nd,
                       size_t *nself, int *warned)
 {
     *nself = 0;
-    size_t instrumented = 0;
-    for (size_t i = 0; i < *nd; i++)
+    size_t instrumented = 0, counted = 0;
+    for (size_t i = 0; i < *nd; i++) {
         instrumented += !instr_dump_is_sampled(&dumps[i]) && !instr_dump_is_counted(&dumps[i]);
+        counted += instr_dump_is_counted(&dumps[i]);
+    }
     const int table = !c->diff && !c->export && c->o.view != INSTR_VIEW_SAMPLES && c->o.view != INSTR_VIEW_LINES;
+    if (c->self && counted && !instrumented) {
+        /* A count report reads the sampling dumps among its inputs
+         * (count-report.c), in whichever order they come. */
+        if (open_input(&dumps[*nd], c->self, warned) < 0)
+            return EXIT_INPUT;
+        if (!instr_dump_is_sampled(&dumps[(*nd)++])) {
+            fprintf(stderr, PROG ": --self %s: not a sampling dump (instr-sample writes one)\n", c->self);
+            return EXIT_USAGE;
+        }
+        return EXIT_OK;
+    }
     if (c->self) {
         if (!table || !instrumented) {
             fprintf(stderr, PROG ": --self gives the Self %% column of a report of instrumented dumps (not with "
@@ -474,7 +487,8 @@ int main(int argc, char **argv)
     }
     report_warn_unused(&c);
 
-    struct instr_dump *dumps = calloc(c.npaths, sizeof *dumps), *self = calloc(c.npaths + 1, sizeof *self);
+    /* +1: a count report takes --self's dump among its inputs (split_self). */
+    struct instr_dump *dumps = calloc(c.npaths + 1, sizeof *dumps), *self = calloc(c.npaths + 1, sizeof *self);
     size_t nd = 0, nself = 0;
     int status = dumps && self ? EXIT_OK : EXIT_INPUT, warned = 0;
     for (size_t i = 0; i < c.npaths && status == EXIT_OK; i++) {
@@ -521,7 +535,7 @@ int main(int argc, char **argv)
                               : instr_self_from_in_run(&s, err, sizeof err);
             if (src < 0) {
                 fprintf(stderr, PROG ": Self %%: %s\n", err);
-                status = EXIT_INPUT;
+                status = src == INSTR_EARG ? EXIT_USAGE : EXIT_INPUT;
             } else if ((c.self_shown = s.self.source != NULL), instr_session_sort(&s, c.sort) < 0) {
                 fprintf(stderr, PROG ": unknown sort column '%s' (one of: %s)\n", c.sort, instr_sort_columns);
                 status = EXIT_USAGE;

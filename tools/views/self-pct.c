@@ -145,8 +145,55 @@ static void finish(struct instr_session *s, const double *credit)
     x->top_ci95 = n > 0 ? 100.0 * 1.96 * sqrt(top / 100 * (1 - top / 100) / n) : NAN;
 }
 
+/* Whether the sampling dump sd sampled an instrumented program (it mapped
+ * instr's runtime). */
+static int sampled_instrumented(const struct instr_dump *sd)
+{
+    for (size_t m = 0; m < sd->nmodules; m++)
+        if (!strncmp(base_name(sd->modules[m].path), "libinstr-rt", 11))
+            return 1;
+    return 0;
+}
+
+/* One source, and the right run: samples of the plain build and of the
+ * instrumented program are not one Self %, and samples of the
+ * instrumented program speak for their own run only.  0, or INSTR_EARG
+ * with the reason in err. */
+static int check_sources(const struct instr_session *s, const struct instr_dump *sd, size_t n, char *err,
+                         size_t errlen)
+{
+    for (size_t i = 1; i < n; i++)
+        if (sampled_instrumented(&sd[i]) != sampled_instrumented(&sd[0])) {
+            size_t a = sampled_instrumented(&sd[0]) ? 0 : i, b = a ? 0 : i;
+            snprintf(err, errlen,
+                     "%s sampled the instrumented program and %s the plain build: one Self %% comes from one "
+                     "kind of sample (give one of them)",
+                     sd[a].path ? sd[a].path : "?", sd[b].path ? sd[b].path : "?");
+            return INSTR_EARG;
+        }
+    if (!n || !sampled_instrumented(&sd[0]))
+        return 0; /* the plain build: another run by design */
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (j < s->ndumps && s->dumps[j].hdr.pid != sd[i].hdr.pid)
+            j++;
+        if (j == s->ndumps) {
+            snprintf(err, errlen,
+                     "%s sampled pid %llu, a run of the instrumented program that is not among the dumps "
+                     "reported: its samples are Self %% of that run only (report its dump with them, or sample "
+                     "the plain build)",
+                     sd[i].path ? sd[i].path : "?", (unsigned long long)sd[i].hdr.pid);
+            return INSTR_EARG;
+        }
+    }
+    return 0;
+}
+
 int instr_self_from_sampled(struct instr_session *s, const struct instr_dump *sd, size_t n, char *err, size_t errlen)
 {
+    int bad = check_sources(s, sd, n, err, errlen);
+    if (bad < 0)
+        return bad;
     struct instr_sprofile p;
     int rc = instr_sprofile_build(&p, sd, n, 0, err, errlen);
     if (rc < 0)
@@ -161,11 +208,9 @@ int instr_self_from_sampled(struct instr_session *s, const struct instr_dump *sd
         rc = INSTR_ENOMEM;
         goto out;
     }
-    /* The program sampled was instrumented if it mapped instr's runtime. */
-    int instrumented = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t m = 0; m < sd[i].nmodules; m++)
-            instrumented |= !strncmp(base_name(sd[i].modules[m].path), "libinstr-rt", 11);
+    /* The program sampled was instrumented if it mapped instr's runtime
+     * (check_sources: all of them or none). */
+    int instrumented = n && sampled_instrumented(&sd[0]);
     struct instr_self *x = &s->self;
     memset(x, 0, sizeof *x);
     x->source = instrumented ? "instrumented-samples" : "plain-samples";
