@@ -181,7 +181,17 @@ struct instr__thread {
         const void *desc;          /* the frame it pushed */
         uintptr_t cfa;
         uint32_t seq;              /* the chunk it lies in */
+        uint8_t kept;              /* it cannot be taken back (it carries the OS's
+                                      transition bits, or a registration off the CPU) */
+        uint8_t by_call;           /* an ENTER right after its call's CALL (t->called):
+                                      the two go or stay together */
     } rewind[INSTR__REWIND_SLOTS];
+    /* The call-site frame the thread's last hook pushed (a CALL), with the
+     * name its call names (NULL: through a pointer), while no other hook
+     * has run since; NULL otherwise.  The callee's entry then belongs to
+     * that call: recorded whenever the call was (hooks.c: enter_write). */
+    const struct instr__frame *called;
+    const char *called_name;
 
     struct instr__det_thread det; /* the detector backends' state (detector.h) */
     struct instr__sampler *sampler; /* INSTR_SAMPLE (sampler.c), or NULL */

@@ -365,6 +365,8 @@ int instr__thread_restart(struct instr__thread *t)
     t->seq = 0;
     t->dropped = 0;
     t->pending_bits = instr__filter.any ? INSTR__FILTERING : 0;
+    t->called = NULL;
+    memset(t->filtered, 0, sizeof t->filtered); /* the parent's, flushed by the parent */
     t->cpu0_ns = own_cpu_ns();
     t->last_tsc = instr__tsc();
     start_chunk(t);
