@@ -332,6 +332,10 @@ void instr__hook_landing(struct instr_fn_desc *d, void *cfa);
 void instr__hook_nop(struct instr_fn_desc *d, void *cfa);
 void instr__hook_call(struct instr_site_desc *s, void *cfa, void *target);
 void instr__hook_return(struct instr_site_desc *s, void *cfa);
+/* api.c: EXT SWITCH while a hook holds the guard: deferred (its tick kept) */
+void instr__switch_deferred(struct instr__thread *t, int on);
+/* The deferred events written now (the runtime holds the guard) */
+void instr__deferred_flush_now(struct instr__thread *t);
 
 /* api.c: instr_event / instr_counter (include/instr/instr.h) */
 void instr__api_event(const char *label);

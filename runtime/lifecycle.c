@@ -52,6 +52,8 @@ static void at_exit(int status, void *arg)
     if (t) {
         was_busy = t->busy;
         t->busy = 1;
+        if (!INSTR__BUSY_IS_HOOK(was_busy) && instr__may_syscall())
+            instr__deferred_flush_now(t); /* a switch a handler left waiting */
     }
     int calls = instr__may_syscall(); /* sandbox.c: only header stores then */
     if (calls)

@@ -308,6 +308,7 @@ void instr__thread_end(void *arg)
     if (!t || t == &instr__idle_thread)
         return;
     t->busy = 1;
+    instr__deferred_flush_now(t);
     if (t->chunk) {
         unsigned bits = instr__detector_check(t) | (t->pending_bits & ~INSTR__FILTERING);
         uint8_t *p = instr__put_head(t, t->pos, instr__tsc(), &bits, INSTR_EV_EXT);
