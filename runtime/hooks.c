@@ -357,10 +357,6 @@ static uint8_t *enter_write(struct instr__thread *t, uint8_t *p, uint64_t now, u
         registered = 1;
     }
     p = switch_stack(t, p, a, 1, now, bits); /* first: the depth is the new stack's */
-    /* Dead frames close first, recorded or not: a frame a longjmp left
-     * while recording was off would otherwise stay open to the end. */
-    if (INSTR_LIKELY(!t->overflow) && t->top > t->base && t->top[-1].cfa < dead_below(d, a->cfa))
-        p = close_dead(t, p, dead_below(d, a->cfa), now, bits);
     int called = 0;
     if (INSTR_UNLIKELY(t->pending_bits & INSTR__FILTERING)) {
         /* The call that entered it, if its CALL was the thread's last hook. */
@@ -375,10 +371,17 @@ static uint8_t *enter_write(struct instr__thread *t, uint8_t *p, uint64_t now, u
                          was recorded: the call is recorded whole, as one frame */
         if (why >= 0) {
             t->filtered[why]++; /* its exit finds no frame (filter_pop) */
+            /* Not recorded, it still closes the dead frames: one a longjmp
+             * left while recording was off would otherwise stay open to the
+             * end (a handler's replayed entry may lie on another stack). */
+            if (!a->replayed && !t->overflow && t->top > t->base && t->top[-1].cfa < dead_below(d, a->cfa))
+                p = close_dead(t, p, dead_below(d, a->cfa), now, bits);
             sentinel_near(t, a->cfa);
             return registered ? instr__put_runtime(t, p) : p;
         }
     }
+    if (INSTR_LIKELY(!t->overflow) && t->top > t->base && t->top[-1].cfa < dead_below(d, a->cfa))
+        p = close_dead(t, p, dead_below(d, a->cfa), now, bits);
     p = slow_push(t, p, d, a->cfa, now, bits, INSTR_EV_ENTER, id, registered);
     if (called && t->top > t->base && t->top[-1].desc == d && rewind_of(t, t->top - 1)->desc == d)
         rewind_of(t, t->top - 1)->by_call = 1; /* fold_short takes its CALL with it */
@@ -473,7 +476,7 @@ static uint8_t *filter_pop(struct instr__thread *t, uint8_t *p, uint64_t now, un
     if (t->overflow)
         p = pop_record(t, p, now, bits, a);
     else if (!top && !on_stack(t, d, a->cfa))
-        p = close_dead(t, p, a->cfa, now, bits); /* not recorded; what it called is gone */
+        p = a->replayed ? p : close_dead(t, p, a->cfa, now, bits); /* not recorded; its callees are gone */
     else if (top && instr__filter.min_ticks && (folded = fold_short(t, p, now, *bits)))
         p = folded;
     else
@@ -661,6 +664,22 @@ static void icache_put(struct instr__thread *t, const struct instr_site_desc *s,
     c->id = id;
 }
 
+/* A call from the frame at cfa: frames below its CFA are not live: it is
+ * calling.  Nor is a call-site frame of the caller itself on top: one
+ * frame makes one call at a time, so that call was left by a longjmp back
+ * into the caller.  (Inlined hosts sharing the CFA, inline=before, always
+ * have the inlined function's frame between two of their sites.) */
+static uint8_t *close_dead_at_call(struct instr__thread *t, uint8_t *p, uintptr_t cfa, uint64_t now,
+                                   unsigned *bits)
+{
+    if (INSTR_UNLIKELY(t->overflow))
+        return p;
+    while (t->top > t->base &&
+           (t->top[-1].cfa < cfa || (t->top[-1].cfa == cfa && INSTR__IS_SITE(t->top[-1].desc))))
+        p = unwind(t, p, now, bits, INSTR_UNWIND_STACK);
+    return p;
+}
+
 static uint8_t *call_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits,
                            const void *arg)
 {
@@ -686,26 +705,16 @@ static uint8_t *call_write(struct instr__thread *t, uint8_t *p, uint64_t now, un
     }
     uintptr_t cfa = a->cfa;
     p = switch_stack(t, p, a, 1, now, bits);
-    struct instr__frame *top = t->top;
-    if (INSTR_LIKELY(!t->overflow)) {
-        /* Frames below the caller's CFA are not live: it is calling.  Nor
-         * is a call-site frame of the caller itself on top: one frame makes
-         * one call at a time, so that call was left by a longjmp back into
-         * the caller.  (Inlined hosts sharing the CFA, inline=before, always
-         * have the inlined function's frame between two of their sites.) */
-        while (top > t->base &&
-               (top[-1].cfa < cfa || (top[-1].cfa == cfa && INSTR__IS_SITE(top[-1].desc)))) {
-            p = unwind(t, p, now, bits, INSTR_UNWIND_STACK);
-            top = t->top;
-        }
-    }
     if (INSTR_UNLIKELY(t->pending_bits & INSTR__FILTERING)) {
         t->called = NULL;
         if (filter_skip(t) >= 0) {
+            if (!a->replayed) /* as enter_write: dead frames close, recorded or not */
+                p = close_dead_at_call(t, p, cfa, now, bits);
             sentinel_near(t, cfa);
             return registered ? instr__put_runtime(t, p) : p; /* counted at its callee's entry, if instrumented */
         }
     }
+    p = close_dead_at_call(t, p, cfa, now, bits);
     p = slow_push(t, p, INSTR__SITE_FRAME(id), cfa, now, bits, INSTR_EV_CALL, id, registered);
     if (INSTR_UNLIKELY(t->pending_bits & INSTR__FILTERING) && !t->overflow &&
         t->top > t->base && t->top[-1].desc == INSTR__SITE_FRAME(id)) {
