@@ -339,6 +339,21 @@ static uint8_t *slow_push(struct instr__thread *t, uint8_t *p, const void *desc,
     return p;
 }
 
+/* Whether the function d is the one the thread's last CALL names (a call
+ * through a pointer names any).  The answer is kept for the next call of
+ * the same site: the comparison of names was 15 ns of a 100 ns call. */
+static int names_callee(struct instr__thread *t, const struct instr_fn_desc *d)
+{
+    if (!t->called_name)
+        return 1;
+    if (t->called_cmp_name != t->called_name || t->called_cmp_fn != d) {
+        t->called_cmp_name = t->called_name;
+        t->called_cmp_fn = d;
+        t->called_cmp_same = !strcmp(t->called_name, d->names);
+    }
+    return t->called_cmp_same;
+}
+
 static uint8_t *enter_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits,
                             const void *arg)
 {
@@ -360,8 +375,7 @@ static uint8_t *enter_write(struct instr__thread *t, uint8_t *p, uint64_t now, u
     int called = 0;
     if (INSTR_UNLIKELY(t->pending_bits & INSTR__FILTERING)) {
         /* The call that entered it, if its CALL was the thread's last hook. */
-        called = t->called && t->called == t->top &&
-                 (!t->called_name || !strcmp(t->called_name, d->names));
+        called = t->called && t->called == t->top && names_callee(t, d);
         t->called = NULL;
         if (d->rt_flags & INSTR_FN_RT_TRIGGER_ON)
             p = trigger(t, p, now, bits, 1);

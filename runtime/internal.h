@@ -189,9 +189,14 @@ struct instr__thread {
     /* The call-site frame the thread's last hook pushed (a CALL), with the
      * name its call names (NULL: through a pointer), while no other hook
      * has run since; NULL otherwise.  The callee's entry then belongs to
-     * that call: recorded whenever the call was (hooks.c: enter_write). */
+     * that call: recorded whenever the call was (hooks.c: enter_write).
+     * The last name compared with an entry's function, and the answer:
+     * a loop's calls compare once. */
     const struct instr__frame *called;
     const char *called_name;
+    const char *called_cmp_name;
+    const struct instr_fn_desc *called_cmp_fn;
+    int called_cmp_same;
 
     struct instr__det_thread det; /* the detector backends' state (detector.h) */
     struct instr__sampler *sampler; /* INSTR_SAMPLE (sampler.c), or NULL */
