@@ -13,8 +13,7 @@
  * prints "made NAME N" for each function and "tail_ns N"; the fork child
  * writes its own calls (made after the fork) to CHILD-COUNTS.  With
  * "storm", a thread sends the workers SIGUSR2 300 times, 100 us apart,
- * while they run (INSTR_SIGNAL's switch).  Built with -DNO_EH, no exceptions (the
- * switchable build). */
+ * while they run (INSTR_SIGNAL's switch). */
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -93,7 +92,6 @@ __attribute__((noinline)) void jump_home(int i)
     leaf(i);
 }
 
-#ifndef NO_EH
 __attribute__((noinline)) void thrower(int i)
 {
     COUNT(thrower);
@@ -111,7 +109,6 @@ __attribute__((noinline)) void catcher(int i)
         leaf(i);
     }
 }
-#endif
 
 __attribute__((noinline)) void *worker(void *arg)
 {
@@ -193,10 +190,8 @@ int main(int argc, char **argv)
         mid(i);
     for (int i = 0; i < 50; i++)
         raise(SIGUSR1);
-#ifndef NO_EH
     for (int i = 0; i < 200; i++)
         catcher(i);
-#endif
     for (int i = 0; i < 20; i++)
         jump_home(i);
 
