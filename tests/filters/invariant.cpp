@@ -25,7 +25,8 @@
 
 #define FUNCTIONS(X)                                                                          \
     X(main) X(leaf) X(varied) X(mid) X(handler) X(stopper) X(deep) X(jumper) X(jump_home)     \
-        X(thrower) X(catcher) X(worker) X(toggle_on) X(toggle_off) X(forker) X(storm) X(tail)
+        X(thrower) X(catcher) X(worker) X(toggle_on) X(toggle_off) X(forker) X(storm)         \
+            X(ns_since) X(tail)
 #define ENUM(f) F_##f,
 #define NAME(f) #f,
 enum { FUNCTIONS(ENUM) NF };
@@ -156,8 +157,9 @@ __attribute__((noinline)) void forker(const char *child_counts)
         waitpid(pid, NULL, 0);
 }
 
-static long ns_since(const struct timespec *a)
+__attribute__((noinline)) static long ns_since(const struct timespec *a)
 {
+    COUNT(ns_since);
     struct timespec b;
     clock_gettime(CLOCK_MONOTONIC, &b);
     return (b.tv_sec - a->tv_sec) * 1000000000L + (b.tv_nsec - a->tv_nsec);
