@@ -77,6 +77,21 @@ static tree build_on_var(void)
     return on_var;
 }
 
+/* Whether fun's exception regions carry the type filters GCC assigns
+ * after inlining: a try with catch clauses, an exception specification.
+ * tree_function_versioning copies regions as inlining does, and GCC's
+ * copy asserts there are none yet (duplicate_eh_regions_1: an internal
+ * compiler error on every switchable C++ function with try/catch). */
+static bool has_eh_filters(function *fun)
+{
+    if (!fun->eh || !fun->eh->region_array)
+        return false;
+    for (eh_region r : *fun->eh->region_array)
+        if (r && (r->type == ERT_TRY || r->type == ERT_ALLOWED_EXCEPTIONS))
+            return true;
+    return false;
+}
+
 static const char *cannot_split(function *fun)
 {
     tree decl = fun->decl;
@@ -93,6 +108,8 @@ static const char *cannot_split(function *fun)
         return "returns an aggregate";
     if (!tree_versionable_function_p(decl))
         return "body cannot be copied";
+    if (has_eh_filters(fun))
+        return "catches exceptions (try/catch or an exception specification)";
     return NULL;
 }
 

@@ -57,8 +57,10 @@ void instr__api_switched(int on)
 {
     struct instr__thread *t = instr__record_thread();
     if (INSTR_UNLIKELY(t->busy)) {
-        if ((INSTR__BUSY_IS_HOOK(t->busy) || t->busy == INSTR__BUSY_LOST) && instr__rt.header)
-            __atomic_fetch_add(&instr__rt.header->dropped_events, 1, __ATOMIC_RELAXED);
+        /* INSTR_SIGNAL's handler inside a hook: recorded by the next hook,
+         * at its own tick (hooks.c). */
+        if (INSTR__BUSY_IS_HOOK(t->busy) || t->busy == INSTR__BUSY_LOST)
+            instr__switch_deferred(t, on);
         return;
     }
     unsigned arg = on != 0;

@@ -65,7 +65,8 @@ static inline uint8_t *room(struct instr__thread *t, uint8_t *p)
 }
 
 /* The hooks, as deferred events name them. */
-enum { HOOK_ENTER, HOOK_EXIT, HOOK_CALL, HOOK_RETURN, HOOK_LANDING };
+enum { HOOK_ENTER, HOOK_EXIT, HOOK_CALL, HOOK_RETURN, HOOK_LANDING,
+       HOOK_SWITCH /* not a hook: api.c's EXT SWITCH (INSTR_SIGNAL's handler), target = on */ };
 
 static void hook_busy(struct instr__thread *t, unsigned kind, const void *desc, uintptr_t cfa,
                       void *target, void *ra);
@@ -143,17 +144,18 @@ static inline struct instr__rewind *rewind_of(struct instr__thread *t, const str
 
 /* INSTR_MIN_DURATION: frame f is being pushed with its event at p: where
  * the event starts and what the thread's clock state was, so that its
- * return can take it back (fold_short).  NULL, and the slot cleared, when
- * it cannot be: the event carries transition bits, which would be lost
- * with it (slow_push also clears it when a registration's time was spent
- * off the CPU). */
+ * return can take it back (fold_short).  Marked kept when it cannot be:
+ * the event carries transition bits, which would be lost with it
+ * (slow_push also marks it when a registration's time was spent off the
+ * CPU).  NULL, and the slot cleared, when p lies in no chunk of the
+ * thread's. */
 static struct instr__rewind *rewind_mark(struct instr__thread *t, const struct instr__frame *f,
                                          uint8_t *p, int keep)
 {
     struct instr__rewind *r = rewind_of(t, f);
     r->desc = NULL;
     struct instr_chunk_header *c = instr__stage_chunk_of(&t->stage, p + 1);
-    if (keep || !c)
+    if (!c)
         return NULL;
     r->before = p;
     r->last_tsc = t->last_tsc;
@@ -161,29 +163,32 @@ static struct instr__rewind *rewind_mark(struct instr__thread *t, const struct i
     r->desc = f->desc;
     r->cfa = f->cfa;
     r->seq = c->seq;
+    r->kept = (uint8_t)!!keep;
+    r->by_call = 0;
     return r;
 }
 
-/* INSTR_MIN_DURATION: the top frame returns at now with its event to go
- * at p.  If its own event is the last one written (everything it called
- * was folded already), in the same chunk, and it began less than
- * min_ticks ago on an interval the OS left alone, take that event back:
- * the bytes are zeroed (a killed process's reader stops at the first
- * zero byte) and the clock state is put back, so the next event's
- * interval runs from the one before: the caller's time.  A first call's
- * registration stays, as an EXT RUNTIME at the call's tick (charged to
- * nobody, as before).  Returns the new write position, or NULL to record
- * the return as usual. */
-static uint8_t *fold_short(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned bits)
+/* Whether frame f's event, as its rewind slot r says, can still be taken
+ * back with the write position at p: it is the last event written (what
+ * came after it was taken back already), in the same chunk. */
+static int can_take_back(struct instr__thread *t, const struct instr__frame *f,
+                         const struct instr__rewind *r, uint8_t *p)
 {
-    struct instr__frame *f = &t->top[-1];
-    struct instr__rewind *r = rewind_of(t, f);
-    if (r->desc != f->desc || r->cfa != f->cfa || r->after != p || bits ||
-        now - r->tsc >= instr__filter.min_ticks)
-        return NULL;
+    if (r->desc != f->desc || r->cfa != f->cfa || r->after != p || r->kept)
+        return 0;
     struct instr_chunk_header *c = instr__stage_chunk_of(&t->stage, p);
-    if (!c || c->seq != r->seq || instr__stage_chunk_of(&t->stage, r->before + 1) != c)
-        return NULL;
+    return c && c->seq == r->seq && instr__stage_chunk_of(&t->stage, r->before + 1) == c;
+}
+
+/* Takes frame f (the top one) and its event back: the bytes are zeroed (a
+ * killed process's reader stops at the first zero byte) and the clock
+ * state put back, so the next event's interval runs from the one before:
+ * the caller's time.  A first call's registration stays, as an EXT
+ * RUNTIME at the call's tick (charged to nobody, as before).  Returns the
+ * new write position. */
+static uint8_t *take_back(struct instr__thread *t, struct instr__frame *f, struct instr__rewind *r,
+                          uint8_t *p)
+{
     r->before[0] = 0;
     instr__barrier();
     memset(r->before + 1, 0, (size_t)(p - r->before - 1));
@@ -192,7 +197,6 @@ static uint8_t *fold_short(struct instr__thread *t, uint8_t *p, uint64_t now, un
     t->det.clean_ticks = r->clean_ticks;
     r->desc = NULL;
     t->top = f;
-    t->filtered[INSTR__FILTERED_SHORT] += !INSTR__IS_SITE(f->desc); /* calls of functions */
     p = r->before;
     if (r->runtime) {
         unsigned none = 0;
@@ -208,6 +212,46 @@ static uint8_t *fold_short(struct instr__thread *t, uint8_t *p, uint64_t now, un
             up->runtime += r->runtime;
         }
     }
+    return p;
+}
+
+/* INSTR_MIN_DURATION: the top frame returns at now with its event to go
+ * at p.  If its own event is the last one written (everything it called
+ * was folded already), in the same chunk, and it began less than
+ * min_ticks ago on an interval the OS left alone, take it back, and with
+ * it the call-site frame of the call that entered it, if there is one:
+ *
+ *   | sink          ENTER |  <- returns 300 ns after its entry: short
+ *   | work [sink]   CALL  |  <- the CALL just before: taken back with it,
+ *   | work          ENTER |     though the call-site frame's own span
+ *                               (the hooks' time on both sides) may not be
+ *
+ * else the CALL's RETURN would leave a pseudo-frame `sink` of one call
+ * beside the real one (issue 38).  The CALL is the call's when no other
+ * hook ran between the two (by_call, from t->called); a frame whose CALL
+ * cannot go (it carries the OS's transition bits, a chunk ended between
+ * them) stays with it.  Returns the new write position, or NULL to record
+ * the return as usual. */
+static uint8_t *fold_short(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned bits)
+{
+    struct instr__frame *f = &t->top[-1];
+    struct instr__rewind *r = rewind_of(t, f);
+    if (bits || !can_take_back(t, f, r, p) || now - r->tsc >= instr__filter.min_ticks)
+        return NULL;
+    struct instr__frame *s = r->by_call && f > t->base && INSTR__IS_SITE(f[-1].desc) ? f - 1 : NULL;
+    struct instr__rewind *rs = s ? rewind_of(t, s) : NULL;
+    if (s && !can_take_back(t, s, rs, r->before))
+        return NULL;
+    if (s && r->runtime) {
+        /* The registration's EXT RUNTIME would sit between them: fold the
+         * two as one, the time going to the CALL's tick. */
+        rs->runtime += r->runtime;
+        r->runtime = 0;
+    }
+    p = take_back(t, f, r, p);
+    t->filtered[INSTR__FILTERED_SHORT] += !INSTR__IS_SITE(f->desc); /* calls of functions */
+    if (s)
+        p = take_back(t, s, rs, p);
     return p;
 }
 
@@ -290,9 +334,24 @@ static uint8_t *slow_push(struct instr__thread *t, uint8_t *p, const void *desc,
         r->tsc = now;
         r->runtime = p > rt ? t->last_tsc - now : 0;
         if (p > rt && (*rt & 8)) /* off the CPU (the head's OS flag): kept */
-            r->desc = NULL;
+            r->kept = 1;
     }
     return p;
+}
+
+/* Whether the function d is the one the thread's last CALL names (a call
+ * through a pointer names any).  The answer is kept for the next call of
+ * the same site: the comparison of names was 15 ns of a 100 ns call. */
+static int names_callee(struct instr__thread *t, const struct instr_fn_desc *d)
+{
+    if (!t->called_name)
+        return 1;
+    if (t->called_cmp_name != t->called_name || t->called_cmp_fn != d) {
+        t->called_cmp_name = t->called_name;
+        t->called_cmp_fn = d;
+        t->called_cmp_same = !strcmp(t->called_name, d->names);
+    }
+    return t->called_cmp_same;
 }
 
 static uint8_t *enter_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits,
@@ -313,19 +372,34 @@ static uint8_t *enter_write(struct instr__thread *t, uint8_t *p, uint64_t now, u
         registered = 1;
     }
     p = switch_stack(t, p, a, 1, now, bits); /* first: the depth is the new stack's */
+    int called = 0;
     if (INSTR_UNLIKELY(t->pending_bits & INSTR__FILTERING)) {
+        /* The call that entered it, if its CALL was the thread's last hook. */
+        called = t->called && t->called == t->top && names_callee(t, d);
+        t->called = NULL;
         if (d->rt_flags & INSTR_FN_RT_TRIGGER_ON)
             p = trigger(t, p, now, bits, 1);
         int why = filter_skip(t);
+        if (why == INSTR__FILTERED_OFF && called)
+            why = -1; /* recording went off (another thread's trigger) after its CALL
+                         was recorded: the call is recorded whole, as one frame */
         if (why >= 0) {
             t->filtered[why]++; /* its exit finds no frame (filter_pop) */
+            /* Not recorded, it still closes the dead frames: one a longjmp
+             * left while recording was off would otherwise stay open to the
+             * end (a handler's replayed entry may lie on another stack). */
+            if (!a->replayed && !t->overflow && t->top > t->base && t->top[-1].cfa < dead_below(d, a->cfa))
+                p = close_dead(t, p, dead_below(d, a->cfa), now, bits);
             sentinel_near(t, a->cfa);
             return registered ? instr__put_runtime(t, p) : p;
         }
     }
     if (INSTR_LIKELY(!t->overflow) && t->top > t->base && t->top[-1].cfa < dead_below(d, a->cfa))
         p = close_dead(t, p, dead_below(d, a->cfa), now, bits);
-    return slow_push(t, p, d, a->cfa, now, bits, INSTR_EV_ENTER, id, registered);
+    p = slow_push(t, p, d, a->cfa, now, bits, INSTR_EV_ENTER, id, registered);
+    if (called && t->top > t->base && t->top[-1].desc == d && rewind_of(t, t->top - 1)->desc == d)
+        rewind_of(t, t->top - 1)->by_call = 1; /* fold_short takes its CALL with it */
+    return p;
 }
 
 static __attribute__((noinline)) void enter_slow(struct instr_fn_desc *d, void *cfa_p)
@@ -409,13 +483,14 @@ static uint8_t *filter_pop(struct instr__thread *t, uint8_t *p, uint64_t now, un
 {
     const struct instr_fn_desc *d = a->desc;
     uint8_t *folded = NULL;
+    t->called = NULL;
     int top = names_frame(&t->top[-1], d, a->cfa);
     if (!top && !t->overflow)
         p = switch_stack(t, p, a, 0, now, bits); /* another stack's frame? */
     if (t->overflow)
         p = pop_record(t, p, now, bits, a);
     else if (!top && !on_stack(t, d, a->cfa))
-        ; /* not recorded */
+        p = a->replayed ? p : close_dead(t, p, a->cfa, now, bits); /* not recorded; its callees are gone */
     else if (top && instr__filter.min_ticks && (folded = fold_short(t, p, now, *bits)))
         p = folded;
     else
@@ -532,6 +607,7 @@ static uint8_t *landing_write(struct instr__thread *t, uint8_t *p, uint64_t now,
     const struct hook_arg *a = arg;
     uintptr_t cfa = a->cfa;
     struct instr__frame *q = t->top;
+    t->called = NULL;
     if (t->overflow)
         return p; /* untracked frames: nothing to repair */
     while (q > t->base && q[-1].cfa <= cfa) {
@@ -602,6 +678,22 @@ static void icache_put(struct instr__thread *t, const struct instr_site_desc *s,
     c->id = id;
 }
 
+/* A call from the frame at cfa: frames below its CFA are not live: it is
+ * calling.  Nor is a call-site frame of the caller itself on top: one
+ * frame makes one call at a time, so that call was left by a longjmp back
+ * into the caller.  (Inlined hosts sharing the CFA, inline=before, always
+ * have the inlined function's frame between two of their sites.) */
+static uint8_t *close_dead_at_call(struct instr__thread *t, uint8_t *p, uintptr_t cfa, uint64_t now,
+                                   unsigned *bits)
+{
+    if (INSTR_UNLIKELY(t->overflow))
+        return p;
+    while (t->top > t->base &&
+           (t->top[-1].cfa < cfa || (t->top[-1].cfa == cfa && INSTR__IS_SITE(t->top[-1].desc))))
+        p = unwind(t, p, now, bits, INSTR_UNWIND_STACK);
+    return p;
+}
+
 static uint8_t *call_write(struct instr__thread *t, uint8_t *p, uint64_t now, unsigned *bits,
                            const void *arg)
 {
@@ -627,24 +719,23 @@ static uint8_t *call_write(struct instr__thread *t, uint8_t *p, uint64_t now, un
     }
     uintptr_t cfa = a->cfa;
     p = switch_stack(t, p, a, 1, now, bits);
-    if (INSTR_UNLIKELY(t->pending_bits & INSTR__FILTERING) && filter_skip(t) >= 0) {
-        sentinel_near(t, cfa);
-        return registered ? instr__put_runtime(t, p) : p; /* counted at its callee's entry, if instrumented */
-    }
-    struct instr__frame *top = t->top;
-    if (INSTR_LIKELY(!t->overflow)) {
-        /* Frames below the caller's CFA are not live: it is calling.  Nor
-         * is a call-site frame of the caller itself on top: one frame makes
-         * one call at a time, so that call was left by a longjmp back into
-         * the caller.  (Inlined hosts sharing the CFA, inline=before, always
-         * have the inlined function's frame between two of their sites.) */
-        while (top > t->base &&
-               (top[-1].cfa < cfa || (top[-1].cfa == cfa && INSTR__IS_SITE(top[-1].desc)))) {
-            p = unwind(t, p, now, bits, INSTR_UNWIND_STACK);
-            top = t->top;
+    if (INSTR_UNLIKELY(t->pending_bits & INSTR__FILTERING)) {
+        t->called = NULL;
+        if (filter_skip(t) >= 0) {
+            if (!a->replayed) /* as enter_write: dead frames close, recorded or not */
+                p = close_dead_at_call(t, p, cfa, now, bits);
+            sentinel_near(t, cfa);
+            return registered ? instr__put_runtime(t, p) : p; /* counted at its callee's entry, if instrumented */
         }
     }
-    return slow_push(t, p, INSTR__SITE_FRAME(id), cfa, now, bits, INSTR_EV_CALL, id, registered);
+    p = close_dead_at_call(t, p, cfa, now, bits);
+    p = slow_push(t, p, INSTR__SITE_FRAME(id), cfa, now, bits, INSTR_EV_CALL, id, registered);
+    if (INSTR_UNLIKELY(t->pending_bits & INSTR__FILTERING) && !t->overflow &&
+        t->top > t->base && t->top[-1].desc == INSTR__SITE_FRAME(id)) {
+        t->called = t->top;
+        t->called_name = a->target ? NULL : s->callee;
+    }
+    return p;
 }
 
 static __attribute__((noinline)) void call_slow(struct instr_site_desc *s, void *cfa_p,
@@ -677,6 +768,8 @@ static void hook_slow(unsigned kind, const void *desc, uintptr_t cfa, void *targ
         return call_slow((struct instr_site_desc *)desc, (void *)cfa, target, ra);
     case HOOK_LANDING:
         return instr__hook_landing((struct instr_fn_desc *)desc, (void *)cfa);
+    case HOOK_SWITCH:
+        return instr__api_switched((int)(uintptr_t)target);
     }
 }
 
@@ -745,8 +838,36 @@ static uint8_t *replay(struct instr__thread *t, uint8_t *p, const struct instr__
         return call_write(t, p, e->tsc, bits, &a);
     case HOOK_LANDING:
         return landing_write(t, p, e->tsc, bits, &a);
+    case HOOK_SWITCH:
+        p = instr__put_head(t, p, e->tsc, bits, INSTR_EV_EXT);
+        return instr_put_ext(p, INSTR_EXT_SWITCH, (uint32_t)(uintptr_t)e->target, 0);
     }
     return p;
+}
+
+/* api.c: EXT SWITCH found the guard held by a hook (INSTR_SIGNAL's
+ * handler interrupted it): it waits in the deferred slots with its tick,
+ * as a nested hook's event does, rather than being lost (a storm of 200
+ * signals lost 47 to 88 switches, reported as dropped "after recording
+ * stopped"). */
+void instr__switch_deferred(struct instr__thread *t, int on)
+{
+    hook_busy(t, HOOK_SWITCH, NULL, (uintptr_t)__builtin_frame_address(0), (void *)(uintptr_t)(on != 0),
+              NULL);
+}
+
+/* The thread's deferred events, now (guard held by the runtime: the
+ * thread's end, the process's exit): a handler that interrupted the last
+ * hook would otherwise leave them unwritten. */
+void instr__deferred_flush_now(struct instr__thread *t)
+{
+    if (!__atomic_load_n(&t->def_n, __ATOMIC_ACQUIRE) || !t->chunk)
+        return;
+    unsigned bits = t->pending_bits & ~INSTR__FILTERING;
+    t->pending_bits &= INSTR__FILTERING;
+    uint8_t *p = instr__deferred_flush(t, t->pos, &bits);
+    t->pending_bits |= bits;
+    t->pos = room(t, p);
 }
 
 __attribute__((noinline)) uint8_t *instr__deferred_flush(struct instr__thread *t, uint8_t *p,

@@ -181,7 +181,22 @@ struct instr__thread {
         const void *desc;          /* the frame it pushed */
         uintptr_t cfa;
         uint32_t seq;              /* the chunk it lies in */
+        uint8_t kept;              /* it cannot be taken back (it carries the OS's
+                                      transition bits, or a registration off the CPU) */
+        uint8_t by_call;           /* an ENTER right after its call's CALL (t->called):
+                                      the two go or stay together */
     } rewind[INSTR__REWIND_SLOTS];
+    /* The call-site frame the thread's last hook pushed (a CALL), with the
+     * name its call names (NULL: through a pointer), while no other hook
+     * has run since; NULL otherwise.  The callee's entry then belongs to
+     * that call: recorded whenever the call was (hooks.c: enter_write).
+     * The last name compared with an entry's function, and the answer:
+     * a loop's calls compare once. */
+    const struct instr__frame *called;
+    const char *called_name;
+    const char *called_cmp_name;
+    const struct instr_fn_desc *called_cmp_fn;
+    int called_cmp_same;
 
     struct instr__det_thread det; /* the detector backends' state (detector.h) */
     struct instr__sampler *sampler; /* INSTR_SAMPLE (sampler.c), or NULL */
@@ -322,6 +337,10 @@ void instr__hook_landing(struct instr_fn_desc *d, void *cfa);
 void instr__hook_nop(struct instr_fn_desc *d, void *cfa);
 void instr__hook_call(struct instr_site_desc *s, void *cfa, void *target);
 void instr__hook_return(struct instr_site_desc *s, void *cfa);
+/* api.c: EXT SWITCH while a hook holds the guard: deferred (its tick kept) */
+void instr__switch_deferred(struct instr__thread *t, int on);
+/* The deferred events written now (the runtime holds the guard) */
+void instr__deferred_flush_now(struct instr__thread *t);
 
 /* api.c: instr_event / instr_counter (include/instr/instr.h) */
 void instr__api_event(const char *label);

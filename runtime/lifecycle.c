@@ -52,6 +52,8 @@ static void at_exit(int status, void *arg)
     if (t) {
         was_busy = t->busy;
         t->busy = 1;
+        if (!INSTR__BUSY_IS_HOOK(was_busy) && instr__may_syscall())
+            instr__deferred_flush_now(t); /* a switch a handler left waiting */
     }
     int calls = instr__may_syscall(); /* sandbox.c: only header stores then */
     if (calls)
@@ -84,6 +86,12 @@ void instr__exit_group_seen(int status)
     if (!h || (h->flags & INSTR_DUMP_COUNTS) || (instr__may_syscall() && h->pid != (uint64_t)getpid()) ||
         (__atomic_load_n(&h->flags, __ATOMIC_ACQUIRE) & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED)))
         return;
+    /* The filters' counts of the exiting thread (header stores only): a
+     * fork child's whole count; other threads' unflushed counts are lost
+     * (their list is walked under a lock). */
+    struct instr__thread *t = instr__thread_own(instr__tls);
+    if (t && instr__filter.any)
+        instr__filter_flush(t);
     if (!instr__tsc_gone)
         instr__header_end(h);
     h->exit_status = status;

@@ -308,6 +308,7 @@ void instr__thread_end(void *arg)
     if (!t || t == &instr__idle_thread)
         return;
     t->busy = 1;
+    instr__deferred_flush_now(t);
     if (t->chunk) {
         unsigned bits = instr__detector_check(t) | (t->pending_bits & ~INSTR__FILTERING);
         uint8_t *p = instr__put_head(t, t->pos, instr__tsc(), &bits, INSTR_EV_EXT);
@@ -365,6 +366,8 @@ int instr__thread_restart(struct instr__thread *t)
     t->seq = 0;
     t->dropped = 0;
     t->pending_bits = instr__filter.any ? INSTR__FILTERING : 0;
+    t->called = NULL;
+    memset(t->filtered, 0, sizeof t->filtered); /* the parent's, flushed by the parent */
     t->cpu0_ns = own_cpu_ns();
     t->last_tsc = instr__tsc();
     start_chunk(t);
