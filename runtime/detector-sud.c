@@ -174,7 +174,7 @@ static long copy_user(void *to, const void *from, size_t n, int write)
     }
     struct iovec local = {write ? (void *)from : to, n}, remote = {write ? to : (void *)from, n};
     long nr = write ? SYS_process_vm_writev : SYS_process_vm_readv;
-    long r = syscall(nr, (long)getpid(), &local, 1L, &remote, 1L, 0L);
+    long r = syscall(nr, (long)instr__getpid(), &local, 1L, &remote, 1L, 0L);
     if (r == (long)n)
         return 0;
     if (r < 0 && errno != EFAULT) { /* not allowed to look: trust the pointer */

@@ -90,7 +90,7 @@ static const char *basename_of(const char *p)
 /* The dump name from INSTR_OUTPUT's pattern (output-name.h). */
 int instr__expand_output(const char *tmpl, char *out, size_t size)
 {
-    return instr_output_expand(tmpl, (long)getpid(), basename_of(instr__rt.exe_path), out, size);
+    return instr_output_expand(tmpl, (long)instr__getpid(), basename_of(instr__rt.exe_path), out, size);
 }
 
 #define NUMBERED_TRIES 16 /* NAME.1 .. NAME.16, then random names */
@@ -134,7 +134,7 @@ static int open_dir(const char *dir)
     int d = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (d < 0 && errno == ELOOP) {
         struct stat st;
-        if (lstat(dir, &st) == 0 && (st.st_uid == geteuid() || st.st_uid == 0))
+        if (lstat(dir, &st) == 0 && (st.st_uid == instr__geteuid() || st.st_uid == 0))
             d = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         else
             errno = ELOOP;
@@ -146,7 +146,7 @@ static void random_tag(char *out, size_t n)
 {
     static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
     uint8_t r[16];
-    uint64_t mix = instr__tsc() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)out;
+    uint64_t mix = instr__tsc() ^ ((uint64_t)instr__getpid() << 32) ^ (uintptr_t)out;
     ssize_t got = getrandom(r, sizeof r, GRND_NONBLOCK);
     for (size_t i = 0; i + 1 < n && i < sizeof r; i++) {
         mix = mix * 6364136223846793005ull + 1442695040888963407ull;
@@ -191,7 +191,7 @@ static int create_unique(int dfd, const char *base, char *path, size_t size)
         if (errno != EEXIST)
             return -1;
         struct stat st;
-        if (!foreign && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid != geteuid())
+        if (!foreign && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid != instr__geteuid())
             foreign = 1;
     }
     errno = EEXIST;
@@ -430,8 +430,8 @@ int instr__dump_create(uint32_t flags)
     h->flags = flags | (instr__tsc_invariant() ? INSTR_DUMP_TSC_INVARIANT : 0) |
                (instr__switch_off() ? INSTR_DUMP_SWITCHED_OFF : 0);
     instr__filter_header(h);
-    h->pid = (uint64_t)getpid();
-    h->ppid = (uint64_t)getppid();
+    h->pid = (uint64_t)instr__getpid();
+    h->ppid = (uint64_t)instr__getppid();
     instr__clock_pair(&h->start_tsc, &h->start_mono_ns, &h->start_real_ns);
     h->last_tsc = h->start_tsc;
     h->last_mono_ns = h->start_mono_ns;

@@ -128,7 +128,7 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
     int calls = instr__may_syscall(); /* sandbox.c: in a sandbox, header stores only */
     struct instr_dump_header *h = instr__rt.header;
     /* Not in a vfork child (the header is its parent's), and only once. */
-    if (h && (!calls || h->pid == (uint64_t)getpid()) &&
+    if (h && (!calls || h->pid == (uint64_t)instr__getpid()) &&
         !(__atomic_load_n(&h->flags, __ATOMIC_ACQUIRE) & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED))) {
         if (calls && !instr__tsc_gone)
             instr__thread_cpu_all(1); /* the live threads' CPU clocks, if the lock is free */

@@ -11,7 +11,9 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "dump-format.h"
 #include "event-codec.h"
@@ -308,6 +310,25 @@ void instr__meta_reemit(void);                                   /* lock held */
 void instr__meta_label(uint32_t id, const char *text);           /* lock held */
 void instr__meta_unit(const struct instr_unit_desc *u);        /* the unit hook (threshold=) */
 int instr__meta_init(void);
+/* The address the dynamic linker binds name to, or NULL; allocates
+ * nothing (dynsym.c: dlsym's failure path calls malloc). */
+void *instr__dynsym(const char *name);
+
+/* The ids the runtime names things by, from the kernel: never the
+ * program's getpid or gettid, which it may define for itself (the runtime
+ * never calls into the program, issue 38 §2). */
+static inline pid_t instr__getpid(void)
+{
+    return (pid_t)syscall(SYS_getpid);
+}
+static inline pid_t instr__getppid(void)
+{
+    return (pid_t)syscall(SYS_getppid);
+}
+static inline uid_t instr__geteuid(void)
+{
+    return (uid_t)syscall(SYS_geteuid);
+}
 
 /* labels.c: label text -> id for instr_event / instr_counter */
 uint32_t instr__label_cached(const char *label); /* no lock; 0 if not cached */
@@ -449,7 +470,7 @@ void instr__meta_site_calls(uint32_t caller, uint32_t line, uint32_t flags, cons
                             uint64_t calls);
 
 /* Internal helpers. */
-uint32_t instr__gettid(void);
+uint32_t instr__gettid(void); /* the kernel's thread id (thread-state.c), as instr__getpid */
 
 #define INSTR_LIKELY(x) __builtin_expect(!!(x), 1)
 #define INSTR_UNLIKELY(x) __builtin_expect(!!(x), 0)

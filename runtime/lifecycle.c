@@ -44,7 +44,7 @@ static void at_exit(int status, void *arg)
     struct instr_dump_header *h = instr__rt.header;
     /* Sandboxed (sandbox.c): getpid is a system call too; a vfork child
      * that calls exit() there is not told apart. */
-    if (!h || (instr__may_syscall() && h->pid != (uint64_t)getpid()))
+    if (!h || (instr__may_syscall() && h->pid != (uint64_t)instr__getpid()))
         return;
     int saved = errno;
     struct instr__thread *t = instr__thread_own(instr__tls);
@@ -83,7 +83,7 @@ void instr__exit_group_seen(int status)
     /* A vfork child's _exit: the header is its parent's.  Count mode's
      * counts are written by at_exit only: without them the dump stays
      * incomplete ("no counts") rather than complete and empty. */
-    if (!h || (h->flags & INSTR_DUMP_COUNTS) || (instr__may_syscall() && h->pid != (uint64_t)getpid()) ||
+    if (!h || (h->flags & INSTR_DUMP_COUNTS) || (instr__may_syscall() && h->pid != (uint64_t)instr__getpid()) ||
         (__atomic_load_n(&h->flags, __ATOMIC_ACQUIRE) & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED)))
         return;
     /* The filters' counts of the exiting thread (header stores only): a

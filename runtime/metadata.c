@@ -459,7 +459,7 @@ uint32_t instr__register_site(struct instr_site_desc *s, void *target, void *ret
         /* Where the call goes, for the module view: the definition the
          * dynamic linker binds the name to.  Not found (a static or hidden
          * function): it is in the caller's module. */
-        addr = name[0] ? dlsym(RTLD_DEFAULT, name) : NULL;
+        addr = name[0] ? instr__dynsym(name) : NULL; /* dynsym.c: dlsym would malloc when it fails */
     }
     st->callee = arena_copy(name);
     if (addr) {

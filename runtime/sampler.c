@@ -163,7 +163,7 @@ void instr__sampler_thread(struct instr__thread *t)
     }
     s->ring = ring;
     s->pages = pages;
-    s->pid = getpid();
+    s->pid = instr__getpid();
     t->sampler = s;
     /* The rate asked, once per dump (a fork child's is a new dump). */
     static pid_t recorded;
@@ -219,7 +219,7 @@ void instr__sampler_drain(struct instr__thread *t)
     struct instr__sampler *s = t->sampler;
     if (!s)
         return;
-    if (s->pid != getpid()) { /* a fork child: the parent's event (its ring is not mapped here) */
+    if (s->pid != instr__getpid()) { /* a fork child: the parent's event (its ring is not mapped here) */
         t->sampler = NULL;
         instr__chunk_unmap(&s->stage);
         munmap(s, (sizeof *s + PAGE - 1) & ~(size_t)(PAGE - 1));

@@ -41,7 +41,7 @@ struct instr__thread instr__lost_thread = {
 
 uint32_t instr__gettid(void)
 {
-    return (uint32_t)gettid();
+    return (uint32_t)syscall(SYS_gettid);
 }
 
 void instr__thread_name(uint32_t tid, char *buf, size_t size)
