@@ -301,6 +301,7 @@ void instr__labels_reemit(void);                   /* fork child, meta lock held
 
 /* thread-state.c */
 struct instr__thread *instr__thread_create(void);
+void instr__thread_stopped(struct instr__thread *t);
 void instr__thread_end(void *arg);
 void instr__chunk_next(struct instr__thread *t);
 void instr__thread_name(uint32_t tid, char *buf, size_t size);
