@@ -411,6 +411,7 @@ void instr__say(const char *a, const char *b, const char *c, const char *d);
 struct instr__sampler;
 void instr__sampler_thread(struct instr__thread *t);
 void instr__sampler_drain(struct instr__thread *t);
+void instr__sampler_last_drain(struct instr__thread *t); /* thread end, process exit: also the last losses */
 void instr__sampler_thread_end(struct instr__thread *t);
 void instr__sampler_fork_child(struct instr__thread *t);
 /* maps.c: MAP records of the executable mappings, written again when the

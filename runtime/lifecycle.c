@@ -67,7 +67,7 @@ static void at_exit(int status, void *arg)
     h->exit_status = status;
     __atomic_fetch_or(&h->flags, INSTR_DUMP_COMPLETE, __ATOMIC_RELEASE);
     if (calls && t)
-        instr__sampler_drain(t);
+        instr__sampler_last_drain(t);
     if (t) {
         instr__detector_rearm(t);
         t->busy = was_busy;
