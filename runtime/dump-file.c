@@ -474,7 +474,6 @@ fail:
  * warning, instr-dump's stopped=), so that the dump itself says which
  * limit cut it, not only the one line on stderr.  The first reason wins;
  * a pause (no descriptor free) gives way to a stop, which lasts. */
-
 static void header_reason(const char *why, int pause)
 {
     struct instr_dump_header *h = instr__rt.header;

@@ -17,10 +17,10 @@
  * tick the CLOCK_MONOTONIC ns of the sample: the tools convert them to
  * ticks with the header's calibration pairs.  Samples the kernel could not
  * write (ring full: a thread that ran long without a slow path) become a
- * LOST record, also those of a thread's last stretch (last_lost).  Beside them, maps.c writes the executable mappings (MAP
- * records), at the start and, when objects were loaded or unloaded, at a
- * drain before its samples: the tools name a PC in an uninstrumented
- * library with them.
+ * LOST record, also those of a thread's last stretch (last_lost).  Beside
+ * them, maps.c writes the executable mappings (MAP records), at the start
+ * and, when objects were loaded or unloaded, at a drain before its
+ * samples: the tools name a PC in an uninstrumented library with them.
  *
  * A fork child has none of the parent's events (the kernel does not copy a
  * perf ring's mapping into a child): its forking thread, the only one left,
@@ -300,6 +300,8 @@ static void last_lost(struct instr__thread *t, struct instr__sampler *s)
         return;
     volatile __u64 *head = &s->ring->data_head;
     uint64_t was = *head, t0 = thread_cpu_ns();
+    if (t0 == UINT64_MAX)
+        return; /* no CPU clock to bound the wait with */
     uint64_t wait = 4 * s->period_ns < LAST_LOST_MAX_NS ? 4 * s->period_ns : LAST_LOST_MAX_NS;
     for (uint32_t i = 1; *head == was; i++)
         if (!(i & 0xffff) && thread_cpu_ns() - t0 > wait)
