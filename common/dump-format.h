@@ -87,7 +87,8 @@ struct instr_dump_header {
     uint64_t last_tsc;            /* latest calibration pair (updated during the run) */
     uint64_t last_mono_ns;        /*   so a killed process still has a tick rate */
     uint64_t chunk_count;         /* chunks handed out so far */
-    uint64_t dropped_events;      /* events lost (no space, allocation failure) */
+    uint64_t dropped_events;      /* events lost (no space, allocation failure; after a stop, one per
+                                     hook that ran) */
     uint64_t unmatched_exits;     /* exit hooks with no matching live frame (ignored) */
     uint32_t detector;            /* INSTR_DETECTOR_* that ran */
     uint32_t detector_sees;       /* INSTR_OS_* bits the detector can observe */
@@ -101,7 +102,9 @@ struct instr_dump_header {
     uint32_t unrecorded_threads;  /* threads that recorded nothing (no address space for their
                                      state); their events are counted in dropped_events */
     char stop_reason[128];        /* NUL-terminated: why recording stopped before the end (a seccomp
-                                     filter, the TSC taken away); empty while it did not */
+                                     filter, the TSC taken away, a limit: RLIMIT_FSIZE, INSTR_MAX_SIZE,
+                                     a full disk; "recording paused: ..." when no descriptor was
+                                     free); empty while it did not */
     /* Record-time filters (runtime/filter.c): what they were and what they
      * left out.  A call not recorded is its caller's time. */
     uint32_t filter_depth;        /* INSTR_DEPTH: frames deeper than this not recorded; 0 = no limit */

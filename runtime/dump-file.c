@@ -75,6 +75,7 @@
 
 static dev_t dump_dev;
 static ino_t dump_ino;
+static int reason_is_pause; /* the header's stop_reason is a pause's (header_reason) */
 
 const char *instr__dump_path(void)
 {
@@ -445,6 +446,7 @@ int instr__dump_create(uint32_t flags)
     instr__rt.header = h;
     instr__rt.stopped = 0;
     instr__rt.space_warned = 0;
+    reason_is_pause = 0;
     errno = saved;
     return 0;
 
@@ -468,9 +470,23 @@ fail:
     return -1;
 }
 
+/* Why events were dropped, in the header (stop_reason: the report's
+ * warning, instr-dump's stopped=), so that the dump itself says which
+ * limit cut it, not only the one line on stderr.  The first reason wins;
+ * a pause (no descriptor free) gives way to a stop, which lasts. */
+static void header_reason(const char *why, int pause)
+{
+    struct instr_dump_header *h = instr__rt.header;
+    if (!h || (h->stop_reason[0] && (pause || !reason_is_pause)))
+        return;
+    snprintf(h->stop_reason, sizeof h->stop_reason, "%s%s", pause ? "recording paused: " : "", why);
+    reason_is_pause = pause;
+}
+
 static void stop(const char *why)
 {
     instr__rt.stopped = 1;
+    header_reason(why, 0);
     if (!instr__rt.space_warned) {
         instr__rt.space_warned = 1;
         instr__say("stopped recording to ", instr__rt.path, ": ", why);
@@ -481,6 +497,7 @@ static void stop(const char *why)
  * refused, the thread drops and counts events and retries later. */
 static void pause_for(const char *why)
 {
+    header_reason(why, 1);
     if (!instr__rt.space_warned) {
         instr__rt.space_warned = 1;
         instr__say("recording paused (events dropped and counted): ", why, "", "");

@@ -86,6 +86,20 @@ static inline int foreign(struct instr__thread *t, uintptr_t cfa)
     return 0;
 }
 
+/* A slow path's check, once the guard is free: has recording stopped for
+ * good (a limit reached, a sandbox)?  Then this thread stops too
+ * (instr__thread_stopped) and this hook's event is counted as dropped.
+ * The fast paths go on filling the chunk they have, then meet the stop
+ * at its end (thread-state.c). */
+static inline int stopped_now(struct instr__thread *t)
+{
+    if (INSTR_LIKELY(!instr__rt.stopped) || !instr__rt.header)
+        return 0;
+    instr__thread_stopped(t);
+    instr__count_dropped();
+    return 1;
+}
+
 /* What a hook hands its writer: the descriptor (function, or call site),
  * the CFA, and for a call site its target and return address. */
 struct hook_arg {
@@ -409,6 +423,8 @@ static __attribute__((noinline)) void enter_slow(struct instr_fn_desc *d, void *
         return;
     if (INSTR_UNLIKELY(t->busy))
         return hook_busy(t, HOOK_ENTER, d, (uintptr_t)cfa_p, NULL, NULL);
+    if (INSTR_UNLIKELY(stopped_now(t)))
+        return;
     struct hook_arg a = {.desc = d, .cfa = (uintptr_t)cfa_p};
     instr__record(t, (uintptr_t)cfa_p, 1, enter_write, &a);
 }
@@ -515,6 +531,8 @@ static __attribute__((noinline)) void pop_slow(const struct instr_fn_desc *d, vo
         return;
     if (INSTR_UNLIKELY(t->busy))
         return hook_busy(t, d ? HOOK_EXIT : HOOK_RETURN, d, (uintptr_t)cfa_p, NULL, NULL);
+    if (INSTR_UNLIKELY(stopped_now(t)))
+        return;
     struct hook_arg a = {.desc = d, .cfa = (uintptr_t)cfa_p};
     instr__record(t, (uintptr_t)cfa_p, 1, pop_write, &a);
 }
@@ -634,6 +652,8 @@ void instr__hook_landing(struct instr_fn_desc *d, void *cfa_p)
         return;
     if (INSTR_UNLIKELY(t->busy))
         return hook_busy(t, HOOK_LANDING, d, (uintptr_t)cfa_p, NULL, NULL);
+    if (INSTR_UNLIKELY(stopped_now(t)))
+        return;
     struct hook_arg a = {.desc = d, .cfa = (uintptr_t)cfa_p};
     instr__record(t, (uintptr_t)cfa_p, 1, landing_write, &a);
 }
@@ -750,6 +770,8 @@ static __attribute__((noinline)) void call_slow(struct instr_site_desc *s, void 
         return;
     if (INSTR_UNLIKELY(t->busy))
         return hook_busy(t, HOOK_CALL, s, (uintptr_t)cfa_p, target, ra);
+    if (INSTR_UNLIKELY(stopped_now(t)))
+        return;
     struct hook_arg a = {.desc = s, .cfa = (uintptr_t)cfa_p, .target = target, .ra = ra};
     instr__record(t, (uintptr_t)cfa_p, 1, call_write, &a);
 }
@@ -794,6 +816,10 @@ static __attribute__((noinline)) void hook_busy(struct instr__thread *t, unsigne
     uintptr_t owner = t->busy;
     if (owner == INSTR__BUSY_LOST)
         return instr__count_dropped();
+    /* Not recording (no dump, or before the state is built): nothing to
+     * do, and nothing to ask the kernel (foreign's gettid, once a hook). */
+    if (t == &instr__idle_thread)
+        return;
     if (foreign(t, cfa))
         return;
     /* A signal handler, whose CFA may lie near the top frame all the same

@@ -337,6 +337,7 @@ void instr__labels_reemit(void);                   /* fork child, meta lock held
 
 /* thread-state.c */
 struct instr__thread *instr__thread_create(void);
+void instr__thread_stopped(struct instr__thread *t);
 void instr__thread_end(void *arg);
 void instr__chunk_next(struct instr__thread *t);
 void instr__thread_name(uint32_t tid, char *buf, size_t size);
@@ -450,6 +451,7 @@ void instr__say(const char *a, const char *b, const char *c, const char *d);
 struct instr__sampler;
 void instr__sampler_thread(struct instr__thread *t);
 void instr__sampler_drain(struct instr__thread *t);
+void instr__sampler_last_drain(struct instr__thread *t); /* thread end, process exit: also the last losses */
 void instr__sampler_thread_end(struct instr__thread *t);
 void instr__sampler_fork_child(struct instr__thread *t);
 /* maps.c: MAP records of the executable mappings, written again when the

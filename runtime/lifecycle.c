@@ -69,7 +69,7 @@ static void at_exit(int status, void *arg)
     h->exit_status = status;
     __atomic_fetch_or(&h->flags, INSTR_DUMP_COMPLETE, __ATOMIC_RELEASE);
     if (calls && t)
-        instr__sampler_drain(t);
+        instr__sampler_last_drain(t);
     if (t) {
         instr__detector_rearm(t);
         t->busy = was_busy;
@@ -152,6 +152,15 @@ static void child_after_fork(void)
     struct instr__thread *t = instr__thread_own(instr__tls);
     if (t)
         t->busy = 1;
+    /* A thread stopped by the parent's limit (instr__thread_stopped) has
+     * a state whose shadow stack stopped following its calls: the child
+     * lets it go with the others and starts this thread afresh at its
+     * next hook, in its own dump (its frames open now end as unmatched
+     * exits). */
+    int fresh = !t && instr__tls == &instr__lost_thread && instr__may_syscall() &&
+                pthread_getspecific(instr__rt.key);
+    if (fresh)
+        pthread_setspecific(instr__rt.key, NULL);
     /* Let go of the parent's file without touching it. */
     munmap(instr__rt.header, INSTR_DUMP_HEADER_SIZE);
     instr__rt.header = NULL;
@@ -167,8 +176,12 @@ static void child_after_fork(void)
             instr__tls = &instr__idle_thread;
             instr__thread_unmap(t);
         }
+        if (fresh)
+            instr__tls = &instr__idle_thread;
         goto out;
     }
+    if (fresh)
+        instr__tls = NULL;
     instr__count_fork_child();
     pthread_mutex_lock(&instr__rt.meta_lock);
     instr__meta_reemit();

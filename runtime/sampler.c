@@ -17,10 +17,10 @@
  * tick the CLOCK_MONOTONIC ns of the sample: the tools convert them to
  * ticks with the header's calibration pairs.  Samples the kernel could not
  * write (ring full: a thread that ran long without a slow path) become a
- * LOST record.  Beside them, maps.c writes the executable mappings (MAP
- * records), at the start and, when objects were loaded or unloaded, at a
- * drain before its samples: the tools name a PC in an uninstrumented
- * library with them.
+ * LOST record, also those of a thread's last stretch (last_lost).  Beside
+ * them, maps.c writes the executable mappings (MAP records), at the start
+ * and, when objects were loaded or unloaded, at a drain before its
+ * samples: the tools name a PC in an uninstrumented library with them.
  *
  * A fork child has none of the parent's events (the kernel does not copy a
  * perf ring's mapping into a child): its forking thread, the only one left,
@@ -46,8 +46,8 @@
 /* The ring holds what the kernel writes between two drains, and a thread
  * in a long loop without a slow path (or with hooks too few to fill a
  * chunk) drains only at its end: the samples past a full ring are lost,
- * and the kernel says how many only at its next sample after a drain, so
- * a thread's last overflow goes unseen.  The ring is sized for at least
+ * and the kernel says how many only at its next sample after a drain (a
+ * thread's last overflow: last_lost).  The ring is sized for at least
  * RING_SECONDS of CPU time at the rate asked (32 bytes allowed a sample,
  * which takes 24: header, PC, time), up to RING_MAX_PAGES, while the
  * process's rings larger than RING_MIN_PAGES stay under
@@ -67,6 +67,9 @@ static size_t big_rings;              /* bytes of them mapped (never given back:
 struct instr__sampler {
     struct perf_event_mmap_page *ring;
     size_t pages;                     /* the ring's data pages (a power of two) */
+    uint64_t period_ns;               /* CPU time between two samples */
+    int full;                         /* the last drain found the ring (nearly) full: samples may be lost
+                                         that no LOST record said yet */
     pid_t pid;                        /* the process the event belongs to */
     struct instr__stage stage;        /* the thread's SAMPLES chunks */
     struct instr_chunk_header *chunk; /* current one, or NULL */
@@ -163,6 +166,7 @@ void instr__sampler_thread(struct instr__thread *t)
     }
     s->ring = ring;
     s->pages = pages;
+    s->period_ns = a.sample_period;
     s->pid = instr__getpid();
     t->sampler = s;
     /* The rate asked, once per dump (a fork child's is a new dump). */
@@ -214,22 +218,18 @@ static void put_record(struct instr__sampler *s, unsigned kind, uint64_t ns, uin
     s->pos += q - body;
 }
 
-void instr__sampler_drain(struct instr__thread *t)
+/* Writes the ring's records from data_tail on into the thread's chunks;
+ * only the LOST ones when lost_only (the runtime's own sample that made
+ * the kernel say them, see last_lost). */
+static void drain_ring(struct instr__thread *t, struct instr__sampler *s, int lost_only)
 {
-    struct instr__sampler *s = t->sampler;
-    if (!s)
-        return;
-    if (s->pid != instr__getpid()) { /* a fork child: the parent's event (its ring is not mapped here) */
-        t->sampler = NULL;
-        instr__chunk_unmap(&s->stage);
-        munmap(s, (sizeof *s + PAGE - 1) & ~(size_t)(PAGE - 1));
-        return;
-    }
-    instr__maps_check(); /* a library loaded since the last drain: its map before its samples */
     struct perf_event_mmap_page *m = s->ring;
     const uint8_t *data = (const uint8_t *)m + PAGE;
     const uint64_t size = (uint64_t)s->pages * PAGE;
     uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE), tail = m->data_tail;
+    /* Less room left than a sample and a LOST record take: the kernel
+     * may have dropped samples it has not said yet. */
+    s->full = head - tail + 64 > size;
     while (tail + sizeof(struct perf_event_header) <= head) {
         struct perf_event_header h;
         uint64_t rec[4] = {0};
@@ -241,7 +241,7 @@ void instr__sampler_drain(struct instr__thread *t)
         for (size_t i = 0; i < n; i++)
             ((uint8_t *)rec)[i] = data[(tail + sizeof h + i) % size];
         tail += h.size;
-        if (h.type == PERF_RECORD_SAMPLE) { /* ip, time */
+        if (h.type == PERF_RECORD_SAMPLE && !lost_only) { /* ip, time */
             if (!room(t, s, rec[1]))
                 break;
             put_record(s, INSTR_SAMPLE_STACK, rec[1], 1,
@@ -256,6 +256,64 @@ void instr__sampler_drain(struct instr__thread *t)
     if (s->chunk)
         __atomic_store_n(&s->chunk->used_bytes, (uint32_t)(s->pos - (uint8_t *)s->chunk - INSTR_CHUNK_HEADER_SIZE),
                          __ATOMIC_RELEASE);
+}
+
+void instr__sampler_drain(struct instr__thread *t)
+{
+    struct instr__sampler *s = t->sampler;
+    if (!s)
+        return;
+    if (s->pid != instr__getpid()) { /* a fork child: the parent's event (its ring is not mapped here) */
+        t->sampler = NULL;
+        instr__chunk_unmap(&s->stage);
+        munmap(s, (sizeof *s + PAGE - 1) & ~(size_t)(PAGE - 1));
+        return;
+    }
+    instr__maps_check(); /* a library loaded since the last drain: its map before its samples */
+    drain_ring(t, s, 0);
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+        return UINT64_MAX; /* no clock: give up at once */
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The thread's last drain (its end, the process's exit).  A full ring
+ * lost samples, and the kernel counts them in a LOST record written
+ * before its next sample only: for a thread's last stretch, never (a
+ * thread looping without a chunk switch drains only here).  Reading the
+ * count (PERF_FORMAT_LOST) would need the event's descriptor, which the
+ * runtime does not keep (the program sees none of ours).  So when the
+ * drain found the ring full, the thread runs on here, in user mode (a
+ * cpu-clock sample in the kernel is not taken), for up to four sampling
+ * periods of its CPU time, until that next sample comes; its LOST record
+ * is kept, the sample (the runtime's own) is not; at most 50 ms (below
+ * 20 Hz the next sample may not come in that time, and the losses then
+ * stay unsaid).  The time is after the thread's last event: nobody's. */
+#define LAST_LOST_MAX_NS 50000000u
+static void last_lost(struct instr__thread *t, struct instr__sampler *s)
+{
+    if (!s->full || !instr__may_syscall())
+        return;
+    volatile __u64 *head = &s->ring->data_head;
+    uint64_t was = *head, t0 = thread_cpu_ns();
+    if (t0 == UINT64_MAX)
+        return; /* no CPU clock to bound the wait with */
+    uint64_t wait = 4 * s->period_ns < LAST_LOST_MAX_NS ? 4 * s->period_ns : LAST_LOST_MAX_NS;
+    for (uint32_t i = 1; *head == was; i++)
+        if (!(i & 0xffff) && thread_cpu_ns() - t0 > wait)
+            break;
+    drain_ring(t, s, 1);
+}
+
+void instr__sampler_last_drain(struct instr__thread *t)
+{
+    instr__sampler_drain(t);
+    if (t->sampler)
+        last_lost(t, t->sampler);
 }
 
 /* Fork child, after the thread restarted in the child's dump: the parent's
@@ -278,7 +336,7 @@ void instr__sampler_thread_end(struct instr__thread *t)
     struct instr__sampler *s = t->sampler;
     if (!s)
         return;
-    instr__sampler_drain(t);
+    instr__sampler_last_drain(t);
     if (!(s = t->sampler))
         return;
     t->sampler = NULL;

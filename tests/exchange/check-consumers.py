@@ -275,7 +275,9 @@ def check_chrome(args):
     base = os.path.join(args.work, "split.json")
     for p in glob.glob(os.path.join(args.work, "split*.json")):
         os.remove(p)
+    os.environ["INSTR_CHROME_MIN_SPLIT"] = "0"  # the test switch: parts of 500 bytes
     export(args, "chrome", [d], base, "--split-size", "0.0005")
+    del os.environ["INSTR_CHROME_MIN_SPLIT"]
     parts = sorted(glob.glob(os.path.join(args.work, "split*.json")))
     check(len(parts) > 2, f"--split-size 0.0005 (500 bytes) writes several parts ({len(parts)})")
     # Each part opens on its own: the calls open at its edges are repeated

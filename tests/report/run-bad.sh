@@ -58,6 +58,19 @@ expect 2 "back.txt:4: tick 5 is before" -- "$bin/instr-dump" --from-text "$work/
 # Usage errors.
 expect 1 "unknown sort column" -- "$bin/instr-report" --sort nope "$work/good.instr"
 expect 1 "bad value" -- "$bin/instr-report" --units hours "$work/good.instr"
+# Option extremes (issue 38 §4): --threshold 1e308 printed a 300-digit
+# percentage, --split-size 0.000001 wrote a file per call.
+expect 1 "percentage from 0 to 100, not '1e308'" -- "$bin/instr-report" --view calltree --threshold 1e308 "$work/good.instr"
+expect 1 "percentage from 0 to 100, not '-1'" -- "$bin/instr-report" --view calltree --threshold -1 "$work/good.instr"
+expect 1 "percentage from 0 to 100, not 'nan'" -- "$bin/instr-report" --view calltree --threshold nan "$work/good.instr"
+expect 1 "percentage from 0 to 100, not '101'" -- "$bin/instr-report" --suggest-exclude 101 "$work/good.instr"
+"$bin/instr-report" --view calltree --threshold 100 "$work/good.instr" >/dev/null || { echo "FAIL: --threshold 100 refused"; fail=1; }
+rm -rf "$work/split" && mkdir -p "$work/split"
+expect 1 "megabytes (1 to 1000000)" -- "$bin/instr-report" --export chrome --split-size 0.000001 -o "$work/split/t.json" "$work/good.instr"
+expect 1 "megabytes (1 to 1000000)" -- "$bin/instr-report" --export chrome --split-size 1e308 -o "$work/split/t.json" "$work/good.instr"
+[ -z "$(ls "$work/split")" ] || { echo "FAIL: --split-size refused, yet files written: $(ls "$work/split")"; fail=1; }
+"$bin/instr-report" --export chrome --split-size 1 -o "$work/split/t.json" "$work/good.instr" ||
+    { echo "FAIL: --split-size 1 refused"; fail=1; }
 # Round trip: dump -> text -> dump -> text is stable.
 "$bin/instr-dump" "$work/small.instr" >"$work/rt1.txt"
 "$bin/instr-dump" --from-text "$work/rt1.txt" -o "$work/rt.instr"

@@ -320,6 +320,44 @@ def scenario_unprivileged(work):
         check(j["session"]["samples"] >= 150, "samples as uid 65534: %s" % j["session"])
 
 
+def scenario_setuid(work):
+    """Issue 38 §4: the kernel takes perf events off a process whose exec
+    changes its user (a set-user-ID program of another user) or that
+    execs a file its user may not read.  instr-sample ran such a program
+    unsampled, exit 0, with an empty dump named '.PID.instr' and no word:
+    it must refuse with the reason, exit 124, and not run it.  Root's own
+    set-user-ID copy is still sampled."""
+    skip_unless_unprivileged_perf()
+    os.chmod(work, 0o1777)
+    sample = os.path.join(work, "instr-sample")
+    shutil.copy(SAMPLE, sample)
+    prog = os.path.join(work, "suid-split")
+    shutil.copy(SPLIT, prog)
+    os.chown(prog, 0, 0)
+    os.chmod(prog, 0o4755)
+    noread = os.path.join(work, "noread-split")
+    shutil.copy(SPLIT, noread)
+    os.chmod(noread, 0o711)
+    out = os.path.join(work, "out")
+    os.mkdir(out)
+    os.chmod(out, 0o777)
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    for p, says in ((prog, "set-user-ID (owner root)"), (noread, "not readable")):
+        r = run(nobody + [sample, p, "0.2"], cwd=out)
+        check(r.returncode == 124, "uid 65534, %s: exit 124 (got %d: %s)" % (os.path.basename(p), r.returncode, r.stderr))
+        lines = r.stderr.strip().splitlines()
+        check(len(lines) == 1 and says in lines[0] and "cannot be sampled" in lines[0],
+              "one line saying why (%r)" % r.stderr)
+        check(r.stdout == "", "the program did not run unsampled (%r)" % r.stdout)
+        check(not os.listdir(out), "no dump written (%s)" % os.listdir(out))
+    r = run([sample, "-o", os.path.join(out, "root.%p.instr"), prog, "0.3"], cwd=out)
+    check(r.returncode == 0, "root samples its own set-user-ID program (%d: %s)" % (r.returncode, r.stderr))
+    dumps = [os.path.join(out, f) for f in os.listdir(out)]
+    if dumps:
+        j, _ = report_json(dumps)
+        check(j["session"]["samples"] >= 100, "with samples: %s" % j["session"]["samples"])
+
+
 def scenario_deny(work):
     r = run([DENY, SAMPLE, "-o", os.path.join(work, "d.%p.instr"), SPLIT, "0.1"])
     check(r.returncode == 124, "exit 124 when perf events are refused (got %d)" % r.returncode)
@@ -554,7 +592,7 @@ def daemon_as(d, prefix):
 
 
 scenarios = {"bad-output": scenario_bad_output, "vdso": scenario_vdso, "daemon": scenario_daemon, "debuglink": scenario_debuglink, "build-id": scenario_build_id, "exact": scenario_exact, "split": scenario_split, "threads": scenario_threads,
-             "unprivileged": scenario_unprivileged, "deny": scenario_deny, "corrupt": scenario_corrupt}
+             "unprivileged": scenario_unprivileged, "setuid": scenario_setuid, "deny": scenario_deny, "corrupt": scenario_corrupt}
 work = tempfile.mkdtemp(prefix="instr-sampling-")
 try:
     scenarios[scenario](work)

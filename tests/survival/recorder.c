@@ -106,6 +106,22 @@ int main(int argc, char **argv)
         printf("%d children\n", n);
         return 0;
     }
+    if (!strcmp(m, "stop-fork")) {
+        /* Calls past the dump's limit, then a child (issue 38 §4): the
+         * child's own dump records its calls again. */
+        work_n(getenv("RECORDER_CALLS") ? atoi(getenv("RECORDER_CALLS")) : 100000);
+        fflush(stdout);
+        pid_t p = fork();
+        if (p == 0) {
+            work_n(1000);
+            exit(0);
+        }
+        int st;
+        if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st))
+            return 96;
+        printf("child recorded\n");
+        return 0;
+    }
     if (!strcmp(m, "preempt")) {
         /* 8 busy threads on fewer cores (item 10a): each measures its own
          * wall time. */

@@ -15,7 +15,8 @@
  * its options, the child, the signals, the drain loop and the messages.
  *
  * Exit codes: the program's exit status (128 + N if a signal N ended it);
- * 124 perf events are not allowed here; 125 instr-sample failed (usage,
+ * 124 perf events are not allowed here (or would be taken off PROGRAM at
+ * its exec: set-user-ID, unreadable); 125 instr-sample failed (usage,
  * setup); 126 PROGRAM cannot be run; 127 PROGRAM not found.
  */
 #define _GNU_SOURCE
@@ -38,6 +39,7 @@
 #include <unistd.h>
 
 #include "dump-reader.h"
+#include "sample-secure-exec.h"
 #include "sample-perf.h"
 #include "sample-session.h"
 
@@ -159,6 +161,13 @@ int main(int argc, char **argv)
         return EXIT_FAILED;
     }
     g.period_ns = 1000000000u / g.rate_hz;
+    /* A program the kernel would take the events off at its exec ran
+     * unsampled and left an empty dump without a word: refused instead. */
+    char why[1024];
+    if (instr_ss_secure_exec(argv[optind], why, sizeof why)) {
+        say("%s", why);
+        return EXIT_NOT_ALLOWED;
+    }
 
     int go[2], report[2];
     if (pipe2(go, O_CLOEXEC) || pipe2(report, O_CLOEXEC)) {

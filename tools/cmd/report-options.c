@@ -360,6 +360,17 @@ static unsigned views_flags(const struct cli *c)
     return f;
 }
 
+/* A percentage option's value: 0 to 100 (a larger one printed a
+ * 300-digit percentage).  0, or -1 after saying why. */
+static int percent(const char *v, const char *name, double *out)
+{
+    if (instr_opt_double(v, out, 0) < 0 || *out > 100) {
+        fprintf(stderr, PROG ": --%s takes a percentage from 0 to 100, not '%s'\n", name, v);
+        return -1;
+    }
+    return 0;
+}
+
 /* One option's value into c.  Returns 0, or -1 after saying why. */
 static int set_option(struct cli *c, int opt, const char *v, int argc, char **argv)
 {
@@ -370,7 +381,7 @@ static int set_option(struct cli *c, int opt, const char *v, int argc, char **ar
     case OPT_DEPTH:
         return parse_size(v, &c->o.depth) < 0 ? -2 : 0;
     case OPT_THRESHOLD:
-        return instr_opt_double(v, &c->o.threshold, 0) < 0 ? -2 : 0;
+        return percent(v, "threshold", &c->o.threshold);
     case OPT_LIMIT:
         return parse_size(v, &c->o.limit) < 0 ? -2 : 0;
     case OPT_UNITS:
@@ -436,7 +447,7 @@ static int set_option(struct cli *c, int opt, const char *v, int argc, char **ar
         c->outpath = strcmp(v, "-") ? v : NULL;
         return 0;
     case OPT_SUGGEST_EXCLUDE:
-        return instr_opt_double(v, &c->suggest_pct, 0) < 0 ? -2 : 0;
+        return percent(v, "suggest-exclude", &c->suggest_pct);
     case OPT_SELF:
         c->self = v;
         return 0;
@@ -454,8 +465,13 @@ static int set_option(struct cli *c, int opt, const char *v, int argc, char **ar
         for (size_t f = 0; f < instr_nformats; f++) {
             const struct instr_export_options *eo = instr_formats[f].options;
             for (size_t k = 0; eo && eo->list[k]; k++)
-                if (!strcmp(eo->list[k]->name, name) && eo->list[k]->parse(c->xo[f], v) < 0)
-                    return -2;
+                if (!strcmp(eo->list[k]->name, name) && eo->list[k]->parse(c->xo[f], v) < 0) {
+                    /* The first line of its help says what it takes. */
+                    const char *h = eo->list[k]->help;
+                    fprintf(stderr, PROG ": bad value '%s' for --%s %s: %.*s\n", v, name,
+                            eo->list[k]->arg ? eo->list[k]->arg : "", (int)strcspn(h, "\n"), h);
+                    return -1;
+                }
         }
         return 0;
     }

@@ -75,17 +75,28 @@ struct chrome_opts {
 
 static const struct chrome_opts defaults = {INSTR_TIMELINE_OPTS_DEFAULT, 0};
 
+/* --split-size's bounds, MB.  Each part repeats its process's names and
+ * the calls open at its edges, so parts of a few bytes hold one call each
+ * (--split-size 0.000001 wrote 22,013 files); and past the top the bytes
+ * overflow.  INSTR_CHROME_MIN_SPLIT=BYTES lowers the floor (a test switch:
+ * a small trace in several parts). */
+#define SPLIT_MIN_MB 1.0
+#define SPLIT_MAX_MB 1e6
+
 static int parse_split(void *opts, const char *v)
 {
-    double mb;
-    if (instr_opt_double(v, &mb, 0) < 0 || mb <= 0)
+    double mb, floor = SPLIT_MIN_MB;
+    const char *e = getenv("INSTR_CHROME_MIN_SPLIT");
+    if (e && *e)
+        floor = strtod(e, NULL) / 1e6;
+    if (instr_opt_double(v, &mb, 0) < 0 || mb <= 0 || mb < floor || mb > SPLIT_MAX_MB)
         return -1;
     ((struct chrome_opts *)opts)->split_bytes = (uint64_t)(mb * 1e6);
     return 0;
 }
 
 static const struct instr_option split_opt = {
-    "split-size", "MB", "end a file at about MB megabytes and go on in\nFILE.2.json, FILE.3.json... (needs -o FILE)",
+    "split-size", "MB", "end a file at about MB megabytes (1 to 1000000)\nand go on in FILE.2.json, FILE.3.json... (needs -o FILE)",
     parse_split, INSTR_OPT_NEEDS_FILE};
 
 const struct instr_export_options instr_chrome_options = {

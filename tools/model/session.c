@@ -93,10 +93,14 @@ static int add_dump_warnings(struct instr_session *s, const struct instr_dump *d
     if (!why && (why = memmem(d->hdr.detector_detail, strnlen(d->hdr.detector_detail, sizeof d->hdr.detector_detail),
                               "recording stopped: ", 19)))
         why += 19;
+    /* A pause (no descriptor free: recording went on once one was) is
+     * said as such (runtime/dump-file.c). */
+    int paused = why && !strncmp(why, "recording paused: ", 18);
     if (d->hdr.dropped_events > p->repairs.dropped &&
-        (rc = add_warning(s, "%s: %" PRIu64 " events dropped after recording stopped (%s): values undercount",
+        (rc = add_warning(s, "%s: %" PRIu64 " events dropped %s (%s): values undercount",
                           d->path, d->hdr.dropped_events - p->repairs.dropped,
-                          why ? why : "disk full, file size limit or no descriptors")))
+                          paused ? "while recording was paused" : "after recording stopped",
+                          paused ? why + 18 : why ? why : "disk full, file size limit or no descriptors")))
         return rc;
     return 0;
 }
