@@ -33,6 +33,25 @@ static std::string source_path(const char *file)
     return remap_debug_filename(abs.c_str());
 }
 
+/* Where fndecl is defined.  DECL_SOURCE_LOCATION is its first
+ * declaration's: for a program's own malloc, getpid or any function a
+ * header declared first, that is the header (stdlib.h:553), not the
+ * program's file.  The body's start (function_start_locus) is in the
+ * defining file; when the two files differ, the definition's location is
+ * the one a user looks for.  Otherwise the declaration's line stays (the
+ * declarator's line, as other tools give it). */
+static expanded_location definition_location(tree fndecl)
+{
+    expanded_location decl = expand_location(DECL_SOURCE_LOCATION(fndecl));
+    function *fn = DECL_STRUCT_FUNCTION(fndecl);
+    if (!fn || fn->function_start_locus == UNKNOWN_LOCATION)
+        return decl;
+    expanded_location body = expand_location(fn->function_start_locus);
+    if (body.file && (!decl.file || strcmp(body.file, decl.file)))
+        return body;
+    return decl;
+}
+
 static std::string descriptor_bytes(tree fndecl)
 {
     std::string s;
@@ -55,7 +74,7 @@ static std::string descriptor_bytes(tree fndecl)
      * suffix, which the report demangles to "[clone .part.0]". */
     s += mangled;
     s.push_back('\0');
-    expanded_location loc = expand_location(DECL_SOURCE_LOCATION(fndecl));
+    expanded_location loc = definition_location(fndecl);
     s += source_path(loc.file);
     s.push_back('\0');
     s += std::to_string(loc.line);

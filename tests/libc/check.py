@@ -38,10 +38,14 @@ def case(d, prefix):
     if r.returncode not in (0, 3):
         return
     j = json.loads(r.stdout)
-    calls = {}
+    calls, files = {}, {}
     for f in j["functions"]:
         if not f.get("pseudo"):
             calls[f["name"]] = calls.get(f["name"], 0) + f["calls"]
+            files[f["name"]] = os.path.basename(f.get("file") or "")
+    # where they are defined, not the header that declared them first
+    for name in ("malloc", "free", "getpid"):
+        check(files.get(name) == "own-libc.c", f"{name}'s file is own-libc.c ({files.get(name)})")
     check(calls.get("work") == 40, f"work: 40 calls ({calls.get('work')})")
     # main's 40 mallocs and 20 frees, and no call from the runtime
     check(calls.get("malloc") == int(want["nmalloc"]), f"malloc: {calls.get('malloc')} calls, the program made "
