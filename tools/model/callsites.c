@@ -152,10 +152,14 @@ static struct elf_syms *elf_of(struct elf_syms **cache, size_t *n, const struct 
 
 /* ---- the site map ------------------------------------------------------------- */
 
+/* The pseudo-frame of callee name in module: one per name and module, so
+ * that a program's own malloc calling libc's (through dlsym(RTLD_NEXT))
+ * is two functions, not malloc -> malloc in one module.  A module not
+ * known (0) joins the name's frame in any module. */
 static int add_name(struct instr_sitemap *m, const char *name, uint64_t module, uint32_t *out)
 {
     for (size_t i = 0; i < m->nnames; i++)
-        if (!strcmp(m->names[i], name)) {
+        if (!strcmp(m->names[i], name) && (m->module[i] == module || !m->module[i] || !module)) {
             *out = (uint32_t)i;
             return 0;
         }

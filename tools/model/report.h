@@ -49,6 +49,7 @@ struct instr_row {
     double alive_pct;              /* threads: first event to end, percent of the run's duration */
     uint32_t key;                  /* functions: the row's index before sorting (instr_session.func_rows) */
     int pseudo;                    /* functions: a pseudo-frame (an uninstrumented callee of a call site) */
+    int name_shared;               /* functions: another row has this name in another module (text adds the module) */
     double ext_ns[2];              /* functions: external time (v.ext_ei, v.ext_ai) in ns */
     double po_ns;                  /* probe overhead (v.po) in ns */
     double self_pct;               /* functions: Self % (self-pct.h), when session.self.source is set */

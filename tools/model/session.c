@@ -453,6 +453,39 @@ int instr_session_build_excluding(struct instr_session *s, const struct instr_du
     return instr_session_build_observed(s, dumps, n, x, NULL, err, errlen);
 }
 
+static int by_name_then_module(const void *a, const void *b)
+{
+    const struct instr_row *x = *(const struct instr_row *const *)a, *y = *(const struct instr_row *const *)b;
+    int c = strcmp(x->name ? x->name : "", y->name ? y->name : "");
+    return c ? c : strcmp(x->module ? x->module : "", y->module ? y->module : "");
+}
+
+/* Rows of one name in different modules (a program's own malloc and
+ * libc's, which it calls through dlsym(RTLD_NEXT)): the text names their
+ * module, so they read as two functions, not one twice. */
+static int mark_shared_names(struct instr_session *s)
+{
+    if (s->nfunctions < 2)
+        return 0;
+    const struct instr_row **v = malloc(s->nfunctions * sizeof *v);
+    if (!v)
+        return INSTR_ENOMEM;
+    for (size_t i = 0; i < s->nfunctions; i++)
+        v[i] = &s->functions[i];
+    qsort(v, s->nfunctions, sizeof *v, by_name_then_module);
+    for (size_t i = 0, j; i < s->nfunctions; i = j) {
+        for (j = i + 1; j < s->nfunctions && !strcmp(v[i]->name ? v[i]->name : "", v[j]->name ? v[j]->name : "");)
+            j++;
+        int modules = 0;
+        for (size_t k = i + 1; k < j; k++)
+            modules |= strcmp(v[k]->module ? v[k]->module : "", v[i]->module ? v[i]->module : "") != 0;
+        for (size_t k = i; modules && k < j; k++)
+            ((struct instr_row *)v[k])->name_shared = 1;
+    }
+    free(v);
+    return 0;
+}
+
 int instr_session_build_observed(struct instr_session *s, const struct instr_dump *dumps, size_t n,
                                  const struct instr_exclusions *x, const struct instr_session_observer *obs,
                                  char *err, size_t errlen)
@@ -479,6 +512,8 @@ int instr_session_build_observed(struct instr_session *s, const struct instr_dum
     }
     s->duration_ns = session_duration(dumps, n);
     if ((rc = add_threads(s)) < 0 || (rc = add_functions_and_modules(s)) < 0 || (rc = instr_session_wall(s)) < 0)
+        goto fail;
+    if ((rc = mark_shared_names(s)) < 0)
         goto fail;
     percents(s, s->functions, s->nfunctions);
     percents(s, s->threads, s->nthreads);

@@ -82,6 +82,15 @@ NUMBER(tid, "%" PRIu64, tid)
 STRING(file, file)
 STRING(name, name)
 STRING(mangled, mangled)
+/* Functions: the name, and in text its module's file name when another
+ * row has the same name in another module (session.c: name_shared). */
+GETTER(function)
+{
+    if (c->csv || !c->r->name_shared)
+        return c->r->name;
+    snprintf(b, n, "%s [%s]", c->r->name, c->r->module && c->r->module[0] ? instr_basename(c->r->module) : "?");
+    return b;
+}
 
 static const char *pct(char *b, size_t n, const struct instr_cell *c, int i)
 {
@@ -180,7 +189,7 @@ const struct instr_column instr_columns[] = {
     {"file", "File:Line", NULL, F, 0, LEFT | MORE, 0, file_line},
     {NULL, NULL, "file", 0, F, 0, 150, file},
     {NULL, NULL, "line", 0, F, 0, 160, line},
-    {"function", "Function", "function", F, F, LEFT, 120, name},
+    {"function", "Function", "function", F, F, LEFT, 120, function},
     {NULL, NULL, "mangled", 0, F, 0, 130, mangled},
     {"pid", "Pid", "pid", T | P, T | P, 0, 120, pid},
     {"thread", "Thread", "thread", T, T, MORE, 130, thread},
