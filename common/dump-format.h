@@ -113,7 +113,13 @@ struct instr_dump_header {
     uint64_t filtered_depth;      /* calls not recorded: deeper than filter_depth */
     uint64_t filtered_short;      /* calls not recorded: returned within filter_min_ticks */
     uint64_t filtered_off;        /* calls not recorded: entered while a trigger had recording off */
-    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 1472];
+    /* What the runtime said (runtime/log.c: a setting it could not honour,
+     * a backend that could not run), whatever INSTR_LOG was, so the report
+     * says it too: lines ending in '\n', notes_len bytes of notes used. */
+    uint32_t notes_len;           /* bytes of notes written (at most sizeof notes) */
+    uint32_t notes_dropped;       /* lines that did not fit */
+    char notes[512];
+    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 1992];
 };
 
 /* Chunk kinds. */

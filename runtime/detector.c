@@ -95,6 +95,7 @@ void instr__detector_init(void)
     int all = !strcmp(want, "auto");
     if (!all) {
         char copy[256];
+        int known = 0;
         snprintf(copy, sizeof copy, "%s", want);
         for (char *sv, *tok = strtok_r(copy, "+,", &sv); tok; tok = strtok_r(NULL, "+,", &sv)) {
             size_t i = 0;
@@ -102,6 +103,13 @@ void instr__detector_init(void)
                 i++;
             if (i == NBACKENDS)
                 instr__say("unknown detector '", tok, "' in INSTR_DETECTOR", ", ignored");
+            known |= i < NBACKENDS;
+        }
+        /* Nothing left that names a backend (a typo): the default, said,
+         * rather than no detector at all (Application = Elapsed). */
+        if (!known) {
+            instr__say("INSTR_DETECTOR=", want, " names no detector", "; using auto");
+            all = 1;
         }
     }
     /* Each backend: on if asked for (or auto) and its self-test passes. */

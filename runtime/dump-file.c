@@ -443,6 +443,7 @@ int instr__dump_create(uint32_t flags)
     h->detector_detail[sizeof h->detector_detail - 1] = 0;
     memcpy(h->exe_path, instr__rt.exe_path, sizeof h->exe_path);
     h->exe_path[sizeof h->exe_path - 1] = 0;
+    instr__notes_to_header(h);
     instr__rt.header = h;
     instr__rt.stopped = 0;
     instr__rt.space_warned = 0;

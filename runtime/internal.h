@@ -296,6 +296,7 @@ void *instr__chunk_after(struct instr__stage *s, const uint8_t *pos, uint64_t ba
 void instr__chunk_unmap(struct instr__stage *s);
 void instr__header_touch(void);
 void instr__header_end(struct instr_dump_header *h); /* end_* and last_* stamped now */
+void instr__notes_to_header(struct instr_dump_header *h); /* log.c: lines said before h existed */
 /* One event lost, counted in the header's dropped_events. */
 void instr__count_dropped(void);
 int instr__expand_output(const char *tmpl, char *out, size_t size);

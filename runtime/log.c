@@ -68,10 +68,49 @@ static void write_nosigpipe(int fd, const char *buf, size_t n)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* Lines said before the dump's header exists (the settings are read
+ * first), copied into it when it does (instr__notes_to_header). */
+static char early[512];
+static uint32_t early_len, early_dropped;
+
+/* Appends line (n bytes, '\n' included) to the notes of size cap at
+ * buf, *len bytes used: whole lines only, a line that does not fit
+ * counted in *dropped.  Threads may say at once: the space is taken with
+ * one atomic add. */
+static void note(char *buf, uint32_t cap, uint32_t *len, uint32_t *dropped, const char *line, uint32_t n)
+{
+    uint32_t at = __atomic_fetch_add(len, n, __ATOMIC_RELAXED);
+    if (at >= cap || n > cap - at) {
+        __atomic_fetch_sub(len, n, __ATOMIC_RELAXED); /* the space back, unless another took it since */
+        __atomic_fetch_add(dropped, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    memcpy(buf + at, line, n);
+}
+
+void instr__notes_to_header(struct instr_dump_header *h)
+{
+    uint32_t n = early_len < sizeof h->notes ? early_len : (uint32_t)sizeof h->notes;
+    memcpy(h->notes, early, n);
+    h->notes_len = n;
+    h->notes_dropped = early_dropped;
+}
+
 void instr__say(const char *a, const char *b, const char *c, const char *d)
 {
     char buf[1024];
     int saved = errno;
+    /* Into the dump first, whatever INSTR_LOG says: the report says it. */
+    int k = snprintf(buf, sizeof buf, "%s%s%s%s\n", a, b, c, d);
+    if (k > 0) {
+        uint32_t n = k > (int)sizeof buf - 1 ? (uint32_t)sizeof buf - 1 : (uint32_t)k;
+        buf[n - 1] = '\n';
+        struct instr_dump_header *h = instr__rt.header;
+        if (h)
+            note(h->notes, sizeof h->notes, &h->notes_len, &h->notes_dropped, buf, n);
+        else
+            note(early, sizeof early, &early_len, &early_dropped, buf, n);
+    }
     if (log_to == LOG_UNSET)
         decide();
     if (log_to == LOG_NONE)

@@ -87,6 +87,22 @@ static int add_dump_warnings(struct instr_session *s, const struct instr_dump *d
                              "RLIMIT_AS); their events are counted as dropped",
                           d->path, d->hdr.unrecorded_threads)))
         return rc;
+    /* What the runtime said (runtime/log.c), one note a line: a setting it
+     * did not take, a backend that could not run.  Notes: the exit status
+     * stays what the data's is. */
+    const char *notes = d->hdr.notes, *end = notes + d->hdr.notes_len;
+    for (const char *q = notes; q < end;) {
+        const char *nl = memchr(q, '\n', (size_t)(end - q));
+        size_t len = (size_t)((nl ? nl : end) - q);
+        if (len && (rc = add_warning(s, "%s: the runtime said: %.*s", d->path, (int)len, q)))
+            return rc;
+        s->nnotes += len != 0;
+        q += len + 1;
+    }
+    if (d->hdr.notes_dropped && (rc = add_warning(s, "%s: the runtime said %u more line(s) than its dump keeps",
+                                                  d->path, d->hdr.notes_dropped)))
+        return rc;
+    s->nnotes += d->hdr.notes_dropped != 0;
     /* The runtime names why it stopped when it knows (sandbox.c); dumps
      * older than stop_reason said it at the end of detector_detail. */
     const char *why = d->hdr.stop_reason[0] ? d->hdr.stop_reason : NULL;

@@ -189,6 +189,8 @@ static int read_header(struct instr_dump *d, char *err, size_t errlen)
     d->hdr.exe_path[sizeof d->hdr.exe_path - 1] = 0;
     d->hdr.detector_detail[sizeof d->hdr.detector_detail - 1] = 0;
     d->hdr.stop_reason[sizeof d->hdr.stop_reason - 1] = 0;
+    if (d->hdr.notes_len > sizeof d->hdr.notes) /* a count past the field: only what the field holds */
+        d->hdr.notes_len = sizeof d->hdr.notes;
     if (d->hdr.header_size < INSTR_DUMP_HEADER_SIZE || d->hdr.header_size % 8)
         return fail(err, errlen, INSTR_ECORRUPT, "%s: bad header_size %u", d->path, d->hdr.header_size);
     if (d->hdr.chunk_size <= INSTR_CHUNK_HEADER_SIZE || d->hdr.chunk_size > INSTR_DUMP_MAX_CHUNK_SIZE ||

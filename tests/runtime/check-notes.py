@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""check-notes.py PROGRAM REPORT WORK - what the runtime says of a setting
+it did not take reaches the report whatever INSTR_LOG is (issue 37 §2):
+the dump keeps the lines (header notes, runtime/log.c), and instr-report
+prints each in its header and JSON, exit status 0 (a note, not damage).
+INSTR_DETECTOR naming no detector runs the default set (said), not none.
+A run with nothing to say has no such line."""
+import glob, json, os, subprocess, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from instrtest import check, exit_status  # noqa: E402
+
+prog, report, work = sys.argv[1:4]
+os.makedirs(work, exist_ok=True)
+
+
+def run(env):
+    for f in glob.glob(os.path.join(work, "*.instr")):
+        os.remove(f)
+    # stderr is a pipe, INSTR_LOG unset: the runtime's lines go nowhere but the dump
+    e = {k: v for k, v in os.environ.items() if not k.startswith("INSTR_")}
+    p = subprocess.run([prog], env=dict(e, **env), cwd=work, capture_output=True, text=True)
+    check(p.returncode == 0 and p.stderr == "", f"{env}: the program runs, nothing on its stderr ({p.stderr!r})")
+    dump = glob.glob(os.path.join(work, "*.instr"))[0]
+    text = subprocess.run([report, dump], capture_output=True, text=True)
+    j = json.loads(subprocess.run([report, "--format", "json", dump], capture_output=True, text=True).stdout)
+    return text, j
+
+
+text, j = run({"INSTR_DETECTOR": "bogus", "INSTR_TRIGGER": "run_query"})
+check(text.returncode == 0, f"exit 0: notes, not damage ({text.returncode})")
+for want in ("the runtime said: unknown detector 'bogus' in INSTR_DETECTOR, ignored",
+             "the runtime said: INSTR_DETECTOR=bogus names no detector; using auto",
+             "the runtime said: INSTR_TRIGGER=run_query: each trigger is FUNCTION:on or FUNCTION:off"):
+    check(any(l.startswith("Warning:") and want in l for l in text.stdout.splitlines()), f"the header says: {want}")
+    check(any(want in w for w in j["session"].get("warnings", [])), f"JSON session.warnings has: {want}")
+det = [l for l in text.stdout.splitlines() if l.startswith("Detector:")]
+check(det and "none" not in det[0], f"INSTR_DETECTOR=bogus runs the default detectors ({det})")
+text, j = run({})
+check("the runtime said" not in text.stdout + text.stderr, "nothing said: no such line")
+sys.exit(exit_status())
