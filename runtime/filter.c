@@ -29,6 +29,7 @@
  * instr_start/instr_stop's. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -39,9 +40,16 @@ struct instr__filter instr__filter;
 
 #define MAX_TRIGGERS 16
 
+#define NEAREST 3
+
 static struct {
     char name[256];
     uint16_t flags; /* INSTR_FN_RT_* */
+    uint8_t matched; /* a function that ran has this name */
+    struct {
+        unsigned distance; /* edit distance; 0 = no candidate yet */
+        char name[64];
+    } near[NEAREST];   /* the closest names of functions that ran, for a trigger never matched */
 } triggers[MAX_TRIGGERS];
 static unsigned ntriggers;
 
@@ -170,13 +178,86 @@ static int names_match(const char *trigger, const char *name)
     return !strncmp(trigger, name, n) && (name[n] == 0 || name[n] == '(');
 }
 
+/* Levenshtein distance of a and b, each cut to 63 characters. */
+static unsigned distance(const char *a, const char *b)
+{
+    unsigned row[64], la = (unsigned)strnlen(a, 63), lb = (unsigned)strnlen(b, 63);
+    for (unsigned j = 0; j <= lb; j++)
+        row[j] = j;
+    for (unsigned i = 1; i <= la; i++) {
+        unsigned diag = row[0], up;
+        row[0] = i;
+        for (unsigned j = 1; j <= lb; j++) {
+            up = row[j];
+            unsigned best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* A function that ran, as a candidate for trigger t's nearest names: its
+ * demangled name without parameters, else its mangled one. */
+static void consider(unsigned t, const char *mangled, const char *demangled)
+{
+    char name[64];
+    const char *src = *demangled ? demangled : mangled;
+    size_t n = strcspn(src, "(");
+    if (n >= sizeof name)
+        n = sizeof name - 1;
+    memcpy(name, src, n);
+    name[n] = 0;
+    unsigned d = distance(triggers[t].name, name) + 1; /* +1: 0 is "none yet" */
+    for (unsigned k = 0; k < NEAREST; k++)
+        if (triggers[t].near[k].distance && !strcmp(triggers[t].near[k].name, name))
+            return;
+    unsigned worst = 0;
+    for (unsigned k = 1; k < NEAREST; k++)
+        if (!triggers[t].near[worst].distance ? 0
+            : !triggers[t].near[k].distance || triggers[t].near[k].distance > triggers[t].near[worst].distance)
+            worst = k;
+    if (triggers[t].near[worst].distance && triggers[t].near[worst].distance <= d)
+        return;
+    triggers[t].near[worst].distance = d;
+    memcpy(triggers[t].near[worst].name, name, n + 1);
+}
+
+/* Called once per function, when it first runs (metadata.c, meta lock
+ * held). */
 uint16_t instr__filter_fn_flags(const char *mangled, const char *demangled)
 {
     uint16_t flags = 0;
-    for (unsigned i = 0; i < ntriggers; i++)
-        if (!strcmp(triggers[i].name, mangled) || (*demangled && names_match(triggers[i].name, demangled)))
+    for (unsigned i = 0; i < ntriggers; i++) {
+        if (!strcmp(triggers[i].name, mangled) || (*demangled && names_match(triggers[i].name, demangled))) {
             flags |= triggers[i].flags;
+            triggers[i].matched = 1;
+        } else if (!triggers[i].matched) {
+            consider(i, mangled, demangled);
+        }
+    }
     return flags;
+}
+
+void instr__filter_say_unmatched(void)
+{
+    for (unsigned i = 0; i < ntriggers; i++) {
+        if (triggers[i].matched)
+            continue;
+        char near[3 * 66 + 16] = "";
+        size_t n = 0;
+        for (unsigned d = 1; d <= 64 && n < sizeof near - 70; d++) /* nearest first */
+            for (unsigned k = 0; k < NEAREST; k++)
+                if (triggers[i].near[k].distance == d)
+                    n += (size_t)snprintf(near + n, sizeof near - n, "%s%s", n ? ", " : "; nearest: ",
+                                          triggers[i].near[k].name);
+        instr__say("INSTR_TRIGGER: ", triggers[i].name, " never matched a function that ran (its name, mangled or "
+                   "demangled without parameters; an inlined function has no entry of its own)", near);
+    }
 }
 
 /* A thread's counts go to the header when its chunk is full, when it ends,

@@ -389,7 +389,8 @@ struct instr__filter {
 };
 extern struct instr__filter instr__filter;
 void instr__filter_init(void);
-void instr__filter_header(struct instr_dump_header *h); /* the filter fields, SWITCHED_OFF if a trigger has recording off */
+void instr__filter_header(struct instr_dump_header *h);
+void instr__filter_say_unmatched(void); /* at exit: each trigger no function that ran matched */ /* the filter fields, SWITCHED_OFF if a trigger has recording off */
 /* At registration: INSTR_FN_RT_* of the function named so ("" demangled: none). */
 uint16_t instr__filter_fn_flags(const char *mangled, const char *demangled);
 void instr__filter_flush(struct instr__thread *t);

@@ -62,8 +62,10 @@ static void at_exit(int status, void *arg)
         instr__thread_cpu_all(0); /* which threads were blocked in the kernel */
     if (calls)
         instr__count_flush(); /* count mode: the counts */
-    if (calls)
+    if (calls) {
         instr__filter_flush_all();
+        instr__filter_say_unmatched(); /* into the header's notes: the report says it */
+    }
     if (!instr__tsc_gone) /* else the last event ends it (sandbox.c) */
         instr__header_end(h);
     h->exit_status = status;

@@ -4,6 +4,8 @@ it did not take reaches the report whatever INSTR_LOG is (issue 37 §2):
 the dump keeps the lines (header notes, runtime/log.c), and instr-report
 prints each in its header and JSON, exit status 0 (a note, not damage).
 INSTR_DETECTOR naming no detector runs the default set (said), not none.
+An INSTR_TRIGGER no function that ran matched is said at exit with the
+nearest names (issue 37 §1).
 A run with nothing to say has no such line."""
 import glob, json, os, subprocess, sys
 
@@ -36,6 +38,12 @@ for want in ("the runtime said: unknown detector 'bogus' in INSTR_DETECTOR, igno
     check(any(want in w for w in j["session"].get("warnings", [])), f"JSON session.warnings has: {want}")
 det = [l for l in text.stdout.splitlines() if l.startswith("Detector:")]
 check(det and "none" not in det[0], f"INSTR_DETECTOR=bogus runs the default detectors ({det})")
+# A trigger no function that ran matched: said at exit, with the nearest names.
+text, j = run({"INSTR_TRIGGER": "stepp:on"})
+line = [l for l in text.stdout.splitlines() if "INSTR_TRIGGER: stepp never matched a function that ran" in l]
+check(len(line) == 1 and "nearest: step" in line[0], f"the trigger that never matched, with its nearest name ({line})")
+text, j = run({"INSTR_TRIGGER": "step:on"})
+check("never matched" not in text.stdout, "a trigger that matched: no such line")
 text, j = run({})
 check("the runtime said" not in text.stdout + text.stderr, "nothing said: no such line")
 sys.exit(exit_status())
