@@ -12,10 +12,12 @@ plain then instrumented, so load on the machine falls on both alike):
     once, the parent waits; the time per fork includes the child's dump;
   - spawn loop: the driver itself built like the hello it runs (plain
     runs plain, instrumented runs instrumented).
-Each program times its own loop (CLOCK_MONOTONIC), so Python's start-up
-is not in the figures.  Printed: the median over the rounds of the time per
-run (min-max), the instrumented/plain ratio of the medians, and the mean
-dump size per process.  Dumps go to a directory emptied before each run,
+Each program times its own loop (CLOCK_MONOTONIC, and the CPU time its
+children used: RUSAGE_CHILDREN), so Python's start-up is not in the
+figures.  Printed: the median over the rounds of the wall time per run
+(min-max) and of the CPU time per run (steadier than the wall time on a
+loaded machine), the instrumented/plain ratios of the medians, and the
+mean dump size per process.  Dumps go to a directory emptied before each run,
 with INSTR_LOG=none.
 
 --user UID runs everything as that uid (setpriv, as root), without root's
@@ -33,10 +35,12 @@ static __attribute__((noinline)) void greet(const char *who) { printf("hello, %s
 int main(void) { greet("world"); return 0; }
 ''',
     "spawn-loop.c": r'''/* spawn-loop.c - posix_spawns argv[2] argv[1] times, one after the
- * other, and prints the nanoseconds the whole loop took. */
+ * other, and prints the nanoseconds the whole loop took, wall and the
+ * children's CPU (user + system). */
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 extern char **environ;
@@ -62,15 +66,21 @@ int main(int argc, char **argv)
         if (run_one(argv[2]))
             return 1;
     clock_gettime(CLOCK_MONOTONIC, &b);
-    fprintf(stderr, "%lld\n", (b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec));
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    fprintf(stderr, "%lld %lld\n", (b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec),
+            (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
+                (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL);
     return 0;
 }
 ''',
     "fork-loop.c": r'''/* fork-loop.c - a server that forks a child per request: argv[1]
  * children one after the other, each handles its request and _exits at
- * once; prints the nanoseconds the whole loop took. */
+ * once; prints the nanoseconds the whole loop took, wall and the
+ * children's CPU (user + system). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -96,7 +106,11 @@ int main(int argc, char **argv)
             return 1;
     }
     clock_gettime(CLOCK_MONOTONIC, &b);
-    fprintf(stderr, "%lld\n", (b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec));
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    fprintf(stderr, "%lld %lld\n", (b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec),
+            (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
+                (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL);
     return 0;
 }
 ''',
@@ -124,16 +138,16 @@ def build_all(src, out, plugins):
 
 
 def once(cmd, env, d):
-    """One timed loop in directory d (emptied first): (ns per run, dump
-    bytes per process, dumps)."""
+    """One timed loop in directory d (emptied first): (wall ns, children's
+    CPU ns, dump bytes, dumps)."""
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     os.chmod(d, 0o1777)
     r = sh(cmd, env=dict(env, INSTR_OUTPUT=os.path.join(d, "%e.%p.instr")), cwd=d)
-    total = int(r.stderr.strip().splitlines()[-1])
+    wall, cpu = map(int, r.stderr.strip().splitlines()[-1].split())
     dumps = [os.path.join(d, f) for f in os.listdir(d) if ".instr" in f]
     size = sum(os.path.getsize(f) for f in dumps)
-    return total, size, len(dumps)
+    return wall, cpu, size, len(dumps)
 
 
 def main():
@@ -173,25 +187,30 @@ def main():
         if a.only:
             cases = {k: v for k, v in cases.items() if k.startswith(a.only)}
         times = {(c, b): [] for c in cases for b in builds}
+        cpus = {(c, b): [] for c in cases for b in builds}
         sizes = {(c, b): [] for c in cases for b in builds}
         for _ in range(a.rounds):
             for c, cmd in cases.items():
                 for b in builds:
-                    total, size, count = once(as_user + cmd(b), env, os.path.join(work, "run"))
-                    times[c, b].append(total / a.runs / 1e6)
+                    wall, cpu, size, count = once(as_user + cmd(b), env, os.path.join(work, "run"))
+                    times[c, b].append(wall / a.runs / 1e6)
+                    cpus[c, b].append(cpu / a.runs / 1e6)
                     if count:
                         sizes[c, b].append(size / count)
     who = f"uid {a.user}" if a.user is not None else "root"
     print(f"== many short processes: {a.runs} per loop, {a.rounds} interleaved rounds, as {who}; "
-          f"ms per process, median (min-max)")
-    print(f"{'case':18} {'build':7} {'ms/run':>20} {'x plain':>8} {'dump KB':>8}")
+          f"ms per process, median (min-max); CPU: the children's user+system")
+    print(f"{'case':18} {'build':7} {'wall ms/run':>22} {'x plain':>8} {'CPU ms/run':>11} {'x plain':>8} {'dump KB':>8}")
     for c in cases:
         plain = statistics.median(times[c, "plain"])
+        plain_cpu = statistics.median(cpus[c, "plain"])
         for b in builds:
             v = times[c, b]
             med = statistics.median(v)
             kb = f"{statistics.mean(sizes[c, b]) / 1024:.1f}" if sizes[c, b] else ""
-            print(f"{c:18} {b:7} {med:9.3f} ({min(v):.3f}-{max(v):.3f}) {med / plain:8.2f} {kb:>8}")
+            cpu = statistics.median(cpus[c, b])
+            print(f"{c:18} {b:7} {med:9.3f} ({min(v):.3f}-{max(v):.3f}) {med / plain:8.2f} {cpu:11.3f} "
+                  f"{cpu / plain_cpu:8.2f} {kb:>8}")
     return 0
 
 
