@@ -17,8 +17,10 @@
  *   - the file is opened with O_NOFOLLOW, must be a regular file owned by
  *     us, writable by nobody else, of exactly the record's size;
  *   - the record must carry the magic, the version, this boot's id
- *     (/proc/sys/kernel/random/boot_id), this CPU's signature and brand
- *     (CPUID), this detector set and this runtime's build stamp, values in
+ *     (/proc/sys/kernel/random/boot_id), this CPU's signature (CPUID
+ *     leaf 1: family, model, stepping; the brand string is not read: on
+ *     a virtual machine each CPUID is a trap to the hypervisor, and the
+ *     four it takes cost more than the rest of the cache), this detector set and this runtime's build stamp, values in
  *     a sane range, and a checksum over all of it.
  * Any doubt: a fresh measurement, which then replaces the file (written
  * under a temporary name with O_EXCL|O_NOFOLLOW and renamed into place);
@@ -40,7 +42,7 @@
 #include "internal.h"
 
 #define CACHE_MAGIC "INSTRCAL"
-#define CACHE_VERSION 1u
+#define CACHE_VERSION 2u
 #define CACHE_VALUES 16u        /* 4 hook kinds x (before, after, spread, rounds) */
 #define CACHE_MAX_MTICKS 10000000u /* 10,000 ticks: no hook costs that much */
 
@@ -49,7 +51,6 @@ struct cache_record {
     uint32_t version;           /* CACHE_VERSION */
     uint32_t size;              /* sizeof(struct cache_record) */
     char boot_id[40];           /* /proc/sys/kernel/random/boot_id, NUL-padded */
-    char cpu_brand[48];         /* CPUID 0x80000002..4 */
     uint32_t cpu_signature;     /* CPUID 1 EAX: family, model, stepping */
     uint32_t detector_set;      /* instr__detector.set the costs were measured with */
     char runtime_stamp[32];     /* this runtime's build: hook ABI, compile date and time */
@@ -81,15 +82,9 @@ static int key(struct cache_record *r, uint32_t detector_set)
     if (n < 32)
         return -1;
     unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d))
-        return -1;
+    __cpuid(1, a, b, c, d); /* every x86-64 CPU has leaf 1 */
+    (void)b, (void)c, (void)d;
     r->cpu_signature = a;
-    if (__get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000004u)
-        for (unsigned i = 0; i < 3; i++) {
-            __get_cpuid(0x80000002u + i, &a, &b, &c, &d);
-            uint32_t w[4] = {a, b, c, d};
-            memcpy(r->cpu_brand + 16 * i, w, 16);
-        }
     r->detector_set = detector_set;
     snprintf(r->runtime_stamp, sizeof r->runtime_stamp, "abi%u %s %s", (unsigned)INSTR_HOOK_ABI_VERSION, __DATE__,
              __TIME__);
