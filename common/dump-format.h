@@ -71,6 +71,12 @@
                                           (INSTR_START=off, or instr_stop before a fork); EXT SWITCH
                                           events say when they were switched */
 
+/* Header calibration: how the hooks' cost (HOOK_COST records) was had. */
+#define INSTR_CALIBRATION_UNKNOWN 0u /* none, or a runtime older than the field */
+#define INSTR_CALIBRATION_FRESH 1u   /* measured by this process (or the parent it forked from) */
+#define INSTR_CALIBRATION_CACHED 2u  /* read from the user's calibration cache: measured by an earlier
+                                        process this boot, on this CPU, with these detectors */
+
 struct instr_dump_header {
     char magic[8];                /* INSTR_DUMP_MAGIC */
     uint32_t version;             /* INSTR_DUMP_VERSION */
@@ -113,13 +119,14 @@ struct instr_dump_header {
     uint64_t filtered_depth;      /* calls not recorded: deeper than filter_depth */
     uint64_t filtered_short;      /* calls not recorded: returned within filter_min_ticks */
     uint64_t filtered_off;        /* calls not recorded: entered while a trigger had recording off */
+    uint32_t calibration;         /* INSTR_CALIBRATION_*: where the HOOK_COST records came from */
     /* What the runtime said (runtime/log.c: a setting it could not honour,
      * a backend that could not run), whatever INSTR_LOG was, so the report
      * says it too: lines ending in '\n', notes_len bytes of notes used. */
     uint32_t notes_len;           /* bytes of notes written (at most sizeof notes) */
     uint32_t notes_dropped;       /* lines that did not fit */
     char notes[512];
-    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 1992];
+    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 1996];
 };
 
 /* Chunk kinds. */

@@ -59,6 +59,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -84,6 +85,7 @@ static struct {
     uint64_t before, after, spread, rounds;
 } cost[NKINDS];
 static int measured;
+static uint32_t source; /* INSTR_CALIBRATION_* */
 
 
 /* The k-th smallest of a[0..n) (quickselect, Hoare partition; a is
@@ -354,6 +356,8 @@ void instr__calibrate_reemit(void)
 {
     if (!measured)
         return;
+    if (instr__rt.header)
+        instr__rt.header->calibration = source;
     for (int k = 0; k < NKINDS; k++) {
         uint64_t v[5] = {kind_event[k], cost[k].before, cost[k].after, cost[k].spread, cost[k].rounds};
         instr__meta_hook_cost(v);
@@ -363,6 +367,13 @@ void instr__calibrate_reemit(void)
 void instr__calibrate(void)
 {
     int saved = errno;
+    _Static_assert(sizeof cost == 16 * sizeof(uint64_t), "cost[] is the cache's 16 values");
+    const char *how = secure_getenv("INSTR_CALIBRATE");
+    int fresh = how && !strcmp(how, "fresh");
+    if (!fresh && !instr__calib_cache_load(&cost[0].before, instr__detector.set)) {
+        source = INSTR_CALIBRATION_CACHED;
+        goto done;
+    }
     struct instr__thread *prev = instr__tls;
     size_t head = (sizeof(struct instr__thread) + 4095) & ~(size_t)4095;
     size_t size = head + STACK_FRAMES * sizeof(struct instr__frame) + 2 * SCRATCH + sizeof(struct samples);
@@ -408,8 +419,11 @@ void instr__calibrate(void)
     disarm(t);
     instr__tls = prev;
     summarise(s);
-    measured = 1;
     munmap(m, size);
+    source = INSTR_CALIBRATION_FRESH;
+    instr__calib_cache_store(&cost[0].before, instr__detector.set);
+done:
+    measured = 1;
     pthread_mutex_lock(&instr__rt.meta_lock);
     instr__calibrate_reemit();
     pthread_mutex_unlock(&instr__rt.meta_lock);

@@ -440,16 +440,23 @@ static void pause_thread(struct instr__thread *t, uint64_t until_ns)
     t->det.unseen |= INSTR_OS_SYSCALL;
 }
 
-static void sud_thread(struct instr__thread *t)
+static void start_thread(struct instr__thread *t, int scan)
 {
     new_window(t, instr__mono_ns());
     t->det.sud_until_ns = 0;
-    unblock_in_handlers();
+    if (scan)
+        unblock_in_handlers();
     if (sigsys_blocked())
         pause_thread(t, 0);
     else
         arm_thread(t);
 }
+
+static void sud_thread(struct instr__thread *t)
+{
+    start_thread(t, 1);
+}
+
 
 
 static void sud_thread_end(struct instr__thread *t)
@@ -556,13 +563,22 @@ uint64_t instr__sud_conflicts(void)
     return __atomic_load_n(&conflicts, __ATOMIC_RELAXED);
 }
 
-/* Syscall User Dispatch is not inherited by a fork child: arm again. */
+/* Syscall User Dispatch is not inherited by a fork child: arm again.
+ * The child's one thread goes on from its parent's forking thread, with
+ * the parent's handlers: the parent's rescan policy (after an
+ * rt_sigaction, else every RESCAN_NS) carries over, and the child scans
+ * the handlers only when the parent would have at its next hook.  A scan
+ * is some 60 rt_sigaction calls, a third of the system calls a
+ * fork-per-request child made for its dump (issue 39). */
 static void sud_fork_child(struct instr__thread *t)
 {
     t->det.on &= ~(INSTR__DET_ON_SUD | INSTR__DET_ON_SUD_PAUSED);
     t->det.unseen &= (uint8_t)~INSTR_OS_SYSCALL; /* armed again: seen again, */
     t->det.unseen_written = 0;                    /* in a dump of its own */
-    sud_thread(t);
+    uint64_t now = instr__mono_ns();
+    int stale = saw_sigaction || now - __atomic_load_n(&last_scan_ns, __ATOMIC_RELAXED) > RESCAN_NS;
+    saw_sigaction = 0;
+    start_thread(t, stale);
 }
 
 /* No dump after all: the program's SIGSYS disposition back as it was, so

@@ -149,6 +149,94 @@ static int test_nesting(void)
     return 0;
 }
 
+/* The calibration cache (runtime/calib-cache.c): where the hooks' cost of
+ * a process came from, read from its dump's header. */
+static int calibration_of_child(void)
+{
+    pid_t pid;
+    struct td_dump d;
+    if (in_child(child_nesting, &pid) || read_pid_dump(pid, ".instr", &d))
+        return -1;
+    int c = (int)d.h.calibration;
+    td_free(&d);
+    return c;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+    char buf[4096];
+    int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ssize_t n = in >= 0 && out >= 0 ? read(in, buf, sizeof buf) : -1;
+    int ok = n > 0 && write(out, buf, (size_t)n) == n;
+    close(in);
+    close(out);
+    return ok ? 0 : -1;
+}
+
+static int test_calibration_cache(void)
+{
+    char xdg[300], sub[320], file[340], copy[340];
+    struct stat st, st2;
+    snprintf(xdg, sizeof xdg, "%s/xdg", dir);
+    snprintf(sub, sizeof sub, "%s/instr", xdg);
+    snprintf(file, sizeof file, "%s/calibration", sub);
+    snprintf(copy, sizeof copy, "%s/copy", xdg);
+    CHECK(mkdir(xdg, 0700) == 0);
+    setenv("XDG_RUNTIME_DIR", xdg, 1);
+    unsetenv("INSTR_CALIBRATE");
+    /* The first process measures and keeps the result, the next reads it. */
+    CHECK_INT(calibration_of_child(), INSTR_CALIBRATION_FRESH);
+    CHECK(lstat(sub, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700);
+    CHECK(lstat(file, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600);
+    CHECK_INT(calibration_of_child(), INSTR_CALIBRATION_CACHED);
+    /* INSTR_CALIBRATE=fresh measures whatever is kept. */
+    setenv("INSTR_CALIBRATE", "fresh", 1);
+    CHECK_INT(calibration_of_child(), INSTR_CALIBRATION_FRESH);
+    unsetenv("INSTR_CALIBRATE");
+    CHECK_INT(calibration_of_child(), INSTR_CALIBRATION_CACHED);
+    CHECK(copy_file(file, copy) == 0);
+    /* Tampered: one byte of the values changed, the checksum not.  Refused,
+     * measured again and the file replaced by a good one. */
+    int fd = open(file, O_RDWR);
+    CHECK(fd >= 0);
+    unsigned char b;
+    CHECK(pread(fd, &b, 1, 200) == 1);
+    b ^= 0x40;
+    CHECK(pwrite(fd, &b, 1, 200) == 1);
+    close(fd);
+    CHECK_INT(calibration_of_child(), INSTR_CALIBRATION_FRESH);
+    CHECK_INT(calibration_of_child(), INSTR_CALIBRATION_CACHED);
+    /* A symbolic link to a valid record in its place: not followed. */
+    CHECK(unlink(file) == 0 && symlink(copy, file) == 0);
+    CHECK_INT(calibration_of_child(), INSTR_CALIBRATION_FRESH);
+    /* A valid record that others can write: refused. */
+    CHECK(unlink(file) == 0 && copy_file(copy, file) == 0 && chmod(file, 0622) == 0);
+    CHECK_INT(calibration_of_child(), INSTR_CALIBRATION_FRESH);
+    CHECK(lstat(file, &st) == 0 && (st.st_mode & 0777) == 0600); /* replaced */
+    /* A directory open to other users: nothing in it is read or written. */
+    CHECK(chmod(sub, 0777) == 0 && lstat(file, &st) == 0);
+    CHECK_INT(calibration_of_child(), INSTR_CALIBRATION_FRESH);
+    CHECK(lstat(file, &st2) == 0 && st2.st_ino == st.st_ino && st2.st_mtim.tv_nsec == st.st_mtim.tv_nsec);
+    CHECK(chmod(sub, 0700) == 0);
+    CHECK_INT(calibration_of_child(), INSTR_CALIBRATION_CACHED);
+    if (geteuid() == 0) {
+        /* A valid record, or its directory, owned by another user. */
+        CHECK(chown(file, 65534, 65534) == 0);
+        CHECK_INT(calibration_of_child(), INSTR_CALIBRATION_FRESH);
+        CHECK_INT(calibration_of_child(), INSTR_CALIBRATION_CACHED);
+        CHECK(chown(sub, 65534, 65534) == 0);
+        CHECK_INT(calibration_of_child(), INSTR_CALIBRATION_FRESH);
+        CHECK(chown(sub, 0, 0) == 0);
+    }
+    /* A symbolic link as the directory, to a good one: not followed. */
+    char real[340];
+    snprintf(real, sizeof real, "%s/real", xdg);
+    CHECK(rename(sub, real) == 0 && symlink(real, sub) == 0);
+    CHECK_INT(calibration_of_child(), INSTR_CALIBRATION_FRESH);
+    unsetenv("XDG_RUNTIME_DIR");
+    return 0;
+}
+
 static int child_mismatch(void)
 {
     if (bind_runtime())
@@ -876,6 +964,7 @@ static const struct {
     int (*fn)(void);
 } tests[] = {
     {"nesting", test_nesting},
+    {"calibration-cache", test_calibration_cache},
     {"exit-mismatch", test_exit_mismatch},
     {"landing", test_landing},
     {"callsites", test_callsites},
