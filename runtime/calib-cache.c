@@ -96,7 +96,7 @@ static int key(struct cache_record *r, uint32_t detector_set)
 static int open_dir(const char **why)
 {
     char path[4096];
-    uid_t uid = geteuid();
+    uid_t uid = instr__geteuid();
     const char *xdg = secure_getenv("XDG_RUNTIME_DIR");
     struct stat st;
     int base = -1;
@@ -161,7 +161,7 @@ int instr__calib_cache_load(uint64_t *values, uint32_t detector_set)
     }
     struct stat st;
     ssize_t n = -1;
-    if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 022) &&
+    if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == instr__geteuid() && !(st.st_mode & 022) &&
         st.st_size == (off_t)sizeof got)
         n = read(fd, &got, sizeof got);
     close(fd);
@@ -197,7 +197,7 @@ void instr__calib_cache_store(const uint64_t *values, uint32_t detector_set)
     if (dir < 0)
         return; /* said at the load */
     char tmp[48];
-    snprintf(tmp, sizeof tmp, "calibration.%d", (int)getpid());
+    snprintf(tmp, sizeof tmp, "calibration.%d", (int)instr__getpid());
     int fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0) {
         int ok = write(fd, &r, sizeof r) == (ssize_t)sizeof r;
