@@ -460,7 +460,7 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
             goto fail_nomem;
     } else if (!(d->hdr.flags & INSTR_DUMP_COMPLETE) &&
                (rc = instr_dump_warn(d, "incomplete: the process did not finish (no end record: killed by "
-                                        "SIGKILL, _exit, or still running)")))
+                                        "SIGKILL, ended by _exit, replaced by exec, or still running)")))
         goto fail_nomem;
     free(caps.tmap);
     return 0;

@@ -511,7 +511,7 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
                     d->hdr.pid, d->hdr.end_signal, instr_signal_name(d->hdr.end_signal), d->hdr.end_signal_tid,
                     open);
         else
-            fprintf(out, "Ended:      pid %" PRIu64 " did not finish (SIGKILL, _exit or still running); %" PRIu64
+            fprintf(out, "Ended:      pid %" PRIu64 " did not finish (SIGKILL, _exit, exec or still running); %" PRIu64
                          " frame(s) still open, closed at their thread's last event (incomplete)\n",
                     d->hdr.pid, open);
     }
