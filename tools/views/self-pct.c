@@ -94,11 +94,16 @@ static const char *base_name(const char *path)
     return b ? b + 1 : path ? path : "";
 }
 
+/* Whether module is instr's runtime library. */
+static int runtime_module(const char *module)
+{
+    return !strncmp(base_name(module), "libinstr-rt", 11);
+}
+
 /* A frame in instr's runtime: its library, or a hook symbol of a static one. */
 static int in_runtime(const char *name, const char *module)
 {
-    return !strncmp(base_name(module), "libinstr-rt", 11) || !strncmp(name, "__instr_", 8) ||
-           !strncmp(name, "instr_", 6);
+    return runtime_module(module) || !strncmp(name, "__instr_", 8) || !strncmp(name, "instr_", 6);
 }
 
 static int in_kernel(const char *module)
@@ -150,7 +155,7 @@ static void finish(struct instr_session *s, const double *credit)
 static int sampled_instrumented(const struct instr_dump *sd)
 {
     for (size_t m = 0; m < sd->nmodules; m++)
-        if (!strncmp(base_name(sd->modules[m].path), "libinstr-rt", 11))
+        if (runtime_module(sd->modules[m].path))
             return 1;
     return 0;
 }
