@@ -71,6 +71,15 @@
                                           (INSTR_START=off, or instr_stop before a fork); EXT SWITCH
                                           events say when they were switched */
 
+/* Header arch: the instruction set the program ran as. */
+#define INSTR_ARCH_X86_64 1u
+#define INSTR_ARCH_AARCH64 2u
+
+/* Header tick_source: what start_tsc, base_tsc and the event deltas count. */
+#define INSTR_TICKS_TSC 1u     /* x86-64 time-stamp counter (rdtsc) */
+#define INSTR_TICKS_CNTVCT 2u  /* aarch64 generic timer, virtual count (cntvct_el0) */
+#define INSTR_TICKS_MONO_NS 3u /* CLOCK_MONOTONIC ns (instr-sample; a machine without a counter) */
+
 /* Header calibration: how the hooks' cost (HOOK_COST records) was had. */
 #define INSTR_CALIBRATION_UNKNOWN 0u /* none, or a runtime older than the field */
 #define INSTR_CALIBRATION_FRESH 1u   /* measured by this process (or the parent it forked from) */
@@ -126,7 +135,16 @@ struct instr_dump_header {
     uint32_t notes_len;           /* bytes of notes written (at most sizeof notes) */
     uint32_t notes_dropped;       /* lines that did not fit */
     char notes[512];
-    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 1996];
+    /* The machine: what the ticks are and which instruction set ran. */
+    uint32_t arch;                /* INSTR_ARCH_*: 0 in dumps older than the field (x86-64) */
+    uint32_t tick_source;         /* INSTR_TICKS_*: 0 in dumps older than the field (the TSC) */
+    /* The job (MPI and other launchers): who this process was in it.
+     * Empty strings and rank -1 when it was not launched as one of many. */
+    int32_t job_rank;             /* rank in the job (MPI_COMM_WORLD), -1 if none */
+    uint32_t job_size;            /* processes in the job, 0 if unknown */
+    char host[64];                /* NUL-terminated host name (uname nodename) */
+    char job_id[64];              /* NUL-terminated job id from the launcher, "" if none */
+    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 2140];
 };
 
 /* Chunk kinds. */

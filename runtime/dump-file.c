@@ -444,6 +444,9 @@ int instr__dump_create(uint32_t flags)
     memcpy(h->exe_path, instr__rt.exe_path, sizeof h->exe_path);
     h->exe_path[sizeof h->exe_path - 1] = 0;
     instr__notes_to_header(h);
+    h->arch = INSTR_RT_ARCH;
+    h->tick_source = INSTR_RT_TICKS;
+    h->job_rank = -1;
     instr__rt.header = h;
     instr__rt.stopped = 0;
     instr__rt.space_warned = 0;

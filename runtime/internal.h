@@ -420,6 +420,10 @@ void instr__sandbox_tsc_gone(void);
 extern __thread int instr__tsc_gone __attribute__((tls_model("initial-exec")));
 
 /* clock.c */
+/* What the dump header says of this machine (dump-format.h INSTR_ARCH_*,
+ * INSTR_TICKS_*). */
+#define INSTR_RT_ARCH INSTR_ARCH_X86_64
+#define INSTR_RT_TICKS INSTR_TICKS_TSC
 static inline uint64_t instr__tsc(void) { return __builtin_ia32_rdtsc(); }
 uint64_t instr__mono_ns(void);
 void instr__clock_pair(uint64_t *tsc, uint64_t *mono_ns, uint64_t *real_ns);
