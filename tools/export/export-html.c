@@ -120,6 +120,7 @@ struct hexp {
     uint64_t states_seen;   /* in range */
     uint64_t state_thresh;  /* OS intervals shorter than this are not held (ns) */
     int failed;             /* a charge could not be held (out of memory) */
+    int mismatch;           /* the walk numbered functions unlike the report */
 };
 
 /* ---- collecting the timeline ---------------------------------------------------- */
@@ -179,6 +180,18 @@ static int on_open(void *ctx, uint32_t thread, uint32_t func, uint64_t tick)
     return 0;
 }
 
+/* The report's row of the walk's function func: the session's profile of
+ * the dump numbers its functions as this walk does, unless it was a kept
+ * profile that disagrees with the dump (UINT32_MAX, and h->mismatch). */
+static uint32_t row_of(struct hexp *h, uint32_t func)
+{
+    const struct instr_profile *kept = &h->s->profiles[h->dump];
+    if (func < kept->nfuncs && func < h->p->nfuncs && kept->funcs[func].key == h->p->funcs[func].key)
+        return h->s->func_rows[h->dump][func];
+    h->mismatch = 1;
+    return UINT32_MAX;
+}
+
 static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, int incomplete)
 {
     struct hexp *h = ctx;
@@ -216,8 +229,11 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
         return INSTR_ENOMEM;
     /* clipped by --time-range: at most the clipped duration */
     uint64_t ans = (uint64_t)llround((double)app * h->ns_per_tick), cns = (uint64_t)llround((double)cpu * h->ns_per_tick);
+    uint32_t row = row_of(h, func);
+    if (row == UINT32_MAX)
+        return INSTR_ECORRUPT;
     t->calls[t->ncalls++] = (struct hcall){c0, cdur, dur > child ? dur - child : 0, ans < cdur ? ans : cdur,
-                                           cns < cdur ? cns : cdur, h->s->func_rows[h->dump][func], (uint32_t)t->nopen};
+                                           cns < cdur ? cns : cdur, row, (uint32_t)t->nopen};
     h->kept++;
     return 0;
 }
