@@ -252,6 +252,20 @@ static void header(FILE *out, const struct instr_dump *dumps, size_t nd, const s
                                                            : ", did not finish: no counts");
     fprintf(out, "Mode:      count (plugin mode=count): exact calls and call edges, all threads;\n"
                  "           no time was recorded, so there are no time columns\n");
+    /* What the runtime said (runtime/log.c): a setting it did not take. */
+    for (size_t i = 0; i < nd; i++) {
+        const char *q = dumps[i].hdr.notes, *end = q + dumps[i].hdr.notes_len;
+        while (q < end) {
+            const char *nl = memchr(q, '\n', (size_t)(end - q));
+            int len = (int)((nl ? nl : end) - q);
+            if (len)
+                fprintf(out, "Note:      %s: the runtime said: %.*s\n", dumps[i].path, len, q);
+            q += len + 1;
+        }
+        if (dumps[i].hdr.notes_dropped)
+            fprintf(out, "Note:      %s: the runtime said %u more line(s) than its dump keeps\n", dumps[i].path,
+                    dumps[i].hdr.notes_dropped);
+    }
     fprintf(out, "Functions: %zu counted, %llu calls; %llu calls at counted call sites\n", counted,
             (unsigned long long)calls, (unsigned long long)edges);
     if (x->samples) {
