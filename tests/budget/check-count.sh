@@ -144,4 +144,33 @@ fi
 grep -Eq '^ +1202000  mid$' callers.txt || fail "callers of leaf"
 "$report" --view calltree "$parent" >/dev/null 2>err.txt && fail "calltree accepted"
 grep -q 'calls only' err.txt || fail "no reason for refusing calltree"
+
+# JSON and CSV hold the text's calls and edges (issue 37 §4).
+"$report" --format json "$parent" >parent.json || fail "--format json"
+"$report" --format csv "$parent" >parent.csv || fail "--format csv"
+"$report" --format csv --view callers leaf "$parent" >callers.csv || fail "--format csv --view callers"
+"$report" --format json --view callers leaf "$parent" >callers.json || fail "--format json --view callers"
+python3 - parent.txt parent.json parent.csv callers.csv callers.json <<'EOF' || fail "JSON or CSV differ from the text"
+import csv, json, re, sys
+txt, js, cs, ccs, cjs = sys.argv[1:6]
+table = {}
+for line in open(txt):
+    m = re.match(r"^ +(\d+)  (\S.*?)  \((.*):(\d+)\)$", line.rstrip("\n"))
+    if m:
+        table[m.group(2)] = int(m.group(1))
+j = json.load(open(js))
+assert j["mode"] == "count" and j["view"] == "functions", j.get("mode")
+fj = {f["name"]: f["calls"] for f in j["functions"]}
+assert table and fj == table, ("json", fj, table)
+fc = {r["function"]: int(r["calls"]) for r in csv.DictReader(open(cs))}
+assert fc == table, ("csv", fc, table)
+leaf = [f for f in j["functions"] if f["name"] == "leaf"][0]
+edges = {e["name"] or "<" + e["what"] + ">": e["calls"] for e in leaf["callers"]}
+assert edges.get("mid") == 1202000, edges
+rows = {r["caller"]: int(r["calls"]) for r in csv.DictReader(open(ccs))}
+assert rows == edges, ("csv callers", rows, edges)
+one = json.load(open(cjs))["functions"]
+assert len(one) == 1 and {e["name"] or "<" + e["what"] + ">": e["calls"] for e in one[0]["callers"]} == edges, one
+print("JSON and CSV: %d functions, leaf's callers %s" % (len(table), edges))
+EOF
 exit 0

@@ -413,10 +413,11 @@ static int counted_inputs(const struct cli *c, struct instr_dump *dumps, size_t 
         *status = EXIT_INPUT;
         return 1;
     }
-    int rc = c->export || c->diff || strcmp(c->format->name, "text")
-                 ? (why = "a count-mode dump is reported as text (no --export, --diff, csv or json)", INSTR_EARG)
+    int rc = c->export || c->diff
+                 ? (why = "a count-mode dump is reported as text, JSON or CSV (no --export or --diff)", INSTR_EARG)
              : c->o.nviews > 1 ? (why = "a count-mode dump is reported one view at a time", INSTR_EARG)
-                 : instr_count_report(dumps, nd, instr_views[c->o.view].name, c->o.func, c->o.limit, out, &why);
+                 : instr_count_report(dumps, nd, instr_views[c->o.view].name, c->o.func, c->o.limit,
+                                      c->format->name, out, &why);
     if (instr_output_close(out, rc >= 0) < 0 && rc >= 0)
         rc = INSTR_EIO;
     if (rc < 0)
