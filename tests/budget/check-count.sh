@@ -145,6 +145,14 @@ grep -Eq '^ +1202000  mid$' callers.txt || fail "callers of leaf"
 "$report" --view calltree "$parent" >/dev/null 2>err.txt && fail "calltree accepted"
 grep -q 'calls only' err.txt || fail "no reason for refusing calltree"
 
+# Options a count dump cannot honour are said, each once; --sort calls is its order.
+"$report" --sort ei -F ei --units us --raw --flagged "$parent" >/dev/null 2>warn.txt || fail "report with time options"
+for o in sort columns units raw flagged; do
+    [ "$(grep -c -- "--$o does nothing with a count-mode dump" warn.txt)" = 1 ] || { cat warn.txt; fail "--$o not said once"; }
+done
+"$report" --sort calls "$parent" >/dev/null 2>warn.txt || fail "--sort calls"
+[ -s warn.txt ] && { cat warn.txt; fail "--sort calls warned"; }
+
 # JSON and CSV hold the text's calls and edges (issue 37 §4).
 "$report" --format json "$parent" >parent.json || fail "--format json"
 "$report" --format csv "$parent" >parent.csv || fail "--format csv"

@@ -407,6 +407,7 @@ static int counted_inputs(const struct cli *c, struct instr_dump *dumps, size_t 
     if (i == nd)
         return 0;
     const char *why = NULL;
+    report_warn_count(c);
     FILE *out = instr_output_open(c->outpath);
     if (!out) {
         fprintf(stderr, PROG ": %s: %s\n", c->outpath, strerror(errno));
