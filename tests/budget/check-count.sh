@@ -181,4 +181,28 @@ one = json.load(open(cjs))["functions"]
 assert len(one) == 1 and {e["name"] or "<" + e["what"] + ">": e["calls"] for e in one[0]["callers"]} == edges, one
 print("JSON and CSV: %d functions, leaf's callers %s" % (len(table), edges))
 EOF
+# --diff of two count dumps: each side's calls, matched by name.
+"$report" --diff "$parent" "$child" >diff.txt || fail "--diff of count dumps"
+"$report" --diff --format json "$parent" "$child" >diff.json || fail "--diff --format json"
+"$report" --format json "$child" >child.json || fail "--format json child"
+python3 - parent.json child.json diff.json diff.txt <<'EOF' || fail "--diff differs from the two reports"
+import json, sys
+pa, ch, df, txt = sys.argv[1:5]
+a = {f["mangled"]: f["calls"] for f in json.load(open(pa))["functions"]}
+b = {f["mangled"]: f["calls"] for f in json.load(open(ch))["functions"]}
+d = json.load(open(df))
+rows = {f["mangled"]: f for f in d["functions"]}
+for name in set(a) | set(b):
+    if a.get(name) == b.get(name):
+        assert name not in rows, name
+        continue
+    r = rows[name]
+    assert r["calls_a"] == a.get(name, 0) and r["calls_b"] == b.get(name, 0), (name, r, a.get(name), b.get(name))
+    assert r["calls_change"] == b.get(name, 0) - a.get(name, 0) and r["in_a"] == (name in a), r
+assert d["diff"]["unchanged"] == sum(1 for k in a if a[k] == b.get(k)), d["diff"]
+t = open(txt).read()
+assert "Matched:" in t and "mid" in t, t
+print("--diff: %d changed, %d unchanged" % (len(rows), d["diff"]["unchanged"]))
+EOF
+cat diff.txt
 exit 0

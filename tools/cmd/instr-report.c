@@ -414,8 +414,8 @@ static int counted_inputs(const struct cli *c, struct instr_dump *dumps, size_t 
         *status = EXIT_INPUT;
         return 1;
     }
-    int rc = c->export || c->diff
-                 ? (why = "a count-mode dump is reported as text, JSON or CSV (no --export or --diff)", INSTR_EARG)
+    int rc = c->export ? (why = "a count-mode dump is reported as text, JSON or CSV (no --export)", INSTR_EARG)
+             : c->diff && nd == 2 ? instr_count_diff(&dumps[0], &dumps[1], c->format->name, out, &why)
              : c->o.nviews > 1 ? (why = "a count-mode dump is reported one view at a time", INSTR_EARG)
                  : instr_count_report(dumps, nd, instr_views[c->o.view].name, c->o.func, c->o.limit,
                                       c->format->name, out, &why);

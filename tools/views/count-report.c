@@ -442,6 +442,135 @@ static void write_csv(FILE *out, struct ctx *x, const size_t *order, size_t n, s
     free(sel);
 }
 
+static void ctx_free(struct ctx *x)
+{
+    for (size_t i = 0; i < x->nfns; i++) {
+        free(x->fns[i].name);
+        free(x->fns[i].display);
+    }
+    free(x->fns);
+    free(x->edges);
+}
+
+/* ---- --diff of two count dumps ---------------------------------------------- */
+
+struct drow {
+    const struct cfn *a, *b; /* NULL: not counted in that input */
+    int64_t change;
+};
+
+static int by_change(const void *pa, const void *pb)
+{
+    const struct drow *a = pa, *b = pb;
+    uint64_t ca = (uint64_t)(a->change < 0 ? -a->change : a->change);
+    uint64_t cb = (uint64_t)(b->change < 0 ? -b->change : b->change);
+    if (ca != cb)
+        return ca < cb ? 1 : -1;
+    return strcmp((a->a ? a->a : a->b)->display, (b->a ? b->a : b->b)->display);
+}
+
+int instr_count_diff(const struct instr_dump *a, const struct instr_dump *b, const char *format, FILE *out,
+                     const char **why)
+{
+    struct ctx x[2] = {{0}, {0}};
+    *why = NULL;
+    if (!instr_dump_is_counted(a) || !instr_dump_is_counted(b)) {
+        *why = "--diff of a count-mode dump needs another count-mode dump (calls against calls)";
+        return INSTR_EARG;
+    }
+    int rc = gather(&x[0], a);
+    if (!rc)
+        rc = gather(&x[1], b);
+    struct drow *rows = rc ? NULL : malloc((x[0].nfns + x[1].nfns + 1) * sizeof *rows);
+    size_t n = 0, same = 0;
+    if (!rc && !rows)
+        rc = INSTR_ENOMEM;
+    /* Functions by mangled name: A's, then those only B counted. */
+    for (size_t i = 0; !rc && i < x[0].nfns; i++) {
+        if (!x[0].fns[i].instrumented)
+            continue;
+        const struct cfn *fb = NULL;
+        for (size_t k = 0; k < x[1].nfns && !fb; k++)
+            if (x[1].fns[k].instrumented && !strcmp(x[1].fns[k].name, x[0].fns[i].name))
+                fb = &x[1].fns[k];
+        int64_t change = (int64_t)(fb ? fb->calls : 0) - (int64_t)x[0].fns[i].calls;
+        if (change || !fb)
+            rows[n++] = (struct drow){&x[0].fns[i], fb, change};
+        else
+            same++;
+    }
+    for (size_t k = 0; !rc && k < x[1].nfns; k++) {
+        if (!x[1].fns[k].instrumented)
+            continue;
+        int found = 0;
+        for (size_t i = 0; i < x[0].nfns && !found; i++)
+            found = x[0].fns[i].instrumented && !strcmp(x[1].fns[k].name, x[0].fns[i].name);
+        if (!found)
+            rows[n++] = (struct drow){NULL, &x[1].fns[k], (int64_t)x[1].fns[k].calls};
+    }
+    if (!rc) {
+        qsort(rows, n, sizeof *rows, by_change);
+        int json = !strcmp(format, "json"), csv = !strcmp(format, "csv");
+        if (json) {
+            struct instr_json j;
+            instr_json_init(&j, out);
+            instr_json_open(&j, NULL, '{', INSTR_JSON_LINES);
+            instr_json_open(&j, "diff", '{', INSTR_JSON_INLINE);
+            instr_json_key_str(&j, "mode", "count");
+            instr_json_key_str(&j, "a", a->path);
+            instr_json_key_str(&j, "b", b->path);
+            instr_json_key_u64(&j, "unchanged", same);
+            instr_json_close(&j);
+            instr_json_open(&j, "functions", '[', INSTR_JSON_LINES);
+            for (size_t i = 0; i < n; i++) {
+                const struct cfn *f = rows[i].a ? rows[i].a : rows[i].b;
+                instr_json_open(&j, NULL, '{', INSTR_JSON_INLINE);
+                instr_json_key_str(&j, "name", f->display);
+                instr_json_key_str(&j, "mangled", f->name);
+                instr_json_key_bool(&j, "in_a", rows[i].a != NULL);
+                instr_json_key_bool(&j, "in_b", rows[i].b != NULL);
+                instr_json_key_u64(&j, "calls_a", rows[i].a ? rows[i].a->calls : 0);
+                instr_json_key_u64(&j, "calls_b", rows[i].b ? rows[i].b->calls : 0);
+                instr_json_key_num(&j, "calls_change", "%.0f", (double)rows[i].change);
+                instr_json_close(&j);
+            }
+            instr_json_close(&j);
+            instr_json_close(&j);
+            fputc('\n', out);
+        } else if (csv) {
+            fprintf(out, "calls_a,calls_b,calls_change,function,mangled\n");
+            for (size_t i = 0; i < n; i++) {
+                const struct cfn *f = rows[i].a ? rows[i].a : rows[i].b;
+                fprintf(out, "%llu,%llu,%lld,", (unsigned long long)(rows[i].a ? rows[i].a->calls : 0),
+                        (unsigned long long)(rows[i].b ? rows[i].b->calls : 0), (long long)rows[i].change);
+                instr_csv_field(out, f->display);
+                fputc(',', out);
+                instr_csv_field(out, f->name);
+                fputc('\n', out);
+            }
+        } else {
+            fprintf(out, "Diff of calls (count-mode dumps; functions matched by mangled name)\n"
+                         "A:         %s (pid %llu)\nB:         %s (pid %llu)\n",
+                    a->path, (unsigned long long)a->hdr.pid, b->path, (unsigned long long)b->hdr.pid);
+            fprintf(out, "Matched:   %zu function(s) with the same calls, %zu changed or in one only\n\n", same, n);
+            fprintf(out, "%12s  %12s  %12s  %s\n", "Calls A", "Calls B", "Change", "Function");
+            for (size_t i = 0; i < n; i++) {
+                const struct cfn *f = rows[i].a ? rows[i].a : rows[i].b;
+                char ca[24] = "-", cb[24] = "-";
+                if (rows[i].a)
+                    snprintf(ca, sizeof ca, "%llu", (unsigned long long)rows[i].a->calls);
+                if (rows[i].b)
+                    snprintf(cb, sizeof cb, "%llu", (unsigned long long)rows[i].b->calls);
+                fprintf(out, "%12s  %12s  %+12lld  %s\n", ca, cb, (long long)rows[i].change, f->display);
+            }
+        }
+    }
+    free(rows);
+    ctx_free(&x[0]);
+    ctx_free(&x[1]);
+    return rc;
+}
+
 int instr_count_report(const struct instr_dump *dumps, size_t nd, const char *view, const char *func,
                        size_t limit, const char *format, FILE *out, const char **why)
 {
@@ -527,12 +656,7 @@ int instr_count_report(const struct instr_dump *dumps, size_t nd, const char *vi
             print_edges(out, &x, k, 1, "  ");
         }
     }
-    for (size_t i = 0; i < x.nfns; i++) {
-        free(x.fns[i].name);
-        free(x.fns[i].display);
-    }
-    free(x.fns);
-    free(x.edges);
+    ctx_free(&x);
     free(order);
     return rc;
 }

@@ -18,4 +18,11 @@ int instr_dump_is_counted(const struct instr_dump *d);
 int instr_count_report(const struct instr_dump *dumps, size_t nd, const char *view, const char *func,
                        size_t limit, const char *format, FILE *out, const char **why);
 
+/* --diff of two count-mode dumps: each function's calls in a and in b
+ * (matched by mangled name), most changed first, in format "text", "json"
+ * or "csv".  0, INSTR_EARG (an input not a count dump: *why) or
+ * INSTR_ENOMEM. */
+int instr_count_diff(const struct instr_dump *a, const struct instr_dump *b, const char *format, FILE *out,
+                     const char **why);
+
 #endif
