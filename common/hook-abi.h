@@ -75,6 +75,8 @@
 #define INSTR_FN_SHARES_CFA 0x01u /* hooks may be inlined into a caller (inline=before), so a
                                      frame with the same CFA can be a live ancestor */
 #define INSTR_FN_DEMANGLED 0x02u  /* a fourth string follows: the demangled name (C++ only) */
+#define INSTR_FN_SWITCHABLE 0x04u /* compiled switchable: the recording switch turns its hooks off
+                                     (runtime/switch.c); without it, the hooks' slow path does */
 
 /* Runtime flags (rt_flags), set when the function registers: it is an
  * INSTR_TRIGGER function (runtime/filter.c). */

@@ -52,7 +52,7 @@ static expanded_location definition_location(tree fndecl)
     return decl;
 }
 
-static std::string descriptor_bytes(tree fndecl)
+static std::string descriptor_bytes(tree fndecl, bool switchable)
 {
     std::string s;
     const char *mangled = IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(fndecl));
@@ -65,7 +65,7 @@ static std::string descriptor_bytes(tree fndecl)
     s.push_back((char)INSTR_HOOK_ABI_VERSION); /* abi */
     /* flags: inlined hooks share their host's CFA, see hook-abi.h */
     s.push_back((char)((instr_opts.inline_before ? INSTR_FN_SHARES_CFA : 0) |
-                       (demangled ? INSTR_FN_DEMANGLED : 0)));
+                       (demangled ? INSTR_FN_DEMANGLED : 0) | (switchable ? INSTR_FN_SWITCHABLE : 0)));
     s.append(2, '\0');                        /* reserved */
     gcc_assert(s.size() == INSTR_FN_DESC_NAMES_OFFSET);
 
@@ -87,9 +87,9 @@ static std::string descriptor_bytes(tree fndecl)
     return s;
 }
 
-tree instr_build_fn_descriptor(tree fndecl)
+tree instr_build_fn_descriptor(tree fndecl, bool switchable)
 {
-    std::string bytes = descriptor_bytes(fndecl);
+    std::string bytes = descriptor_bytes(fndecl, switchable);
     tree type = build_array_type_nelts(char_type_node, bytes.size());
     tree init = build_string(bytes.size(), bytes.data());
     TREE_TYPE(init) = type;

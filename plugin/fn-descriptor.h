@@ -6,8 +6,10 @@
 #include "gcc-compat.h"
 
 /* Creates and finalizes the descriptor (layout in hook-abi.h) of fndecl:
- * a TU-local, writable, 8-byte aligned char array.  Returns its VAR_DECL. */
-tree instr_build_fn_descriptor(tree fndecl);
+ * a TU-local, writable, 8-byte aligned char array; switchable: its hooks
+ * run only in the hooked copy the switch selects (INSTR_FN_SWITCHABLE).
+ * Returns its VAR_DECL. */
+tree instr_build_fn_descriptor(tree fndecl, bool switchable);
 
 /* Creates and finalizes a call-site descriptor (struct instr_site_desc):
  * caller_desc is the calling function's descriptor, callee the direct

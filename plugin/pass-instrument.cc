@@ -647,7 +647,7 @@ public:
         if (instr_opts.switchable && !named)
             return instr_switch_split(fun);
 
-        tree desc = instr_build_fn_descriptor(named ? named : fun->decl);
+        tree desc = instr_build_fn_descriptor(named ? named : fun->decl, named != NULL_TREE);
         if (instr_opts.mode == instr_options::MODE_COUNT)
             return count_mode(fun, desc);
         /* Call sites first: they collect the calls that are in the body now. */

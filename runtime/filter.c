@@ -161,9 +161,30 @@ void instr__filter_init(void)
     instr__filter.any = instr__filter.depth || instr__filter.min_ticks || instr__filter.triggers;
 }
 
+/* The recording switch (switch.c) sets the filters' on: it decides, for
+ * code the switch cannot turn off, in the hooks' slow path as a trigger's
+ * does, once threads filter for it (instr__filter_join). */
+void instr__filter_switch(int on)
+{
+    __atomic_store_n(&instr__filter.on, on, __ATOMIC_RELAXED);
+}
+
+/* From now on every thread filters: new threads from their creation, the
+ * others from their next hook (the hook tables then point at hooks that
+ * join the thread first, hooks.c), this one now. */
+void instr__filter_join(void)
+{
+    if (__atomic_exchange_n(&instr__filter.switched, 1, __ATOMIC_RELAXED))
+        return;
+    __atomic_store_n(&instr__filter.any, 1, __ATOMIC_RELEASE);
+    struct instr__thread *t = instr__thread_own(instr__tls);
+    if (t)
+        instr__thread_join_filtering(t);
+}
+
 void instr__filter_header(struct instr_dump_header *h)
 {
-    if (instr__filter.triggers && !__atomic_load_n(&instr__filter.on, __ATOMIC_RELAXED))
+    if ((instr__filter.triggers || instr__filter.switched) && !__atomic_load_n(&instr__filter.on, __ATOMIC_RELAXED))
         h->flags |= INSTR_DUMP_SWITCHED_OFF; /* a trigger has recording off: the windows start off */
     h->filter_depth = instr__filter.depth;
     h->filter_min_ticks = instr__filter.min_ticks;

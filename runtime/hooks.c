@@ -972,6 +972,75 @@ void instr__hook_return(struct instr_site_desc *s, void *cfa_p)
     instr__record(t, cfa, 0, fast_pop_write, NULL);
 }
 
+/* ---- joining the filters: the switch went off on unswitchable code ------ */
+
+/* The calling thread filters from now on (an atomic or: a handler on this
+ * thread may be adding its pending bits). */
+static inline void join_filtering(void)
+{
+    struct instr__thread *t = instr__thread_own(instr__tls);
+    if (t && !(__atomic_load_n(&t->pending_bits, __ATOMIC_RELAXED) & INSTR__FILTERING))
+        instr__thread_join_filtering(t);
+}
+
+void instr__thread_join_filtering(struct instr__thread *t)
+{
+    __atomic_fetch_or(&t->pending_bits, INSTR__FILTERING, __ATOMIC_RELAXED);
+    /* A CALL recorded before it filtered, its callee not yet entered: the
+     * callee's entry is that call's, recorded whole (enter_write), as a
+     * filtering thread's CALL would have noted. */
+    if (!t->busy && !t->overflow && t->top > t->base && INSTR__IS_SITE(t->top[-1].desc)) {
+        t->called = t->top;
+        t->called_name = NULL;
+    }
+}
+
+void instr__hook_enter_joining(struct instr_fn_desc *d, void *cfa)
+{
+    join_filtering();
+    instr__hook_enter(d, cfa);
+}
+
+void instr__hook_exit_joining(struct instr_fn_desc *d, void *cfa)
+{
+    join_filtering();
+    instr__hook_exit(d, cfa);
+}
+
+void instr__hook_landing_joining(struct instr_fn_desc *d, void *cfa)
+{
+    join_filtering();
+    instr__hook_landing(d, cfa);
+}
+
+/* The call's return address is the site's (registration keeps it): taken
+ * here, and the general path called with it. */
+void instr__hook_call_joining(struct instr_site_desc *s, void *cfa_p, void *target)
+{
+    join_filtering();
+    void *ra = __builtin_return_address(0);
+    if (hook_state(HOOK_CALL, s, (uintptr_t)cfa_p, target, ra))
+        call_slow(s, cfa_p, target, ra);
+}
+
+void instr__hook_return_joining(struct instr_site_desc *s, void *cfa)
+{
+    join_filtering();
+    instr__hook_return(s, cfa);
+}
+
+void instr__hooks_join(instr_hook_fn *table)
+{
+    /* One pointer store each: the trampolines jump through them. */
+    __atomic_store_n(&table[INSTR_SLOT_ENTER], instr__hook_enter_joining, __ATOMIC_RELAXED);
+    __atomic_store_n(&table[INSTR_SLOT_EXIT], instr__hook_exit_joining, __ATOMIC_RELAXED);
+    __atomic_store_n(&table[INSTR_SLOT_LANDING], instr__hook_landing_joining, __ATOMIC_RELAXED);
+    __atomic_store_n(&table[INSTR_SLOT_CALL], (instr_hook_fn)(void (*)(void))instr__hook_call_joining,
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&table[INSTR_SLOT_RETURN], (instr_hook_fn)(void (*)(void))instr__hook_return_joining,
+                     __ATOMIC_RELAXED);
+}
+
 void instr__hook_nop(struct instr_fn_desc *d, void *cfa)
 {
     (void)d;

@@ -361,6 +361,20 @@ void instr__hook_landing(struct instr_fn_desc *d, void *cfa);
 void instr__hook_nop(struct instr_fn_desc *d, void *cfa);
 void instr__hook_call(struct instr_site_desc *s, void *cfa, void *target);
 void instr__hook_return(struct instr_site_desc *s, void *cfa);
+/* The same, each first making the calling thread filter (bound once the
+ * switch went off: instr__filter_switch). */
+void instr__hook_enter_joining(struct instr_fn_desc *d, void *cfa);
+void instr__hook_exit_joining(struct instr_fn_desc *d, void *cfa);
+void instr__hook_landing_joining(struct instr_fn_desc *d, void *cfa);
+void instr__hook_call_joining(struct instr_site_desc *s, void *cfa, void *target);
+void instr__hook_return_joining(struct instr_site_desc *s, void *cfa);
+/* Thread t (the caller's own) filters from now on. */
+void instr__thread_join_filtering(struct instr__thread *t);
+/* Points table's hooks at the joining ones (switch.c). */
+void instr__hooks_join(instr_hook_fn *table);
+/* switch.c: a function compiled without switchable was registered (its
+ * hooks always run: the switch reaches it through the filters). */
+void instr__switch_unswitchable(void);
 /* api.c: EXT SWITCH while a hook holds the guard: deferred (its tick kept) */
 void instr__switch_deferred(struct instr__thread *t, int on);
 /* The deferred events written now (the runtime holds the guard) */
@@ -386,7 +400,8 @@ struct instr__filter {
     uint64_t min_ticks;  /* 0: none */
     int starts_off;      /* an :on trigger: recording begins off */
     int any;             /* some filter is set: threads filter */
-    int on;              /* triggers: recording now (atomic) */
+    int on;              /* triggers, and the switch on unswitchable code: recording now (atomic) */
+    int switched;        /* the switch went off once: threads filter for it (instr__filter_switch) */
 };
 extern struct instr__filter instr__filter;
 void instr__filter_init(void);
@@ -395,6 +410,8 @@ void instr__filter_say_unmatched(void); /* at exit: each trigger no function tha
 /* At registration: INSTR_FN_RT_* of the function named so ("" demangled: none). */
 uint16_t instr__filter_fn_flags(const char *mangled, const char *demangled);
 void instr__filter_flush(struct instr__thread *t);
+void instr__filter_switch(int on); /* the recording switch: the filters' on */
+void instr__filter_join(void);     /* every thread filters from now on (the switch is off on unswitchable code) */
 void instr__filter_flush_all(void);
 
 /* foreign-task.c: 1 if the calling task, running a hook at cfa, does not

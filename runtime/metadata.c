@@ -370,6 +370,8 @@ uint32_t instr__register(struct instr_fn_desc *d)
         put_function(id);
         struct fn_names n = fn_names(id);
         d->rt_flags = instr__filter_fn_flags(n.name, n.demangled);
+        if (!(d->flags & INSTR_FN_SWITCHABLE))
+            instr__switch_unswitchable(); /* the switch reaches it through the filters */
         __atomic_store_n(&d->id, id, __ATOMIC_RELEASE);
     } else if (id == 0 && !instr__rt.stopped) {
         instr__count_dropped(); /* no room: this event is not recorded */

@@ -1,5 +1,5 @@
-/* switch.c - instr_start / instr_stop and INSTR_START=off: the run-time
- * switch of modules compiled with -fplugin-arg-instr-switchable.
+/* switch.c - instr_start / instr_stop, INSTR_START=off and INSTR_SIGNAL:
+ * the run-time recording switch, on every build.
  *
  * Such a module's functions test one word at their entry, slot
  * INSTR_SLOT_ON of the module's hook table, and run their hooked copy
@@ -8,8 +8,14 @@
  * switch writes the word of each.  A relaxed store: a thread sees the new
  * value at some next function entry, which is all the switch promises
  * (a hooked copy already running finishes hooked, closing its frames).
- * Modules compiled without switchable have the slot too and never read
- * it: their hooks always record.
+ * Code compiled without switchable has the slot too and never reads it:
+ * its hooks keep running, and recording off is decided in their slow
+ * path, as a trigger's is (filter.c, instr__filter_switch): from the first
+ * switch off on, every hook of the process takes the slow path (a few ns
+ * a call more), and calls entered while off are not recorded and counted
+ * (the header's filtered_off).  With INSTR_TRIGGER set the words stay on:
+ * a trigger function must run its hooks to switch recording on, so the
+ * switch is the filters' alone.
  *
  * INSTR_SIGNAL=SIG: that signal toggles the switch from outside (`kill
  * -USR2 PID`, perf's control fd in a word).  Its handler takes no lock:
@@ -40,6 +46,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static instr_hook_fn *tables[SWITCH_MODULES]; /* NULL: a module unloaded */
 static unsigned ntables;                      /* atomic: read by the handler */
 static int state = -1; /* 1 on, 0 off; -1: INSTR_START not read yet */
+static int unswitchable; /* a function without INSTR_FN_SWITCHABLE was registered (atomic) */
 
 static void set_slot(instr_hook_fn *table, int on)
 {
@@ -59,16 +66,39 @@ static int mapped(const void *p)
  * (the handler may run between this thread's load and its stores). */
 static void write_words(int check_mapped)
 {
-    int s;
+    int s, joining;
     do {
         s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+        joining = __atomic_load_n(&instr__filter.switched, __ATOMIC_RELAXED);
         unsigned n = __atomic_load_n(&ntables, __ATOMIC_ACQUIRE);
         for (unsigned i = 0; i < n && i < SWITCH_MODULES; i++) {
             instr_hook_fn *t = __atomic_load_n(&tables[i], __ATOMIC_RELAXED);
-            if (t && (!check_mapped || mapped(t)))
-                set_slot(t, s);
+            if (t && (!check_mapped || mapped(t))) {
+                set_slot(t, s || instr__filter.triggers);
+                if (joining && t[INSTR_SLOT_ENTER] != instr__hook_enter_joining)
+                    instr__hooks_join(t);
+            }
         }
     } while (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != s);
+}
+
+/* The state is now s: the filters follow it, and while it is off, code
+ * the words cannot turn off filters (the tables' hooks join it). */
+static void follow(int s)
+{
+    instr__filter_switch(s);
+    if (!s && __atomic_load_n(&unswitchable, __ATOMIC_RELAXED))
+        instr__filter_join();
+}
+
+void instr__switch_unswitchable(void)
+{
+    if (__atomic_exchange_n(&unswitchable, 1, __ATOMIC_RELAXED))
+        return;
+    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == 0) {
+        instr__filter_join();
+        write_words(0);
+    }
 }
 
 /* INSTR_SIGNAL's handler: toggle, write the words, and say so in the
@@ -80,6 +110,7 @@ static void on_signal(int sig)
     int saved = errno;
     int was = __atomic_load_n(&state, __ATOMIC_ACQUIRE), now = was != 1;
     __atomic_store_n(&state, now, __ATOMIC_RELEASE);
+    follow(now);
     write_words(1);
     instr__api_switched(now);
     errno = saved;
@@ -140,6 +171,8 @@ static void read_start(void)
     else if (e && *e && strcmp(e, "on"))
         instr__say("INSTR_START=", e, " is neither on nor off", "; starting on");
     __atomic_store_n(&state, s, __ATOMIC_RELEASE);
+    if (!s)
+        follow(0);
     install_signal();
 }
 
@@ -148,7 +181,9 @@ void instr__switch_bind(instr_hook_fn *table, int recording)
     pthread_mutex_lock(&lock);
     if (state < 0)
         read_start();
-    /* Not recording: the hooks are no-ops, the plain bodies are cheaper. */
+    /* Not recording: the hooks are no-ops, the plain bodies are cheaper.
+     * Recording: the state's word, and the joining hooks once the switch
+     * went off (write_words). */
     if (!recording) {
         set_slot(table, 0);
         pthread_mutex_unlock(&lock);
@@ -160,7 +195,9 @@ void instr__switch_bind(instr_hook_fn *table, int recording)
         __atomic_store_n(&ntables, n + 1, __ATOMIC_RELEASE);
         write_words(0); /* its word too, as the state now says */
     } else {
-        set_slot(table, __atomic_load_n(&state, __ATOMIC_ACQUIRE));
+        set_slot(table, __atomic_load_n(&state, __ATOMIC_ACQUIRE) || instr__filter.triggers);
+        if (__atomic_load_n(&instr__filter.switched, __ATOMIC_RELAXED))
+            instr__hooks_join(table);
         if (n == SWITCH_MODULES)
             instr__say("more than 1024 switchable modules", "", "", "; later ones keep their state at load");
         __atomic_store_n(&ntables, n + 1, __ATOMIC_RELEASE);
@@ -176,7 +213,10 @@ static void switch_all(int on)
     pthread_mutex_lock(&lock);
     if (state < 0)
         read_start();
+    int was = __atomic_load_n(&state, __ATOMIC_RELAXED);
     __atomic_store_n(&state, on, __ATOMIC_RELEASE);
+    if (was != on)
+        follow(on);
     unsigned n = __atomic_load_n(&ntables, __ATOMIC_RELAXED);
     for (unsigned i = 0; i < n && i < SWITCH_MODULES; i++) {
         Dl_info info;

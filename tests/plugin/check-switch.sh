@@ -50,5 +50,24 @@ got=$(windows on.instr)
 [ "$got" = "False 1 1" ] || { echo "FAIL: on.instr: started_off, switches, windows: $got (want False 1 1)"; fail=1; }
 "$report" off.instr 2>/dev/null | grep -q "^Recorded:   1 window, .*off at the start, 2 switches" ||
     { echo "FAIL: off.instr: the text report's Recorded: line"; "$report" off.instr | head -8; fail=1; }
-[ $fail = 0 ] && echo "ok: switchable $cc $opt"
+
+# The same switch on a build not compiled switchable (issue 37 §1): its
+# hooks keep running, recording stops in their slow path, and the dump
+# holds the same calls as the switchable build's.
+"$cc" $opt -g -I"$include" -fplugin="$plugin" "$srcdir/switch.c" -o unsw
+INSTR_OUTPUT="$work/uon.instr" ./unsw > uon.out
+INSTR_START=off INSTR_OUTPUT="$work/uoff.instr" ./unsw > uoff.out
+cmp plain.out uon.out || { echo "FAIL: unswitchable build (started) printed other output than plain"; exit 1; }
+cmp plain.out uoff.out || { echo "FAIL: unswitchable build (stopped) printed other output than plain"; exit 1; }
+for f in in_phase rec outside main; do
+    check uoff.instr $f "$(calls off.instr $f)"
+    check uon.instr $f "$(calls on.instr $f)"
+done
+got=$(windows uoff.instr)
+[ "$got" = "True 2 1" ] || { echo "FAIL: uoff.instr: started_off, switches, windows: $got (want True 2 1)"; fail=1; }
+got=$(windows uon.instr)
+[ "$got" = "False 1 1" ] || { echo "FAIL: uon.instr: started_off, switches, windows: $got (want False 1 1)"; fail=1; }
+"$report" uoff.instr 2>/dev/null | grep -q "^Filtered:.* entered while recording was off" ||
+    { echo "FAIL: uoff.instr: the calls left out are not said"; "$report" uoff.instr | head -12; fail=1; }
+[ $fail = 0 ] && echo "ok: switchable and unswitchable $cc $opt"
 exit $fail

@@ -179,8 +179,9 @@ static void program(struct instr_json *j, const struct instr_session *s, size_t 
         }
         instr_json_close(j);
     }
-    if (d->hdr.filter_depth || d->hdr.filter_min_ticks || d->hdr.filter_triggers) {
-        /* Record-time filters: the calls each left out (their callers' time). */
+    if (d->hdr.filter_depth || d->hdr.filter_min_ticks || d->hdr.filter_triggers || d->hdr.filtered_off) {
+        /* Record-time filters, and the switch off on code not compiled
+         * switchable: the calls each left out (their callers' time). */
         instr_json_open(j, "filters", '{', INSTR_JSON_INLINE);
         instr_json_key_u64(j, "depth", d->hdr.filter_depth);
         instr_json_key_num(j, "min_duration_ns", "%.1f",

@@ -428,7 +428,7 @@ static void windows_lines(FILE *out, const struct instr_session *s, enum instr_u
         int trig = d->hdr.filter_triggers != 0; /* the runtime's triggers, else the switchable build's switch */
         fprintf(out, "Recorded:   %s%zu window%s, %s of %s %s: %s only there (%s%zu switch%s by %s)\n", pid,
                 p->nwindows, p->nwindows == 1 ? "" : "s", a, b, instr_units_name(u),
-                trig ? "recording was on" : "the switchable code's hooks were on", off ? "off at the start, " : "",
+                "recording was on", off ? "off at the start, " : "",
                 p->switched_at, p->switched_at == 1 ? "" : "es",
                 trig ? "INSTR_TRIGGER or instr_start/instr_stop" : "instr_start/instr_stop or INSTR_SIGNAL");
         for (size_t k = 0; k < p->nwindows && k < 8; k++) {
@@ -449,7 +449,7 @@ static void filters_lines(FILE *out, const struct instr_session *s, enum instr_u
 {
     for (size_t i = 0; i < s->ndumps; i++) {
         const struct instr_dump_header *h = &s->dumps[i].hdr;
-        if (!h->filter_depth && !h->filter_min_ticks && !h->filter_triggers)
+        if (!h->filter_depth && !h->filter_min_ticks && !h->filter_triggers && !h->filtered_off)
             continue;
         char pid[32] = "", a[64];
         if (s->ndumps > 1)
@@ -466,9 +466,11 @@ static void filters_lines(FILE *out, const struct instr_session *s, enum instr_u
                     instr_units_name(u)),
                 sep = "; ";
         }
-        if (h->filter_triggers)
-            fprintf(out, "%s%" PRIu64 " entered while a trigger had recording off (INSTR_TRIGGER)", sep,
-                    h->filtered_off);
+        if (h->filter_triggers || h->filtered_off)
+            fprintf(out, "%s%" PRIu64 " entered while recording was off (%s)", sep, h->filtered_off,
+                    h->filter_triggers ? "INSTR_TRIGGER, instr_stop, INSTR_START=off or INSTR_SIGNAL"
+                                       : "instr_stop, INSTR_START=off or INSTR_SIGNAL, in code not compiled "
+                                         "switchable");
         fputc('\n', out);
     }
 }
