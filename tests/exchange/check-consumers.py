@@ -265,7 +265,7 @@ def check_chrome(args):
                         (("--time-range", "0.0003:0.0009"), [("b", 1, 0.5), ("e", 1, 0.8)])):
         sev = validate_trace(export(args, "chrome", [sw], os.path.join(args.work, "switched.json"), *extra))
         got = [(e["ph"], e["id"], e["ts"]) for e in sev if e["ph"] in ("b", "e")]
-        check(got == want and all(e["name"] == "hooks off" and e["pid"] == 100 for e in sev if e["ph"] in ("b", "e")),
+        check(got == want and all(e["name"] == "recording off" and e["pid"] == 100 for e in sev if e["ph"] in ("b", "e")),
               f"switched {' '.join(extra)}: the hooks' gaps as async slices {got}")
     calls = sum(f["calls"] for f in rep["functions"])
     check(sum(1 for e in ev if e["ph"] == "X") == calls, f"one X event per call ({calls})")

@@ -311,13 +311,13 @@ def check_decode(args):
                       any(c["name"] == "worker depth" and c["value"] < 0 for c in tr["counters"]),
                       f"{name}: marks and (negative) counter values")
     # A switchable run's gaps (hooks off before 200 ns and from 500 to 800):
-    # a slice each on a track "hooks off" under the process's.
+    # a slice each on a track "recording off" under the process's.
     sw = os.path.join(args.work, "switched.instr")
     run([os.path.join(args.bin, "instr-dump"), "--from-text",
          os.path.join(args.src, "..", "report", "traces", "switched.txt"), "-o", sw])
     tr = decode(export(args, [sw], "perfetto", os.path.join(args.work, "switched.perfetto-trace")))
-    gaps = [(g["ts"], g["dur"], g["cat"]) for g in tr["slices"] if g["name"] == "hooks off"]
-    off = [t for t in tr["tracks"].values() if t["name"] == "hooks off"]
+    gaps = [(g["ts"], g["dur"], g["cat"]) for g in tr["slices"] if g["name"] == "recording off"]
+    off = [t for t in tr["tracks"].values() if t["name"] == "recording off"]
     procs = {t["uuid"]: t for t in tr["tracks"].values() if t["kind"] == "process"}
     check(not tr["problems"] and gaps == [(0, 200, "instr"), (500, 300, "instr")] and len(off) == 1 and
           procs.get(off[0]["parent"], {}).get("pid") == 100,

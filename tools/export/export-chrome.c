@@ -7,7 +7,7 @@
  *     {"ph": "X", "name", "cat": "function" | "call", "pid", "tid", "ts", "dur"[, "args": {"incomplete"}]},
  *     {"ph": "i", "s": "t", "name", "pid", "tid", "ts"},            instr_event
  *     {"ph": "C", "name", "pid", "tid", "ts", "id": tid, "args": {"value"}},   instr_counter
- *     {"ph": "b" | "e", "cat": "instr", "name": "hooks off", "id", "pid", "tid": pid, "ts"},
+ *     {"ph": "b" | "e", "cat": "instr", "name": "recording off", "id", "pid", "tid": pid, "ts"},
  *                                  a switchable run's gaps (hook_gaps)
  *   ], "displayTimeUnit": "ns", "otherData": {...}}
  *
@@ -740,9 +740,9 @@ static void start(struct cexp *c, FILE *out, const struct instr_dump *dumps, siz
     part_begin(c);
 }
 
-/* A switchable run's gaps, where its hooks were off (the complement of the
+/* A switched run's gaps, where recording was off (the complement of the
  * profile's windows within the process's life): one async slice each,
- * "hooks off", on the process (viewers draw it on a process track; readers
+ * "recording off", on the process (viewers draw it on a process track; readers
  * of calls only, speedscope, ignore it).  After the walk, which is what
  * knows the windows. */
 static void hook_gaps(struct cexp *c, const struct instr_session *s)
@@ -765,7 +765,7 @@ static void hook_gaps(struct cexp *c, const struct instr_session *s)
                 if (in_range(c, t0, t1))
                     for (int e = 0; e < 2; e++) {
                         begin_event(c);
-                        put(c, "{\"ph\":\"%c\",\"cat\":\"instr\",\"name\":\"hooks off\",\"id\":%zu,\"pid\":%" PRIu64
+                        put(c, "{\"ph\":\"%c\",\"cat\":\"instr\",\"name\":\"recording off\",\"id\":%zu,\"pid\":%" PRIu64
                                ",\"tid\":%" PRIu64 ",\"ts\":%.3f}", e ? 'e' : 'b', i, d->hdr.pid, d->hdr.pid,
                             clip(c, e ? t1 : t0));
                     }

@@ -35,7 +35,7 @@
  *   instr_counter values: TYPE_COUNTER {track_uuid, counter_value} on a
  *     counter track per (thread, label) named by the label, child of the
  *     thread's track, described when first set;
- *   a switchable run's gaps, where its hooks were off: a track "hooks off"
+ *   a switched run's gaps, where recording was off: a track "recording off"
  *     under the process and a slice {categories "instr", name} per gap,
  *     on a sequence of their own, after the dump's walk (hook_gaps).
  *
@@ -641,8 +641,8 @@ static int dump_begin(void *ctx, size_t dump, const struct instr_profile *p)
     return c->rc;
 }
 
-/* A switchable run's gaps, where its hooks were off (the complement of the
- * profile's windows within the process's life): a track "hooks off" under
+/* A switched run's gaps, where recording was off (the complement of the
+ * profile's windows within the process's life): a track "recording off" under
  * the process, a slice each, on a sequence of their own with absolute
  * timestamps (the default clock).  After the dump's walk, which is what
  * knows the windows. */
@@ -661,7 +661,7 @@ static void hook_gaps(struct pexp *c, size_t dump, const struct instr_profile *p
     packet_begin(c);
     instr_pb_begin(&c->pkt, PKT_TRACK_DESCRIPTOR);
     instr_pb_u64(&c->pkt, TD_UUID, track);
-    instr_pb_str(&c->pkt, TD_NAME, "hooks off");
+    instr_pb_str(&c->pkt, TD_NAME, "recording off");
     instr_pb_u64(&c->pkt, TD_PARENT, c->process_uuids[dump]);
     instr_pb_end(&c->pkt);
     packet_end(c);
@@ -676,7 +676,7 @@ static void hook_gaps(struct pexp *c, size_t dump, const struct instr_profile *p
             instr_pb_u64(&c->pkt, TE_TRACK, track);
             if (!e) {
                 instr_pb_str(&c->pkt, TE_CATEGORIES, "instr");
-                instr_pb_str(&c->pkt, TE_NAME, "hooks off");
+                instr_pb_str(&c->pkt, TE_NAME, "recording off");
             }
             instr_pb_end(&c->pkt);
             packet_end(c);
