@@ -545,12 +545,47 @@ static unsigned instrument_landing_pads(function *fun, tree desc)
     return count;
 }
 
+/* Library builtins that stay calls: GCC never expands them inline (it may
+ * turn printf into puts or putchar, a call still), so count mode counts
+ * them as the time build's call-site hooks record them. */
+static bool builtin_stays_call(tree fndecl)
+{
+    switch (DECL_FUNCTION_CODE(fndecl)) {
+    case BUILT_IN_MALLOC:
+    case BUILT_IN_CALLOC:
+    case BUILT_IN_REALLOC:
+    case BUILT_IN_FREE:
+    case BUILT_IN_ALIGNED_ALLOC:
+    case BUILT_IN_POSIX_MEMALIGN:
+    case BUILT_IN_STRDUP:
+    case BUILT_IN_STRNDUP:
+    case BUILT_IN_PRINTF:
+    case BUILT_IN_FPRINTF:
+    case BUILT_IN_SPRINTF:
+    case BUILT_IN_SNPRINTF:
+    case BUILT_IN_VPRINTF:
+    case BUILT_IN_VFPRINTF:
+    case BUILT_IN_VSPRINTF:
+    case BUILT_IN_VSNPRINTF:
+    case BUILT_IN_PUTS:
+    case BUILT_IN_FPUTS:
+    case BUILT_IN_PUTCHAR:
+    case BUILT_IN_FPUTC:
+    case BUILT_IN_FWRITE:
+    case BUILT_IN_FORK:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* Count mode: the counted functions' descriptors, for the late pass. */
 static std::unordered_map<tree, tree> counted_desc;
 
 /* mode=count: the calls that would get call-site hooks get a counter
  * instead; library builtins GCC may expand inline (memcpy...) are left
- * out, since no pass after expansion can take a counter back out.  As
+ * out, since no pass after expansion can take a counter back out (those
+ * that stay calls, malloc, free, printf..., are counted).  As
  * with hooks (instrument_call_sites), calls to const and pure functions
  * are counted by the late pass (late), after the optimiser merged,
  * hoisted or removed them as in the plain build: a counter left in a loop
@@ -570,7 +605,7 @@ static std::vector<instr_count_site> count_sites(function *fun, bool late)
             if (site_skip_reason(call, &callee, &target))
                 continue;
             tree fndecl = gimple_call_fndecl(call);
-            if (fndecl && fndecl_built_in_p(fndecl, BUILT_IN_NORMAL))
+            if (fndecl && fndecl_built_in_p(fndecl, BUILT_IN_NORMAL) && !builtin_stays_call(fndecl))
                 continue;
             location_t loc = or_fallback(gimple_location(call), DECL_SOURCE_LOCATION(fun->decl));
             sites.push_back({call, callee ? IDENTIFIER_POINTER(callee) : NULL, loc});
