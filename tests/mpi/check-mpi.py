@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""check-mpi.py - an MPI job recorded and reported (label "mpi").
+
+Builds ring.c (rank r does r + 1 units of work per step, then MPI_Sendrecv
+around the ring and MPI_Allreduce) with the MPI's compiler wrapper and the
+plugin, runs it with 4 ranks, and checks what the runtime learnt from the
+launcher and what the report makes of the job:
+
+  ranks     one job directory with 4 dumps, ranks 0..3 of size 4, one job id,
+            the host; INSTR_OUTPUT's %r %h %j
+  report    --view ranks (text, CSV, JSON), the POP metrics (load balance
+            near 1:2:3:4's 0.625), rank 0 more in MPI than rank 3, the
+            per-function statistics across ranks; a rank's dump removed:
+            the report says which rank is missing
+
+usage: check-mpi.py MPI(openmpi|mpich) CHECK --bin DIR --plugin SO --src DIR --work DIR [--uid 65534]
+Exit 77: this MPI is not installed (or no setpriv for --uid).
+"""
+import argparse, csv, io, json, os, re, shutil, subprocess, sys
+
+MPIS = {
+    "openmpi": {"cc": "mpicc.openmpi", "run": "mpirun.openmpi", "env": {"OMPI_CC": "gcc"},
+                "run_args": ["--oversubscribe"], "root_args": ["--allow-run-as-root"]},
+    "mpich": {"cc": "mpicc.mpich", "run": "mpirun.mpich", "env": {"MPICH_CC": "gcc"},
+              "run_args": [], "root_args": []},
+}
+NRANKS = 4
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def run(cmd, env=None, uid=None, cwd=None, check=True):
+    if uid is not None:
+        cmd = ["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid, "--clear-groups"] + cmd
+    p = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=300)
+    if check and p.returncode != 0:
+        fail("%s: exit %d\n%s%s" % (" ".join(cmd), p.returncode, p.stdout, p.stderr))
+    return p
+
+
+def job_env(m, work, uid, extra=None):
+    env = dict(os.environ)
+    env.update(m["env"])
+    for k in list(env):
+        if k.startswith(("INSTR_", "OMPI_COMM", "PMI_", "PMIX_", "SLURM_")):
+            del env[k]
+    if uid is not None:  # mpirun needs a home and a temporary directory of its own
+        env["HOME"] = env["TMPDIR"] = os.path.join(work, "home")
+    if extra:
+        env.update(extra)
+    return env
+
+
+def launch(m, exe, cwd, work, uid, steps="10", extra=None):
+    args = [shutil.which(m["run"])] + m["run_args"]
+    if os.geteuid() == 0 and uid is None:
+        args += m["root_args"]
+    return run(args + ["-np", str(NRANKS), exe, steps], env=job_env(m, work, uid, extra), uid=uid, cwd=cwd)
+
+
+def header(binp, dump):
+    out = run([os.path.join(binp, "instr-dump"), dump]).stdout
+    line = next(l for l in out.splitlines() if l.startswith("header "))
+    return dict(kv.split("=", 1) for kv in re.findall(r'(\w+=(?:"[^"]*"|\S+))', line))
+
+
+def check_ranks(a, m, exe, work, uid):
+    run_dir = os.path.join(work, "run")
+    os.makedirs(run_dir)
+    if uid is not None:
+        os.chmod(run_dir, 0o777)
+    launch(m, exe, run_dir, work, uid)
+    entries = os.listdir(run_dir)
+    dirs = [e for e in entries if e.endswith(".instr.d")]
+    if len(dirs) != 1 or len(entries) != 1:
+        fail("expected one job directory, found %s" % entries)
+    jdir = os.path.join(run_dir, dirs[0])
+    st = os.stat(jdir)
+    if st.st_mode & 0o077:
+        fail("the job directory is open to others: %o" % st.st_mode)
+    if uid is not None and st.st_uid != uid:
+        fail("the job directory belongs to uid %d" % st.st_uid)
+    dumps = sorted(os.listdir(jdir))
+    if len(dumps) != NRANKS or not all(re.fullmatch(r"rank\d+\.\d+\.instr", d) for d in dumps):
+        fail("expected %d rankR.PID.instr dumps, found %s" % (NRANKS, dumps))
+    heads = [header(a.bin, os.path.join(jdir, d)) for d in dumps]
+    ranks = sorted(int(h["rank"]) for h in heads)
+    if ranks != list(range(NRANKS)):
+        fail("ranks %s" % ranks)
+    if {h["size"] for h in heads} != {str(NRANKS)} or len({h["job"] for h in heads}) != 1:
+        fail("size or job differ: %s" % [(h["size"], h["job"]) for h in heads])
+    host = os.uname().nodename
+    if {h["host"] for h in heads} != {host}:
+        fail("host %s, not %s" % ({h["host"] for h in heads}, host))
+    for d, h in zip(dumps, heads):
+        if not d.startswith("rank%s." % h["rank"]) or not dirs[0] == "ring.%s.instr.d" % h["job"]:
+            fail("%s/%s named apart from its header's rank %s, job %s" % (dirs[0], d, h["rank"], h["job"]))
+    # INSTR_OUTPUT's %r %h %j (the directory made, as it names a job)
+    out2 = os.path.join(work, "out2")
+    os.makedirs(out2)
+    if uid is not None:
+        os.chmod(out2, 0o777)
+    launch(m, exe, out2, work, uid, steps="1", extra={"INSTR_OUTPUT": "%j-%h/r%r.instr"})
+    sub = os.listdir(out2)
+    # another job: another id, made as the first job's was
+    if len(sub) != 1 or not sub[0].endswith("-" + host) or len(sub[0]) == len(host) + 1:
+        fail("INSTR_OUTPUT=%%j-%%h/r%%r.instr made %s" % sub)
+    names = sorted(os.listdir(os.path.join(out2, sub[0])))
+    if names != ["r%d.instr" % r for r in range(NRANKS)]:
+        fail("INSTR_OUTPUT=%%j-%%h/r%%r.instr: %s/%s" % (sub[0], names))
+    print("ranks: %s with %s, job %s on %s" % (dirs[0], dumps, heads[0]["job"], host))
+    return jdir
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mpi", choices=sorted(MPIS))
+    ap.add_argument("check", choices=["ranks"])
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--plugin", required=True)
+    ap.add_argument("--src", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--uid", type=int)
+    a = ap.parse_args()
+    m = MPIS[a.mpi]
+    if not shutil.which(m["cc"]) or not shutil.which(m["run"]):
+        print("%s not installed: skipped" % a.mpi)
+        sys.exit(77)
+    if a.uid is not None and (os.geteuid() != 0 or not shutil.which("setpriv")):
+        print("not root or no setpriv: cannot run as uid %d: skipped" % a.uid)
+        sys.exit(77)
+    work = os.path.abspath(a.work)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(os.path.join(work, "home"))
+    if a.uid is not None:
+        os.chmod(work, 0o755)
+        os.chown(os.path.join(work, "home"), a.uid, a.uid)
+    exe = os.path.join(work, "ring")
+    env = dict(os.environ)
+    env.update(m["env"])
+    run([m["cc"], "-O2", "-g", "-fplugin=" + a.plugin, os.path.join(a.src, "ring.c"), "-o", exe], env=env)
+    os.chmod(exe, 0o755)
+    jdir = check_ranks(a, m, exe, work, a.uid)
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
