@@ -116,10 +116,70 @@ def check_ranks(a, m, exe, work, uid):
     return jdir
 
 
+def report(a, *args):
+    return run([os.path.join(a.bin, "instr-report")] + list(args)).stdout
+
+
+def check_report(a, jdir, work):
+    dumps = sorted(os.path.join(jdir, d) for d in os.listdir(jdir))
+    text = report(a, "--view", "ranks", *dumps)
+    rows = [l.split() for l in text.splitlines() if re.match(r"\s*\d+\s+\S+\s+\d+\s+[\d.]+", l)]
+    if [int(r[0]) for r in rows] != list(range(NRANKS)):
+        fail("--view ranks rows: %s\n%s" % (rows, text))
+    if not re.search(r"^Job: .*%d of %d ranks on 1 host" % (NRANKS, NRANKS), text, re.M):
+        fail("no Job: line saying %d of %d ranks\n%s" % (NRANKS, NRANKS, text))
+    pop = re.search(r"^POP: +load balance ([\d.]+), communication efficiency ([\d.]+), parallel efficiency ([\d.]+)",
+                    text, re.M)
+    if not pop:
+        fail("no POP line\n" + text)
+    lb, ce, pe = (float(x) for x in pop.groups())
+    # rank r does r + 1 units: 2.5 / 4 = 0.625 (oversubscribed ranks: a generous range)
+    if not 0.45 <= lb <= 0.8:
+        fail("load balance %.3f, not near 0.625\n%s" % (lb, text))
+    if not (0 < ce <= 1 and abs(pe - lb * ce) < 0.002):
+        fail("communication efficiency %.3f, parallel efficiency %.3f" % (ce, pe))
+    c = list(csv.DictReader(io.StringIO(report(a, "--view", "ranks", "--format", "csv", *dumps))))
+    if [int(r["rank"]) for r in c] != list(range(NRANKS)):
+        fail("CSV ranks %s" % c)
+    mpi = [float(r["mpi_pct"]) for r in c]
+    useful = [float(r["useful_ms"]) for r in c]
+    if not mpi[0] > mpi[-1]:
+        fail("rank 0 should spend a larger share in MPI than rank %d: %s" % (NRANKS - 1, mpi))
+    if not useful[-1] > 2 * useful[0]:
+        fail("rank %d should compute about 4 times rank 0's: %s" % (NRANKS - 1, useful))
+    j = json.loads(report(a, "--view", "ranks", "--format", "json", *dumps))
+    sj, sp = j["session"]["job"], j["session"]["pop"]
+    if sj["size"] != NRANKS or sj["ranks"] != NRANKS or sj["missing_ranks"] != [] or \
+            abs(sp["load_balance"] - lb) > 0.001 or len(j["ranks"]) != NRANKS:
+        fail("JSON job %s pop %s ranks %s" % (sj, sp, j.get("ranks")))
+    # per function across ranks (Elapsed Inclusive): work's max is rank 3's, 4 / 2.5 of the mean, on
+    # a machine of 4 cores; on 2 oversubscribed ones the scheduler blurs it: rank 2 or 3, above the mean
+    f = next(x for x in j["functions"] if x["name"] == "work")
+    sp_ = f["ranks"]
+    if sp_["max_rank"] not in (NRANKS - 2, NRANKS - 1) or not 1.1 <= sp_["max_over_mean"] <= 2.5 or not \
+            sp_["min_ns"] <= sp_["mean_ns"] <= sp_["max_ns"]:
+        fail("work across ranks: %s" % sp_)
+    fc = list(csv.DictReader(io.StringIO(report(a, "--format", "csv", *dumps))))
+    w = next(x for x in fc if x["function"] == "work")
+    if int(w["max_rank"]) != sp_["max_rank"] or abs(float(w["max_over_mean"]) - sp_["max_over_mean"]) > 0.001:
+        fail("CSV work across ranks: %s" % w)
+    if not re.search(r"Max/Mean", report(a, *dumps)):
+        fail("the text table of a job has no Max/Mean column")
+    # rank 2's dump gone (a rank killed before it wrote): said, in text and JSON
+    gone = [d for d in dumps if not os.path.basename(d).startswith("rank2.")]
+    text = report(a, *gone)
+    if not re.search(r"^Missing: +rank 2: ", text, re.M) or "3 of 4 ranks" not in text:
+        fail("rank 2's dump removed: not said\n" + text)
+    j = json.loads(report(a, "--format", "json", *gone))
+    if j["session"]["job"]["missing_ranks"] != [2]:
+        fail("JSON missing_ranks %s" % j["session"]["job"])
+    print("report: load balance %.3f, communication efficiency %.3f; MPI %% %s; useful ms %s" % (lb, ce, mpi, useful))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mpi", choices=sorted(MPIS))
-    ap.add_argument("check", choices=["ranks"])
+    ap.add_argument("check", choices=["ranks", "report"])
     ap.add_argument("--bin", required=True)
     ap.add_argument("--plugin", required=True)
     ap.add_argument("--src", required=True)
@@ -145,6 +205,8 @@ def main():
     run([m["cc"], "-O2", "-g", "-fplugin=" + a.plugin, os.path.join(a.src, "ring.c"), "-o", exe], env=env)
     os.chmod(exe, 0o755)
     jdir = check_ranks(a, m, exe, work, a.uid)
+    if a.check == "report":
+        check_report(a, jdir, work)
     print("ok")
 
 

@@ -9,11 +9,11 @@
 
 static volatile double sink;
 
-/* One unit of computing (about 5 ms here). */
+/* One unit of computing (about 10 ms of CPU here). */
 __attribute__((noinline)) static double work(int units)
 {
     double x = 0;
-    for (long i = 0; i < units * 2000000L; i++)
+    for (long i = 0; i < units * 8000000L; i++)
         x += (double)(i % 7) * 0.5;
     return x;
 }
