@@ -13,6 +13,9 @@ launcher and what the report makes of the job:
             per-function statistics across ranks; a rank's dump removed:
             the report says which rank is missing
 
+  launchers the launcher table without MPI (each launcher's variables set by
+            hand on a plain program), INSTR_JOB_ID, a planted job directory
+
 usage: check-mpi.py MPI(openmpi|mpich) CHECK --bin DIR --plugin SO --src DIR --work DIR [--uid 65534]
 Exit 77: this MPI is not installed (or no setpriv for --uid).
 """
@@ -176,10 +179,70 @@ def check_report(a, jdir, work):
     print("report: load balance %.3f, communication efficiency %.3f; MPI %% %s; useful ms %s" % (lb, ce, mpi, useful))
 
 
+def check_launchers(a, work):
+    """The launcher table without MPI: a plain program run with each
+    launcher's variables set by hand; INSTR_JOB_ID; a job directory
+    planted by another user."""
+    exe = os.path.join(work, "plain")
+    run([a.cc, "-O2", "-fplugin=" + a.plugin, os.path.join(a.src, "plain.c"), "-o", exe])
+    cases = [
+        ("openmpi", {"OMPI_COMM_WORLD_RANK": "2", "OMPI_COMM_WORLD_SIZE": "8", "OMPI_MCA_ess_base_jobid": "77",
+                     "PMIX_RANK": "2", "PMIX_NAMESPACE": "ns"}, ("2", "8", "77")),
+        ("pmix", {"PMIX_RANK": "1", "OMPI_COMM_WORLD_SIZE": "3", "PMIX_NAMESPACE": "prterun-vm-1@1"},
+         ("1", "3", "prterun-vm-1@1")),
+        ("hydra", {"PMI_RANK": "0", "PMI_SIZE": "2"}, ("0", "2", None)),
+        # an mpirun in a Slurm allocation: the batch step's SLURM_PROCID is not the rank
+        ("hydra", {"PMI_RANK": "3", "PMI_SIZE": "4", "SLURM_PROCID": "0", "SLURM_NTASKS": "1",
+                   "SLURM_JOB_ID": "9"}, ("3", "4", None)),
+        ("slurm", {"SLURM_PROCID": "5", "SLURM_NTASKS": "6", "SLURM_JOB_ID": "123", "SLURM_STEP_ID": "4"},
+         ("5", "6", "123.4")),
+        ("slurm", {"SLURM_PROCID": "0", "SLURM_NTASKS": "2", "SLURM_JOB_ID": "12/../x",
+                   "INSTR_JOB_ID": "mine"}, ("0", "2", "mine")),
+    ]
+    for i, (launcher, env_vars, (rank, size, job)) in enumerate(cases):
+        d = os.path.join(work, "l%d" % i)
+        os.makedirs(d)
+        env = job_env(MPIS["openmpi"], work, None, env_vars)
+        run([exe], env=env, cwd=d)
+        jdirs = os.listdir(d)
+        if len(jdirs) != 1 or not jdirs[0].startswith("plain.") or not jdirs[0].endswith(".instr.d"):
+            fail("%s %s: %s" % (launcher, env_vars, jdirs))
+        dumps = os.listdir(os.path.join(d, jdirs[0]))
+        if len(dumps) != 1 or not dumps[0].startswith("rank%s." % rank):
+            fail("%s %s: %s/%s" % (launcher, env_vars, jdirs[0], dumps))
+        h = header(a.bin, os.path.join(d, jdirs[0], dumps[0]))
+        got = (h.get("launcher"), h.get("rank"), h.get("size"))
+        if got != (launcher, rank, size) or (job and h.get("job") != job) or \
+                (not job and not h.get("job", "").startswith("hydra-")) or "/" in h.get("job", "/"):
+            fail("%s %s: header %s" % (launcher, env_vars, h))
+    # not a rank: the usual name, no job fields
+    d = os.path.join(work, "none")
+    os.makedirs(d)
+    run([exe], env=job_env(MPIS["openmpi"], work, None), cwd=d)
+    names = os.listdir(d)
+    if len(names) != 1 or not re.fullmatch(r"plain\.\d+\.instr", names[0]) or \
+            "rank" in header(a.bin, os.path.join(d, names[0])):
+        fail("not a rank: %s" % names)
+    # a job directory of that name planted by another user: not used, said
+    if os.geteuid() == 0:
+        d = os.path.join(work, "planted")
+        os.makedirs(os.path.join(d, "plain.77.instr.d"))
+        os.chmod(os.path.join(d, "plain.77.instr.d"), 0o777)
+        os.chown(os.path.join(d, "plain.77.instr.d"), 65534, 65534)
+        run([exe], env=job_env(MPIS["openmpi"], work, None, cases[0][1]), cwd=d)
+        inside = os.listdir(os.path.join(d, "plain.77.instr.d"))
+        beside = [n for n in os.listdir(d) if n.startswith("plain.77.instr.d.rank2.")]
+        said = report(a, *[os.path.join(d, n) for n in beside])
+        if inside or len(beside) != 1 or "is not this user's: recording to" not in said:
+            fail("planted job directory: inside %s, beside %s, report:\n%s" % (inside, beside, said))
+    print("launchers: %d cases" % len(cases))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mpi", choices=sorted(MPIS))
-    ap.add_argument("check", choices=["ranks", "report"])
+    ap.add_argument("check", choices=["ranks", "report", "launchers"])
+    ap.add_argument("--cc", default="gcc")
     ap.add_argument("--bin", required=True)
     ap.add_argument("--plugin", required=True)
     ap.add_argument("--src", required=True)
@@ -187,6 +250,13 @@ def main():
     ap.add_argument("--uid", type=int)
     a = ap.parse_args()
     m = MPIS[a.mpi]
+    if a.check == "launchers":
+        work = os.path.abspath(a.work)
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(os.path.join(work, "home"))
+        check_launchers(a, work)
+        print("ok")
+        return
     if not shutil.which(m["cc"]) or not shutil.which(m["run"]):
         print("%s not installed: skipped" % a.mpi)
         sys.exit(77)
