@@ -4,7 +4,8 @@
  *
  * One row per launcher (LAUNCHERS below); the first whose rank and size
  * variables are both set wins.  Slurm comes last: an mpirun inside a Slurm
- * allocation inherits the batch step's SLURM_PROCID (0 in every rank).
+ * allocation inherits the batch step's SLURM_PROCID (0 in every rank), and
+ * Slurm's row needs SLURM_STEP_ID (an srun task's, not the batch script's).
  * INSTR_JOB_ID, when set, replaces the launcher's job id (MPICH's Hydra
  * gives none: the id is then made of the mpiexec's pid and start time, the
  * same for every rank of one host).
@@ -155,13 +156,17 @@ void instr__job_init(void)
         long rank = number(getenv(l->rank), 0x7fffffff), size = number(getenv(l->size), 0x7fffffff);
         if (rank < 0 || size <= 0 || rank >= size)
             continue;
+        /* Slurm: only srun's tasks, which have a step (a batch script has
+         * SLURM_PROCID too; its special steps are numbered from 0xfffffff0) */
+        if (l->how == ID_VAR_DOT_STEP && number(getenv("SLURM_STEP_ID"), 0xffffffefL) < 0)
+            continue;
         instr__job.rank = (int32_t)rank;
         instr__job.size = (uint32_t)size;
         instr__job.launcher = l->name;
         const char *id = l->id ? getenv(l->id) : NULL;
         if (l->how == ID_HYDRA)
             hydra_id(instr__job.id, sizeof instr__job.id);
-        else if (l->how == ID_VAR_DOT_STEP && id && getenv("SLURM_STEP_ID"))
+        else if (l->how == ID_VAR_DOT_STEP && id)
             put_id(instr__job.id, sizeof instr__job.id, id, ".", getenv("SLURM_STEP_ID"));
         else if (id)
             put_id(instr__job.id, sizeof instr__job.id, id, "", "");

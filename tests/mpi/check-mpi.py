@@ -196,7 +196,7 @@ def check_launchers(a, work):
                    "SLURM_JOB_ID": "9"}, ("3", "4", None)),
         ("slurm", {"SLURM_PROCID": "5", "SLURM_NTASKS": "6", "SLURM_JOB_ID": "123", "SLURM_STEP_ID": "4"},
          ("5", "6", "123.4")),
-        ("slurm", {"SLURM_PROCID": "0", "SLURM_NTASKS": "2", "SLURM_JOB_ID": "12/../x",
+        ("slurm", {"SLURM_PROCID": "0", "SLURM_NTASKS": "2", "SLURM_JOB_ID": "12/../x", "SLURM_STEP_ID": "0",
                    "INSTR_JOB_ID": "mine"}, ("0", "2", "mine")),
     ]
     for i, (launcher, env_vars, (rank, size, job)) in enumerate(cases):
@@ -215,14 +215,17 @@ def check_launchers(a, work):
         if got != (launcher, rank, size) or (job and h.get("job") != job) or \
                 (not job and not h.get("job", "").startswith("hydra-")) or "/" in h.get("job", "/"):
             fail("%s %s: header %s" % (launcher, env_vars, h))
-    # not a rank: the usual name, no job fields
-    d = os.path.join(work, "none")
-    os.makedirs(d)
-    run([exe], env=job_env(MPIS["openmpi"], work, None), cwd=d)
-    names = os.listdir(d)
-    if len(names) != 1 or not re.fullmatch(r"plain\.\d+\.instr", names[0]) or \
-            "rank" in header(a.bin, os.path.join(d, names[0])):
-        fail("not a rank: %s" % names)
+    # not a rank (no launcher; a Slurm batch script, which has no step): the usual name, no job fields
+    for i, extra in enumerate([{}, {"SLURM_PROCID": "0", "SLURM_NTASKS": "4", "SLURM_JOB_ID": "5"},
+                               {"SLURM_PROCID": "0", "SLURM_NTASKS": "4", "SLURM_JOB_ID": "5",
+                                "SLURM_STEP_ID": "4294967294"}]):
+        d = os.path.join(work, "none%d" % i)
+        os.makedirs(d)
+        run([exe], env=job_env(MPIS["openmpi"], work, None, extra), cwd=d)
+        names = os.listdir(d)
+        if len(names) != 1 or not re.fullmatch(r"plain\.\d+\.instr", names[0]) or \
+                "rank" in header(a.bin, os.path.join(d, names[0])):
+            fail("not a rank (%s): %s" % (extra, names))
     # a job directory of that name planted by another user: not used, said
     if os.geteuid() == 0:
         d = os.path.join(work, "planted")
