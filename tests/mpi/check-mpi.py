@@ -141,6 +141,8 @@ def check_report(a, jdir, work):
         fail("load balance %.3f, not near 0.625\n%s" % (lb, text))
     if not (0 < ce <= 1 and abs(pe - lb * ce) < 0.002):
         fail("communication efficiency %.3f, parallel efficiency %.3f" % (ce, pe))
+    if report(a, "--view", "ranks", jdir) != text:
+        fail("instr-report JOBDIR is not instr-report JOBDIR/*.instr")
     c = list(csv.DictReader(io.StringIO(report(a, "--view", "ranks", "--format", "csv", *dumps))))
     if [int(r["rank"]) for r in c] != list(range(NRANKS)):
         fail("CSV ranks %s" % c)
