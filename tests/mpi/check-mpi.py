@@ -13,6 +13,7 @@ launcher and what the report makes of the job:
             per-function statistics across ranks; a rank's dump removed:
             the report says which rank is missing
 
+  traces    hand-made dumps of a job (traces/) with known POP figures, rows and spreads
   launchers the launcher table without MPI (each launcher's variables set by
             hand on a plain program), INSTR_JOB_ID, a planted job directory
 
@@ -243,10 +244,54 @@ def check_launchers(a, work):
     print("launchers: %d cases" % len(cases))
 
 
+def check_traces(a, work):
+    """Hand-made dumps of a job with known answers (traces/): ranks 0, 1, 3
+    of 4 (rank 2 missing) compute 100, 200, 400 us of 1000 and spend the
+    rest in MPI_Allreduce; a fork child of rank 0 and a rank of another job."""
+    dumps = []
+    for t in sorted(os.listdir(os.path.join(a.src, "traces"))):
+        out = os.path.join(work, t[:-4] + ".instr")
+        run([os.path.join(a.bin, "instr-dump"), "--from-text", os.path.join(a.src, "traces", t), "-o", out])
+        dumps.append(out)
+    j = json.loads(report(a, "--view", "ranks", "--format", "json", "--units", "us", *dumps))
+    job, pop = j["session"]["job"], j["session"]["pop"]
+    want_job = {"id": "42", "launcher": "openmpi", "size": 4, "ranks": 3, "missing_ranks": [2], "hosts": 2,
+                "children_dumps": 1, "other_jobs_dumps": 1}
+    if job != want_job:
+        fail("job %s, not %s" % (job, want_job))
+    # useful 100, 200, 400 (Elapsed outside MPI: no CPU values): 233.3 / 400; 400 / 1000
+    if abs(pop["load_balance"] - 0.5833) > 1e-4 or abs(pop["communication_efficiency"] - 0.4) > 1e-4 or \
+            abs(pop["parallel_efficiency"] - 0.2333) > 1e-4 or pop["job_runtime_ns"] != 1000000 or \
+            pop["useful"] != "elapsed_outside_mpi":
+        fail("pop %s" % pop)
+    rows = [(r["rank"], r["host"], r["pid"], r["useful_ns"], r["mpi_ns"], r["mpi_pct"]) for r in j["ranks"]]
+    want = [(0, "node0", 100, 100000, 900000, 90.0), (1, "node0", 101, 200000, 800000, 80.0),
+            (3, "node1", 103, 400000, 600000, 60.0)]
+    if rows != want:
+        fail("ranks %s, not %s" % (rows, want))
+    f = {x["name"]: x["ranks"] for x in j["functions"]}
+    if f["work"] != {"min_ns": 100000, "mean_ns": 233333, "max_ns": 400000, "max_rank": 3, "max_over_mean": 1.7143}:
+        fail("work across ranks %s" % f["work"])
+    if f["MPI_Allreduce"]["max_rank"] != 0 or f["MPI_Allreduce"]["min_ns"] != 600000:
+        fail("MPI_Allreduce across ranks %s" % f["MPI_Allreduce"])
+    text = report(a, "--units", "us", *dumps)
+    for line in ["Job:        42 (openmpi), 3 of 4 ranks on 2 hosts; 1 more dump of a rank's children; "
+                 "1 dump of other jobs left out of the ranks",
+                 "Missing:    rank 2: no dump of it among the inputs",
+                 "POP:        load balance 0.583, communication efficiency 0.400, parallel efficiency 0.233"]:
+        if line not in text:
+            fail("no %r in\n%s" % (line, text))
+    c = report(a, "--view", "ranks", "--format", "csv", "--units", "us", *dumps).splitlines()
+    if c[0] != "rank,host,pid,elapsed_us,useful_us,mpi_us,mpi_pct,job" or \
+            c[3] != "3,node1,103,1000.000,400.000,600.000,60.0000,42":
+        fail("CSV %s" % c)
+    print("traces: pop %s" % pop)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mpi", choices=sorted(MPIS))
-    ap.add_argument("check", choices=["ranks", "report", "launchers"])
+    ap.add_argument("check", choices=["ranks", "report", "launchers", "traces"])
     ap.add_argument("--cc", default="gcc")
     ap.add_argument("--bin", required=True)
     ap.add_argument("--plugin", required=True)
@@ -255,11 +300,11 @@ def main():
     ap.add_argument("--uid", type=int)
     a = ap.parse_args()
     m = MPIS[a.mpi]
-    if a.check == "launchers":
+    if a.check in ("launchers", "traces"):
         work = os.path.abspath(a.work)
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(os.path.join(work, "home"))
-        check_launchers(a, work)
+        (check_launchers if a.check == "launchers" else check_traces)(a, work)
         print("ok")
         return
     if not shutil.which(m["cc"]) or not shutil.which(m["run"]):

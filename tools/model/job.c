@@ -58,11 +58,12 @@ static int rank_times(const struct instr_session *s, struct instr_rank *r)
         free(in_mpi);
         return INSTR_ENOMEM;
     }
-    for (size_t f = 0; f < p->nfuncs; f++) {
-        char *name = instr_profile_func_name(p, (uint32_t)f);
-        is_mpi[f] = instr_is_mpi_name(name);
-        free(name);
-    }
+    /* MPI's names are C's: the symbol itself (a call site's callee, or an
+     * instrumented PMPI layer's function), no demangling needed. */
+    for (size_t f = 0; f < p->nfuncs; f++)
+        is_mpi[f] = (char)instr_is_mpi_name(p->funcs[f].pseudo ? p->funcs[f].pseudo
+                                            : p->funcs[f].fn     ? p->funcs[f].fn->name
+                                                                 : NULL);
     uint64_t mpi_ei = 0, mpi_ci = 0;
     for (size_t i = 0; i < p->nnodes; i++) { /* a child after its parent */
         const struct instr_pnode *n = &p->nodes[i];
@@ -150,10 +151,21 @@ int instr_job_build(struct instr_session *s, struct instr_job *j)
 {
     memset(j, 0, sizeof *j);
     j->load_balance = j->communication_efficiency = j->parallel_efficiency = j->runtime_ns = NAN;
-    size_t first = s->ndumps;
-    for (size_t i = 0; i < s->ndumps && first == s->ndumps; i++)
-        if (instr_dump_is_rank(&s->dumps[i]))
-            first = i;
+    /* The job of the most rank dumps (the first of them on a tie). */
+    size_t first = s->ndumps, best = 0;
+    for (size_t i = 0; i < s->ndumps; i++) {
+        const struct instr_dump_header *h = &s->dumps[i].hdr;
+        if (!instr_dump_is_rank(&s->dumps[i]) ||
+            (first < s->ndumps && !strcmp(h->job_id, s->dumps[first].hdr.job_id) &&
+             h->job_size == s->dumps[first].hdr.job_size))
+            continue;
+        size_t n = 0;
+        for (size_t k = i; k < s->ndumps; k++)
+            n += instr_dump_is_rank(&s->dumps[k]) && !strcmp(s->dumps[k].hdr.job_id, h->job_id) &&
+                 s->dumps[k].hdr.job_size == h->job_size;
+        if (n > best)
+            best = n, first = i;
+    }
     if (first == s->ndumps)
         return 0;
     const struct instr_dump_header *h0 = &s->dumps[first].hdr;

@@ -53,7 +53,7 @@ struct instr_job {
     double load_balance, communication_efficiency, parallel_efficiency; /* NAN when unknown */
 };
 
-/* The job of session s (the first rank dump's), NULL-free: 0 and j->nranks
+/* The job of session s (the one with the most rank dumps): 0 and j->nranks
  * 0 when no dump is a rank; INSTR_ENOMEM.  Also fills the function rows'
  * spread across ranks (instr_row.spread) when s->functions is unsorted. */
 int instr_job_build(struct instr_session *s, struct instr_job *j);
