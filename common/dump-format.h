@@ -144,7 +144,9 @@ struct instr_dump_header {
     uint32_t job_size;            /* processes in the job, 0 if unknown */
     char host[64];                /* NUL-terminated host name (uname nodename) */
     char job_id[64];              /* NUL-terminated job id from the launcher, "" if none */
-    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 2140];
+    char job_launcher[16];        /* NUL-terminated: the launcher that said so (runtime/job.c:
+                                     "openmpi", "pmix", "hydra", "slurm"), "" if none */
+    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 2156];
 };
 
 /* Chunk kinds. */

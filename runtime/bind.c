@@ -29,12 +29,16 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int recording;
 
 /* The output template, made absolute now: a later chdir must not move the
- * dump (nor the fork child's). */
+ * dump (nor the fork child's).  A job's rank (job.c) writes by default
+ * into a directory of that job's own: 1,000 ranks, 1,000 names in one
+ * place, apart from every other job's. */
 static void output_template(void)
 {
     const char *t = secure_getenv("INSTR_OUTPUT");
     char cwd[2048];
-    if (!t || !*t)
+    if ((!t || !*t) && instr__job.rank >= 0)
+        t = "%e.%j.instr.d/rank%r.%p.instr";
+    else if (!t || !*t)
         t = "%e.%p.instr";
     if (t[0] == '/' || !getcwd(cwd, sizeof cwd)) {
         strncpy(instr__rt.output_template, t, sizeof instr__rt.output_template - 1);
@@ -66,6 +70,7 @@ static void process_init(void)
         instr__tls = &instr__idle_thread; /* no hooks on this thread meanwhile */
     ssize_t n = readlink("/proc/self/exe", instr__rt.exe_path, sizeof instr__rt.exe_path - 1);
     instr__rt.exe_path[n > 0 ? n : 0] = 0;
+    instr__job_init();
     output_template();
     if (pthread_key_create(&instr__rt.key, instr__thread_end)) {
         instr__say("cannot create a thread key", "", "", "; not recording");

@@ -91,7 +91,25 @@ static const char *basename_of(const char *p)
 /* The dump name from INSTR_OUTPUT's pattern (output-name.h). */
 int instr__expand_output(const char *tmpl, char *out, size_t size)
 {
-    return instr_output_expand(tmpl, (long)instr__getpid(), basename_of(instr__rt.exe_path), out, size);
+    const struct instr_output_job j = {instr__job.rank, instr__job.host, instr__job.id};
+    return instr_output_expand_job(tmpl, (long)instr__getpid(), basename_of(instr__rt.exe_path), &j, out, size);
+}
+
+/* Whether the template's last directory names a job (%j, %r or %h in it):
+ * that directory is created when missing (a directory per job, mkdir
+ * races among its ranks are harmless). */
+static int job_dir_template(const char *tmpl)
+{
+    const char *slash = strrchr(tmpl, '/');
+    if (!slash)
+        return 0;
+    const char *from = slash;
+    while (from > tmpl && from[-1] != '/')
+        from--;
+    for (const char *p = from; p + 1 < slash; p++)
+        if (p[0] == '%' && (p[1] == 'j' || p[1] == 'r' || p[1] == 'h'))
+            return 1;
+    return 0;
 }
 
 #define NUMBERED_TRIES 16 /* NAME.1 .. NAME.16, then random names */
@@ -372,6 +390,25 @@ int instr__dump_create(uint32_t flags)
         else if (dl > 1)
             dir[dl - 1] = 0; /* "/a/b/" -> "/a/b"; "/" stays */
         dfd = dir_for(dir, &dir_opened);
+        if (job_dir_template(instr__rt.output_template) && !(dfd >= 0 && !dir_opened)) {
+            /* A job's directory: made if missing, used only if it is ours
+             * (else the dump goes next to it, named DIR.NAME). */
+            struct stat jst;
+            if (dfd < 0 && errno == ENOENT && (mkdir(dir, 0700) == 0 || errno == EEXIST))
+                dir_opened = (dfd = open_dir(dir)) >= 0;
+            if (dfd >= 0 && (fstat(dfd, &jst) || jst.st_uid != instr__geteuid())) {
+                close(dfd);
+                dfd = -1;
+                base[dl - 1] = '.';
+                instr__say("the job directory ", dir, " is not this user's: recording to ", base);
+                char *slash = strrchr(dir, '/');
+                if (slash)
+                    slash[slash == dir] = 0;
+                else
+                    strcpy(dir, ".");
+                dir_opened = (dfd = open_dir(dir)) >= 0;
+            }
+        }
         if (dfd < 0)
             goto fail;
         fd = create_unique(dfd, base, instr__rt.path, sizeof instr__rt.path);
@@ -446,7 +483,7 @@ int instr__dump_create(uint32_t flags)
     instr__notes_to_header(h);
     h->arch = INSTR_RT_ARCH;
     h->tick_source = INSTR_RT_TICKS;
-    h->job_rank = -1;
+    instr__job_header(h);
     instr__rt.header = h;
     instr__rt.stopped = 0;
     instr__rt.space_warned = 0;

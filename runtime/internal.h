@@ -301,6 +301,18 @@ void instr__notes_to_header(struct instr_dump_header *h); /* log.c: lines said b
 /* One event lost, counted in the header's dropped_events. */
 void instr__count_dropped(void);
 int instr__expand_output(const char *tmpl, char *out, size_t size);
+
+/* job.c: who the process is in a job of many (MPI and other launchers). */
+struct instr__job {
+    int32_t rank;         /* -1: not launched as one of a job's ranks */
+    uint32_t size;        /* processes in the job (0 unknown) */
+    char host[64];        /* uname nodename */
+    char id[64];          /* the job's id, safe in a file name; "" without a rank */
+    const char *launcher; /* its row's name, NULL without a rank */
+};
+extern struct instr__job instr__job;
+void instr__job_init(void);                               /* process start, before the dump's name */
+void instr__job_header(struct instr_dump_header *h);      /* the header's job_* and host fields */
 const char *instr__dump_path(void);
 
 /* metadata.c: the records (the meta lock is taken inside unless said) */

@@ -15,6 +15,9 @@ PACKAGES="$PACKAGES pkg-config man-db bash-completion dpkg-dev file lintian"
 PACKAGES="$PACKAGES zlib1g-dev golang-go"
 # libdw: --view lines of sampling dumps reads DWARF line tables.
 PACKAGES="$PACKAGES libdw-dev"
+# Open MPI and MPICH: tests/mpi builds an MPI job with each (mpicc.openmpi,
+# mpicc.mpich) and runs it with 4 ranks.
+PACKAGES="$PACKAGES openmpi-bin libopenmpi-dev mpich"
 # chromium, firefox-esr: the --export html page is loaded headless in both
 # (tests/exchange: exchange-html-chromium, exchange-html-firefox).
 PACKAGES="$PACKAGES chromium firefox-esr"

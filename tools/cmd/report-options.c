@@ -197,6 +197,88 @@ static int pick(const char *arg, const char *const *names, int n)
 
 /* --clear-cache: the kept profiles removed (profile-cache.h).  1 (done), or
  * -1 when the directory was refused. */
+/* The inputs kept for the run's length (expand_dirs). */
+static char **expanded;
+static size_t nexpanded;
+
+static void free_expanded(void)
+{
+    for (size_t i = 0; i < nexpanded; i++)
+        free(expanded[i]);
+    free(expanded);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A directory among the inputs (a job's, docs/mpi.md) stands for its
+ * *.instr files, by name.  -1: no memory, an unreadable directory or one
+ * without dumps (said). */
+static int expand_dirs(struct cli *c)
+{
+    size_t dirs = 0;
+    struct stat st;
+    for (size_t i = 0; i < c->npaths; i++)
+        dirs += stat(c->paths[i], &st) == 0 && S_ISDIR(st.st_mode);
+    if (!dirs)
+        return 0;
+    size_t cap = c->npaths + 16, n = 0;
+    char **out = malloc(cap * sizeof *out);
+    if (!out)
+        return -1;
+    atexit(free_expanded);
+    expanded = out;
+    for (size_t i = 0; i < c->npaths; i++) {
+        DIR *d = stat(c->paths[i], &st) == 0 && S_ISDIR(st.st_mode) ? opendir(c->paths[i]) : NULL;
+        if (!d && S_ISDIR(st.st_mode)) {
+            fprintf(stderr, PROG ": %s: %s\n", c->paths[i], strerror(errno));
+            return -1;
+        }
+        size_t from = n;
+        for (struct dirent *e; d && (e = readdir(d));) {
+            size_t l = strlen(e->d_name);
+            if (l <= 6 || strcmp(e->d_name + l - 6, ".instr") || e->d_name[0] == '.')
+                continue;
+            if (n + 1 >= cap) {
+                char **g = realloc(expanded, (cap *= 2) * sizeof *g);
+                if (!g) {
+                    closedir(d);
+                    return -1;
+                }
+                expanded = g;
+            }
+            if (asprintf(&expanded[n], "%s/%s", c->paths[i], e->d_name) < 0) {
+                closedir(d);
+                return -1;
+            }
+            nexpanded = ++n;
+        }
+        if (d) {
+            closedir(d);
+            if (n == from) {
+                fprintf(stderr, PROG ": %s: a directory without *.instr dumps\n", c->paths[i]);
+                return -1;
+            }
+            qsort(expanded + from, n - from, sizeof *expanded, by_name);
+            continue;
+        }
+        if (n + 1 >= cap) {
+            char **g = realloc(expanded, (cap *= 2) * sizeof *g);
+            if (!g)
+                return -1;
+            expanded = g;
+        }
+        if (!(expanded[n] = strdup(c->paths[i])))
+            return -1;
+        nexpanded = ++n;
+    }
+    c->paths = expanded;
+    c->npaths = n;
+    return 0;
+}
+
 static int clear_cache(void)
 {
     char why[600];
@@ -574,6 +656,8 @@ int report_parse_args(struct cli *c, int argc, char **argv)
     }
     c->paths = argv + optind;
     c->npaths = (size_t)(argc - optind);
+    if (!c->diff && expand_dirs(c) < 0)
+        return -1;
     static char *newest[1];
     if (!c->npaths && !c->diff && (newest[0] = newest_dump())) {
         fprintf(stderr, PROG ": reading %s (the newest *.instr dump here)\n", newest[0]);

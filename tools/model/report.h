@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "dump-reader.h"
+#include "job.h"
 #include "profile.h"
 
 enum instr_units { INSTR_UNITS_TICKS, INSTR_UNITS_NS, INSTR_UNITS_US, INSTR_UNITS_MS };
@@ -53,6 +54,11 @@ struct instr_row {
     double ext_ns[2];              /* functions: external time (v.ext_ei, v.ext_ai) in ns */
     double po_ns;                  /* probe overhead (v.po) in ns */
     double self_pct;               /* functions: Self % (self-pct.h), when session.self.source is set */
+    struct {                       /* functions of a job: Elapsed Inclusive across its ranks (job.h) */
+        uint64_t min_t, mean_t, max_t;
+        double min_ns, mean_ns, max_ns;
+        int32_t max_rank;
+    } spread;
 };
 
 /* Where Self % came from (self-pct.h) and its sampling error. */
@@ -108,6 +114,7 @@ struct instr_session {
     int no_app;                /* some input has no transition data (INSTR_DUMP_NO_TRANSITIONS):
                                   Application values are unavailable, printed n/a / null */
     struct instr_self self;    /* Self % of the function rows (self-pct.h); source NULL: none */
+    struct instr_job *job;     /* the dumps as a job's ranks (job.h); NULL: no dump is a rank */
 };
 
 /* Wall Inclusive of the function rows and of the session, and each

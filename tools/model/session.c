@@ -542,6 +542,15 @@ int instr_session_build_observed(struct instr_session *s, const struct instr_dum
     percents(s, s->threads, s->nthreads);
     percents(s, s->modules, s->nmodules);
     percents(s, s->processes, s->nprocesses);
+    /* The ranks of a job (job.h), before the rows are sorted. */
+    rc = INSTR_ENOMEM;
+    if (!(s->job = calloc(1, sizeof *s->job)) || (rc = instr_job_build(s, s->job)) < 0)
+        goto fail;
+    if (!s->job->nranks) {
+        instr_job_free(s->job);
+        free(s->job);
+        s->job = NULL;
+    }
     return instr_session_sort(s, "ei");
 
 fail:
@@ -580,6 +589,9 @@ void instr_session_free(struct instr_session *s)
     free(s->func_rows);
     free(s->row_of_key);
     free(s->self.inputs);
+    if (s->job)
+        instr_job_free(s->job);
+    free(s->job);
     for (size_t i = 0; i < s->nwarnings; i++)
         free(s->warnings[i]);
     free(s->warnings);

@@ -181,7 +181,7 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
                                        "unmatched", "exit_status", "chunk_size", "detail", "end_signal",
                                        "signal_tid", "detectors", "unrecorded_threads", "stopped",
                                        "filter_depth", "filter_min_ticks", "filter_triggers", "filtered_depth",
-                                       "filtered_short", "filtered_off", NULL};
+                                       "filtered_short", "filtered_off", "host", "rank", "size", "job", "launcher", NULL};
     int rc;
     uint64_t cs = 0, es = 0;
     uint64_t last_tsc = UINT64_MAX, last_ns = UINT64_MAX;
@@ -240,6 +240,20 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
         snprintf(h->detector_detail, sizeof h->detector_detail, "%s", v);
     if ((v = kv(ln, 1, "stopped")))
         snprintf(h->stop_reason, sizeof h->stop_reason, "%s", v);
+    /* The job (MPI ranks): host= always, rank= size= job= launcher= for a rank. */
+    if ((v = kv(ln, 1, "host")))
+        snprintf(h->host, sizeof h->host, "%s", v);
+    uint64_t rank = UINT64_MAX, jsize = 0;
+    if ((rc = header_u64(ps, ln, "rank", &rank)) || (rc = header_u64(ps, ln, "size", &jsize)))
+        return rc;
+    if (rank != UINT64_MAX && (rank >= jsize || jsize > INT32_MAX))
+        return perr(ps, "rank= needs size= above it");
+    h->job_rank = rank == UINT64_MAX ? -1 : (int32_t)rank;
+    h->job_size = rank == UINT64_MAX ? 0 : (uint32_t)jsize;
+    if ((v = kv(ln, 1, "job")))
+        snprintf(h->job_id, sizeof h->job_id, "%s", v);
+    if ((v = kv(ln, 1, "launcher")))
+        snprintf(h->job_launcher, sizeof h->job_launcher, "%s", v);
     if ((v = kv(ln, 1, "detector"))) {
         int found = 0;
 #define INSTR_X_DET(name, value, text)                                                             \

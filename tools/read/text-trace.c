@@ -126,6 +126,16 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
         fputs(" stopped=", out);
         put_value(out, h->stop_reason);
     }
+    if (h->host[0]) {
+        fputs(" host=", out);
+        put_value(out, h->host);
+    }
+    if (h->job_size) {
+        fprintf(out, " rank=%d size=%u job=", h->job_rank, h->job_size);
+        put_value(out, h->job_id);
+        fputs(" launcher=", out);
+        put_value(out, h->job_launcher);
+    }
     fputc('\n', out);
     for (size_t i = 0; i < d->nmodules; i++) {
         fprintf(out, "module %" PRIu64 " ", d->modules[i].id);

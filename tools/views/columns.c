@@ -48,6 +48,28 @@ KIND(3, signal_n, signal_t)
 KIND(4, irq_n, irq_t)
 KIND(5, unknown_n, unknown_t)
 VALUE(probe, v.po, po_ns)
+/* Across a job's ranks (job.h): Elapsed Inclusive's min, mean, max. */
+VALUE(rank_min, spread.min_t, spread.min_ns)
+VALUE(rank_mean, spread.mean_t, spread.mean_ns)
+VALUE(rank_max, spread.max_t, spread.max_ns)
+GETTER(max_rank)
+{
+    if (c->r->spread.max_rank < 0)
+        return c->csv ? "" : "-";
+    snprintf(b, n, "%d", c->r->spread.max_rank);
+    return b;
+}
+/* max / mean: 1 balanced, the number of ranks when one rank does it all. */
+GETTER(max_over_mean)
+{
+    double m = c->r->spread.mean_ns, x = c->r->spread.max_ns;
+    if (isnan(m) || isnan(x))
+        m = (double)c->r->spread.mean_t, x = (double)c->r->spread.max_t;
+    if (!(m > 0))
+        return c->csv ? "" : "-";
+    snprintf(b, n, c->csv ? "%.4f" : "%.2f", x / m);
+    return b;
+}
 VALUE(wall, wall_t, wall_ns)
 
 /* Self %: from samples (self-pct.h); "-" without a source. */
@@ -166,6 +188,11 @@ const struct instr_column instr_columns[] = {
     {"wall", "Wall Incl", "wall_inclusive_%s", F, F, INSTR_COL_WALL | MORE, 270, wall},
     {"conc", "Conc", "concurrency", F, F, INSTR_COL_WALL | MORE, 271, concurrency},
     {"alive%", "Alive%", "alive_pct", T, T, 0, 272, alive_pct},
+    {"rank-min", "Rank Min", "rank_min_%s", F, F, INSTR_COL_JOB | MORE, 290, rank_min},
+    {"rank-mean", "Rank Mean", "rank_mean_%s", F, F, INSTR_COL_JOB | MORE, 291, rank_mean},
+    {"rank-max", "Rank Max", "rank_max_%s", F, F, INSTR_COL_JOB | MORE, 292, rank_max},
+    {"max-rank", "Max Rank", "max_rank", F, F, INSTR_COL_JOB, 293, max_rank},
+    {"max/mean", "Max/Mean", "max_over_mean", F, F, INSTR_COL_JOB, 294, max_over_mean},
     {"external", "External", "external_elapsed_%s", F, F, MORE, 200, external},
     {"probe", "Probe Overhead", "probe_overhead_%s", ALL, ALL, INSTR_COL_PROBE | MORE, 280, probe},
     {"flagged", "Flagged", "flagged_intervals", ALL, ALL, FLAGGED, 100, flagged_n},
@@ -207,6 +234,8 @@ int instr_column_shown(const struct instr_column *c, enum instr_view v, int csv,
     if ((c->flags & INSTR_COL_PROBE) && !s->comp.known)
         return 0;
     if ((c->flags & INSTR_COL_SELF) && !s->self.source)
+        return 0;
+    if ((c->flags & INSTR_COL_JOB) && !s->job)
         return 0;
     if (csv)
         return c->csv && (c->csv_views & INSTR_VIEW_BIT(v));
@@ -294,7 +323,7 @@ const char *instr_column_cell(const struct instr_column *c, char *buf, size_t le
     if (((c->flags & INSTR_COL_APP) && s->no_app) || ((c->flags & INSTR_COL_CPU) && !s->cpu_known) ||
         ((c->flags & INSTR_COL_WALL) && !s->wall_known) ||
         ((c->flags & INSTR_COL_PROBE) && !s->comp.known) || ((c->flags & INSTR_COL_SELF) && !s->self.source) ||
-        ((c->flags & INSTR_COL_OFFCPU) && !s->offcpu_exact))
+        ((c->flags & INSTR_COL_OFFCPU) && !s->offcpu_exact) || ((c->flags & INSTR_COL_JOB) && !s->job))
         return csv ? "" : "n/a";
     const struct instr_cell cell = {r, u, csv};
     return c->get(buf, len, &cell);

@@ -30,6 +30,8 @@ enum {
     INSTR_COL_SELF = 1u << 7,    /* Self %: text and CSV only with a samples source (self-pct.h) */
     INSTR_COL_MORE = 1u << 8,    /* text: not in the default table (-F KEY or -F all shows it), so
                                     that the default fits a terminal */
+    INSTR_COL_JOB = 1u << 9,     /* a value across a job's ranks (job.h): text and CSV only when some
+                                    dump is a rank */
 };
 
 /* What a getter reads. */

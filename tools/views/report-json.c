@@ -223,6 +223,34 @@ static void self_source(struct instr_json *j, const struct instr_self *x)
     instr_json_close(j);
 }
 
+/* A job's ranks (job.h): "job" and "pop", only when some dump is a rank. */
+static void job(struct instr_json *j, const struct instr_session *s)
+{
+    const struct instr_job *jb = s->job;
+    if (!jb)
+        return;
+    instr_json_open(j, "job", '{', INSTR_JSON_INLINE);
+    instr_json_key_str(j, "id", jb->id);
+    instr_json_key_str(j, "launcher", jb->launcher);
+    instr_json_key_u64(j, "size", jb->size);
+    instr_json_key_u64(j, "ranks", jb->nranks);
+    instr_json_open(j, "missing_ranks", '[', INSTR_JSON_INLINE);
+    for (size_t i = 0; i < jb->nmissing; i++)
+        instr_json_key_u64(j, NULL, (uint64_t)jb->missing[i]);
+    instr_json_close(j);
+    instr_json_key_u64(j, "hosts", jb->nhosts);
+    instr_json_key_u64(j, "children_dumps", jb->extra);
+    instr_json_key_u64(j, "other_jobs_dumps", jb->other_jobs);
+    instr_json_close(j);
+    instr_json_open(j, "pop", '{', INSTR_JSON_INLINE);
+    instr_json_key_num(j, "load_balance", "%.4f", jb->load_balance);
+    instr_json_key_num(j, "communication_efficiency", "%.4f", jb->communication_efficiency);
+    instr_json_key_num(j, "parallel_efficiency", "%.4f", jb->parallel_efficiency);
+    instr_json_key_ns(j, "job_runtime_ns", jb->runtime_ns);
+    instr_json_key_str(j, "useful", s->cpu_known ? "cpu_outside_mpi" : "elapsed_outside_mpi");
+    instr_json_close(j);
+}
+
 static void session(struct instr_json *j, const struct instr_session *s)
 {
     instr_json_open(j, "session", '{', INSTR_JSON_LINES);
@@ -309,6 +337,7 @@ static void session(struct instr_json *j, const struct instr_session *s)
         instr_json_close(j);
     }
     self_source(j, &s->self);
+    job(j, s);
     instr_json_close(j);
 }
 
@@ -344,6 +373,19 @@ static void function_tail(struct instr_json *j, const struct instr_session *s, c
     instr_json_key_ns(j, "external_elapsed_ns", f->ext_ns[0]);
     instr_json_key_u64(j, "external_application_ticks", f->v.ext_ai);
     instr_json_key_ns(j, "external_application_ns", f->ext_ns[1]);
+    if (s->job) { /* Elapsed Inclusive across the job's ranks (job.h) */
+        instr_json_open(j, "ranks", '{', INSTR_JSON_INLINE);
+        instr_json_key_ns(j, "min_ns", f->spread.min_ns);
+        instr_json_key_ns(j, "mean_ns", f->spread.mean_ns);
+        instr_json_key_ns(j, "max_ns", f->spread.max_ns);
+        if (f->spread.max_rank >= 0)
+            instr_json_key_u64(j, "max_rank", (uint64_t)f->spread.max_rank);
+        else
+            instr_json_key_null(j, "max_rank");
+        instr_json_key_num(j, "max_over_mean", "%.4f",
+                           f->spread.mean_ns > 0 ? f->spread.max_ns / f->spread.mean_ns : NAN);
+        instr_json_close(j);
+    }
 }
 
 static void thread_head(struct instr_json *j, const struct instr_session *s, const struct instr_row *t)

@@ -475,6 +475,36 @@ static void filters_lines(FILE *out, const struct instr_session *s, enum instr_u
     }
 }
 
+/* A job's ranks (job.h): which job, the ranks missing, the POP metrics. */
+static void job_lines(FILE *out, const struct instr_session *s)
+{
+    const struct instr_job *j = s->job;
+    if (!j)
+        return;
+    fprintf(out, "Job:        %s%s%s%s, %zu of %u ranks on %zu host%s", j->id, j->launcher[0] ? " (" : "",
+            j->launcher, j->launcher[0] ? ")" : "", j->nranks, j->size, j->nhosts, j->nhosts == 1 ? "" : "s");
+    if (j->extra)
+        fprintf(out, "; %zu more dump%s of a rank's children", j->extra, j->extra == 1 ? "" : "s");
+    if (j->other_jobs)
+        fprintf(out, "; %zu dump%s of other jobs left out of the ranks", j->other_jobs,
+                j->other_jobs == 1 ? "" : "s");
+    fputc('\n', out);
+    if (j->nmissing) {
+        char miss[256];
+        instr_job_missing_text(j, miss, sizeof miss);
+        fprintf(out, "Missing:    rank%s %s: no dump of %s among the inputs (killed before it started, or not given)\n",
+                j->nmissing == 1 ? "" : "s", miss, j->nmissing == 1 ? "it" : "them");
+    }
+    if (isnan(j->load_balance))
+        fprintf(out, "POP:        unknown (no tick rate, or no useful time)\n");
+    else
+        fprintf(out, "POP:        load balance %.3f, communication efficiency %.3f, parallel efficiency %.3f\n"
+                     "            (%s%suseful: %s time outside MPI frames; the job's %.3f ms from its first rank's start\n"
+                     "            to its last rank's end, on each host's real-time clock: not aligned across hosts)\n",
+                j->load_balance, j->communication_efficiency, j->parallel_efficiency,
+                j->nmissing ? "of the ranks present only" : "", j->nmissing ? "; " : "", s->cpu_known ? "CPU" : "Elapsed", j->runtime_ns / 1e6);
+}
+
 /* The header: with --verbose every line; without, what a reader needs to
  * trust the numbers (what ran, how it ended, the detector and what it does
  * not see, what was lost or repaired, compensation, warnings, totals). */
@@ -522,6 +552,7 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
                     d->hdr.pid, open);
     }
     fprintf(out, "Threads:    %zu\n", s->nthreads);
+    job_lines(out, s);
     if (s->have_rate) {
         fprintf(out, "Duration:   %.3f ms\n", s->duration_ns / 1e6);
         int variable = 0; /* a TSC not known invariant: the times assume a constant rate */

@@ -22,6 +22,8 @@ const struct instr_view_def instr_views[] = {
     {"lines", "lines (sampling dumps: samples per source line)", SAMPLED, INSTR_VIEW_LIMIT, NULL, NULL, NULL},
     {"samples", "samples (INSTR_SAMPLE runs: samples on the instrumented stack)", INSTR_VIEW_ON_HYBRID,
      INSTR_VIEW_LIMIT, NULL, NULL, NULL},
+    {"ranks", "ranks (a job's dumps: one row per MPI rank)", INSTR, 0, instr_views_ranks_text, instr_views_ranks_csv,
+     instr_json_ranks},
 };
 const size_t instr_nviews = sizeof instr_views / sizeof instr_views[0];
 

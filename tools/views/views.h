@@ -62,5 +62,11 @@ int instr_views_csv(FILE *out, const struct instr_session *s, const struct instr
                     enum instr_units u);
 int instr_json_calltree(struct instr_json *j, const struct instr_session *s, const struct instr_report_opts *o);
 int instr_json_relations(struct instr_json *j, const struct instr_session *s, const struct instr_report_opts *o);
+/* --view ranks (view-ranks.c). */
+int instr_views_ranks_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
+                           enum instr_units u);
+int instr_views_ranks_csv(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
+                          enum instr_units u);
+int instr_json_ranks(struct instr_json *j, const struct instr_session *s, const struct instr_report_opts *o);
 
 #endif

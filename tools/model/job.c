@@ -1,0 +1,255 @@
+/* job.c - a session's dumps as the ranks of one job (job.h).
+ *
+ * A rank's dump is the earliest started of the dumps with its rank: the
+ * others are its children (a fork, an exec), which inherit the launcher's
+ * environment.  MPI time is the Elapsed Inclusive of a rank's outermost
+ * frames named by INSTR_MPI_PREFIXES (call-site frames of MPI's calls);
+ * useful time is the time outside them on the CPU (CPU values, when every
+ * dump has them: the cpuclock backend), else the Elapsed time outside
+ * them.  Not Application time: an interval the OS touched is not
+ * Application time at all, and a computing loop's intervals are long
+ * (a unit of work of 5 ms is always interrupted by a tick): its
+ * Application time is near 0.  The POP metrics:
+ * load balance = mean useful / max useful, communication efficiency = max
+ * useful / the job's runtime, parallel efficiency = their product. */
+#include "job.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+static const char *const mpi_prefixes[] = {
+#define X(p) p,
+    INSTR_MPI_PREFIXES(X)
+#undef X
+};
+
+int instr_is_mpi_name(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof mpi_prefixes / sizeof *mpi_prefixes; i++)
+        if (!strncmp(name, mpi_prefixes[i], strlen(mpi_prefixes[i])))
+            return 1;
+    return 0;
+}
+
+int instr_dump_is_rank(const struct instr_dump *d)
+{
+    return d->hdr.job_size > 0 && d->hdr.job_rank >= 0 && (uint32_t)d->hdr.job_rank < d->hdr.job_size;
+}
+
+/* The end of dump d's process on its real-time clock: its start plus its
+ * monotonic run (to its exit, or its last calibration when killed). */
+static double real_end_ns(const struct instr_dump *d)
+{
+    uint64_t end = d->hdr.end_mono_ns ? d->hdr.end_mono_ns : d->hdr.last_mono_ns;
+    return (double)d->hdr.start_real_ns + (end > d->hdr.start_mono_ns ? (double)(end - d->hdr.start_mono_ns) : 0);
+}
+
+/* A rank's MPI and useful time from its profile's call paths. */
+static int rank_times(const struct instr_session *s, struct instr_rank *r)
+{
+    const struct instr_profile *p = &s->profiles[r->dump];
+    const struct instr_dump *d = &s->dumps[r->dump];
+    char *is_mpi = calloc(p->nfuncs + 1, 1), *in_mpi = calloc(p->nnodes + 1, 1);
+    if (!is_mpi || !in_mpi) {
+        free(is_mpi);
+        free(in_mpi);
+        return INSTR_ENOMEM;
+    }
+    /* MPI's names are C's: the symbol itself (a call site's callee, or an
+     * instrumented PMPI layer's function), no demangling needed. */
+    for (size_t f = 0; f < p->nfuncs; f++)
+        is_mpi[f] = (char)instr_is_mpi_name(p->funcs[f].pseudo ? p->funcs[f].pseudo
+                                            : p->funcs[f].fn     ? p->funcs[f].fn->name
+                                                                 : NULL);
+    uint64_t mpi_ei = 0, mpi_ci = 0;
+    for (size_t i = 0; i < p->nnodes; i++) { /* a child after its parent */
+        const struct instr_pnode *n = &p->nodes[i];
+        int mine = n->func != UINT32_MAX && n->func < p->nfuncs && is_mpi[n->func];
+        int above = n->parent != i && n->parent < i && in_mpi[n->parent];
+        in_mpi[i] = (char)(mine || above);
+        if (mine && !above) {
+            mpi_ei += n->ei;
+            mpi_ci += n->ci;
+        }
+    }
+    free(is_mpi);
+    free(in_mpi);
+    r->elapsed_t = p->total.ei;
+    r->mpi_t = mpi_ei;
+    r->elapsed_ns = instr_ticks_ns(d, p->total.ei);
+    r->mpi_ns = instr_ticks_ns(d, mpi_ei);
+    uint64_t useful = s->cpu_known ? p->total.ci - (mpi_ci < p->total.ci ? mpi_ci : p->total.ci)
+                                   : p->total.ei - (mpi_ei < p->total.ei ? mpi_ei : p->total.ei);
+    r->useful_t = useful;
+    r->useful_ns = instr_ticks_ns(d, useful);
+    r->start_ns = (double)d->hdr.start_real_ns;
+    r->end_ns = real_end_ns(d);
+    return 0;
+}
+
+static int by_rank(const void *a, const void *b)
+{
+    const struct instr_rank *x = a, *y = b;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Per function row: Elapsed Inclusive across the ranks (min, mean, max and
+ * the rank of the max; a rank that never ran it counts 0). */
+static int spread(struct instr_session *s, const struct instr_job *j)
+{
+    size_t n = s->nfunctions + 1;
+    uint64_t *t = calloc(n, sizeof *t);
+    double *ns = calloc(n, sizeof *ns);
+    uint32_t *seen = calloc(n, sizeof *seen), *count = calloc(n, sizeof *count); /* last rank, ranks with it */
+    int rc = t && ns && seen && count ? 0 : INSTR_ENOMEM;
+    for (size_t k = 0; !rc && k < s->nfunctions; k++) {
+        memset(&s->functions[k].spread, 0, sizeof s->functions[k].spread);
+        s->functions[k].spread.max_rank = -1;
+    }
+    for (size_t i = 0; !rc && i < j->nranks; i++) {
+        size_t di = j->ranks[i].dump;
+        const struct instr_profile *p = &s->profiles[di];
+        const uint32_t *rows = s->func_rows[di];
+        for (size_t f = 0; f < p->nfuncs; f++)
+            if (rows[f] < s->nfunctions) {
+                t[rows[f]] += p->funcs[f].v.ei;
+                ns[rows[f]] += instr_ticks_ns(&s->dumps[di], p->funcs[f].v.ei);
+            }
+        for (size_t f = 0; f < p->nfuncs; f++) {
+            uint32_t key = rows[f];
+            if (key >= s->nfunctions || seen[key] == i + 1)
+                continue;
+            seen[key] = (uint32_t)i + 1;
+            struct instr_row *r = &s->functions[key];
+            r->spread.mean_t += t[key];
+            r->spread.mean_ns += ns[key];
+            /* ns order them (hosts' tick rates differ); ticks without a rate */
+            int by_ns = !isnan(ns[key]) && !isnan(r->spread.max_ns);
+            if (!count[key] || (by_ns ? ns[key] < r->spread.min_ns : t[key] < r->spread.min_t))
+                r->spread.min_t = t[key], r->spread.min_ns = ns[key];
+            if (!count[key] || (by_ns ? ns[key] > r->spread.max_ns : t[key] > r->spread.max_t))
+                r->spread.max_t = t[key], r->spread.max_ns = ns[key], r->spread.max_rank = j->ranks[i].rank;
+            count[key]++;
+            t[key] = 0, ns[key] = 0;
+        }
+    }
+    for (size_t k = 0; !rc && k < s->nfunctions; k++) {
+        struct instr_row *r = &s->functions[k];
+        if (count[k] < j->nranks)
+            r->spread.min_t = 0, r->spread.min_ns = 0;
+        r->spread.mean_t /= j->nranks;
+        r->spread.mean_ns /= (double)j->nranks;
+    }
+    free(t), free(ns), free(seen), free(count);
+    return rc;
+}
+
+int instr_job_build(struct instr_session *s, struct instr_job *j)
+{
+    memset(j, 0, sizeof *j);
+    j->load_balance = j->communication_efficiency = j->parallel_efficiency = j->runtime_ns = NAN;
+    /* The job of the most rank dumps (the first of them on a tie). */
+    size_t first = s->ndumps, best = 0;
+    for (size_t i = 0; i < s->ndumps; i++) {
+        const struct instr_dump_header *h = &s->dumps[i].hdr;
+        if (!instr_dump_is_rank(&s->dumps[i]) ||
+            (first < s->ndumps && !strcmp(h->job_id, s->dumps[first].hdr.job_id) &&
+             h->job_size == s->dumps[first].hdr.job_size))
+            continue;
+        size_t n = 0;
+        for (size_t k = i; k < s->ndumps; k++)
+            n += instr_dump_is_rank(&s->dumps[k]) && !strcmp(s->dumps[k].hdr.job_id, h->job_id) &&
+                 s->dumps[k].hdr.job_size == h->job_size;
+        if (n > best)
+            best = n, first = i;
+    }
+    if (first == s->ndumps)
+        return 0;
+    const struct instr_dump_header *h0 = &s->dumps[first].hdr;
+    j->id = h0->job_id;
+    j->launcher = h0->job_launcher;
+    j->size = h0->job_size;
+    if (!(j->ranks = calloc(s->ndumps, sizeof *j->ranks)))
+        return INSTR_ENOMEM;
+    /* One dump per rank: the earliest started. */
+    for (size_t i = 0; i < s->ndumps; i++) {
+        const struct instr_dump_header *h = &s->dumps[i].hdr;
+        if (!instr_dump_is_rank(&s->dumps[i]))
+            continue;
+        if (strcmp(h->job_id, h0->job_id) || h->job_size != h0->job_size) {
+            j->other_jobs++;
+            continue;
+        }
+        size_t k = 0;
+        while (k < j->nranks && j->ranks[k].rank != h->job_rank)
+            k++;
+        if (k < j->nranks) {
+            j->extra++;
+            if (h->start_real_ns >= s->dumps[j->ranks[k].dump].hdr.start_real_ns)
+                continue;
+        } else
+            j->nranks++;
+        j->ranks[k] = (struct instr_rank){.rank = h->job_rank, .dump = i, .pid = h->pid, .host = h->host};
+    }
+    qsort(j->ranks, j->nranks, sizeof *j->ranks, by_rank);
+    if (j->nranks < j->size) {
+        if (!(j->missing = calloc(j->size - j->nranks, sizeof *j->missing)))
+            return INSTR_ENOMEM;
+        for (uint32_t r = 0, k = 0; r < j->size; r++) {
+            while (k < j->nranks && j->ranks[k].rank < (int32_t)r)
+                k++;
+            if (k >= j->nranks || j->ranks[k].rank != (int32_t)r)
+                j->missing[j->nmissing++] = (int32_t)r;
+        }
+    }
+    double sum = 0, max = 0, start = INFINITY, end = -INFINITY;
+    for (size_t k = 0; k < j->nranks; k++) {
+        struct instr_rank *r = &j->ranks[k];
+        int rc = rank_times(s, r);
+        if (rc < 0)
+            return rc;
+        sum += r->useful_ns;
+        max = r->useful_ns > max ? r->useful_ns : max;
+        start = r->start_ns < start ? r->start_ns : start;
+        end = r->end_ns > end ? r->end_ns : end;
+        size_t h = 0;
+        while (h < k && strcmp(j->ranks[h].host, r->host))
+            h++;
+        j->nhosts += h == k;
+    }
+    j->runtime_ns = end - start;
+    if (max > 0 && s->have_rate) {
+        j->load_balance = sum / (double)j->nranks / max;
+        if (j->runtime_ns > 0)
+            j->communication_efficiency = max / j->runtime_ns;
+        j->parallel_efficiency = j->load_balance * j->communication_efficiency;
+    }
+    return s->functions && s->func_rows ? spread(s, j) : 0;
+}
+
+void instr_job_missing_text(const struct instr_job *j, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < j->nmissing && n < len; i++) {
+        size_t k = i;
+        while (k + 1 < j->nmissing && j->missing[k + 1] == j->missing[k] + 1)
+            k++;
+        int w = k > i ? snprintf(buf + n, len - n, "%s%d-%d", i ? ", " : "", j->missing[i], j->missing[k])
+                      : snprintf(buf + n, len - n, "%s%d", i ? ", " : "", j->missing[i]);
+        n += w > 0 ? (size_t)w : 0;
+        i = k;
+    }
+    if (n >= len && len > 4)
+        strcpy(buf + len - 4, "...");
+}
+
+void instr_job_free(struct instr_job *j)
+{
+    free(j->ranks);
+    free(j->missing);
+    memset(j, 0, sizeof *j);
+}

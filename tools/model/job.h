@@ -1,0 +1,62 @@
+/* job.h - a session's dumps as the ranks of one job (MPI and other
+ * launchers: the header's job_rank, job_size, host and job_id, written by
+ * runtime/job.c): each rank's useful and MPI time, the POP efficiencies,
+ * the ranks missing, and per function its spread across ranks (job.c). */
+#ifndef INSTR_JOB_H
+#define INSTR_JOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct instr_session;
+struct instr_dump;
+struct instr_job;
+
+/* The prefixes of MPI's functions: frames named so are MPI time. */
+#define INSTR_MPI_PREFIXES(X)                                                                                      \
+    X("MPI_")  /* the C interface */                                                                               \
+    X("PMPI_") /* its profiling names (a PMPI layer's calls) */
+
+/* The missing ranks of j as "2, 5-7" into buf. */
+void instr_job_missing_text(const struct instr_job *j, char *buf, size_t len);
+
+/* Whether name is an MPI function's. */
+int instr_is_mpi_name(const char *name);
+
+/* Whether dump d was written by a job's rank (rank and size in its header;
+ * dumps older than the fields have size 0). */
+int instr_dump_is_rank(const struct instr_dump *d);
+
+struct instr_rank {
+    int32_t rank;
+    size_t dump;       /* index in the session */
+    uint64_t pid;
+    const char *host;
+    uint64_t elapsed_t, useful_t, mpi_t; /* the three in the dump's ticks */
+    double elapsed_ns; /* the process's Elapsed (its threads' stacks non-empty) */
+    double useful_ns;  /* CPU time outside MPI frames (Elapsed outside them where CPU time is unknown) */
+    double mpi_ns;     /* Elapsed Inclusive of its outermost MPI frames */
+    double start_ns, end_ns; /* on the host's real-time clock (start_real_ns, plus the monotonic run) */
+};
+
+struct instr_job {
+    const char *id, *launcher;
+    uint32_t size;            /* the job's size (the headers') */
+    struct instr_rank *ranks; /* by rank, one per rank present */
+    size_t nranks;
+    int32_t *missing;         /* ranks 0..size-1 without a dump */
+    size_t nmissing;
+    size_t extra;             /* dumps of a rank already had: its children (fork, exec) */
+    size_t other_jobs;        /* rank dumps of other jobs, left out */
+    size_t nhosts;
+    double runtime_ns;        /* first rank's start to last rank's end */
+    double load_balance, communication_efficiency, parallel_efficiency; /* NAN when unknown */
+};
+
+/* The job of session s (the one with the most rank dumps): 0 and j->nranks
+ * 0 when no dump is a rank; INSTR_ENOMEM.  Also fills the function rows'
+ * spread across ranks (instr_row.spread) when s->functions is unsorted. */
+int instr_job_build(struct instr_session *s, struct instr_job *j);
+void instr_job_free(struct instr_job *j);
+
+#endif

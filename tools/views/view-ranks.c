@@ -1,0 +1,119 @@
+/* view-ranks.c - --view ranks: one row per rank of the job (job.h): rank,
+ * host, pid, Elapsed, useful time (CPU time outside MPI
+ * frames, or Elapsed where CPU time is unknown), MPI
+ * time (the Elapsed Inclusive of its outermost MPI frames) and MPI %, as
+ * text, CSV and the JSON report's "ranks" member. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "views.h"
+#include "writers.h"
+
+static double mpi_pct(const struct instr_rank *r)
+{
+    return r->elapsed_ns > 0 ? 100.0 * r->mpi_ns / r->elapsed_ns
+           : r->elapsed_t    ? 100.0 * (double)r->mpi_t / (double)r->elapsed_t
+                             : 0;
+}
+
+static int ranks_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o, enum instr_units u)
+{
+    (void)o;
+    const struct instr_job *j = s->job;
+    if (!j) {
+        fputs("Ranks: none of these dumps was written by a job's rank (launched by mpirun, srun...)\n", out);
+        return 0;
+    }
+    fprintf(out, "Ranks of job %s: %zu of %u", j->id, j->nranks, j->size);
+    if (j->nmissing) {
+        char miss[256];
+        instr_job_missing_text(j, miss, sizeof miss);
+        fprintf(out, "; missing: rank %s", miss);
+    }
+    fprintf(out, "\n(useful: %s time outside MPI frames; MPI: the Elapsed Inclusive of MPI frames)\n",
+            s->cpu_known ? "CPU" : "Elapsed");
+    static const char *const titles[] = {"Rank", "Host", "Pid", "Elapsed", "Useful", "MPI", "MPI %"};
+    char cells[7][64];
+    size_t w[7];
+    for (int c = 0; c < 7; c++)
+        w[c] = strlen(titles[c]);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass)
+            for (int c = 0; c < 7; c++)
+                fprintf(out, c == 1 ? "%-*s%s" : "%*s%s", (int)w[c], titles[c], c < 6 ? "  " : "\n");
+        for (size_t i = 0; i < j->nranks; i++) {
+            const struct instr_rank *r = &j->ranks[i];
+            snprintf(cells[0], 64, "%d", r->rank);
+            snprintf(cells[1], 64, "%s", r->host[0] ? r->host : "?");
+            snprintf(cells[2], 64, "%" PRIu64, r->pid);
+            instr_fmt_value(cells[3], 64, r->elapsed_t, r->elapsed_ns, u);
+            instr_fmt_value(cells[4], 64, r->useful_t, r->useful_ns, u);
+            instr_fmt_value(cells[5], 64, r->mpi_t, r->mpi_ns, u);
+            snprintf(cells[6], 64, "%.2f", mpi_pct(r));
+            for (int c = 0; c < 7; c++) {
+                if (!pass && strlen(cells[c]) > w[c])
+                    w[c] = strlen(cells[c]);
+                else if (pass)
+                    fprintf(out, c == 1 ? "%-*s%s" : "%*s%s", (int)w[c], cells[c], c < 6 ? "  " : "\n");
+            }
+        }
+    }
+    return 0;
+}
+
+static int ranks_csv(FILE *out, const struct instr_session *s, const struct instr_report_opts *o, enum instr_units u)
+{
+    (void)o;
+    const char *un = instr_units_name(u);
+    fprintf(out, "rank,host,pid,elapsed_%s,useful_%s,mpi_%s,mpi_pct,job\n", un, un, un);
+    for (size_t i = 0; s->job && i < s->job->nranks; i++) {
+        const struct instr_rank *r = &s->job->ranks[i];
+        char e[64], us[64], m[64];
+        instr_fmt_value(e, sizeof e, r->elapsed_t, r->elapsed_ns, u);
+        instr_fmt_value(us, sizeof us, r->useful_t, r->useful_ns, u);
+        instr_fmt_value(m, sizeof m, r->mpi_t, r->mpi_ns, u);
+        fprintf(out, "%d,", r->rank);
+        instr_csv_field(out, r->host);
+        fprintf(out, ",%" PRIu64 ",%s,%s,%s,%.4f,", r->pid, e, us, m, mpi_pct(r));
+        instr_csv_field(out, s->job->id);
+        fputc('\n', out);
+    }
+    return 0;
+}
+
+int instr_json_ranks(struct instr_json *j, const struct instr_session *s, const struct instr_report_opts *o)
+{
+    (void)o;
+    instr_json_open(j, "ranks", '[', INSTR_JSON_LINES);
+    for (size_t i = 0; s->job && i < s->job->nranks; i++) {
+        const struct instr_rank *r = &s->job->ranks[i];
+        instr_json_open(j, NULL, '{', INSTR_JSON_INLINE);
+        instr_json_key_u64(j, "rank", (uint64_t)r->rank);
+        instr_json_key_str(j, "host", r->host);
+        instr_json_key_u64(j, "pid", r->pid);
+        instr_json_key_u64(j, "elapsed_ticks", r->elapsed_t);
+        instr_json_key_ns(j, "elapsed_ns", r->elapsed_ns);
+        instr_json_key_u64(j, "useful_ticks", r->useful_t);
+        instr_json_key_ns(j, "useful_ns", r->useful_ns);
+        instr_json_key_u64(j, "mpi_ticks", r->mpi_t);
+        instr_json_key_ns(j, "mpi_ns", r->mpi_ns);
+        instr_json_key_num(j, "mpi_pct", "%.4f", mpi_pct(r));
+        instr_json_close(j);
+    }
+    instr_json_close(j);
+    return 0;
+}
+
+int instr_views_ranks_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
+                           enum instr_units u)
+{
+    return ranks_text(out, s, o, u);
+}
+
+int instr_views_ranks_csv(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
+                          enum instr_units u)
+{
+    return ranks_csv(out, s, o, u);
+}
