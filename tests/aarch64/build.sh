@@ -1,0 +1,22 @@
+#!/bin/sh
+# The aarch64 test fixture (tests/aarch64): the cross build of the runtime
+# and of the plugin for the cross compiler (cmake/aarch64-linux-gnu.cmake)
+# in OUT, then the end-to-end test programs (tests/e2e) compiled with them
+# at -O0 and -O2.
+#   build.sh SRC OUT GCC_MAJOR
+set -eu
+src=$1
+out=$2
+major=$3
+cmake -S "$src" -B "$out" -DCMAKE_TOOLCHAIN_FILE="$src/cmake/aarch64-linux-gnu.cmake" \
+    -DINSTR_CROSS_MAJOR="$major" >/dev/null
+cmake --build "$out" -j2 >/dev/null
+plugin=$out/plugin/instr.so
+e2e=$src/tests/e2e
+for opt in O0 O2; do
+    for case in calls jump threads; do
+        "aarch64-linux-gnu-gcc-$major" "-$opt" -fplugin="$plugin" -o "$out/e2e-$case-$opt" "$e2e/$case.c" -pthread
+    done
+    "aarch64-linux-gnu-g++-$major" "-$opt" -fplugin="$plugin" -o "$out/e2e-unwind-$opt" "$e2e/unwind.cpp" -pthread
+done
+echo "aarch64: runtime, plugin and test programs built in $out"
