@@ -1,8 +1,9 @@
 #!/bin/sh
 # The aarch64 test fixture (tests/aarch64): the cross build of the runtime
 # and of the plugin for the cross compiler (cmake/aarch64-linux-gnu.cmake)
-# in OUT, then the end-to-end test programs (tests/e2e) compiled with them
-# at -O0 and -O2.
+# in OUT, then the end-to-end test programs (tests/e2e) and the survival
+# program (tests/survival, with its uninstrumented oracle) compiled with
+# them at -O0 and -O2.
 #   build.sh SRC OUT GCC_MAJOR
 set -eu
 src=$1
@@ -18,5 +19,13 @@ for opt in O0 O2; do
         "aarch64-linux-gnu-gcc-$major" "-$opt" -fplugin="$plugin" -o "$out/e2e-$case-$opt" "$e2e/$case.c" -pthread
     done
     "aarch64-linux-gnu-g++-$major" "-$opt" -fplugin="$plugin" -o "$out/e2e-unwind-$opt" "$e2e/unwind.cpp" -pthread
+    # tests/survival's program, instrumented and plain (its oracle).
+    for variant in instr plain; do
+        flag=""
+        [ $variant = instr ] && flag="-fplugin=$plugin"
+        "aarch64-linux-gnu-gcc-$major" "-$opt" ${flag:+"$flag"} -o "$out/survive-$variant-$opt" "$src/tests/survival/survive.c" -pthread
+        "aarch64-linux-gnu-g++-$major" "-$opt" ${flag:+"$flag"} -o "$out/survive-terminate-$variant-$opt" \
+            "$src/tests/survival/survive-terminate.cpp" -pthread
+    done
 done
 echo "aarch64: runtime, plugin and test programs built in $out"
