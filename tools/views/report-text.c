@@ -181,9 +181,13 @@ static char *tick_line(const struct instr_session *s, size_t i, size_t *first)
 {
     const struct instr_dump *d = &s->dumps[i];
     char *t = NULL;
+    char other[64]; /* not a TSC: the Machine line says what the ticks count */
+    snprintf(other, sizeof other, " (%s%s)", instr_tick_source_name(d->hdr.tick_source),
+             (d->hdr.flags & INSTR_DUMP_TSC_INVARIANT) ? ", constant rate" : ": times assume a constant rate");
     if (asprintf(&t, "Tick rate:  %.6f GHz%s", d->tick_hz / 1e9,
-                 (d->hdr.flags & INSTR_DUMP_TSC_INVARIANT) ? " (invariant TSC)"
-                                                            : " (TSC not known invariant: times assume a constant rate)") < 0)
+                 !instr_dump_ticks_tsc(d)                     ? other
+                 : (d->hdr.flags & INSTR_DUMP_TSC_INVARIANT) ? " (invariant TSC)"
+                                                              : " (TSC not known invariant: times assume a constant rate)") < 0)
         return NULL;
     *first = strlen(t);
     return t;
