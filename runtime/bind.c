@@ -83,6 +83,7 @@ static void process_init(void)
         goto out;
     }
     pin_self();
+    instr__preinit_say();
     recording = 1;
 out:
     if (!saved_tls)

@@ -35,6 +35,7 @@
 #include <stdint.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -349,6 +350,11 @@ void instr__count_flush(void)
     pthread_mutex_unlock(&lock);
     if (instr__rt.header)
         __atomic_fetch_or(&instr__rt.header->flags, INSTR_DUMP_COUNTS, __ATOMIC_RELEASE);
+    /* Samples are taken on threads that record time: none here. */
+    const char *hz = getenv("INSTR_SAMPLE");
+    if (hz && *hz && strcmp(hz, "0") && instr__rt.header && !instr__rt.header->thread_count)
+        instr__say("INSTR_SAMPLE=", hz, " ignored", ": a count-mode build counts calls and records no time, so it "
+                                                  "takes no samples (instr-sample samples any build)");
 }
 
 /* Fork child: it counts from zero in its own dump.  Only the forking

@@ -216,6 +216,7 @@ struct instr__thread {
         uintptr_t site, target;
         uint32_t caller, id; /* id 0: empty */
     } icache[INSTR_RT_ICACHE];
+    unsigned end_rounds; /* pthread_key destructor rounds the thread's end was put off (thread-state.c) */
 };
 
 /* The one TLS slot (we are dlopen'd: keep static TLS tiny). */
@@ -451,6 +452,10 @@ void instr__meta_map(uint32_t module, uint64_t start, uint64_t end, uint64_t off
 
 /* fatal-signals.c */
 void instr__fatal_signals_init(void);
+
+/* preinit.c: a note when the executable's .preinit_array functions ran
+ * before recording began. */
+void instr__preinit_say(void);
 
 /* log.c: the runtime's few words to the user, one line each. */
 void instr__say(const char *a, const char *b, const char *c, const char *d);

@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -330,6 +332,16 @@ void instr__thread_end(void *arg)
     char name[64];
     if (!t || t == &instr__idle_thread)
         return;
+    /* The program's own pthread_key destructors run after ours when their
+     * keys came later, and may call instrumented code: set the value again,
+     * so the destructors run another round (POSIX: while values are set,
+     * up to PTHREAD_DESTRUCTOR_ITERATIONS rounds), and end the recording
+     * in the last. */
+    if (t->end_rounds + 1 < PTHREAD_DESTRUCTOR_ITERATIONS && pthread_setspecific(instr__rt.key, t) == 0) {
+        t->end_rounds++;
+        errno = saved;
+        return;
+    }
     t->busy = 1;
     instr__deferred_flush_now(t);
     if (t->chunk) {

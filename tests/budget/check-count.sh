@@ -144,4 +144,65 @@ fi
 grep -Eq '^ +1202000  mid$' callers.txt || fail "callers of leaf"
 "$report" --view calltree "$parent" >/dev/null 2>err.txt && fail "calltree accepted"
 grep -q 'calls only' err.txt || fail "no reason for refusing calltree"
+
+# Options a count dump cannot honour are said, each once; --sort calls is its order.
+"$report" --sort ei -F ei --units us --raw --flagged "$parent" >/dev/null 2>warn.txt || fail "report with time options"
+for o in sort columns units raw flagged; do
+    [ "$(grep -c -- "--$o does nothing with a count-mode dump" warn.txt)" = 1 ] || { cat warn.txt; fail "--$o not said once"; }
+done
+"$report" --sort calls "$parent" >/dev/null 2>warn.txt || fail "--sort calls"
+[ -s warn.txt ] && { cat warn.txt; fail "--sort calls warned"; }
+
+# JSON and CSV hold the text's calls and edges (issue 37 §4).
+"$report" --format json "$parent" >parent.json || fail "--format json"
+"$report" --format csv "$parent" >parent.csv || fail "--format csv"
+"$report" --format csv --view callers leaf "$parent" >callers.csv || fail "--format csv --view callers"
+"$report" --format json --view callers leaf "$parent" >callers.json || fail "--format json --view callers"
+python3 - parent.txt parent.json parent.csv callers.csv callers.json <<'EOF' || fail "JSON or CSV differ from the text"
+import csv, json, re, sys
+txt, js, cs, ccs, cjs = sys.argv[1:6]
+table = {}
+for line in open(txt):
+    m = re.match(r"^ +(\d+)  (\S.*?)  \((.*):(\d+)\)$", line.rstrip("\n"))
+    if m:
+        table[m.group(2)] = int(m.group(1))
+j = json.load(open(js))
+assert j["mode"] == "count" and j["view"] == "functions", j.get("mode")
+fj = {f["name"]: f["calls"] for f in j["functions"]}
+assert table and fj == table, ("json", fj, table)
+fc = {r["function"]: int(r["calls"]) for r in csv.DictReader(open(cs))}
+assert fc == table, ("csv", fc, table)
+leaf = [f for f in j["functions"] if f["name"] == "leaf"][0]
+edges = {e["name"] or "<" + e["what"] + ">": e["calls"] for e in leaf["callers"]}
+assert edges.get("mid") == 1202000, edges
+rows = {r["caller"]: int(r["calls"]) for r in csv.DictReader(open(ccs))}
+assert rows == edges, ("csv callers", rows, edges)
+one = json.load(open(cjs))["functions"]
+assert len(one) == 1 and {e["name"] or "<" + e["what"] + ">": e["calls"] for e in one[0]["callers"]} == edges, one
+print("JSON and CSV: %d functions, leaf's callers %s" % (len(table), edges))
+EOF
+# --diff of two count dumps: each side's calls, matched by name.
+"$report" --diff "$parent" "$child" >diff.txt || fail "--diff of count dumps"
+"$report" --diff --format json "$parent" "$child" >diff.json || fail "--diff --format json"
+"$report" --format json "$child" >child.json || fail "--format json child"
+python3 - parent.json child.json diff.json diff.txt <<'EOF' || fail "--diff differs from the two reports"
+import json, sys
+pa, ch, df, txt = sys.argv[1:5]
+a = {f["mangled"]: f["calls"] for f in json.load(open(pa))["functions"]}
+b = {f["mangled"]: f["calls"] for f in json.load(open(ch))["functions"]}
+d = json.load(open(df))
+rows = {f["mangled"]: f for f in d["functions"]}
+for name in set(a) | set(b):
+    if a.get(name) == b.get(name):
+        assert name not in rows, name
+        continue
+    r = rows[name]
+    assert r["calls_a"] == a.get(name, 0) and r["calls_b"] == b.get(name, 0), (name, r, a.get(name), b.get(name))
+    assert r["calls_change"] == b.get(name, 0) - a.get(name, 0) and r["in_a"] == (name in a), r
+assert d["diff"]["unchanged"] == sum(1 for k in a if a[k] == b.get(k)), d["diff"]
+t = open(txt).read()
+assert "Matched:" in t and "mid" in t, t
+print("--diff: %d changed, %d unchanged" % (len(rows), d["diff"]["unchanged"]))
+EOF
+cat diff.txt
 exit 0

@@ -407,16 +407,18 @@ static int counted_inputs(const struct cli *c, struct instr_dump *dumps, size_t 
     if (i == nd)
         return 0;
     const char *why = NULL;
+    report_warn_count(c);
     FILE *out = instr_output_open(c->outpath);
     if (!out) {
         fprintf(stderr, PROG ": %s: %s\n", c->outpath, strerror(errno));
         *status = EXIT_INPUT;
         return 1;
     }
-    int rc = c->export || c->diff || strcmp(c->format->name, "text")
-                 ? (why = "a count-mode dump is reported as text (no --export, --diff, csv or json)", INSTR_EARG)
+    int rc = c->export ? (why = "a count-mode dump is reported as text, JSON or CSV (no --export)", INSTR_EARG)
+             : c->diff && nd == 2 ? instr_count_diff(&dumps[0], &dumps[1], c->format->name, out, &why)
              : c->o.nviews > 1 ? (why = "a count-mode dump is reported one view at a time", INSTR_EARG)
-                 : instr_count_report(dumps, nd, instr_views[c->o.view].name, c->o.func, c->o.limit, out, &why);
+                 : instr_count_report(dumps, nd, instr_views[c->o.view].name, c->o.func, c->o.limit,
+                                      c->format->name, out, &why);
     if (instr_output_close(out, rc >= 0) < 0 && rc >= 0)
         rc = INSTR_EIO;
     if (rc < 0)

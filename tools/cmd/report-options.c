@@ -664,6 +664,18 @@ void report_warn_unused(const struct cli *c)
                     readers(xopts[i]->name, " or "));
 }
 
+void report_warn_count(const struct cli *c)
+{
+    /* A count dump has calls and edges only, ordered by calls. */
+    static const int timed[] = {OPT_SORT, OPT_UNITS, OPT_RAW, OPT_COMPENSATE, OPT_FLAGGED,
+                                OPT_COLUMNS, OPT_NOT_APP, OPT_OS_EVENTS, OPT_CLONES};
+    for (size_t i = 0; i < sizeof timed / sizeof *timed; i++)
+        if ((c->given & GIVEN(timed[i])) && !(timed[i] == OPT_SORT && c->sort && !strcmp(c->sort, "calls")))
+            fprintf(stderr, PROG ": warning: --%s does nothing with a count-mode dump (calls only, no time: "
+                            "its rows are in order of calls)\n",
+                    opt_name(timed[i]));
+}
+
 int report_parts_asked(const struct cli *c)
 {
     for (size_t i = 0; i < nxopts; i++)

@@ -58,6 +58,8 @@ int report_parse_args(struct cli *c, int argc, char **argv);
 /* Options given that the chosen view or format does not read: a warning
  * each (the report is still written). */
 void report_warn_unused(const struct cli *c);
+/* The options a report of count-mode dumps does not read, each said once. */
+void report_warn_count(const struct cli *c);
 /* Whether an option writing parts of -o FILE (--split-size) was given. */
 int report_parts_asked(const struct cli *c);
 void report_free_cli(struct cli *c);

@@ -27,7 +27,7 @@
 
 #include "private-dir.h"
 
-#define CACHE_MAGIC "INSTRPC2"
+#define CACHE_MAGIC "INSTRPC3"
 #define CACHE_SUFFIX ".profile"
 #define CACHE_MAX_FILE (1ull << 31) /* a larger file is not one of ours */
 
@@ -329,7 +329,9 @@ int instr_profile_cache_parse(struct instr_profile *p, const struct instr_dump *
         q.nthreads = (size_t)sc.nthreads;
         q.threads = take_array(&c, sizeof *q.threads, sc.nthreads);
         for (size_t i = 0; c.ok && i < q.nthreads; i++)
-            c.ok = q.threads[i].index == d->threads[i].index && q.threads[i].tid == d->threads[i].tid;
+            c.ok = q.threads[i].index == d->threads[i].index && q.threads[i].tid == d->threads[i].tid &&
+                   (q.threads[i].open_top == UINT32_MAX || q.threads[i].open_top < q.nfuncs) &&
+                   (q.threads[i].open_caller == UINT32_MAX || q.threads[i].open_caller < q.nfuncs);
         q.nmodules = (size_t)sc.nmodules;
         q.modules = take_array(&c, sizeof *q.modules, sc.nmodules);
         q.nnodes = (size_t)sc.nnodes;

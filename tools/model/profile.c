@@ -571,6 +571,10 @@ static int close_thread(struct walker *w, const struct instr_thread_info *ti, st
         return rc;
     if (!w->depth)
         return close_saved_stacks(w, prev);
+    /* Where the thread was when its record ends: how a process that did
+     * not finish ended, when that was a call that does not return. */
+    th->open_top = w->nodes[w->stack[w->depth]].fn;
+    th->open_caller = w->depth > 1 ? w->nodes[w->stack[w->depth - 1]].fn : UINT32_MAX;
     const struct instr_dump_header *h = &w->p->dump->hdr;
     uint64_t close_at = prev;
     if ((h->flags & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED)) && h->end_tsc > prev) {
@@ -610,6 +614,7 @@ static uint64_t thread_start(struct walker *w, const struct instr_thread_info *t
     w->thread = (uint32_t)(th - p->threads);
     uint64_t prev = ti->nchunks ? ti->chunks[0].base_tsc : 0;
     th->first_tick = prev;
+    th->open_top = th->open_caller = UINT32_MAX;
     if (ti->nchunks) {
         /* The first event's tick, decoded once outside the hot loop. */
         struct instr_event ev0;
@@ -998,6 +1003,7 @@ int instr_profile_build_opts(struct instr_profile *p, const struct instr_dump *d
         th->index = d->threads[i].index;
         th->tid = d->threads[i].tid;
         th->name = d->threads[i].name;
+        th->open_top = th->open_caller = UINT32_MAX;
         if (!p->wall_merged && (rc = walk_thread(&w, &d->threads[i], th)) < 0)
             goto out;
     }

@@ -132,6 +132,9 @@ struct instr_pthread {
      * paused), to the thread's end, and the kinds unseen. */
     uint64_t unseen_ticks;
     unsigned unseen_kinds;
+    /* Its innermost frame still open at its last event, and that frame's
+     * caller (function indexes; UINT32_MAX: none). */
+    uint32_t open_top, open_caller;
 };
 
 struct instr_pmodule {

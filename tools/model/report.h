@@ -120,6 +120,11 @@ int instr_session_wants_wall(const struct instr_dump *dumps, size_t n);
 int instr_session_build(struct instr_session *s, const struct instr_dump *dumps, size_t n, char *err,
                         size_t errlen);
 /* The same with exclusions from Application time (x must outlive s). */
+/* How dump i's process ended when it did not finish but its record stops
+ * in a call that does not return (exec, _exit, daemon: model/endings.c):
+ * 1 and the words in buf, else 0. */
+int instr_session_ending(const struct instr_session *s, size_t i, char *buf, size_t len);
+
 int instr_session_build_excluding(struct instr_session *s, const struct instr_dump *dumps, size_t n,
                                   const struct instr_exclusions *x, char *err, size_t errlen);
 /* The same, the walk of each dump also feeding a timeline observer (the

@@ -37,9 +37,16 @@ static int add_dump_warnings(struct instr_session *s, const struct instr_dump *d
         if ((rc = add_warning(s, "%s: no usable tick rate; values are shown in ticks", d->path)))
             return rc;
     }
+    /* A known ending (endings.c) replaces "did not finish": a note, since
+     * nothing was lost. */
+    char ending[400];
+    int ended = d->unfinished_warning && instr_session_ending(s, (size_t)(p - s->profiles), ending, sizeof ending);
     for (size_t w = 0; w < d->nwarnings; w++)
-        if ((rc = add_warning(s, "%s: %s", d->path, d->warnings[w])))
+        if (!(ended && w + 1 == d->unfinished_warning) && (rc = add_warning(s, "%s: %s", d->path, d->warnings[w])))
             return rc;
+    if (ended && (rc = add_warning(s, "%s: %s", d->path, ending)))
+        return rc;
+    s->nnotes += ended;
     if (p->repairs.bad_chunks &&
         (rc = add_warning(s, "%s: %" PRIu64 " chunk(s) with invalid bytes; their rest was skipped", d->path,
                           p->repairs.bad_chunks)))

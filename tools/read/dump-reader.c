@@ -489,10 +489,13 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
         if ((rc = instr_dump_warn(d, "incomplete: the process still ran when instr-sample stopped (the program's "
                                      "first process ended: a daemon?); its samples end there")))
             goto fail_nomem;
-    } else if (!(d->hdr.flags & INSTR_DUMP_COMPLETE) &&
-               (rc = instr_dump_warn(d, "incomplete: the process did not finish (no end record: killed by "
-                                        "SIGKILL, ended by _exit, replaced by exec, or still running)")))
-        goto fail_nomem;
+    } else if (!(d->hdr.flags & INSTR_DUMP_COMPLETE)) {
+        /* The model may know which it was (model/endings.c) and say it instead. */
+        if ((rc = instr_dump_warn(d, "incomplete: the process did not finish (no end record: killed by "
+                                     "SIGKILL, ended by _exit, replaced by exec, or still running)")))
+            goto fail_nomem;
+        d->unfinished_warning = d->nwarnings;
+    }
     free(caps.tmap);
     return 0;
 

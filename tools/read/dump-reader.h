@@ -139,6 +139,7 @@ struct instr_dump {
     size_t nthreads;
     char **warnings; /* one line each */
     size_t nwarnings;
+    size_t unfinished_warning; /* 1 + the index of "did not finish" among warnings; 0: none */
     uint64_t truncated; /* nonzero if the file ends before its chunks do */
     struct instr_callsite *sites; /* sorted by id */
     size_t nsites;

@@ -24,6 +24,7 @@
 
 #include "arrays.h"
 #include "demangle.h"
+#include "emit.h"
 #include "report.h"
 #include "sample-report.h"
 #include "self-pct.h"
@@ -207,28 +208,45 @@ static uint64_t from_uninstrumented(const struct ctx *x, size_t k)
     return x->fns[k].calls > in ? x->fns[k].calls - in : 0;
 }
 
-/* The edges into (callers) or out of (callees) k, most calls first. */
-static void print_edges(FILE *out, struct ctx *x, size_t k, int callees, const char *indent)
+/* The edges into (callers) or out of (callees) k, most calls first
+ * (malloc'd; NULL: no memory). */
+static struct cedge *edges_of(struct ctx *x, size_t k, int callees, size_t *nout)
 {
     struct cedge *sel = malloc((x->nedges + 1) * sizeof *sel);
     size_t n = 0;
     if (!sel)
-        return;
+        return NULL;
     for (size_t i = 0; i < x->nedges; i++)
         if ((callees ? x->edges[i].caller : x->edges[i].callee) == k)
             sel[n++] = x->edges[i];
     sort_ctx = x;
     sort_by_callee = callees;
     qsort(sel, n, sizeof *sel, edge_order);
+    *nout = n;
+    return sel;
+}
+
+/* Whether the callee of a counted edge was instrumented (an indirect
+ * call's is unknown: counted as such). */
+static int callee_instrumented(const struct ctx *x, size_t k)
+{
+    return x->fns[k].instrumented || !strcmp(x->fns[k].name, INDIRECT);
+}
+
+/* The edges into (callers) or out of (callees) k, most calls first. */
+static void print_edges(FILE *out, struct ctx *x, size_t k, int callees, const char *indent)
+{
+    size_t n;
+    struct cedge *sel = edges_of(x, k, callees, &n);
+    if (!sel)
+        return;
     uint64_t unk = callees ? 0 : from_uninstrumented(x, k);
     if (unk)
         fprintf(out, "%s%12llu  <uninstrumented code or indirect calls>\n", indent, (unsigned long long)unk);
     for (size_t i = 0; i < n; i++)
         fprintf(out, "%s%12llu  %s%s\n", indent, (unsigned long long)sel[i].calls,
                 x->fns[callees ? sel[i].callee : sel[i].caller].display,
-                callees && !x->fns[sel[i].callee].instrumented && strcmp(x->fns[sel[i].callee].name, INDIRECT)
-                    ? "  (not instrumented)"
-                    : "");
+                callees && !callee_instrumented(x, sel[i].callee) ? "  (not instrumented)" : "");
     if (!n && !unk)
         fprintf(out, "%s%12s  (none)\n", indent, "");
     free(sel);
@@ -252,6 +270,20 @@ static void header(FILE *out, const struct instr_dump *dumps, size_t nd, const s
                                                            : ", did not finish: no counts");
     fprintf(out, "Mode:      count (plugin mode=count): exact calls and call edges, all threads;\n"
                  "           no time was recorded, so there are no time columns\n");
+    /* What the runtime said (runtime/log.c): a setting it did not take. */
+    for (size_t i = 0; i < nd; i++) {
+        const char *q = dumps[i].hdr.notes, *end = q + dumps[i].hdr.notes_len;
+        while (q < end) {
+            const char *nl = memchr(q, '\n', (size_t)(end - q));
+            int len = (int)((nl ? nl : end) - q);
+            if (len)
+                fprintf(out, "Note:      %s: the runtime said: %.*s\n", dumps[i].path, len, q);
+            q += len + 1;
+        }
+        if (dumps[i].hdr.notes_dropped)
+            fprintf(out, "Note:      %s: the runtime said %u more line(s) than its dump keeps\n", dumps[i].path,
+                    dumps[i].hdr.notes_dropped);
+    }
     fprintf(out, "Functions: %zu counted, %llu calls; %llu calls at counted call sites\n", counted,
             (unsigned long long)calls, (unsigned long long)edges);
     if (x->samples) {
@@ -270,9 +302,279 @@ static void header(FILE *out, const struct instr_dump *dumps, size_t nd, const s
     fputc('\n', out);
 }
 
-int instr_count_report(const struct instr_dump *dumps, size_t nd, const char *view, const char *func,
-                       size_t limit, FILE *out, const char **why)
+/* ---- JSON and CSV ---------------------------------------------------------- */
+
+/* A function's edges as a JSON array: "callers" (with the uninstrumented
+ * rest first) or "callees". */
+static void json_edges(struct instr_json *j, struct ctx *x, size_t k, int callees)
 {
+    size_t n = 0;
+    struct cedge *sel = edges_of(x, k, callees, &n);
+    instr_json_open(j, callees ? "callees" : "callers", '[', INSTR_JSON_LINES);
+    uint64_t unk = callees ? 0 : from_uninstrumented(x, k);
+    if (unk) {
+        instr_json_open(j, NULL, '{', INSTR_JSON_INLINE);
+        instr_json_key_null(j, "name");
+        instr_json_key_str(j, "what", "uninstrumented code or indirect calls");
+        instr_json_key_u64(j, "calls", unk);
+        instr_json_close(j);
+    }
+    for (size_t i = 0; sel && i < n; i++) {
+        size_t o = callees ? sel[i].callee : sel[i].caller;
+        instr_json_open(j, NULL, '{', INSTR_JSON_INLINE);
+        instr_json_key_str(j, "name", x->fns[o].display);
+        instr_json_key_str(j, "mangled", x->fns[o].name);
+        instr_json_key_u64(j, "calls", sel[i].calls);
+        if (callees)
+            instr_json_key_bool(j, "instrumented", callee_instrumented(x, o));
+        instr_json_close(j);
+    }
+    instr_json_close(j);
+    free(sel);
+}
+
+static void json_function(struct instr_json *j, struct ctx *x, size_t k, int callers, int callees)
+{
+    const struct cfn *f = &x->fns[k];
+    instr_json_open(j, NULL, '{', INSTR_JSON_LINES);
+    instr_json_key_str(j, "name", f->display);
+    instr_json_key_str(j, "mangled", f->name);
+    if (f->file)
+        instr_json_key_str(j, "file", f->file);
+    else
+        instr_json_key_null(j, "file");
+    instr_json_key_u64(j, "line", f->line);
+    instr_json_key_u64(j, "calls", f->calls);
+    if (x->samples) {
+        instr_json_key_num(j, "self_pct", "%.4f", self_pct(x, f));
+        instr_json_key_u64(j, "self_samples", f->samples);
+    }
+    if (callers)
+        json_edges(j, x, k, 0);
+    if (callees)
+        json_edges(j, x, k, 1);
+    instr_json_close(j);
+}
+
+/* The JSON document: the dumps, then the functions most calls first (view
+ * functions), or the one function of a callers/callees view. */
+static void write_json(FILE *out, const struct instr_dump *dumps, size_t nd, struct ctx *x, const size_t *order,
+                       size_t n, size_t one, int callers, int callees)
+{
+    struct instr_json j;
+    instr_json_init(&j, out);
+    instr_json_open(&j, NULL, '{', INSTR_JSON_LINES);
+    instr_json_key_str(&j, "mode", "count");
+    instr_json_key_str(&j, "view", callers ? "callers" : callees ? "callees" : "functions");
+    instr_json_open(&j, "dumps", '[', INSTR_JSON_LINES);
+    for (size_t i = 0; i < nd; i++) {
+        const struct instr_dump *d = &dumps[i];
+        instr_json_open(&j, NULL, '{', INSTR_JSON_INLINE);
+        instr_json_key_str(&j, "path", d->path);
+        instr_json_key_u64(&j, "pid", d->hdr.pid);
+        instr_json_key_str(&j, "kind", d->hdr.flags & INSTR_DUMP_SAMPLED ? "samples" : "counts");
+        instr_json_key_bool(&j, "complete", d->hdr.flags & INSTR_DUMP_COMPLETE);
+        instr_json_open(&j, "runtime_said", '[', INSTR_JSON_INLINE);
+        const char *q = d->hdr.notes, *end = q + d->hdr.notes_len;
+        while (q < end) {
+            const char *nl = memchr(q, '\n', (size_t)(end - q));
+            size_t len = (size_t)((nl ? nl : end) - q);
+            char line[sizeof d->hdr.notes + 1];
+            memcpy(line, q, len);
+            line[len] = 0;
+            if (len)
+                instr_json_key_str(&j, NULL, line);
+            q += len + 1;
+        }
+        instr_json_close(&j);
+        instr_json_close(&j);
+    }
+    instr_json_close(&j);
+    if (x->samples) {
+        instr_json_key_u64(&j, "samples", x->samples);
+        instr_json_key_u64(&j, "samples_matched", x->matched);
+    } else {
+        instr_json_key_null(&j, "samples");
+    }
+    instr_json_open(&j, "functions", '[', INSTR_JSON_LINES);
+    if (callers || callees)
+        json_function(&j, x, one, callers, callees);
+    else
+        for (size_t i = 0; i < n; i++)
+            json_function(&j, x, order[i], 1, 1);
+    instr_json_close(&j);
+    instr_json_close(&j);
+    fputc('\n', out);
+}
+
+/* CSV: one row per function (view functions), or per edge of the one
+ * function of a callers/callees view. */
+static void write_csv(FILE *out, struct ctx *x, const size_t *order, size_t n, size_t one, int callers, int callees)
+{
+    if (!callers && !callees) {
+        fprintf(out, "calls,%sfunction,mangled,file,line\n", x->samples ? "self_pct," : "");
+        for (size_t i = 0; i < n; i++) {
+            const struct cfn *f = &x->fns[order[i]];
+            fprintf(out, "%llu,", (unsigned long long)f->calls);
+            if (x->samples)
+                fprintf(out, "%.4f,", self_pct(x, f));
+            instr_csv_field(out, f->display);
+            fputc(',', out);
+            instr_csv_field(out, f->name);
+            fputc(',', out);
+            instr_csv_field(out, f->file ? f->file : "");
+            fprintf(out, ",%llu\n", (unsigned long long)f->line);
+        }
+        return;
+    }
+    fprintf(out, "calls,%s\n", callers ? "caller" : "callee,instrumented");
+    uint64_t unk = callers ? from_uninstrumented(x, one) : 0;
+    if (unk)
+        fprintf(out, "%llu,<uninstrumented code or indirect calls>\n", (unsigned long long)unk);
+    size_t ne = 0;
+    struct cedge *sel = edges_of(x, one, callees, &ne);
+    for (size_t i = 0; sel && i < ne; i++) {
+        size_t o = callees ? sel[i].callee : sel[i].caller;
+        fprintf(out, "%llu,", (unsigned long long)sel[i].calls);
+        instr_csv_field(out, x->fns[o].display);
+        fputs(!callees ? "\n" : callee_instrumented(x, o) ? ",true\n" : ",false\n", out);
+    }
+    free(sel);
+}
+
+static void ctx_free(struct ctx *x)
+{
+    for (size_t i = 0; i < x->nfns; i++) {
+        free(x->fns[i].name);
+        free(x->fns[i].display);
+    }
+    free(x->fns);
+    free(x->edges);
+}
+
+/* ---- --diff of two count dumps ---------------------------------------------- */
+
+struct drow {
+    const struct cfn *a, *b; /* NULL: not counted in that input */
+    int64_t change;
+};
+
+static int by_change(const void *pa, const void *pb)
+{
+    const struct drow *a = pa, *b = pb;
+    uint64_t ca = (uint64_t)(a->change < 0 ? -a->change : a->change);
+    uint64_t cb = (uint64_t)(b->change < 0 ? -b->change : b->change);
+    if (ca != cb)
+        return ca < cb ? 1 : -1;
+    return strcmp((a->a ? a->a : a->b)->display, (b->a ? b->a : b->b)->display);
+}
+
+int instr_count_diff(const struct instr_dump *a, const struct instr_dump *b, const char *format, FILE *out,
+                     const char **why)
+{
+    struct ctx x[2] = {{0}, {0}};
+    *why = NULL;
+    if (!instr_dump_is_counted(a) || !instr_dump_is_counted(b)) {
+        *why = "--diff of a count-mode dump needs another count-mode dump (calls against calls)";
+        return INSTR_EARG;
+    }
+    int rc = gather(&x[0], a);
+    if (!rc)
+        rc = gather(&x[1], b);
+    struct drow *rows = rc ? NULL : malloc((x[0].nfns + x[1].nfns + 1) * sizeof *rows);
+    size_t n = 0, same = 0;
+    if (!rc && !rows)
+        rc = INSTR_ENOMEM;
+    /* Functions by mangled name: A's, then those only B counted. */
+    for (size_t i = 0; !rc && i < x[0].nfns; i++) {
+        if (!x[0].fns[i].instrumented)
+            continue;
+        const struct cfn *fb = NULL;
+        for (size_t k = 0; k < x[1].nfns && !fb; k++)
+            if (x[1].fns[k].instrumented && !strcmp(x[1].fns[k].name, x[0].fns[i].name))
+                fb = &x[1].fns[k];
+        int64_t change = (int64_t)(fb ? fb->calls : 0) - (int64_t)x[0].fns[i].calls;
+        if (change || !fb)
+            rows[n++] = (struct drow){&x[0].fns[i], fb, change};
+        else
+            same++;
+    }
+    for (size_t k = 0; !rc && k < x[1].nfns; k++) {
+        if (!x[1].fns[k].instrumented)
+            continue;
+        int found = 0;
+        for (size_t i = 0; i < x[0].nfns && !found; i++)
+            found = x[0].fns[i].instrumented && !strcmp(x[1].fns[k].name, x[0].fns[i].name);
+        if (!found)
+            rows[n++] = (struct drow){NULL, &x[1].fns[k], (int64_t)x[1].fns[k].calls};
+    }
+    if (!rc) {
+        qsort(rows, n, sizeof *rows, by_change);
+        int json = !strcmp(format, "json"), csv = !strcmp(format, "csv");
+        if (json) {
+            struct instr_json j;
+            instr_json_init(&j, out);
+            instr_json_open(&j, NULL, '{', INSTR_JSON_LINES);
+            instr_json_open(&j, "diff", '{', INSTR_JSON_INLINE);
+            instr_json_key_str(&j, "mode", "count");
+            instr_json_key_str(&j, "a", a->path);
+            instr_json_key_str(&j, "b", b->path);
+            instr_json_key_u64(&j, "unchanged", same);
+            instr_json_close(&j);
+            instr_json_open(&j, "functions", '[', INSTR_JSON_LINES);
+            for (size_t i = 0; i < n; i++) {
+                const struct cfn *f = rows[i].a ? rows[i].a : rows[i].b;
+                instr_json_open(&j, NULL, '{', INSTR_JSON_INLINE);
+                instr_json_key_str(&j, "name", f->display);
+                instr_json_key_str(&j, "mangled", f->name);
+                instr_json_key_bool(&j, "in_a", rows[i].a != NULL);
+                instr_json_key_bool(&j, "in_b", rows[i].b != NULL);
+                instr_json_key_u64(&j, "calls_a", rows[i].a ? rows[i].a->calls : 0);
+                instr_json_key_u64(&j, "calls_b", rows[i].b ? rows[i].b->calls : 0);
+                instr_json_key_num(&j, "calls_change", "%.0f", (double)rows[i].change);
+                instr_json_close(&j);
+            }
+            instr_json_close(&j);
+            instr_json_close(&j);
+            fputc('\n', out);
+        } else if (csv) {
+            fprintf(out, "calls_a,calls_b,calls_change,function,mangled\n");
+            for (size_t i = 0; i < n; i++) {
+                const struct cfn *f = rows[i].a ? rows[i].a : rows[i].b;
+                fprintf(out, "%llu,%llu,%lld,", (unsigned long long)(rows[i].a ? rows[i].a->calls : 0),
+                        (unsigned long long)(rows[i].b ? rows[i].b->calls : 0), (long long)rows[i].change);
+                instr_csv_field(out, f->display);
+                fputc(',', out);
+                instr_csv_field(out, f->name);
+                fputc('\n', out);
+            }
+        } else {
+            fprintf(out, "Diff of calls (count-mode dumps; functions matched by mangled name)\n"
+                         "A:         %s (pid %llu)\nB:         %s (pid %llu)\n",
+                    a->path, (unsigned long long)a->hdr.pid, b->path, (unsigned long long)b->hdr.pid);
+            fprintf(out, "Matched:   %zu function(s) with the same calls, %zu changed or in one only\n\n", same, n);
+            fprintf(out, "%12s  %12s  %12s  %s\n", "Calls A", "Calls B", "Change", "Function");
+            for (size_t i = 0; i < n; i++) {
+                const struct cfn *f = rows[i].a ? rows[i].a : rows[i].b;
+                char ca[24] = "-", cb[24] = "-";
+                if (rows[i].a)
+                    snprintf(ca, sizeof ca, "%llu", (unsigned long long)rows[i].a->calls);
+                if (rows[i].b)
+                    snprintf(cb, sizeof cb, "%llu", (unsigned long long)rows[i].b->calls);
+                fprintf(out, "%12s  %12s  %+12lld  %s\n", ca, cb, (long long)rows[i].change, f->display);
+            }
+        }
+    }
+    free(rows);
+    ctx_free(&x[0]);
+    ctx_free(&x[1]);
+    return rc;
+}
+
+int instr_count_report(const struct instr_dump *dumps, size_t nd, const char *view, const char *func,
+                       size_t limit, const char *format, FILE *out, const char **why)
+{
+    int json = !strcmp(format, "json"), csv = !strcmp(format, "csv");
     struct ctx x = {0};
     int rc = 0;
     *why = NULL;
@@ -309,6 +611,11 @@ int instr_count_report(const struct instr_dump *dumps, size_t nd, const char *vi
         if (k == (size_t)-1) {
             *why = "no counted function has that name";
             rc = INSTR_EARG;
+        } else if (json || csv) {
+            if (json)
+                write_json(out, dumps, nd, &x, order, n, k, callers, callees);
+            else
+                write_csv(out, &x, order, n, k, callers, callees);
         } else {
             header(out, dumps, nd, &x);
             fprintf(out, "%s of %s (%llu calls)\n%12s  %s\n", callers ? "Callers" : "Callees",
@@ -316,6 +623,13 @@ int instr_count_report(const struct instr_dump *dumps, size_t nd, const char *vi
                     callers ? "Caller" : "Callee");
             print_edges(out, &x, k, callees, "");
         }
+    } else if (!rc && (json || csv)) {
+        if (limit && limit < n)
+            n = limit;
+        if (json)
+            write_json(out, dumps, nd, &x, order, n, 0, 0, 0);
+        else
+            write_csv(out, &x, order, n, 0, 0, 0);
     } else if (!rc) {
         header(out, dumps, nd, &x);
         if (limit && limit < n)
@@ -342,12 +656,7 @@ int instr_count_report(const struct instr_dump *dumps, size_t nd, const char *vi
             print_edges(out, &x, k, 1, "  ");
         }
     }
-    for (size_t i = 0; i < x.nfns; i++) {
-        free(x.fns[i].name);
-        free(x.fns[i].display);
-    }
-    free(x.fns);
-    free(x.edges);
+    ctx_free(&x);
     free(order);
     return rc;
 }

@@ -161,6 +161,11 @@ static void program(struct instr_json *j, const struct instr_session *s, size_t 
     else
         instr_json_key_null(j, "exit_status");
     instr_json_key_u64(j, "end_signal", d->hdr.end_signal);
+    char ending[400];
+    if (instr_session_ending(s, i, ending, sizeof ending))
+        instr_json_key_str(j, "ended", ending);
+    else
+        instr_json_key_null(j, "ended");
     instr_json_key_u64(j, "open_frames_at_end", s->profiles[i].repairs.incomplete);
     const struct instr_profile *p = &s->profiles[i];
     if (p->switched_at || (d->hdr.flags & INSTR_DUMP_SWITCHED_OFF)) {

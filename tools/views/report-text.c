@@ -527,7 +527,11 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
         uint64_t open = s->profiles[i].repairs.incomplete;
         if (d->hdr.flags & INSTR_DUMP_COMPLETE)
             continue;
-        if (d->hdr.flags & INSTR_DUMP_SIGNALED)
+        char ending[400];
+        if (instr_session_ending(s, i, ending, sizeof ending))
+            fprintf(out, "Ended:      pid %" PRIu64 " %s; %" PRIu64 " frame(s) still open, closed there\n", d->hdr.pid,
+                    ending, open);
+        else if (d->hdr.flags & INSTR_DUMP_SIGNALED)
             fprintf(out, "Ended:      pid %" PRIu64 " killed by signal %u (%s) in thread %u; %" PRIu64
                          " frame(s) still open, closed at the signal (incomplete)\n",
                     d->hdr.pid, d->hdr.end_signal, instr_signal_name(d->hdr.end_signal), d->hdr.end_signal_tid,

@@ -1,0 +1,65 @@
+/* endings.c - how a process that did not finish ended, when its record
+ * stops inside a call that does not return: exec, _exit, daemon().
+ *
+ * The runtime gets no control at exec or _exit (no atexit handler runs,
+ * and exec replaces its code), so such a dump has no end record and first
+ * reads as unfinished.  But the call was recorded: the calling thread's
+ * innermost open frame is the call-site frame of execvp, _exit or daemon,
+ * and no other thread went on after it.  A dump without call-site frames
+ * (callsites=none), or whose exec came from uninstrumented code, keeps the
+ * reader's "did not finish". */
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+
+/* Callees that do not return to their caller when they succeed. */
+static const struct ending {
+    const char *callee;
+    const char *how;
+} endings[] = {
+    {"execve", "replaced by exec"},   {"execv", "replaced by exec"},     {"execvp", "replaced by exec"},
+    {"execvpe", "replaced by exec"},  {"execl", "replaced by exec"},     {"execlp", "replaced by exec"},
+    {"execle", "replaced by exec"},   {"fexecve", "replaced by exec"},   {"execveat", "replaced by exec"},
+    {"_exit", "ended by _exit"},      {"_Exit", "ended by _exit"},       {"quick_exit", "ended by quick_exit"},
+    {"daemon", "ended in daemon(), whose parent half leaves with _exit (the daemon goes on as its fork child)"},
+};
+
+/* Function f's name as the report shows it. */
+static const char *func_name(const struct instr_profile *p, uint32_t f)
+{
+    if (f == UINT32_MAX || f >= p->nfuncs)
+        return NULL;
+    const struct instr_pfunc *pf = &p->funcs[f];
+    if (pf->pseudo)
+        return pf->pseudo;
+    if (pf->origin_demangled)
+        return pf->origin_demangled;
+    if (pf->fn)
+        return pf->fn->demangled && pf->fn->demangled[0] ? pf->fn->demangled : pf->fn->name;
+    return NULL;
+}
+
+int instr_session_ending(const struct instr_session *s, size_t i, char *buf, size_t len)
+{
+    const struct instr_dump *d = &s->dumps[i];
+    const struct instr_profile *p = &s->profiles[i];
+    if (d->hdr.flags & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED | INSTR_DUMP_SAMPLED | INSTR_DUMP_COUNTS |
+                        INSTR_DUMP_SAMPLING_CUT))
+        return 0;
+    /* The thread that went on longest: the one that called. */
+    const struct instr_pthread *last = NULL;
+    for (size_t t = 0; t < p->nthreads; t++)
+        if (!last || p->threads[t].end_tick > last->end_tick)
+            last = &p->threads[t];
+    if (!last || last->open_top >= p->nfuncs || !p->funcs[last->open_top].pseudo)
+        return 0;
+    const char *callee = p->funcs[last->open_top].pseudo, *caller = func_name(p, last->open_caller);
+    for (size_t k = 0; k < sizeof endings / sizeof *endings; k++)
+        if (!strcmp(endings[k].callee, callee)) {
+            snprintf(buf, len, "%s: %s%s%s%s did not return", endings[k].how, callee,
+                     caller ? ", called from " : "", caller ? caller : "", caller ? "," : "");
+            return 1;
+        }
+    return 0;
+}
