@@ -1,7 +1,8 @@
 # Cross build for aarch64 Linux with Debian's cross compiler:
 #   cmake -S . -B build-arm64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake
 # (apt-get install gcc-12-aarch64-linux-gnu g++-12-aarch64-linux-gnu
-#  gcc-12-plugin-dev-aarch64-linux-gnu libc6-dev-arm64-cross; scripts/install-deps.sh).
+#  gcc-12-plugin-dev-aarch64-linux-gnu libc6-dev-arm64-cross;
+#  INSTR_WITH_AARCH64=1 scripts/install-deps.sh).
 # The runtime is built for aarch64; the plugin is an x86-64 shared object
 # built with the host's g++ against the cross compiler's plugin headers,
 # since the cross compiler's cc1 that loads it runs on the build machine.

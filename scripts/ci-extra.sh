@@ -26,7 +26,7 @@
 #     add it to fuzz/regressions/<target>/ with the fix, where it stays a test.
 set -eu
 cd "$(dirname "$0")/.."
-INSTR_WITH_FUZZ=1 scripts/install-deps.sh
+INSTR_WITH_FUZZ=1 INSTR_WITH_AARCH64=1 scripts/install-deps.sh
 jobs=$(nproc)
 seconds=${INSTR_FUZZ_SECONDS:-}
 
