@@ -208,7 +208,7 @@ struct instr_unit_desc {
  * the byte and calls slot INSTR_SLOT_COUNT_ARM with the module, the byte's
  * address and the thread pointer, keeping the general registers, the
  * flags and xmm0-15; the runtime's entry for that slot keeps the rest of
- * the extended state, ymm and zmm included (runtime/count-arm.c: libc
+ * the extended state, ymm and zmm included (runtime/arch/x86_64/count-arm.c: libc
  * routines it calls may run vzeroupper);
  * a thread can only reach counted code through such a function, so the
  * runtime knows every thread that counted, adds its cells up when it ends

@@ -2,7 +2,8 @@
  *
  * Every instrumented object carries the same COMDAT group, so the linker
  * keeps one copy per executable or shared library and the program needs no
- * extra link flags:
+ * extra link flags (x86-64's instructions shown; each target's are in
+ * plugin/arch/<cpu>.cc):
  *
  *   __instr_enter:   jmp *__instr_hook_table+8*INSTR_SLOT_ENTER(%rip)
  *   __instr_exit:    jmp *__instr_hook_table+8*INSTR_SLOT_EXIT(%rip)
@@ -40,6 +41,7 @@
  * are owned by root and writable by nobody else (bind_ctor). */
 #include "binding-asm.h"
 
+#include "arch.h"
 #include "hook-abi.h"
 
 #include <dlfcn.h>
@@ -76,111 +78,17 @@ static std::string hidden_weak(const char *sym, const char *type)
 
 static std::string trampoline(const char *sym, unsigned slot)
 {
-    /* endbr64: the table holds the runtime's addresses and the trampolines
-     * are only called directly, but the no-op and the constructor are reached
-     * indirectly, and a landing pad for IBT costs nothing elsewhere. */
-    return hidden_weak(sym, "@function") + sym + ":\n\tendbr64\n\tjmp\t*" INSTR_HOOK_TABLE "+" +
-           std::to_string(8 * slot) + "(%rip)\n\t.size\t" + sym + ", .-" + sym + "\n";
+    return hidden_weak(sym, "@function") + sym + ":\n" + instr_arch_slot_jump(slot) + "\t.size\t" + sym +
+           ", .-" + sym + "\n";
 }
 
-/* The constructor.  It is entered with %rsp 8 below a 16-byte boundary
- * (the return address); the frame keeps the calls aligned.  Any failure
- * means no binding: the runtime reports its own problems, and a missing
- * runtime is a normal way to run an instrumented program. */
-static std::string bind_ctor(const char *dlopen_flags)
+/* The constructor (plugin/arch/<cpu>.cc).  Any failure means no binding:
+ * the runtime reports its own problems, and a missing runtime is a normal
+ * way to run an instrumented program. */
+static std::string bind_ctor(unsigned dlopen_flags)
 {
-    std::string s = "\t.type\t__instr_bind_ctor, @function\n"
-                    "__instr_bind_ctor:\n"
-                    "\tendbr64\n"
-                    /* From here on, unbound is for good: count mode's arming
-                     * slot stops undoing its callers' arming (hook-abi.h). */
-                    "\tleaq\t" INSTR_HOOK_NOP "(%rip), %rax\n"
-                    "\tmovq\t%rax, " INSTR_HOOK_TABLE "+" + std::to_string(8 * INSTR_SLOT_COUNT_ARM) + "(%rip)\n";
-#ifndef INSTR_RECORD_SETUID
-    s += "\tsubq\t$8, %rsp\n"
-         "\tmovl\t$" + std::to_string(AT_SECURE) + ", %edi\n"
-         "\tcall\tgetauxval@PLT\n"
-         "\ttestq\t%rax, %rax\n"
-         "\tjne\t.Linstr_bind_done\n"
-         "\tleaq\t.Linstr_runtime_path(%rip), %rdi\n";
-#else
-    /* Built to record secure-execution programs: in one, the runtime is
-     * loaded only from a path where only root can write.  The path is
-     * resolved (realpath: symbolic links followed), then the file and
-     * every directory above it must be owned by root and not writable by
-     * group or others (stat by system call: its layout is the kernel's,
-     * whatever the C library's version); the resolved path is loaded.
-     *
-     *   frame: 0(%rsp) resolved path [4096], 4096(%rsp) the path cut at
-     *   its last '/' step by step [4096], 8192(%rsp) struct stat [144]
-     *   (x86-64: st_mode at 24, st_uid at 28);
-     *   %rbx: the path given to dlopen. */
-    s += "\tpushq\t%rbx\n"
-         "\tsubq\t$8336, %rsp\n"
-         "\tleaq\t.Linstr_runtime_path(%rip), %rbx\n"
-         "\tmovl\t$" + std::to_string(AT_SECURE) + ", %edi\n"
-         "\tcall\tgetauxval@PLT\n"
-         "\ttestq\t%rax, %rax\n"
-         "\tje\t.Linstr_bind_load\n"
-         "\tmovq\t%rbx, %rdi\n"
-         "\tmovq\t%rsp, %rsi\n"
-         "\tcall\trealpath@PLT\n"
-         "\ttestq\t%rax, %rax\n"
-         "\tje\t.Linstr_bind_done\n"
-         "\tmovq\t%rsp, %rbx\n"
-         "\tleaq\t4096(%rsp), %rdi\n"
-         "\tmovq\t%rsp, %rsi\n"
-         "\tcall\tstrcpy@PLT\n"
-         ".Linstr_bind_check:\n"
-         "\tmovl\t$4, %eax\n" /* SYS_stat */
-         "\tleaq\t4096(%rsp), %rdi\n"
-         "\tleaq\t8192(%rsp), %rsi\n"
-         "\tsyscall\n"
-         "\ttestq\t%rax, %rax\n"
-         "\tjne\t.Linstr_bind_done\n"
-         "\tcmpl\t$0, 8220(%rsp)\n"  /* st_uid: root */
-         "\tjne\t.Linstr_bind_done\n"
-         "\ttestl\t$0x12, 8216(%rsp)\n" /* st_mode: S_IWGRP | S_IWOTH */
-         "\tjne\t.Linstr_bind_done\n"
-         "\tleaq\t4096(%rsp), %rdi\n"
-         "\tmovl\t$47, %esi\n" /* '/' */
-         "\tcall\tstrrchr@PLT\n"
-         "\tleaq\t4096(%rsp), %rdx\n"
-         "\tcmpq\t%rdx, %rax\n"
-         "\tjne\t.Linstr_bind_up\n"
-         "\tcmpb\t$0, 4097(%rsp)\n" /* "/" itself checked: done */
-         "\tje\t.Linstr_bind_load\n"
-         "\tmovb\t$0, 4097(%rsp)\n" /* "/x": check "/" next */
-         "\tjmp\t.Linstr_bind_check\n"
-         ".Linstr_bind_up:\n"
-         "\tmovb\t$0, (%rax)\n"
-         "\tjmp\t.Linstr_bind_check\n"
-         ".Linstr_bind_load:\n"
-         "\tmovq\t%rbx, %rdi\n";
-#endif
-    s += "\tmovl\t" + std::string(dlopen_flags) + ", %esi\n"
-         "\tcall\tdlopen@PLT\n"
-         "\ttestq\t%rax, %rax\n"
-         "\tje\t.Linstr_bind_done\n"
-         "\tmovq\t%rax, %rdi\n"
-         "\tleaq\t.Linstr_bind_symbol(%rip), %rsi\n"
-         "\tcall\tdlsym@PLT\n"
-         "\ttestq\t%rax, %rax\n"
-         "\tje\t.Linstr_bind_done\n"
-         "\tleaq\t" INSTR_HOOK_TABLE "(%rip), %rdi\n"
-         "\tmovl\t$" + std::to_string(INSTR_SLOT_COUNT) + ", %esi\n"
-         "\tmovl\t$" + std::to_string(INSTR_HOOK_ABI_VERSION) + ", %edx\n"
-         "\tcall\t*%rax\n"
-         ".Linstr_bind_done:\n";
-#ifndef INSTR_RECORD_SETUID
-    s += "\taddq\t$8, %rsp\n";
-#else
-    s += "\taddq\t$8336, %rsp\n"
-         "\tpopq\t%rbx\n";
-#endif
-    s += "\tret\n"
-         "\t.size\t__instr_bind_ctor, .-__instr_bind_ctor\n";
-    return s;
+    return "\t.type\t__instr_bind_ctor, @function\n__instr_bind_ctor:\n" + instr_arch_bind_ctor(dlopen_flags) +
+           "\t.size\t__instr_bind_ctor, .-__instr_bind_ctor\n";
 }
 
 /* The unit's threshold record and the constructor that hands it to the
@@ -195,8 +103,7 @@ std::string instr_unit_asm(unsigned threshold, unsigned left_out, unsigned instr
     snprintf(init_array, sizeof init_array, ".init_array.%05u", INSTR_UNIT_PRIORITY);
     std::string s = "\t/* instr: threshold record of this unit, see hook-abi.h */\n";
     s += "\t.pushsection .text\n";
-    s += ".Linstr_unit_ctor:\n\tendbr64\n\tleaq\t.Linstr_unit(%rip), %rdi\n"
-         "\tjmp\t*" INSTR_HOOK_TABLE "+" + std::to_string(8 * INSTR_SLOT_UNIT) + "(%rip)\n";
+    s += ".Linstr_unit_ctor:\n" + instr_arch_unit_ctor(INSTR_SLOT_UNIT);
     s += "\t.section .rodata\n\t.p2align 3\n.Linstr_unit:\n";
     s += "\t.byte\t" + std::to_string(INSTR_HOOK_ABI_VERSION) + ", 0, 0, 0\n";
     s += "\t.long\t" + std::to_string(threshold) + ", " + std::to_string(left_out) + ", " +
@@ -212,8 +119,6 @@ std::string instr_binding_asm(const std::string &runtime_path)
 {
     char init_array[64];
     snprintf(init_array, sizeof init_array, ".init_array.%05u", INSTR_BIND_PRIORITY);
-    char flags[32];
-    snprintf(flags, sizeof flags, "$%#x", RTLD_NOW | RTLD_GLOBAL);
 
     std::string s = "\t/* instr: hook binding, see hook-abi.h */\n";
     s += "\t.pushsection .text." GROUP ",\"axG\",@progbits," GROUP ",comdat\n";
@@ -229,15 +134,15 @@ std::string instr_binding_asm(const std::string &runtime_path)
     s += trampoline(INSTR_API_START, INSTR_SLOT_START);
     s += trampoline(INSTR_API_STOP, INSTR_SLOT_STOP);
     s += hidden_weak(INSTR_HOOK_NOP, "@function");
-    s += INSTR_HOOK_NOP ":\n\tendbr64\n\tret\n\t.size\t" INSTR_HOOK_NOP ", .-" INSTR_HOOK_NOP "\n";
+    s += INSTR_HOOK_NOP ":\n" + instr_arch_nop() + "\t.size\t" INSTR_HOOK_NOP ", .-" INSTR_HOOK_NOP "\n";
     /* Slot INSTR_SLOT_COUNT_ARM until the constructor runs: a count-mode
      * thread armed that early (an ifunc resolver, another module's
      * constructor calling in) is not armed yet: the byte goes back to 0. */
     s += hidden_weak(INSTR_COUNT_EARLY, "@function");
-    s += INSTR_COUNT_EARLY ":\n\tendbr64\n\tmovb\t$0, (%rsi)\n\tret\n\t.size\t" INSTR_COUNT_EARLY
-         ", .-" INSTR_COUNT_EARLY "\n";
+    s += INSTR_COUNT_EARLY ":\n" + instr_arch_count_early() + "\t.size\t" INSTR_COUNT_EARLY ", .-" INSTR_COUNT_EARLY
+         "\n";
 
-    s += bind_ctor(flags);
+    s += bind_ctor(RTLD_NOW | RTLD_GLOBAL);
 
     s += "\t.section .rodata." GROUP ",\"aG\",@progbits," GROUP ",comdat\n";
     s += ".Linstr_runtime_path:\n\t.string\t" + asm_string(runtime_path) + "\n";

@@ -3,6 +3,8 @@
  * What the code added does, and how the runtime reads it, is in hook-abi.h
  * ("Count mode").  Two forms, by what the unit is compiled into.
  *
+ * (x86-64's instructions shown: each target's are in plugin/arch/<cpu>.cc.)
+ *
  * Code for an executable (not -fPIC): each counter is a local-exec TLS
  * variable, so a count is one instruction, `addq $1, %fs:cell@tpoff`, with
  * no register, no test and no call; the code around it is compiled as the
@@ -11,7 +13,7 @@
  * TLS byte __instr_count_armed, in an asm statement whose rare path calls
  * __instr_count_arm with the red zone stepped over; the trampoline saves
  * the general registers, the flags and xmm0-15, and the runtime's entry
- * for the slot the rest of the vector state (runtime/count-arm.c), so the
+ * for the slot the rest of the vector state (runtime/arch/<arch>/count-arm.c), so the
  * code around needs no frame for it and keeps any register live across.
  * The records, which hold each cell's @tpoff, are assembly emitted at the
  * end of the unit (a tree initializer cannot hold a TLS offset).
@@ -37,6 +39,7 @@
  * cannot count between its load and its store, at -O0 either. */
 #include "count-mode.h"
 
+#include "arch.h"
 #include "fn-descriptor.h"
 #include "hook-abi.h"
 #include "options.h"
@@ -167,7 +170,7 @@ static tree new_tls_counter(tree fn_desc, const char *callee, unsigned flags, lo
         callee_ref = ".Linstr_callee." + std::to_string(cell_count);
         tls_strings += callee_ref + ":\n\t.string\t\"" + callee + "\"\n";
     }
-    tls_records += "\t.quad\t" + std::string(name) + "@tpoff, " +
+    tls_records += "\t.quad\t" + instr_arch_tls_offset(name) + ", " +
                    IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(fn_desc)) + ", " + callee_ref + "\n\t.long\t" +
                    std::to_string((flags & INSTR_COUNT_SITE) ? xl.line : 0) + ", " +
                    std::to_string(flags | INSTR_COUNT_TLS) + "\n";
@@ -237,7 +240,7 @@ static void insert_increment(gimple_stmt_iterator *gsi, tree cell, tree d, locat
     vec<tree, va_gc> *out = NULL, *in = NULL;
     vec_safe_push(out, build_tree_list(build_tree_list(NULL_TREE, build_string(3, "=m")), operand()));
     vec_safe_push(in, build_tree_list(build_tree_list(NULL_TREE, build_string(2, "m")), operand()));
-    gsi_insert_before(gsi, volatile_asm("addq\t$1, %0", in, out, loc), GSI_SAME_STMT);
+    gsi_insert_before(gsi, volatile_asm(instr_arch_count_increment(), in, out, loc), GSI_SAME_STMT);
 }
 
 /* The counter of call site s of the function of descriptor desc, before
@@ -248,18 +251,6 @@ static void insert_site_count(tree desc, const instr_count_site &s, tree d)
     unsigned flags = INSTR_COUNT_SITE | (s.callee ? 0 : INSTR_COUNT_INDIRECT);
     insert_increment(&cg, new_counter(desc, s.callee, flags, s.loc), d, s.loc);
 }
-
-/* The arming test, an asm statement: only the compare and a branch on the
- * common path; the call steps over the 128-byte red zone, since a leaf
- * function may keep data below the stack pointer, and the trampoline
- * keeps the general registers, the flags and xmm0-15 (hook-abi.h). */
-static const char ARM_ASM[] =
-    "cmpb\t$0, %%fs:" INSTR_COUNT_ARMED "@tpoff\n\t"
-    "jne\t1f\n\t"
-    "leaq\t-128(%%rsp), %%rsp\n\t"
-    "call\t" INSTR_COUNT_ARM "\n\t"
-    "leaq\t128(%%rsp), %%rsp\n"
-    "1:";
 
 /* Whether a thread can begin in fun: it is public or its address is
  * taken (a static function only called directly is reached from a
@@ -274,7 +265,7 @@ static bool may_begin_thread(function *fun)
 static void insert_arming(function *fun, basic_block head)
 {
     gimple_stmt_iterator gsi = gsi_after_labels(head);
-    gsi_insert_before(&gsi, volatile_asm(ARM_ASM, NULL, NULL, DECL_SOURCE_LOCATION(fun->decl)), GSI_SAME_STMT);
+    gsi_insert_before(&gsi, volatile_asm(instr_arch_count_arming(), NULL, NULL, DECL_SOURCE_LOCATION(fun->decl)), GSI_SAME_STMT);
     tls_used = true;
 }
 
@@ -399,27 +390,9 @@ unsigned instr_count_sites(function *fun, tree desc, const std::vector<instr_cou
 static std::string tls_binding_asm(void)
 {
 #define AGROUP "__instr_count_arm_binding"
-    static const char *const regs[] = {"rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"};
     std::string s = "\t.pushsection .text." AGROUP ",\"axG\",@progbits," AGROUP ",comdat\n";
     s += "\t.weak\t" INSTR_COUNT_ARM "\n\t.hidden\t" INSTR_COUNT_ARM "\n\t.type\t" INSTR_COUNT_ARM
-         ", @function\n" INSTR_COUNT_ARM ":\n\tendbr64\n"
-         "\tmovb\t$1, %fs:" INSTR_COUNT_ARMED "@tpoff\n"
-         "\tpushfq\n\tpushq\t%rbp\n\tmovq\t%rsp, %rbp\n";
-    for (const char *r : regs)
-        s += std::string("\tpushq\t%") + r + "\n";
-    s += "\tandq\t$-16, %rsp\n\tsubq\t$256, %rsp\n";
-    for (int i = 0; i < 16; i++)
-        s += "\tmovdqa\t%xmm" + std::to_string(i) + ", " + std::to_string(16 * i) + "(%rsp)\n";
-    s += "\tleaq\t" INSTR_COUNT_MODULE "(%rip), %rdi\n"
-         "\tmovq\t%fs:0, %rdx\n"
-         "\tleaq\t" INSTR_COUNT_ARMED "@tpoff(%rdx), %rsi\n"
-         "\tcall\t*" INSTR_HOOK_TABLE "+" + std::to_string(8 * INSTR_SLOT_COUNT_ARM) + "(%rip)\n";
-    for (int i = 0; i < 16; i++)
-        s += "\tmovdqa\t" + std::to_string(16 * i) + "(%rsp), %xmm" + std::to_string(i) + "\n";
-    s += "\tleaq\t-" + std::to_string(8 * 9) + "(%rbp), %rsp\n";
-    for (int i = 8; i >= 0; i--)
-        s += std::string("\tpopq\t%") + regs[i] + "\n";
-    s += "\tpopq\t%rbp\n\tpopfq\n\tret\n\t.size\t" INSTR_COUNT_ARM ", .-" INSTR_COUNT_ARM "\n";
+         ", @function\n" INSTR_COUNT_ARM ":\n" + instr_arch_count_arm() + "\t.size\t" INSTR_COUNT_ARM ", .-" INSTR_COUNT_ARM "\n";
     s += "\t.section .tbss." AGROUP ",\"awTG\",@nobits," AGROUP ",comdat\n";
     s += "\t.weak\t" INSTR_COUNT_ARMED "\n\t.hidden\t" INSTR_COUNT_ARMED "\n\t.type\t" INSTR_COUNT_ARMED
          ", @object\n" INSTR_COUNT_ARMED ":\n\t.zero\t1\n\t.size\t" INSTR_COUNT_ARMED ", 1\n";
@@ -441,12 +414,8 @@ std::string instr_count_binding_asm(void)
     /* __instr_count_thread: the module and this thread's delta's address
      * to the runtime (slot INSTR_SLOT_COUNT_THREAD); unbound, a no-op. */
     s += "\t.weak\t" INSTR_COUNT_THREAD "\n\t.hidden\t" INSTR_COUNT_THREAD "\n\t.type\t" INSTR_COUNT_THREAD
-         ", @function\n" INSTR_COUNT_THREAD ":\n\tendbr64\n"
-         "\tleaq\t" INSTR_COUNT_MODULE "(%rip), %rdi\n"
-         "\tmovq\t%fs:0, %rsi\n"
-         "\taddq\t" INSTR_COUNT_DELTA "@gottpoff(%rip), %rsi\n"
-         "\tjmp\t*" INSTR_HOOK_TABLE "+" + std::to_string(8 * INSTR_SLOT_COUNT_THREAD) + "(%rip)\n"
-         "\t.size\t" INSTR_COUNT_THREAD ", .-" INSTR_COUNT_THREAD "\n";
+         ", @function\n" INSTR_COUNT_THREAD ":\n" + instr_arch_count_thread() + "\t.size\t" INSTR_COUNT_THREAD
+         ", .-" INSTR_COUNT_THREAD "\n";
     s += "\t.section .tbss." CGROUP ",\"awTG\",@nobits," CGROUP ",comdat\n\t.p2align 3\n";
     s += "\t.weak\t" INSTR_COUNT_DELTA "\n\t.hidden\t" INSTR_COUNT_DELTA "\n\t.type\t" INSTR_COUNT_DELTA
          ", @object\n" INSTR_COUNT_DELTA ":\n\t.zero\t8\n\t.size\t" INSTR_COUNT_DELTA ", 8\n";

@@ -1,6 +1,7 @@
 /* options.cc - parsing and applying the plugin's arguments. */
 #include "options.h"
 
+#include "arch.h"
 #include "hook-abi.h"
 
 #include <fnmatch.h>
@@ -212,6 +213,11 @@ bool instr_parse_options(const struct plugin_name_args *info)
     if (instr_opts.switchable && instr_opts.mode == instr_options::MODE_COUNT) {
         error("%s: %<-fplugin-arg-%s-switchable%> switches the timing hooks; %<mode=count%> has none", plugin,
               plugin);
+        ok = false;
+    }
+    /* Count mode's code is written per target (plugin/arch/<cpu>.cc). */
+    if (instr_opts.mode == instr_options::MODE_COUNT && instr_arch_count_refusal()) {
+        error("%s: %s", plugin, instr_arch_count_refusal());
         ok = false;
     }
     return ok;

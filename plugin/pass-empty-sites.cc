@@ -24,6 +24,7 @@
  */
 #include "pass-empty-sites.h"
 
+#include "arch.h"
 #include "hook-abi.h"
 
 /* The name of the function a call instruction calls directly, else NULL. */
@@ -38,11 +39,11 @@ static const char *direct_callee(const rtx_insn *insn)
 
 /* The value a hook call passes as its first argument (the site
  * descriptor's address), as set up by the expander right before the call:
- * "(set (reg di) SRC)", where SRC may be a pseudo set a few insns earlier.
+ * "(set (reg di) SRC)" on x86-64, where SRC may be a pseudo set a few insns earlier.
  * NULL if it cannot be found among the insns just before the call. */
 static rtx first_argument(rtx_insn *call)
 {
-    unsigned regno = DI_REG; /* x86-64 SysV: the first integer argument */
+    unsigned regno = instr_arch_first_arg_regno();
     int budget = 32;
     for (rtx_insn *i = PREV_INSN(call); i && budget-- > 0; i = PREV_INSN(i)) {
         if (LABEL_P(i) || CALL_P(i) || JUMP_P(i))

@@ -28,7 +28,6 @@
  * INSTR_CALIBRATE=fresh always measures (and writes the result).
  */
 #define _GNU_SOURCE
-#include <cpuid.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -51,7 +50,7 @@ struct cache_record {
     uint32_t version;           /* CACHE_VERSION */
     uint32_t size;              /* sizeof(struct cache_record) */
     char boot_id[40];           /* /proc/sys/kernel/random/boot_id, NUL-padded */
-    uint32_t cpu_signature;     /* CPUID 1 EAX: family, model, stepping */
+    uint32_t cpu_signature;     /* instr__cpu_signature: CPUID 1 EAX (x86-64), MIDR_EL1 (aarch64) */
     uint32_t detector_set;      /* instr__detector.set the costs were measured with */
     char runtime_stamp[32];     /* this runtime's build: hook ABI, compile date and time */
     uint64_t values[CACHE_VALUES]; /* mticks (rounds: a count), as calibrate.c's cost[] */
@@ -81,10 +80,7 @@ static int key(struct cache_record *r, uint32_t detector_set)
     close(fd);
     if (n < 32)
         return -1;
-    unsigned a, b, c, d;
-    __cpuid(1, a, b, c, d); /* every x86-64 CPU has leaf 1 */
-    (void)b, (void)c, (void)d;
-    r->cpu_signature = a;
+    r->cpu_signature = instr__cpu_signature();
     r->detector_set = detector_set;
     snprintf(r->runtime_stamp, sizeof r->runtime_stamp, "abi%u %s %s", (unsigned)INSTR_HOOK_ABI_VERSION, __DATE__,
              __TIME__);

@@ -128,20 +128,7 @@ void instr__calib_call(struct instr_site_desc *, void *, void *) __attribute__((
 void instr__calib_enter(struct instr_fn_desc *, void *) __attribute__((visibility("hidden")));
 void instr__calib_exit(struct instr_fn_desc *, void *) __attribute__((visibility("hidden")));
 void instr__calib_return(struct instr_site_desc *, void *) __attribute__((visibility("hidden")));
-__asm__(".pushsection .text\n"
-        ".p2align 4\n"
-        ".hidden instr__calib_call\n"
-        "instr__calib_call: jmp *instr__calib_slots(%rip)\n"
-        ".p2align 4\n"
-        ".hidden instr__calib_enter\n"
-        "instr__calib_enter: jmp *instr__calib_slots+8(%rip)\n"
-        ".p2align 4\n"
-        ".hidden instr__calib_exit\n"
-        "instr__calib_exit: jmp *instr__calib_slots+16(%rip)\n"
-        ".p2align 4\n"
-        ".hidden instr__calib_return\n"
-        "instr__calib_return: jmp *instr__calib_slots+24(%rip)\n"
-        ".popsection\n");
+/* The trampolines: runtime/arch/<arch>/stubs.c. */
 #define hook_call instr__calib_call
 #define hook_enter instr__calib_enter
 #define hook_exit instr__calib_exit

@@ -1,5 +1,4 @@
-/* clock.c - ticks (TSC), the calibration pairs, the invariant-TSC check. */
-#include <cpuid.h>
+/* clock.c - CLOCK_MONOTONIC and the calibration pairs (ticks against it). */
 #include <stdint.h>
 #include <time.h>
 
@@ -39,23 +38,4 @@ void instr__clock_pair(uint64_t *tsc, uint64_t *mono_ns, uint64_t *real_ns)
         if (real_ns)
             *real_ns = r;
     }
-}
-
-/* CPUID 0x80000007 EDX bit 8: the TSC runs at a constant rate in all
- * P-/C-states, so ticks convert to time with one rate.  Asked once per
- * process tree: a fork child's dump takes its parent's answer (on a
- * virtual machine each CPUID traps to the hypervisor; issue 39). */
-int instr__tsc_invariant(void)
-{
-    static int known = -1; /* -1: not asked yet */
-    if (known >= 0)
-        return known;
-    unsigned a, b, c, d;
-    if (__get_cpuid_max(0x80000000u, NULL) < 0x80000007u) {
-        known = 0;
-        return 0;
-    }
-    __cpuid(0x80000007u, a, b, c, d);
-    known = (d >> 8) & 1;
-    return known;
 }

@@ -27,7 +27,6 @@
 #include "detector.h"
 
 #define RSEQ_CS_FIELD_OFFSET 8 /* struct rseq { u32 cpu_id_start, cpu_id; u64 rseq_cs; ... } */
-#define RSEQ_SIG 0x53053053u
 
 /* From glibc >= 2.35; weak so that an older glibc just gives 0 (no rseq). */
 extern const ptrdiff_t __rseq_offset __attribute__((weak));
@@ -41,23 +40,14 @@ struct rseq_cs_desc {
     uint64_t abort_ip;
 } __attribute__((aligned(32)));
 
-/* A never-executed one-byte "critical section"; the abort handler must be
- * preceded by the signature or the kernel kills the thread. */
-__asm__(".pushsection .text.instr_rseq,\"ax\",@progbits\n"
-        ".hidden instr__rseq_start\n"
-        ".hidden instr__rseq_abort\n"
-        "instr__rseq_start:\n\tnop\n"
-        "\t.long 0x53053053\n"
-        "instr__rseq_abort:\n\tud2\n"
-        ".popsection\n");
-extern const char instr__rseq_start[] __attribute__((visibility("hidden")));
-extern const char instr__rseq_abort[] __attribute__((visibility("hidden")));
+/* The never-executed critical section (instr__rseq_start, one instruction)
+ * and its abort handler, after the signature the kernel checks: arch.h. */
 
 static const struct rseq_cs_desc rseq_desc = {
     .version = 0,
     .flags = 0,
     .start_ip = (uint64_t)(uintptr_t)instr__rseq_start,
-    .post_commit_offset = 1,
+    .post_commit_offset = INSTR_ARCH_RSEQ_CS_LEN,
     .abort_ip = (uint64_t)(uintptr_t)instr__rseq_abort,
 };
 

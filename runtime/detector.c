@@ -117,6 +117,8 @@ void instr__detector_init(void)
         const struct instr__detector_ops *b = backends[i];
         if (!all && !wanted(want, b->name))
             continue;
+        if (all && b->absent)
+            continue; /* not on this architecture: auto need not say so each time */
         int saved = errno, rc = b->init(why, sizeof why);
         errno = saved;
         if (rc == 0) {

@@ -80,6 +80,8 @@ struct instr__detector_ops {
     uint8_t on;            /* INSTR__DET_ON_* bit it sets in t->det.on when armed */
     uint8_t restart;       /* fork child, no fork_child: end the parent's (if armed), start anew;
                               0: inherited as is */
+    uint8_t absent;        /* this architecture has no such backend (runtime/arch.h): auto skips it,
+                              INSTR_DETECTOR naming it is told why */
 };
 /* detector.c calls every operation with the program's errno kept: the
  * backends need not save it. */
@@ -97,8 +99,7 @@ void instr__sud_altstack(struct instr__thread *t);
 extern __thread uintptr_t instr__sud_alt[2] __attribute__((tls_model("initial-exec")));
 uint8_t instr__sud_rest_alt(void);
 
-/* A system call that never traps with sud (detector-sud.c); raw: -errno. */
-long instr__own_syscall(long nr, long a, long b, long c) __attribute__((visibility("hidden")));
+/* instr__own_syscall, the system call that never traps with sud: arch.h. */
 
 /* The selector's resting value: BLOCK, but ALLOW while the thread runs on
  * its alternate signal stack (detector-sud.c). */

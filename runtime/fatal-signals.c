@@ -98,13 +98,10 @@ static int oneshot;
 
 static int tsc_taken(int sig, const siginfo_t *si, ucontext_t *uc)
 {
-    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    uintptr_t pc = instr__signal_pc(uc);
     if (sig != SIGSEGV || si->si_code != SI_KERNEL || !own_code(pc))
         return 0;
-    const uint8_t *op = (const uint8_t *)pc;
-    unsigned len = op[0] == 0x0f && op[1] == 0x31                    ? 2  /* rdtsc */
-                   : op[0] == 0x0f && op[1] == 0x01 && op[2] == 0xf9 ? 3  /* rdtscp */
-                                                                     : 0;
+    unsigned len = instr__tick_fault_len(pc); /* runtime/arch/<arch>/cpu.c */
     if (!len)
         return 0;
     if (!instr__tsc_gone) {
@@ -112,11 +109,7 @@ static int tsc_taken(int sig, const siginfo_t *si, ucontext_t *uc)
         frozen_tsc = t ? t->last_tsc : instr__rt.header ? instr__rt.header->last_tsc : 0;
         instr__sandbox_tsc_gone();
     }
-    uc->uc_mcontext.gregs[REG_RAX] = (greg_t)(uint32_t)frozen_tsc;
-    uc->uc_mcontext.gregs[REG_RDX] = (greg_t)(frozen_tsc >> 32);
-    if (len == 3)
-        uc->uc_mcontext.gregs[REG_RCX] = 0; /* TSC_AUX */
-    uc->uc_mcontext.gregs[REG_RIP] += len;
+    instr__tick_emulate(uc, len, frozen_tsc);
     return 1;
 }
 

@@ -18,6 +18,7 @@
 #include "dump-format.h"
 #include "event-codec.h"
 #include "hook-abi.h"
+#include "arch.h"
 
 /* 32 KiB: what a thread that ever made a call leaves in the dump at least
  * (2,000 short threads: 64 MiB apparent size, not 128); the smallest that
@@ -450,14 +451,11 @@ void instr__sandbox_tsc_gone(void);
 extern __thread int instr__tsc_gone __attribute__((tls_model("initial-exec")));
 
 /* clock.c */
-/* What the dump header says of this machine (dump-format.h INSTR_ARCH_*,
- * INSTR_TICKS_*). */
-#define INSTR_RT_ARCH INSTR_ARCH_X86_64
-#define INSTR_RT_TICKS INSTR_TICKS_TSC
-static inline uint64_t instr__tsc(void) { return __builtin_ia32_rdtsc(); }
+/* The tick read (instr__tsc), what the dump header says of this machine
+ * (INSTR_RT_ARCH, INSTR_RT_TICKS) and the rest of what differs by CPU:
+ * arch.h, from runtime/arch/<arch>/. */
 uint64_t instr__mono_ns(void);
 void instr__clock_pair(uint64_t *tsc, uint64_t *mono_ns, uint64_t *real_ns);
-int instr__tsc_invariant(void);
 
 /* lifecycle.c */
 /* lifecycle.c: the process is about to leave with exit_group(status) (seen
@@ -506,8 +504,7 @@ void instr__maps_check(void);
 /* count.c: count mode (plugin mode=count, hook-abi.h). */
 void instr__count_thread(const struct instr_count_module *m, uintptr_t *delta); /* the slot's hook */
 void instr__count_arm(const struct instr_count_module *m, uint8_t *armed, uintptr_t tp); /* TLS cells */
-/* count-arm.c: the slot's entry, instr__count_arm with every register kept (its asm). */
-void instr__count_arm_entry(const struct instr_count_module *m, uint8_t *armed, uintptr_t tp);
+/* The slot's entry, instr__count_arm with every register kept: arch.h. */
 void instr__count_flush(void);      /* at exit: FN_CALLS/SITE_CALLS records, flag COUNTS */
 void instr__count_fork_child(void); /* the child counts from zero */
 /* metadata.c: one FN_CALLS / SITE_CALLS record (meta lock taken). */

@@ -12,6 +12,10 @@
 #     is configured with), built with the plugin and run under callgrind,
 #     and built plain, whose calls the instrumented build must make.  The
 #     README's test command skips them (no source fetched).
+#  2b. aarch64 (issue 36): ctest -L aarch64 in build/ cross-builds the
+#     runtime and the plugin for aarch64, compiles the end-to-end programs
+#     with them, runs them under qemu-aarch64-static and reports them with
+#     the native tools (docs/platforms.md).
 #  3. Each fuzz target under libFuzzer (clang), starting from
 #     fuzz/corpus/<target>/ and the regressions: a fixed number of inputs
 #     with a fixed seed (about a minute each here), so a CI run is
@@ -22,7 +26,7 @@
 #     add it to fuzz/regressions/<target>/ with the fix, where it stays a test.
 set -eu
 cd "$(dirname "$0")/.."
-INSTR_WITH_FUZZ=1 scripts/install-deps.sh
+INSTR_WITH_FUZZ=1 INSTR_WITH_AARCH64=1 scripts/install-deps.sh
 jobs=$(nproc)
 seconds=${INSTR_FUZZ_SECONDS:-}
 
@@ -56,6 +60,16 @@ if (cd build && ctest -V -j2 -R '^oracle-callgrind-(plain-)?lua$') >build/lua-or
 else
     grep -vE '^[0-9]+: [A-Za-z_0-9]+ +calls' build/lua-oracle.log | tail -60
     echo "the Lua oracles failed or were skipped (build/lua-oracle.log)"
+    status=1
+fi
+
+echo "== aarch64 under qemu (ctest -L aarch64: the cross build in build/aarch64, its programs, the native report)"
+if (cd build && ctest --output-on-failure -j"$jobs" -L aarch64) >build/aarch64.log 2>&1 &&
+    grep -q 'tests passed' build/aarch64.log && ! grep -q 'No tests were found' build/aarch64.log; then
+    grep -E 'tests passed' build/aarch64.log
+else
+    tail -60 build/aarch64.log
+    echo "the aarch64 tests failed or are missing (build/aarch64.log; configure says what is missing)"
     status=1
 fi
 

@@ -27,6 +27,11 @@ PACKAGES="$PACKAGES chromium firefox-esr"
 command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
 # gcc-11 lets the tests prove the plugin builds and runs with a second GCC.
 [ "${INSTR_WITH_GCC11:-1}" = 1 ] && PACKAGES="$PACKAGES gcc-11 g++-11 gcc-11-plugin-dev"
+# aarch64 (issue 36; tests label aarch64, run by scripts/ci-extra.sh;
+# cmake/aarch64-linux-gnu.cmake):
+# the cross compiler, its plugin headers, arm64's libc, and qemu-user to
+# run what it builds.
+[ "${INSTR_WITH_AARCH64:-0}" = 1 ] && PACKAGES="$PACKAGES gcc-$GCC_MAJOR-aarch64-linux-gnu g++-$GCC_MAJOR-aarch64-linux-gnu gcc-$GCC_MAJOR-plugin-dev-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static"
 # Fuzzing (scripts/ci-extra.sh): clang's libFuzzer.
 [ "${INSTR_WITH_FUZZ:-0}" = 1 ] && PACKAGES="$PACKAGES clang libclang-rt-14-dev"
 

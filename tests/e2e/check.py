@@ -2,16 +2,16 @@
 """End-to-end checks: run an instrumented test program, report its dump(s)
 with instr-report --format json and assert what is stable: exact call
 counts, shapes, the spec's invariants, and timing facts as generous ratios."""
-import argparse, glob, json, os, subprocess, sys, tempfile
+import argparse, glob, json, os, shlex, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from instrtest import check, failures  # noqa: E402
 
 
-def run_program(exe, workdir, env_extra=None):
+def run_program(exe, workdir, env_extra=None, runner=""):
     env = dict(os.environ, INSTR_OUTPUT=os.path.join(workdir, "%e.%p.instr"))
     env.update(env_extra or {})
-    proc = subprocess.run([exe], cwd=workdir, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([*shlex.split(runner), exe], cwd=workdir, env=env, capture_output=True, text=True, timeout=120)
     sys.stdout.write(proc.stdout)
     sys.stderr.write(proc.stderr)
     return proc
@@ -185,10 +185,14 @@ def main():
     ap.add_argument("--report", required=True)
     ap.add_argument("--opt", default="O2")
     ap.add_argument("--inline-before", action="store_true")
+    # Another architecture's program (tests/aarch64): the command that runs
+    # it, and the machine and ticks its dumps must say.
+    ap.add_argument("--runner", default="", help="run the program through this command (qemu-aarch64-static ...)")
+    ap.add_argument("--arch", help="the session's arch and tick source, as ARCH:TICKS (aarch64:cntvct_el0)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as work:
         before = steal_ns()
-        proc = run_program(args.exe, work)
+        proc = run_program(args.exe, work, runner=args.runner)
         args.stolen_ns = steal_ns() - before  # during the program's run (case_timing)
         check(proc.returncode == 0, f"program exit status unchanged (0, got {proc.returncode})")
         dumps = sorted(glob.glob(os.path.join(work, "*.instr")))
@@ -199,6 +203,15 @@ def main():
         # included: the raw values (no probe-overhead compensation).
         rep = report(args.report, dumps, *(["--raw"] if args.case == "timing" else []))
         check_invariants(rep)
+        if args.arch:
+            arch, ticks = args.arch.split(":")
+            got = (rep["session"].get("arch"), rep["session"].get("tick_source"))
+            check(got == (arch, ticks), f"the dump says {arch}, ticks {ticks} (report: {got})")
+            check(rep["session"].get("tick_ns", 0) > 0, f"a tick's length is known ({rep['session'].get('tick_ns')})")
+            text = subprocess.run([args.report, *dumps], capture_output=True, text=True, timeout=120).stdout
+            line = next((ln for ln in text.splitlines() if ln.startswith("Machine:")), "")
+            check(line.startswith(f"Machine:    {arch}; ticks: {ticks} at ") and "ns a tick" in line,
+                  f"the text report's header says the machine, its ticks and their length ({line!r})")
         if args.case == "threads":
             case_threads(args, rep, proc.stdout, dumps, args.report)
         else:

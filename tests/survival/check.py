@@ -10,7 +10,7 @@ namespace (instrtest.identities), each in directories of its own.
 Lines starting with '#' in the program's output carry run-dependent values:
 they are read, not compared.  Exit code 77 = skipped (the machine cannot
 run the case, e.g. no mount); the reason is printed."""
-import argparse, glob, importlib.util, json, os, re, resource, shutil, signal, subprocess, sys, tempfile, time
+import argparse, glob, importlib.util, json, os, re, resource, shlex, shutil, signal, subprocess, sys, tempfile, time
 
 _spec = importlib.util.spec_from_file_location(
     "e2e_check", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "check.py"))
@@ -445,8 +445,9 @@ def one_run(a, work, exe, oracle, args, outdir, opts):
     outdir checked by the case."""
     try:
         orc_dir = open_dir(work)
-        orc = run([oracle] + args, orc_dir, **opts)
-        inst = run([exe] + args, outdir, **opts)
+        runner = shlex.split(a.runner)  # another architecture's programs (tests/aarch64)
+        orc = run([*runner, oracle] + args, orc_dir, **opts)
+        inst = run([*runner, exe] + args, outdir, **opts)
     finally:
         if a.case == "full-disk":
             dumps = sorted(glob.glob(os.path.join(outdir, "*.instr")))
@@ -471,6 +472,7 @@ def main():
     ap.add_argument("--exe", required=True)
     ap.add_argument("--oracle", required=True)
     ap.add_argument("--report", required=True)
+    ap.add_argument("--runner", default="", help="run the programs through this command (qemu-aarch64-static ...)")
     a = ap.parse_args()
     mode = {"terminate": None, "sigterm-external": "sigterm-external", "unwritable-dir": "return",
             "full-disk": "lots", "file-size-limit": "lots", "setuid": "return"}.get(a.case, a.case)

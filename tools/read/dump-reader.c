@@ -51,6 +51,37 @@ const char *instr_detector_name(uint32_t detector)
     return "unknown";
 }
 
+const char *instr_arch_name(uint32_t arch)
+{
+    switch (arch) {
+    case 0:
+    case INSTR_ARCH_X86_64:
+        return "x86-64";
+    case INSTR_ARCH_AARCH64:
+        return "aarch64";
+    }
+    return "unknown";
+}
+
+const char *instr_tick_source_name(uint32_t tick_source)
+{
+    switch (tick_source) {
+    case 0:
+    case INSTR_TICKS_TSC:
+        return "TSC";
+    case INSTR_TICKS_CNTVCT:
+        return "cntvct_el0";
+    case INSTR_TICKS_MONO_NS:
+        return "CLOCK_MONOTONIC";
+    }
+    return "unknown";
+}
+
+int instr_dump_ticks_tsc(const struct instr_dump *d)
+{
+    return d->hdr.arch <= INSTR_ARCH_X86_64 && d->hdr.tick_source <= INSTR_TICKS_TSC;
+}
+
 static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static int fail(char *err, size_t errlen, int code, const char *fmt, ...)

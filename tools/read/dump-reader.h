@@ -209,6 +209,14 @@ const struct instr_module *instr_dump_module(const struct instr_dump *d, uint64_
 const struct instr_label *instr_dump_label(const struct instr_dump *d, uint64_t id);
 const struct instr_callsite *instr_dump_callsite(const struct instr_dump *d, uint64_t id);
 const char *instr_detector_name(uint32_t detector);
+/* The header's arch ("x86-64", "aarch64") and tick_source ("TSC",
+ * "cntvct_el0", "CLOCK_MONOTONIC"); 0, in dumps older than the fields, is
+ * x86-64's TSC. */
+const char *instr_arch_name(uint32_t arch);
+const char *instr_tick_source_name(uint32_t tick_source);
+/* Whether d's ticks are an x86-64 TSC's (what the report assumes unless
+ * it says otherwise). */
+int instr_dump_ticks_tsc(const struct instr_dump *d);
 /* "SIGSEGV" for 11 (Linux x86-64 numbering), "unknown signal" otherwise. */
 const char *instr_signal_name(uint32_t sig);
 

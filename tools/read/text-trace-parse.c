@@ -181,7 +181,8 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
                                        "unmatched", "exit_status", "chunk_size", "detail", "end_signal",
                                        "signal_tid", "detectors", "unrecorded_threads", "stopped",
                                        "filter_depth", "filter_min_ticks", "filter_triggers", "filtered_depth",
-                                       "filtered_short", "filtered_off", "host", "rank", "size", "job", "launcher", NULL};
+                                       "filtered_short", "filtered_off", "host", "rank", "size", "job", "launcher",
+                                       "arch", "ticks", NULL};
     int rc;
     uint64_t cs = 0, es = 0;
     uint64_t last_tsc = UINT64_MAX, last_ns = UINT64_MAX;
@@ -254,6 +255,24 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
         snprintf(h->job_id, sizeof h->job_id, "%s", v);
     if ((v = kv(ln, 1, "launcher")))
         snprintf(h->job_launcher, sizeof h->job_launcher, "%s", v);
+    if ((v = kv(ln, 1, "arch"))) {
+        static const uint32_t archs[] = {INSTR_ARCH_X86_64, INSTR_ARCH_AARCH64};
+        size_t i = 0;
+        while (i < sizeof archs / sizeof archs[0] && strcmp(v, instr_arch_name(archs[i])))
+            i++;
+        if (i == sizeof archs / sizeof archs[0])
+            return perr(ps, "unknown arch '%s'", v);
+        h->arch = archs[i];
+    }
+    if ((v = kv(ln, 1, "ticks"))) {
+        static const uint32_t sources[] = {INSTR_TICKS_TSC, INSTR_TICKS_CNTVCT, INSTR_TICKS_MONO_NS};
+        size_t i = 0;
+        while (i < sizeof sources / sizeof sources[0] && strcmp(v, instr_tick_source_name(sources[i])))
+            i++;
+        if (i == sizeof sources / sizeof sources[0])
+            return perr(ps, "unknown ticks '%s'", v);
+        h->tick_source = sources[i];
+    }
     if ((v = kv(ln, 1, "detector"))) {
         int found = 0;
 #define INSTR_X_DET(name, value, text)                                                             \

@@ -109,6 +109,8 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
         fprintf(out, "%ssampled", sep), sep = ",";
     if (h->flags & INSTR_DUMP_SWITCHED_OFF)
         fprintf(out, "%sswitched_off", sep);
+    if (h->arch > INSTR_ARCH_X86_64 || h->tick_source > INSTR_TICKS_TSC) /* absent: x86-64's TSC */
+        fprintf(out, " arch=%s ticks=%s", instr_arch_name(h->arch), instr_tick_source_name(h->tick_source));
     if (h->end_signal || h->end_signal_tid)
         fprintf(out, " end_signal=%u signal_tid=%u", h->end_signal, h->end_signal_tid);
     if (h->unrecorded_threads)

@@ -141,6 +141,10 @@ static void program(struct instr_json *j, const struct instr_session *s, size_t 
     instr_json_key_u64(j, "pid", d->hdr.pid);
     instr_json_key_u64(j, "ppid", d->hdr.ppid);
     instr_json_key_num(j, "tick_hz", "%.3f", d->tick_hz > 0 ? d->tick_hz : NAN);
+    if (!instr_dump_ticks_tsc(d)) { /* absent: x86-64, TSC */
+        instr_json_key_str(j, "arch", instr_arch_name(d->hdr.arch));
+        instr_json_key_str(j, "tick_source", instr_tick_source_name(d->hdr.tick_source));
+    }
     instr_json_key_bool(j, "complete", d->hdr.flags & INSTR_DUMP_COMPLETE);
     instr_json_key_bool(j, "tsc_invariant", d->hdr.flags & INSTR_DUMP_TSC_INVARIANT);
     instr_json_key_bool(j, "fork_child", d->hdr.flags & INSTR_DUMP_FORK_CHILD);
@@ -265,6 +269,11 @@ static void session(struct instr_json *j, const struct instr_session *s)
     instr_json_close(j);
     instr_json_key_ns(j, "duration_ns", s->have_rate ? s->duration_ns : NAN);
     instr_json_key_num(j, "tick_hz", "%.3f", s->ndumps && s->dumps[0].tick_hz > 0 ? s->dumps[0].tick_hz : NAN);
+    if (s->ndumps && !instr_dump_ticks_tsc(&s->dumps[0])) { /* absent: x86-64, TSC */
+        instr_json_key_str(j, "arch", instr_arch_name(s->dumps[0].hdr.arch));
+        instr_json_key_str(j, "tick_source", instr_tick_source_name(s->dumps[0].hdr.tick_source));
+        instr_json_key_num(j, "tick_ns", "%.3f", s->dumps[0].tick_hz > 0 ? 1e9 / s->dumps[0].tick_hz : NAN);
+    }
     instr_json_key_str(j, "detector", s->ndumps ? instr_detector_name(s->dumps[0].hdr.detector) : "none");
     char set[128], sees[400], unseen[400];
     instr_json_key_str(j, "detector_set",

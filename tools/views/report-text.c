@@ -181,9 +181,31 @@ static char *tick_line(const struct instr_session *s, size_t i, size_t *first)
 {
     const struct instr_dump *d = &s->dumps[i];
     char *t = NULL;
+    char other[64]; /* not a TSC: the Machine line says what the ticks count */
+    snprintf(other, sizeof other, " (%s%s)", instr_tick_source_name(d->hdr.tick_source),
+             (d->hdr.flags & INSTR_DUMP_TSC_INVARIANT) ? ", constant rate" : ": times assume a constant rate");
     if (asprintf(&t, "Tick rate:  %.6f GHz%s", d->tick_hz / 1e9,
-                 (d->hdr.flags & INSTR_DUMP_TSC_INVARIANT) ? " (invariant TSC)"
-                                                            : " (TSC not known invariant: times assume a constant rate)") < 0)
+                 !instr_dump_ticks_tsc(d)                     ? other
+                 : (d->hdr.flags & INSTR_DUMP_TSC_INVARIANT) ? " (invariant TSC)"
+                                                              : " (TSC not known invariant: times assume a constant rate)") < 0)
+        return NULL;
+    *first = strlen(t);
+    return t;
+}
+
+/* A dump whose ticks are not an x86-64 TSC's: the machine, what the ticks
+ * count and their resolution (a generic timer's tick is 10-40 ns: a call
+ * shorter than that is mostly 0 or 1 tick). */
+static char *machine_line(const struct instr_session *s, size_t i, size_t *first)
+{
+    const struct instr_dump *d = &s->dumps[i];
+    char rate[64] = "", *t = NULL;
+    if (d->tick_hz >= 1e9)
+        snprintf(rate, sizeof rate, " at %.4g GHz (%.3g ns a tick)", d->tick_hz / 1e9, 1e9 / d->tick_hz);
+    else if (d->tick_hz > 0)
+        snprintf(rate, sizeof rate, " at %.4g MHz (%.3g ns a tick)", d->tick_hz / 1e6, 1e9 / d->tick_hz);
+    if (asprintf(&t, "Machine:    %s; ticks: %s%s", instr_arch_name(d->hdr.arch),
+                 instr_tick_source_name(d->hdr.tick_source), rate) < 0)
         return NULL;
     *first = strlen(t);
     return t;
@@ -551,6 +573,11 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
                          " frame(s) still open, closed at their thread's last event (incomplete)\n",
                     d->hdr.pid, open);
     }
+    int tsc = 1; /* every dump timed with an x86-64 TSC: no Machine line */
+    for (size_t i = 0; i < s->ndumps; i++)
+        tsc &= instr_dump_ticks_tsc(&s->dumps[i]) || (s->dumps[i].hdr.flags & INSTR_DUMP_SAMPLED);
+    if (!tsc && grouped(out, s, machine_line) < 0)
+        return INSTR_ENOMEM;
     fprintf(out, "Threads:    %zu\n", s->nthreads);
     job_lines(out, s);
     if (s->have_rate) {

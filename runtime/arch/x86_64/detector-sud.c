@@ -104,26 +104,7 @@ static __thread volatile int saw_sigaction __attribute__((tls_model("initial-exe
  * hook takes (its CFA is far from the interrupted frame's). */
 __thread uintptr_t instr__sud_alt[2] __attribute__((tls_model("initial-exec")));
 
-/* The runtime's own system calls that must never trap whatever the
- * selector says: this stub is the region prctl always allows.  (A task
- * sharing our TLS must not touch the selector, and a handler on a small
- * alternate stack has no room for a SIGSYS frame.)  Raw: returns -errno. */
-__asm__(".text\n"
-        ".globl instr__own_syscall\n"
-        ".hidden instr__own_syscall\n"
-        ".type instr__own_syscall, @function\n"
-        "instr__own_syscall:\n"
-        "    mov %rdi, %rax\n"
-        "    mov %rsi, %rdi\n"
-        "    mov %rdx, %rsi\n"
-        "    mov %rcx, %rdx\n"
-        "    syscall\n"
-        "    ret\n"
-        ".size instr__own_syscall, .-instr__own_syscall\n"
-        ".globl instr__own_syscall_end\n"
-        ".hidden instr__own_syscall_end\n"
-        "instr__own_syscall_end:\n");
-extern const char instr__own_syscall_end[] __attribute__((visibility("hidden")));
+/* instr__own_syscall, the region prctl always allows: stubs.c. */
 
 /* rt_sigaction's argument as the kernel reads it (x86-64). */
 struct ksigaction {

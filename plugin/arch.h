@@ -1,0 +1,63 @@
+/* arch.h - what the plugin emits that differs by the target's instruction set.
+ *
+ * The plugin runs inside cc1 and writes assembly for cc1's target, which
+ * need not be the machine cc1 runs on (a cross compiler).  Each target is
+ * one file, plugin/arch/<cpu>.cc; the build compiles the one of the GCC the
+ * plugin is built for (plugin/CMakeLists.txt: the cpu of `gcc -dumpmachine`),
+ * so a new target is one file and no line elsewhere.  The portable files
+ * (binding-asm.cc, count-mode.cc) lay out sections, symbols and data; these
+ * functions give the instructions.  Every string ends in a newline. */
+#ifndef INSTR_PLUGIN_ARCH_H
+#define INSTR_PLUGIN_ARCH_H
+
+#include <string>
+
+/* The target's name, for messages ("x86-64", "aarch64"). */
+extern const char *const instr_arch_name;
+
+/* The body of a trampoline: a tail jump through slot `slot` of
+ * INSTR_HOOK_TABLE, every argument register untouched. */
+std::string instr_arch_slot_jump(unsigned slot);
+/* The body of INSTR_HOOK_NOP: return. */
+std::string instr_arch_nop(void);
+/* The body of INSTR_COUNT_EARLY: the byte at the second argument set to 0,
+ * return. */
+std::string instr_arch_count_early(void);
+/* The body of the binding constructor (binding-asm.cc's diagram): slot
+ * INSTR_SLOT_COUNT_ARM made INSTR_HOOK_NOP, then unless getauxval
+ * (AT_SECURE), dlopen(.Linstr_runtime_path, dlopen_flags), dlsym of
+ * .Linstr_bind_symbol, and the call bind(INSTR_HOOK_TABLE,
+ * INSTR_SLOT_COUNT, INSTR_HOOK_ABI_VERSION); any failure returns. */
+std::string instr_arch_bind_ctor(unsigned dlopen_flags);
+/* The body of the unit's constructor: a tail jump through slot `slot` with
+ * the address of the local label .Linstr_unit as the only argument. */
+std::string instr_arch_unit_ctor(unsigned slot);
+
+/* The hard register of a call's first integer argument (RTL's regno):
+ * pass-empty-sites.cc finds the site descriptor there.  A number, not
+ * GCC's macro: these files build without GCC's headers too (the survival
+ * tests' binding-gen prints the binding assembly). */
+unsigned instr_arch_first_arg_regno(void);
+
+/* Count mode (count-mode.cc, hook-abi.h "Count mode"): NULL where the
+ * target has it, else why not (the plugin then refuses mode=count, and
+ * the functions below are not called). */
+const char *instr_arch_count_refusal(void);
+/* The asm template adding 1 to the 64-bit memory operand %0 in one
+ * instruction (a signal handler of the thread cannot come between a
+ * load and a store). */
+const char *instr_arch_count_increment(void);
+/* The asm template of the arming test: if the TLS byte INSTR_COUNT_ARMED
+ * is 0, call INSTR_COUNT_ARM, with every register and the flags kept. */
+const char *instr_arch_count_arming(void);
+/* sym's offset from the thread pointer, as an operand of .quad. */
+std::string instr_arch_tls_offset(const char *sym);
+/* The bodies of INSTR_COUNT_ARM (sets the byte, keeps the call-clobbered
+ * registers and the flags, calls slot INSTR_SLOT_COUNT_ARM with
+ * (INSTR_COUNT_MODULE, &byte, thread pointer)) and of INSTR_COUNT_THREAD
+ * (a tail jump through slot INSTR_SLOT_COUNT_THREAD with
+ * (INSTR_COUNT_MODULE, &INSTR_COUNT_DELTA)). */
+std::string instr_arch_count_arm(void);
+std::string instr_arch_count_thread(void);
+
+#endif

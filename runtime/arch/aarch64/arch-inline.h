@@ -1,0 +1,26 @@
+/* arch-inline.h (aarch64) - the tick read and what the dump header says of
+ * this architecture (runtime/arch.h). */
+#ifndef INSTR_RT_ARCH_INLINE_H
+#define INSTR_RT_ARCH_INLINE_H
+
+#include <stdint.h>
+
+#define INSTR_RT_ARCH INSTR_ARCH_AARCH64
+#define INSTR_RT_TICKS INSTR_TICKS_CNTVCT
+/* stubs.c's rseq critical section: one 4-byte nop. */
+#define INSTR_ARCH_RSEQ_CS_LEN 4
+
+/* The generic timer's virtual count, at cntfrq_el0's rate (fixed by the
+ * architecture; 24 MHz to 1 GHz, often 25-100 MHz: a tick of 10-40 ns,
+ * against a TSC's fraction of a ns).  The isb keeps the read after the
+ * instructions before it, as the kernel's own reads do: without it the
+ * CPU may read the counter early, and at this resolution the hooks' cost
+ * compensation (calibrate.c) needs reads in program order. */
+static inline uint64_t instr__tsc(void)
+{
+    uint64_t v;
+    __asm__ volatile("isb\n\tmrs\t%0, cntvct_el0" : "=r"(v));
+    return v;
+}
+
+#endif

@@ -1,0 +1,31 @@
+#!/bin/sh
+# The aarch64 test fixture (tests/aarch64): the cross build of the runtime
+# and of the plugin for the cross compiler (cmake/aarch64-linux-gnu.cmake)
+# in OUT, then the end-to-end test programs (tests/e2e) and the survival
+# program (tests/survival, with its uninstrumented oracle) compiled with
+# them at -O0 and -O2.
+#   build.sh SRC OUT GCC_MAJOR
+set -eu
+src=$1
+out=$2
+major=$3
+cmake -S "$src" -B "$out" -DCMAKE_TOOLCHAIN_FILE="$src/cmake/aarch64-linux-gnu.cmake" \
+    -DINSTR_CROSS_MAJOR="$major" >/dev/null
+cmake --build "$out" -j2 >/dev/null
+plugin=$out/plugin/instr.so
+e2e=$src/tests/e2e
+for opt in O0 O2; do
+    for case in calls jump threads; do
+        "aarch64-linux-gnu-gcc-$major" "-$opt" -fplugin="$plugin" -o "$out/e2e-$case-$opt" "$e2e/$case.c" -pthread
+    done
+    "aarch64-linux-gnu-g++-$major" "-$opt" -fplugin="$plugin" -o "$out/e2e-unwind-$opt" "$e2e/unwind.cpp" -pthread
+    # tests/survival's program, instrumented and plain (its oracle).
+    for variant in instr plain; do
+        flag=""
+        [ $variant = instr ] && flag="-fplugin=$plugin"
+        "aarch64-linux-gnu-gcc-$major" "-$opt" ${flag:+"$flag"} -o "$out/survive-$variant-$opt" "$src/tests/survival/survive.c" -pthread
+        "aarch64-linux-gnu-g++-$major" "-$opt" ${flag:+"$flag"} -o "$out/survive-terminate-$variant-$opt" \
+            "$src/tests/survival/survive-terminate.cpp" -pthread
+    done
+done
+echo "aarch64: runtime, plugin and test programs built in $out"
