@@ -47,7 +47,11 @@ suggest)
     cat list.txt
     names=$(grep -v '^#' list.txt)
     [ "$names" = tiny ] || fail "expected exactly 'tiny' in the list, got: $names"
-    grep -q '^# hook cost per call: .* ns (estimated' list.txt || fail "no hook cost line"
+    grep -q '^# hook cost per call: .* ns (measured by the runtime' list.txt || fail "no measured hook cost line"
+    # The same cost with --raw: the measured one, not the values' (issue 37 §3).
+    "$report" --raw --suggest-exclude=1 hot.instr >raw.txt || fail "--raw --suggest-exclude"
+    [ "$(grep '^# hook cost' list.txt)" = "$(grep '^# hook cost' raw.txt)" ] ||
+        fail "the hook cost differs with --raw: $(grep '^# hook cost' list.txt raw.txt)"
     # Nothing costs more than 99% of the run: an empty list (comments only).
     "$report" --suggest-exclude=99 hot.instr | grep -v '^#' | grep -q . && fail "list at 99%"
     # Rebuilt with the list: tiny is gone from the report (no frame, no

@@ -23,11 +23,34 @@ static int is_leaf(const struct instr_row *r)
     return !r->pseudo && r->mangled && r->mangled[0] && r->v.calls && r->v.ei == r->v.ee;
 }
 
+/* A call's hooks as the runtime measured them at start (the dump's
+ * HOOK_COST records: enter and exit, each before and after its clock
+ * read), in ticks of the first dump that has them; 0 if none has. */
+static double measured(const struct instr_session *s, double *ns)
+{
+    for (size_t i = 0; i < s->ndumps; i++) {
+        const struct instr_dump *d = &s->dumps[i];
+        const struct instr_hook_cost *en = &d->hook_cost[INSTR_EV_ENTER], *ex = &d->hook_cost[INSTR_EV_EXIT];
+        if (!en->rounds || !ex->rounds)
+            continue;
+        double ticks = (double)(en->before + en->after + ex->before + ex->after) / 1e3;
+        *ns = d->tick_hz > 0 ? ticks * 1e9 / d->tick_hz : NAN;
+        return ticks;
+    }
+    return 0;
+}
+
 int instr_suggest_build(const struct instr_session *s, double pct, struct instr_suggestions *out)
 {
     *out = (struct instr_suggestions){.hook_ns = NAN, .hook_source = "no leaf function with enough calls"};
-    /* The estimate: the cheapest call of a leaf function. */
-    double per = 0, per_ns = NAN;
+    double per_ns = NAN, per = measured(s, &per_ns);
+    /* The run as it ran: the hook costs the values had taken out put back. */
+    double run = (double)s->total.ei + (s->comp.applied ? (double)s->comp.ticks : 0);
+    if (per > 0) {
+        out->hook_source = "measured by the runtime at start (the dump's hook costs)";
+        goto pick;
+    }
+    /* Without them, the estimate: the cheapest call of a leaf function. */
     for (size_t i = 0; i < s->nfunctions; i++) {
         const struct instr_row *r = &s->functions[i];
         if (!is_leaf(r) || r->v.calls < INSTR_SUGGEST_MIN_CALLS)
@@ -38,11 +61,14 @@ int instr_suggest_build(const struct instr_session *s, double pct, struct instr_
             per_ns = r->ns[1] / (double)r->v.calls;
         }
     }
-    if (per == 0 || s->total.ei == 0)
+    if (per == 0)
+        return 0;
+    out->hook_source = "estimated: the smallest Elapsed Exclusive per call of a leaf function";
+pick:
+    if (run <= 0)
         return 0;
     out->hook_ticks = per;
     out->hook_ns = per_ns;
-    out->hook_source = "estimated: the smallest Elapsed Exclusive per call of a leaf function";
     out->v = calloc(s->nfunctions ? s->nfunctions : 1, sizeof *out->v);
     if (!out->v)
         return INSTR_ENOMEM;
@@ -50,7 +76,7 @@ int instr_suggest_build(const struct instr_session *s, double pct, struct instr_
         const struct instr_row *r = &s->functions[i];
         if (!is_leaf(r) || (double)r->v.ee / (double)r->v.calls > INSTR_SUGGEST_TINY_FACTOR * per)
             continue;
-        double share = 100.0 * (double)r->v.calls * per / (double)s->total.ei;
+        double share = 100.0 * (double)r->v.calls * per / run;
         if (share > pct)
             out->v[out->n++] = (struct instr_suggestion){r, share};
     }

@@ -30,12 +30,14 @@ struct instr_suggestions {
 };
 
 /* The tiny functions of s whose hooks cost more than pct % of the run:
- * calls x the hook cost per call, over the session's Elapsed total.  The
- * hook cost per call is estimated from the dump: the smallest Elapsed
- * Exclusive per call of a leaf function with at least
- * INSTR_SUGGEST_MIN_CALLS calls (the cheapest call measured is mostly the
- * hooks' own time inside the frame, so this is a lower bound of what the
- * hooks cost).  Returns 0 or INSTR_ENOMEM. */
+ * calls x the hook cost per call, over the session's Elapsed total with
+ * the hook costs compensation took out put back (the run as it ran).  The
+ * hook cost per call is the one the runtime measured at start (the dump's
+ * HOOK_COST records: enter and exit); a dump without them gets an
+ * estimate: the smallest Elapsed Exclusive per call of a leaf function
+ * with at least INSTR_SUGGEST_MIN_CALLS calls (a lower bound of what the
+ * hooks cost, and lower still once compensated).  Returns 0 or
+ * INSTR_ENOMEM. */
 int instr_suggest_build(const struct instr_session *s, double pct, struct instr_suggestions *out);
 void instr_suggest_free(struct instr_suggestions *sg);
 
