@@ -47,7 +47,7 @@ int instr_suggest_build(const struct instr_session *s, double pct, struct instr_
     /* The run as it ran: the hook costs the values had taken out put back. */
     double run = (double)s->total.ei + (s->comp.applied ? (double)s->comp.ticks : 0);
     if (per > 0) {
-        out->hook_source = "measured by the runtime at start (the dump's hook costs)";
+        out->hook_source = "measured by the runtime at start: the dump's hook costs";
         goto pick;
     }
     /* Without them, the estimate: the cheapest call of a leaf function. */
