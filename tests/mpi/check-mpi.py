@@ -255,7 +255,7 @@ def check_traces(a, work):
         dumps.append(out)
     j = json.loads(report(a, "--view", "ranks", "--format", "json", "--units", "us", *dumps))
     job, pop = j["session"]["job"], j["session"]["pop"]
-    want_job = {"id": "42", "launcher": "openmpi", "size": 4, "ranks": 3, "missing_ranks": [2], "hosts": 2,
+    want_job = {"id": "42", "launcher": "openmpi", "size": 4, "ranks": 3, "missing_ranks": [2], "missing_count": 1, "hosts": 2,
                 "children_dumps": 1, "other_jobs_dumps": 1}
     if job != want_job:
         fail("job %s, not %s" % (job, want_job))

@@ -196,13 +196,18 @@ int instr_job_build(struct instr_session *s, struct instr_job *j)
     }
     qsort(j->ranks, j->nranks, sizeof *j->ranks, by_rank);
     if (j->nranks < j->size) {
-        if (!(j->missing = calloc(j->size - j->nranks, sizeof *j->missing)))
+        /* The gaps between the ranks present (sorted), and after the last. */
+        if (!(j->missing = calloc(j->nranks + 1, sizeof *j->missing)))
             return INSTR_ENOMEM;
-        for (uint32_t r = 0, k = 0; r < j->size; r++) {
-            while (k < j->nranks && j->ranks[k].rank < (int32_t)r)
-                k++;
-            if (k >= j->nranks || j->ranks[k].rank != (int32_t)r)
-                j->missing[j->nmissing++] = (int32_t)r;
+        int64_t next = 0; /* the lowest rank not yet seen */
+        for (size_t k = 0; k <= j->nranks; k++) {
+            int64_t upto = k < j->nranks ? (int64_t)j->ranks[k].rank : (int64_t)j->size;
+            if (upto > next) {
+                j->missing[j->nmissing_ranges++] = (struct instr_rank_range){(int32_t)next, (int32_t)(upto - 1)};
+                j->nmissing += (uint64_t)(upto - next);
+            }
+            if (k < j->nranks && (int64_t)j->ranks[k].rank + 1 > next)
+                next = (int64_t)j->ranks[k].rank + 1;
         }
     }
     double sum = 0, max = 0, start = INFINITY, end = -INFINITY;
@@ -234,14 +239,11 @@ void instr_job_missing_text(const struct instr_job *j, char *buf, size_t len)
 {
     size_t n = 0;
     buf[0] = 0;
-    for (size_t i = 0; i < j->nmissing && n < len; i++) {
-        size_t k = i;
-        while (k + 1 < j->nmissing && j->missing[k + 1] == j->missing[k] + 1)
-            k++;
-        int w = k > i ? snprintf(buf + n, len - n, "%s%d-%d", i ? ", " : "", j->missing[i], j->missing[k])
-                      : snprintf(buf + n, len - n, "%s%d", i ? ", " : "", j->missing[i]);
+    for (size_t i = 0; i < j->nmissing_ranges && n < len; i++) {
+        const struct instr_rank_range *m = &j->missing[i];
+        int w = m->to > m->from ? snprintf(buf + n, len - n, "%s%d-%d", i ? ", " : "", m->from, m->to)
+                                : snprintf(buf + n, len - n, "%s%d", i ? ", " : "", m->from);
         n += w > 0 ? (size_t)w : 0;
-        i = k;
     }
     if (n >= len && len > 4)
         strcpy(buf + len - 4, "...");

@@ -44,8 +44,12 @@ struct instr_job {
     uint32_t size;            /* the job's size (the headers') */
     struct instr_rank *ranks; /* by rank, one per rank present */
     size_t nranks;
-    int32_t *missing;         /* ranks 0..size-1 without a dump */
-    size_t nmissing;
+    struct instr_rank_range {
+        int32_t from, to;     /* ranks from..to, both included */
+    } *missing;               /* ranks 0..size-1 without a dump, as ranges (size comes from the
+                                 dumps: untrusted, up to 2^31; the ranges are at most nranks + 1) */
+    size_t nmissing_ranges;
+    uint64_t nmissing;        /* ranks in them */
     size_t extra;             /* dumps of a rank already had: its children (fork, exec) */
     size_t other_jobs;        /* rank dumps of other jobs, left out */
     size_t nhosts;

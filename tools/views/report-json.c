@@ -11,6 +11,9 @@
 #include "writers.h"
 #include "text-trace.h"
 
+/* A job's missing ranks listed in JSON at most (missing_count: all). */
+#define INSTR_JSON_MISSING_RANKS 4096
+
 static const char *const value_names[4] = {"elapsed_inclusive", "elapsed_exclusive", "application_inclusive",
                                            "application_exclusive"};
 
@@ -238,10 +241,14 @@ static void job(struct instr_json *j, const struct instr_session *s)
     instr_json_key_str(j, "launcher", jb->launcher);
     instr_json_key_u64(j, "size", jb->size);
     instr_json_key_u64(j, "ranks", jb->nranks);
+    /* The first INSTR_JSON_MISSING_RANKS of them; missing_count says how many. */
     instr_json_open(j, "missing_ranks", '[', INSTR_JSON_INLINE);
-    for (size_t i = 0; i < jb->nmissing; i++)
-        instr_json_key_u64(j, NULL, (uint64_t)jb->missing[i]);
+    uint64_t listed = 0;
+    for (size_t i = 0; i < jb->nmissing_ranges && listed < INSTR_JSON_MISSING_RANKS; i++)
+        for (int64_t r = jb->missing[i].from; r <= jb->missing[i].to && listed < INSTR_JSON_MISSING_RANKS; r++, listed++)
+            instr_json_key_u64(j, NULL, (uint64_t)r);
     instr_json_close(j);
+    instr_json_key_u64(j, "missing_count", jb->nmissing);
     instr_json_key_u64(j, "hosts", jb->nhosts);
     instr_json_key_u64(j, "children_dumps", jb->extra);
     instr_json_key_u64(j, "other_jobs_dumps", jb->other_jobs);
