@@ -37,13 +37,16 @@ seconds=${INSTR_FUZZ_SECONDS:-}
 # 12000 110 s; profile-cache writes a dump and a profile and reports
 # twice an input: about 50 a second alone, 11 a second beside the other
 # three under ASan in a fresh-clone CI run, so 3000 end with them).
+# Halved since the aarch64 and MPI gates joined CI (a fresh-clone
+# .ci/run took 26 min with the full counts, near CI's 30): about two
+# and a half minutes for the four side by side.
 fuzz_runs() {
     case $1 in
-    dump-reader) echo 20000 ;;
-    text-trace) echo 30000 ;;
-    visualiser) echo 12000 ;;
-    profile-cache) echo 3000 ;;
-    *) echo 20000 ;;
+    dump-reader) echo 10000 ;;
+    text-trace) echo 15000 ;;
+    visualiser) echo 6000 ;;
+    profile-cache) echo 1500 ;;
+    *) echo 10000 ;;
     esac
 }
 
