@@ -97,15 +97,10 @@ static int add_dump_warnings(struct instr_session *s, const struct instr_dump *d
     /* What the runtime said (runtime/log.c), one note a line: a setting it
      * did not take, a backend that could not run.  Notes: the exit status
      * stays what the data's is. */
-    const char *notes = d->hdr.notes, *end = notes + d->hdr.notes_len;
-    for (const char *q = notes; q < end;) {
-        const char *nl = memchr(q, '\n', (size_t)(end - q));
-        size_t len = (size_t)((nl ? nl : end) - q);
-        if (len && (rc = add_warning(s, "%s: the runtime said: %.*s", d->path, (int)len, q)))
+    size_t pos = 0, len;
+    for (const char *q; (q = instr_dump_note(d, &pos, &len)); s->nnotes++)
+        if ((rc = add_warning(s, "%s: the runtime said: %.*s", d->path, (int)len, q)))
             return rc;
-        s->nnotes += len != 0;
-        q += len + 1;
-    }
     if (d->hdr.notes_dropped && (rc = add_warning(s, "%s: the runtime said %u more line(s) than its dump keeps",
                                                   d->path, d->hdr.notes_dropped)))
         return rc;

@@ -94,6 +94,22 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
     return code;
 }
 
+const char *instr_dump_note(const struct instr_dump *d, size_t *pos, size_t *len)
+{
+    const char *notes = d->hdr.notes;
+    size_t end = d->hdr.notes_len; /* at most sizeof notes: the reader bounds it */
+    while (*pos < end) {
+        const char *q = notes + *pos, *nl = memchr(q, '\n', end - *pos);
+        size_t n = (size_t)((nl ? nl : notes + end) - q);
+        *pos += n + 1;
+        if (n) {
+            *len = n;
+            return q;
+        }
+    }
+    return NULL;
+}
+
 int instr_dump_warn(struct instr_dump *d, const char *fmt, ...)
 {
     va_list ap;

@@ -204,6 +204,11 @@ void instr_dump_chunk_done(const struct instr_dump *d, const struct instr_chunk_
 /* Adds a warning line (printf-style) to d.  Returns 0 or INSTR_ENOMEM. */
 int instr_dump_warn(struct instr_dump *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* What the runtime said (the header's notes, runtime/log.c), a line at a
+ * time: the next non-empty line from *pos on (0 to start), its length in
+ * *len (no newline), *pos moved past it; NULL when none is left. */
+const char *instr_dump_note(const struct instr_dump *d, size_t *pos, size_t *len);
+
 const struct instr_function *instr_dump_function(const struct instr_dump *d, uint64_t id);
 const struct instr_module *instr_dump_module(const struct instr_dump *d, uint64_t id);
 const struct instr_label *instr_dump_label(const struct instr_dump *d, uint64_t id);

@@ -272,14 +272,9 @@ static void header(FILE *out, const struct instr_dump *dumps, size_t nd, const s
                  "           no time was recorded, so there are no time columns\n");
     /* What the runtime said (runtime/log.c): a setting it did not take. */
     for (size_t i = 0; i < nd; i++) {
-        const char *q = dumps[i].hdr.notes, *end = q + dumps[i].hdr.notes_len;
-        while (q < end) {
-            const char *nl = memchr(q, '\n', (size_t)(end - q));
-            int len = (int)((nl ? nl : end) - q);
-            if (len)
-                fprintf(out, "Note:      %s: the runtime said: %.*s\n", dumps[i].path, len, q);
-            q += len + 1;
-        }
+        size_t pos = 0, len;
+        for (const char *q; (q = instr_dump_note(&dumps[i], &pos, &len));)
+            fprintf(out, "Note:      %s: the runtime said: %.*s\n", dumps[i].path, (int)len, q);
         if (dumps[i].hdr.notes_dropped)
             fprintf(out, "Note:      %s: the runtime said %u more line(s) than its dump keeps\n", dumps[i].path,
                     dumps[i].hdr.notes_dropped);
@@ -375,16 +370,12 @@ static void write_json(FILE *out, const struct instr_dump *dumps, size_t nd, str
         instr_json_key_str(&j, "kind", d->hdr.flags & INSTR_DUMP_SAMPLED ? "samples" : "counts");
         instr_json_key_bool(&j, "complete", d->hdr.flags & INSTR_DUMP_COMPLETE);
         instr_json_open(&j, "runtime_said", '[', INSTR_JSON_INLINE);
-        const char *q = d->hdr.notes, *end = q + d->hdr.notes_len;
-        while (q < end) {
-            const char *nl = memchr(q, '\n', (size_t)(end - q));
-            size_t len = (size_t)((nl ? nl : end) - q);
+        size_t pos = 0, len;
+        for (const char *q; (q = instr_dump_note(d, &pos, &len));) {
             char line[sizeof d->hdr.notes + 1];
             memcpy(line, q, len);
             line[len] = 0;
-            if (len)
-                instr_json_key_str(&j, NULL, line);
-            q += len + 1;
+            instr_json_key_str(&j, NULL, line);
         }
         instr_json_close(&j);
         instr_json_close(&j);
