@@ -174,6 +174,18 @@ static int header_u64(struct parser *ps, struct line *ln, const char *key, uint6
     return 0;
 }
 
+/* The one of values[0..n) that name() spells v, into *out: 1, else 0. */
+static int named_value(const char *v, const uint32_t *values, size_t n, const char *(*name)(uint32_t),
+                       uint32_t *out)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(v, name(values[i]))) {
+            *out = values[i];
+            return 1;
+        }
+    return 0;
+}
+
 static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_header *h)
 {
     static const char *const keys[] = {"pid", "ppid", "exe", "start_tsc", "start_ns", "real_ns", "end_tsc",
@@ -255,24 +267,13 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
         snprintf(h->job_id, sizeof h->job_id, "%s", v);
     if ((v = kv(ln, 1, "launcher")))
         snprintf(h->job_launcher, sizeof h->job_launcher, "%s", v);
-    if ((v = kv(ln, 1, "arch"))) {
-        static const uint32_t archs[] = {INSTR_ARCH_X86_64, INSTR_ARCH_AARCH64};
-        size_t i = 0;
-        while (i < sizeof archs / sizeof archs[0] && strcmp(v, instr_arch_name(archs[i])))
-            i++;
-        if (i == sizeof archs / sizeof archs[0])
-            return perr(ps, "unknown arch '%s'", v);
-        h->arch = archs[i];
-    }
-    if ((v = kv(ln, 1, "ticks"))) {
-        static const uint32_t sources[] = {INSTR_TICKS_TSC, INSTR_TICKS_CNTVCT, INSTR_TICKS_MONO_NS};
-        size_t i = 0;
-        while (i < sizeof sources / sizeof sources[0] && strcmp(v, instr_tick_source_name(sources[i])))
-            i++;
-        if (i == sizeof sources / sizeof sources[0])
-            return perr(ps, "unknown ticks '%s'", v);
-        h->tick_source = sources[i];
-    }
+    static const uint32_t archs[] = {INSTR_ARCH_X86_64, INSTR_ARCH_AARCH64};
+    static const uint32_t sources[] = {INSTR_TICKS_TSC, INSTR_TICKS_CNTVCT, INSTR_TICKS_MONO_NS};
+    if ((v = kv(ln, 1, "arch")) && !named_value(v, archs, sizeof archs / sizeof *archs, instr_arch_name, &h->arch))
+        return perr(ps, "unknown arch '%s'", v);
+    if ((v = kv(ln, 1, "ticks")) &&
+        !named_value(v, sources, sizeof sources / sizeof *sources, instr_tick_source_name, &h->tick_source))
+        return perr(ps, "unknown ticks '%s'", v);
     if ((v = kv(ln, 1, "detector"))) {
         int found = 0;
 #define INSTR_X_DET(name, value, text)                                                             \
