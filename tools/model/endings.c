@@ -9,6 +9,7 @@
  * (callsites=none), or whose exec came from uninstrumented code, keeps the
  * reader's "did not finish". */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
@@ -25,21 +26,6 @@ static const struct ending {
     {"daemon", "ended in daemon(), whose parent half leaves with _exit (the daemon goes on as its fork child)"},
 };
 
-/* Function f's name as the report shows it. */
-static const char *func_name(const struct instr_profile *p, uint32_t f)
-{
-    if (f == UINT32_MAX || f >= p->nfuncs)
-        return NULL;
-    const struct instr_pfunc *pf = &p->funcs[f];
-    if (pf->pseudo)
-        return pf->pseudo;
-    if (pf->origin_demangled)
-        return pf->origin_demangled;
-    if (pf->fn)
-        return pf->fn->demangled && pf->fn->demangled[0] ? pf->fn->demangled : pf->fn->name;
-    return NULL;
-}
-
 int instr_session_ending(const struct instr_session *s, size_t i, char *buf, size_t len)
 {
     const struct instr_dump *d = &s->dumps[i];
@@ -54,11 +40,13 @@ int instr_session_ending(const struct instr_session *s, size_t i, char *buf, siz
             last = &p->threads[t];
     if (!last || last->open_top >= p->nfuncs || !p->funcs[last->open_top].pseudo)
         return 0;
-    const char *callee = p->funcs[last->open_top].pseudo, *caller = func_name(p, last->open_caller);
+    const char *callee = p->funcs[last->open_top].pseudo;
     for (size_t k = 0; k < sizeof endings / sizeof *endings; k++)
         if (!strcmp(endings[k].callee, callee)) {
+            char *caller = last->open_caller < p->nfuncs ? instr_profile_func_name(p, last->open_caller) : NULL;
             snprintf(buf, len, "%s: %s%s%s%s did not return", endings[k].how, callee,
                      caller ? ", called from " : "", caller ? caller : "", caller ? "," : "");
+            free(caller);
             return 1;
         }
     return 0;
