@@ -542,18 +542,37 @@ static double dur_ns(double t0, double t1)
     return round(t1 * 1e3) - round(t0 * 1e3);
 }
 
-/* The duration to print for a call printed at t0 (µs) lasting dur ns:
- * dur, or 1 ns less where a reader adding the printed ts and dur in
- * doubles (JavaScript viewers do: speedscope, Chrome's) would get a sum
- * past the printed end, 0.1 + 0.2 > 0.3, into the next call beginning
- * there, which it would then draw inside this one.  The printed values
- * are ns / 1000 (put_us), whose nearest doubles a division gives. */
-static double dur_for_readers(double t0, double dur)
+/* Writes the duration of a call printed at t0 (µs) lasting dur ns, so
+ * that a reader adding the printed ts and dur in doubles (JavaScript
+ * viewers do: speedscope, Chrome's) gets exactly the double of the
+ * printed end, the one a call starting there has as its ts.  Every end
+ * is then that double, and calls nest as their ns do: a call's end never
+ * passes the next call's start, nor a callee's end its caller's (0.1 +
+ * 0.2 > 0.3: the sum of the two decimals alone is a double off in about
+ * one call in four, either way).  Most durations print as ns / 1000
+ * (put_us); the others as the shortest decimal of the double that sums
+ * to the end, within 1e-12 µs of it. */
+static char *put_dur(char *b, double t0, double dur)
 {
     double v0 = round(t0 * 1e3);
     if (!(v0 >= 0 && v0 < 1e15) || !(dur >= 1 && dur < 1e15))
-        return dur;
-    return v0 / 1e3 + dur / 1e3 > (v0 + dur) / 1e3 ? dur - 1 : dur;
+        return put_us(b, dur / 1e3);
+    double a = v0 / 1e3, end = (v0 + dur) / 1e3, d = dur / 1e3;
+    if (a + d == end)
+        return put_us(b, d);
+    /* a + x, rounded, is monotone in x and moves by at most an ulp of end
+     * as x moves by one of its own (x <= end): some x sums to end. */
+    d = end - a;
+    while (a + d > end)
+        d = nextafter(d, 0);
+    while (a + d < end)
+        d = nextafter(d, INFINITY);
+    for (int prec = 15; prec < 17; prec++) {
+        int n = snprintf(b, 32, "%.*g", prec, d);
+        if (a + strtod(b, NULL) == end)
+            return b + n;
+    }
+    return b + snprintf(b, 32, "%.17g", d);
 }
 
 /* As a histogram key: 0 for what is no duration. */
@@ -608,7 +627,7 @@ static int on_close(void *ctx, uint32_t thread, uint32_t func, uint64_t tick, in
     /* The difference of the rounded ends, not the rounded difference: a
      * call then never overlaps the next one by a rounding (a viewer
      * would nest it), and durations add up to their parent's. */
-    b = put_us(b, dur_for_readers(t0, dur) / 1e3);
+    b = put_dur(b, t0, dur);
     memcpy(b, x->tail, x->tlen);
     b += x->tlen;
     b = put_lit(b, incomplete ? ",\"args\":{\"incomplete\":true}}" : "}");
