@@ -18,7 +18,7 @@ CHECK: clockback  a chunk whose base tick is earlier than the previous
                   (linear: 4x; a line per level holding every frame above
                   it: 16x), and the levels past the deepest line kept
                   weigh what they weighed"""
-import argparse, json, os, re, resource, struct, subprocess, sys, time
+import argparse, json, os, re, resource, struct, subprocess, sys
 
 HEADER = """instr-dump 1
 header pid=100 ppid=1 exe=/bin/app start_tsc=0 start_ns=0 end_tsc=100000000 end_ns=100000000 detector=rseq_cs sees=sched,signal flags=complete,tsc_invariant{extra}
