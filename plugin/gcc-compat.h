@@ -35,6 +35,7 @@
 #include "tree-cfg.h"
 #include "tree-into-ssa.h"
 #include "except.h"
+#include "tree-eh.h"
 #include "stringpool.h"
 #include "attribs.h"
 #include "diagnostic-core.h"

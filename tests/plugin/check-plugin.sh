@@ -233,6 +233,27 @@ builtins)
         done ;;
     esac
     ;;
+diagnostics)
+    # The same warnings, at the same places, plain and instrumented.
+    warnings() { # warnings <out>: file:line:col and the option of each warning, sorted
+        grep -o '^[^ ]*:[0-9]*:[0-9]*: warning: .*\[-W[a-z-]*[=0-9a-z-]*\]$' "$1" |
+            sed 's/: warning: .*\[/ [/' | sort -u
+    }
+    "$cc" -Wall -Wextra "$@" -c "$srcdir/diagnostics.c" -o plain.o >plain.txt 2>&1 || { cat plain.txt >&2; fail "plain compile"; }
+    "$cc" -fplugin="$plugin" "$norun" -Wall -Wextra "$@" -c "$srcdir/diagnostics.c" -o x.o >instr.txt 2>&1 ||
+        { cat instr.txt >&2; fail "instrumented compile"; }
+    warnings plain.txt >plain.w
+    warnings instr.txt >instr.w
+    echo "plain:"; cat plain.w; echo "instrumented:"; cat instr.w
+    grep -q unused-parameter plain.w || fail "no -Wunused-parameter in the plain build: the case warns about nothing"
+    diff plain.w instr.w >&2 || fail "the instrumented build's warnings differ from the plain build's"
+    case " $* " in *" -O2 "*)
+        grep -q 'diagnostics.c:[0-9]*:[0-9]* \[-Wstringop-truncation\]' plain.w ||
+            fail "no -Wstringop-truncation at -O2: the loud cases warn about nothing"
+        n=$(grep -c 'stringop-truncation' plain.w)
+        [ "$n" = 2 ] || fail "-Wstringop-truncation $n times, expected 2 (loud_strncpy, loud_length)" ;;
+    esac
+    ;;
 threshold)
     # threshold=5 leaves out tiny (no loop, no call, under 5 statements)
     # and the call-site hooks around calls to it; threshold=0 leaves out
