@@ -181,6 +181,87 @@ one = json.load(open(cjs))["functions"]
 assert len(one) == 1 and {e["name"] or "<" + e["what"] + ">": e["calls"] for e in one[0]["callers"]} == edges, one
 print("JSON and CSV: %d functions, leaf's callers %s" % (len(table), edges))
 EOF
+# The exports with counts (issue 37 §4): folded, callgrind and pprof say
+# the JSON's calls per edge and per function; the others are refused.
+for f in folded callgrind pprof; do
+    "$report" --export $f -o "parent.$f" "$parent" || fail "--export $f of a count dump"
+done
+"$report" --export chrome -o parent.chrome "$parent" 2>refused.txt && fail "--export chrome of a count dump accepted"
+grep -q "has no count form (callgrind, folded, pprof do)" refused.txt || { cat refused.txt; fail "--export chrome: no reason"; }
+[ -e parent.chrome ] && fail "--export chrome refused but left parent.chrome"
+"$report" --export folded --folded-root thread "$parent" >/dev/null 2>warn.txt || fail "--folded-root"
+grep -q -- "--folded-root does nothing with a count-mode dump" warn.txt || { cat warn.txt; fail "--folded-root not warned"; }
+PYTHONPATH="$srcdir/../lib" python3 - parent.json parent.folded parent.callgrind parent.pprof <<'EOF' ||
+import gzip, json, re, sys
+from exchange_common import pb_fields
+js, fo, cg, pp = sys.argv[1:5]
+j = json.load(open(js))
+# Per (caller, callee): calls; (None, f): f's entries from elsewhere.
+want = {}
+for f in j["functions"]:
+    for e in f["callers"]:
+        want[(e["name"], f["name"])] = e["calls"]
+    for e in f["callees"]:
+        want[(f["name"], e["name"])] = e["calls"]
+want = {k: v for k, v in want.items() if v}
+got = {}
+for line in open(fo):
+    stack, n = line.rsplit(" ", 1)
+    fr = stack.split(";")
+    got[(fr[0], fr[1]) if len(fr) == 2 else (None, fr[0])] = int(n)
+assert got == want, ("folded", sorted(set(got.items()) ^ set(want.items()), key=str)[:6])
+# callgrind: fn= then its callees' calls= lines.
+names, got, fn, callee = {}, {}, None, None
+for line in open(cg):
+    m = re.match(r"^(c?fn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
+    if m:
+        if m.group(3):
+            names[m.group(2)] = m.group(3)
+        if m.group(1) == "fn":
+            fn = names[m.group(2)]
+        else:
+            callee = names[m.group(2)]
+        continue
+    m = re.match(r"^calls=(\d+) ", line)
+    if m:
+        got[(fn, callee)] = int(m.group(1))
+edges = {k: v for k, v in want.items() if k[0]}
+assert got == edges, ("callgrind", sorted(set(got.items()) ^ set(edges.items()), key=str)[:6])
+
+
+def varints(b):
+    out, cur, shift = [], 0, 0
+    for x in b:
+        cur |= (x & 0x7F) << shift
+        shift += 7
+        if not x & 0x80:
+            out.append(cur)
+            cur = shift = 0
+    return out
+
+
+# pprof: samples [callee, caller] or [f], their values.
+prof = list(pb_fields(gzip.decompress(open(pp, "rb").read())))
+strings = [v.decode() for f, wt, v in prof if f == 6]
+funcs, locs, got = {}, {}, {}
+for f, wt, v in prof:
+    if f == 5:
+        d = {ff: vv for ff, _, vv in pb_fields(v)}
+        funcs[d[1]] = strings[d.get(2, 0)]
+for f, wt, v in prof:
+    if f == 4:
+        d = {ff: vv for ff, _, vv in pb_fields(v)}
+        locs[d[1]] = funcs[{ff: vv for ff, _, vv in pb_fields(d[4])}[1]]
+for f, wt, v in prof:
+    if f == 2:
+        d = {ff: vv for ff, _, vv in pb_fields(v)}
+        st = [locs[x] for x in varints(d[1])]
+        got[(st[1], st[0]) if len(st) == 2 else (None, st[0])] = varints(d[2])[0]
+assert got == want, ("pprof", sorted(set(got.items()) ^ set(want.items()), key=str)[:6])
+print("exports: %d edges and entries, folded, callgrind and pprof alike" % len(want))
+EOF
+    fail "an export's counts differ from the JSON"
+
 # --diff of two count dumps: each side's calls, matched by name.
 "$report" --diff "$parent" "$child" >diff.txt || fail "--diff of count dumps"
 "$report" --diff --format json "$parent" "$child" >diff.json || fail "--diff --format json"

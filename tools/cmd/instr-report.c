@@ -414,7 +414,15 @@ static int counted_inputs(const struct cli *c, struct instr_dump *dumps, size_t 
         *status = EXIT_INPUT;
         return 1;
     }
-    int rc = c->export ? (why = "a count-mode dump is reported as text, JSON or CSV (no --export)", INSTR_EARG)
+    char names[256] = "";
+    for (size_t f = 0, n = 0; f < instr_nformats && n < sizeof names; f++)
+        if (instr_formats[f].counts)
+            n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "", instr_formats[f].name);
+    char refusal[400];
+    snprintf(refusal, sizeof refusal, "a count-mode dump has calls only, no time: --export %s has no count form (%s do)",
+             c->format->name, names);
+    int rc = c->export && !c->format->counts ? (why = refusal, INSTR_EARG)
+             : c->export ? instr_count_export(dumps, nd, c->format->counts, out)
              : c->diff && nd == 2 ? instr_count_diff(&dumps[0], &dumps[1], c->format->name, out, &why)
              : c->o.nviews > 1 ? (why = "a count-mode dump is reported one view at a time", INSTR_EARG)
                  : instr_count_report(dumps, nd, instr_views[c->o.view].name, c->o.func, c->o.limit,

@@ -758,6 +758,11 @@ void report_warn_count(const struct cli *c)
             fprintf(stderr, PROG ": warning: --%s does nothing with a count-mode dump (calls only, no time: "
                             "its rows are in order of calls)\n",
                     opt_name(timed[i]));
+    /* An export's own options choose among times or timelines. */
+    for (size_t i = 0; i < nxopts; i++)
+        if (c->xgiven[i])
+            fprintf(stderr, PROG ": warning: --%s does nothing with a count-mode dump (calls only, no time)\n",
+                    xopts[i]->name);
 }
 
 int report_parts_asked(const struct cli *c)

@@ -31,6 +31,19 @@
  * exactly the sum of what we print (and equal the session's Elapsed
  * Inclusive within that rounding).  A recursive call is an edge to itself,
  * as Callgrind writes it: inclusive costs there nest, self costs do not.
+ *
+ * Count-mode dumps (plugin mode=count; instr_export_callgrind_counts) have
+ * calls and call edges, no time and no call lines:
+ *
+ *   events: Calls                     a function's entries (one that was
+ *   fl= fn=                           not instrumented: its calls from
+ *   LINE CALLS                        counted code), at its first line
+ *   cfl= cfn= calls=N LINE            each callee with its calls, and as
+ *   LINE N                            the call's cost the same N
+ *
+ * so KCachegrind's call counts and call graph are exact, and a function's
+ * inclusive Calls are its own and the calls it makes (one level: the
+ * edges say nothing deeper).
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -39,6 +52,7 @@
 #include <string.h>
 
 #include "callsites.h"
+#include "count-report.h"
 #include "hook-abi.h"
 #include "report.h"
 #include "writers.h"
@@ -355,4 +369,65 @@ out:
     instr_strtab_free(&fls);
     instr_tree_free(&t);
     return rc;
+}
+
+/* A count graph's function: its "(id) name" the first time, "(id)" after. */
+static void count_name(FILE *out, const char *key, const struct instr_count_graph *g, size_t k, uint8_t *named)
+{
+    if (named[k]) {
+        fprintf(out, "%s=(%zu)\n", key, k + 1);
+        return;
+    }
+    named[k] = 1;
+    fprintf(out, "%s=(%zu) %s\n", key, k + 1, g->fns[k].display);
+}
+
+int instr_export_callgrind_counts(FILE *out, const struct instr_count_graph *g)
+{
+    uint8_t *named = calloc(g->nfns + 1, 1);
+    uint64_t *calls = calloc(g->nfns + 1, sizeof *calls);
+    /* The edges by caller: first[k] .. first[k + 1] in by_caller. */
+    size_t *first = calloc(g->nfns + 2, sizeof *first), *by_caller = malloc((g->nedges + 1) * sizeof *by_caller);
+    if (!named || !calls || !first || !by_caller) {
+        free(named), free(calls), free(first), free(by_caller);
+        return INSTR_ENOMEM;
+    }
+    for (size_t i = 0; i < g->nedges; i++)
+        first[g->edges[i].caller + 2]++;
+    for (size_t k = 2; k < g->nfns + 2; k++)
+        first[k] += first[k - 1];
+    for (size_t i = 0; i < g->nedges; i++)
+        by_caller[first[g->edges[i].caller + 1]++] = i;
+    /* A function's calls: its entries, or for one without (not
+     * instrumented), the calls counted code made to it. */
+    for (size_t k = 0; k < g->nfns; k++)
+        calls[k] = g->fns[k].calls;
+    for (size_t i = 0; i < g->nedges; i++)
+        if (!g->fns[g->edges[i].callee].instrumented)
+            calls[g->edges[i].callee] += g->edges[i].calls;
+    uint64_t sum = 0;
+    for (size_t k = 0; k < g->nfns; k++)
+        sum += calls[k];
+    fprintf(out, "# callgrind format\nversion: 1\ncreator: instr-report (count mode)\ncmd: %s\n"
+                 "positions: line\nevent: Calls : Calls (exact, count mode; no time)\nevents: Calls\n"
+                 "summary: %" PRIu64 "\n",
+            g->program ? g->program : "", sum);
+    for (size_t k = 0; k < g->nfns; k++) {
+        const struct instr_count_fn *f = &g->fns[k];
+        fprintf(out, "\nfl=%s\n", f->file && f->file[0] ? f->file : "???");
+        count_name(out, "fn", g, k, named);
+        fprintf(out, "%" PRIu64 " %" PRIu64 "\n", f->line, calls[k]);
+        for (size_t j = first[k]; j < first[k + 1]; j++) {
+            const struct instr_count_edge *e = &g->edges[by_caller[j]];
+            if (!e->calls)
+                continue;
+            const struct instr_count_fn *c = &g->fns[e->callee];
+            fprintf(out, "cfl=%s\n", c->file && c->file[0] ? c->file : "???");
+            count_name(out, "cfn", g, e->callee, named);
+            fprintf(out, "calls=%" PRIu64 " %" PRIu64 "\n%" PRIu64 " %" PRIu64 "\n", e->calls, c->line, f->line,
+                    e->calls);
+        }
+    }
+    free(named), free(calls), free(first), free(by_caller);
+    return ferror(out) ? INSTR_EIO : 0;
 }

@@ -26,6 +26,12 @@
  * write it) grows linearly with the depth, not with its square (a
  * 100,000-deep recursion would write 5 billion frames).  Widths above
  * that frame stay exact.
+ *
+ * Count-mode dumps (instr_export_folded_counts) have no paths, only edges:
+ * each line is one edge, "caller;callee N" with its calls, and "f N" for
+ * the entries of f no counted edge explains (from uninstrumented code or
+ * through pointers).  A frame's width is then its calls plus the calls it
+ * makes: one level, not the calls below it.
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -33,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "count-report.h"
 #include "export-options.h"
 #include "report.h"
 #include "writers.h"
@@ -281,4 +288,25 @@ int instr_export_folded(FILE *out, const struct instr_session *s, const struct i
     if (f->root == ROOT_NONE)
         return fold_merged(out, s, o);
     return fold_rooted(out, s, o, f->root == ROOT_THREAD);
+}
+
+int instr_export_folded_counts(FILE *out, const struct instr_count_graph *g)
+{
+    for (size_t k = 0; k < g->nfns; k++) {
+        uint64_t n = g->fns[k].instrumented ? instr_count_uncounted_in(g, k) : 0;
+        if (!n)
+            continue;
+        frame(out, g->fns[k].display);
+        fprintf(out, " %" PRIu64 "\n", n);
+    }
+    for (size_t i = 0; i < g->nedges; i++) {
+        const struct instr_count_edge *e = &g->edges[i];
+        if (!e->calls)
+            continue;
+        frame(out, g->fns[e->caller].display);
+        fputc(';', out);
+        frame(out, g->fns[e->callee].display);
+        fprintf(out, " %" PRIu64 "\n", e->calls);
+    }
+    return ferror(out) ? INSTR_EIO : 0;
 }

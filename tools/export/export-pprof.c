@@ -35,6 +35,19 @@
  *
  * pprof's flat is then the report's Exclusive Samples and cum its Inclusive
  * Samples (a function once per sample).
+ *
+ * Count-mode dumps (plugin mode=count) have calls and call edges only,
+ * instr_export_pprof_counts:
+ *
+ *   sample_type: [calls/count]
+ *   sample:      one per edge, [callee, caller], its calls; one per
+ *                function entered from elsewhere than a counted edge
+ *                (uninstrumented code, pointers), [function], those entries
+ *   location, function: one per function, as above; one mapping, the program
+ *
+ * flat is then each function's calls (entries; a function that was not
+ * instrumented, its calls from counted code), and cum adds the calls it
+ * makes: one level, as the edges say nothing deeper.
  */
 #include <elf.h>
 #include <inttypes.h>
@@ -43,6 +56,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "count-report.h"
 #include "report.h"
 #include "sample-report.h"
 #include "writers.h"
@@ -465,6 +479,72 @@ static int encode_sampled(struct instr_pb *p, struct strtab *st, const struct in
     return profile_end(p, st, &sub, &sub2, &packed);
 }
 
+/* ---- count-mode dumps ------------------------------------------------------- */
+
+static int encode_counts(struct instr_pb *p, struct strtab *st, const struct instr_count_graph *g)
+{
+    struct instr_pb sub = {0}, sub2 = {0}, packed = {0};
+    str_id(st, "");
+    value_type(p, 1, &sub, st, "calls", "count");
+    for (size_t k = 0; k < g->nfns; k++) {
+        uint64_t n = g->fns[k].instrumented ? instr_count_uncounted_in(g, k) : 0;
+        if (!n)
+            continue;
+        instr_pb_varint(&packed, k + 1);
+        instr_pb_bytes(&sub, 1, packed.b, packed.len);
+        packed.len = 0;
+        instr_pb_varint(&packed, n);
+        instr_pb_bytes(&sub, 2, packed.b, packed.len);
+        packed.len = 0;
+        instr_pb_sub(p, 2, &sub);
+    }
+    for (size_t i = 0; i < g->nedges; i++) {
+        const struct instr_count_edge *e = &g->edges[i];
+        if (!e->calls)
+            continue;
+        instr_pb_varint(&packed, e->callee + 1); /* leaf first */
+        instr_pb_varint(&packed, e->caller + 1);
+        instr_pb_bytes(&sub, 1, packed.b, packed.len);
+        packed.len = 0;
+        instr_pb_varint(&packed, e->calls);
+        instr_pb_bytes(&sub, 2, packed.b, packed.len);
+        packed.len = 0;
+        instr_pb_sub(p, 2, &sub);
+    }
+    /* One mapping, the program's: addresses are not kept. */
+    const char *program = g->program && g->program[0] ? g->program : "[unknown]";
+    struct elfinfo e;
+    elf_info(program, &e);
+    pb_int(&sub, 1, 1);
+    pb_int(&sub, 3, e.span ? e.span : 1);
+    pb_int(&sub, 5, str_id(st, program));
+    pb_int(&sub, 6, str_id(st, e.build_id));
+    pb_int(&sub, 7, 1); /* has_functions */
+    instr_pb_sub(p, 3, &sub);
+    for (size_t k = 0; k < g->nfns; k++) {
+        pb_int(&sub, 1, k + 1);
+        pb_int(&sub, 2, 1);
+        pb_int(&sub2, 1, k + 1);
+        pb_int(&sub2, 2, g->fns[k].line);
+        instr_pb_sub(&sub, 4, &sub2);
+        instr_pb_sub(p, 4, &sub);
+    }
+    for (size_t k = 0; k < g->nfns; k++) {
+        const struct instr_count_fn *f = &g->fns[k];
+        pb_int(&sub, 1, k + 1);
+        pb_int(&sub, 2, str_id(st, f->display));
+        pb_int(&sub, 3, str_id(st, f->name));
+        if (f->file && f->file[0])
+            pb_int(&sub, 4, str_id(st, f->file));
+        pb_int(&sub, 5, f->line);
+        instr_pb_sub(p, 5, &sub);
+    }
+    pb_int(p, 13, str_id(st, "instr count mode: exact calls per call edge, no time; flat = a function's calls, "
+                             "cum = those and the calls it makes (one level)"));
+    pb_int(p, 14, str_id(st, "calls"));
+    return profile_end(p, st, &sub, &sub2, &packed);
+}
+
 /* The profile encoded into p (rc: the encoder's code) written gzip'd to
  * out; p and st freed. */
 static int finish(FILE *out, struct instr_pb *p, struct strtab *st, int rc)
@@ -491,4 +571,11 @@ int instr_export_pprof(FILE *out, const struct instr_session *s, const struct in
     struct instr_pb p = {0};
     struct strtab st = {0};
     return finish(out, &p, &st, encode(&p, &st, s));
+}
+
+int instr_export_pprof_counts(FILE *out, const struct instr_count_graph *g)
+{
+    struct instr_pb p = {0};
+    struct strtab st = {0};
+    return finish(out, &p, &st, encode_counts(&p, &st, g));
 }

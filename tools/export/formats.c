@@ -8,19 +8,21 @@
 
 const struct instr_format instr_formats[] = {
     /* name, help, kind, report options read, writer, --diff writer, writer during the walk, own options,
-     * not for a terminal */
-    {"text", "text (default)", REPORT, INSTR_USES_VIEW | INSTR_USES_UNITS, instr_report_text, instr_diff_text, NULL, NULL, 0},
-    {"csv", "csv", REPORT, INSTR_USES_VIEW | INSTR_USES_UNITS, instr_report_csv, instr_diff_csv, NULL, NULL, 0},
-    {"json", "json (json has every view)", REPORT, INSTR_USES_VIEW | INSTR_USES_UNITS, instr_report_json, instr_diff_json, NULL, NULL, 0},
-    {"visualiser", "visualiser", EXPORT, 0, instr_export_visualiser, NULL, instr_export_visualiser_walk, NULL, 0},
+     * not for a terminal, the export of count-mode dumps */
+    {"text", "text (default)", REPORT, INSTR_USES_VIEW | INSTR_USES_UNITS, instr_report_text, instr_diff_text, NULL, NULL, 0, NULL},
+    {"csv", "csv", REPORT, INSTR_USES_VIEW | INSTR_USES_UNITS, instr_report_csv, instr_diff_csv, NULL, NULL, 0, NULL},
+    {"json", "json (json has every view)", REPORT, INSTR_USES_VIEW | INSTR_USES_UNITS, instr_report_json, instr_diff_json, NULL, NULL, 0, NULL},
+    {"visualiser", "visualiser", EXPORT, 0, instr_export_visualiser, NULL, instr_export_visualiser_walk, NULL, 0, NULL},
     {"chrome", "chrome (trace event JSON)", EXPORT, 0, instr_export_chrome, NULL, instr_export_chrome_walk,
-     &instr_chrome_options, 0},
-    {"callgrind", "callgrind", EXPORT, 0, instr_export_callgrind, NULL, NULL, NULL, 0},
-    {"folded", "folded", EXPORT, INSTR_USES_TICKS, instr_export_folded, NULL, NULL, &instr_folded_options, 0},
-    {"pprof", "pprof (gzip'd profile.proto)", EXPORT, 0, instr_export_pprof, NULL, NULL, NULL, 1},
-    {"html", "html (timeline viewer page)", EXPORT, 0, instr_export_html, NULL, NULL, &instr_html_options, 1},
+     &instr_chrome_options, 0, NULL},
+    {"callgrind", "callgrind", EXPORT, 0, instr_export_callgrind, NULL, NULL, NULL, 0, instr_export_callgrind_counts},
+    {"folded", "folded", EXPORT, INSTR_USES_TICKS, instr_export_folded, NULL, NULL, &instr_folded_options, 0,
+     instr_export_folded_counts},
+    {"pprof", "pprof (gzip'd profile.proto)", EXPORT, 0, instr_export_pprof, NULL, NULL, NULL, 1,
+     instr_export_pprof_counts},
+    {"html", "html (timeline viewer page)", EXPORT, 0, instr_export_html, NULL, NULL, &instr_html_options, 1, NULL},
     {"perfetto", "perfetto (protobuf trace, for large runs)", EXPORT, 0, instr_export_perfetto, NULL,
-     instr_export_perfetto_walk, &instr_perfetto_options, 1},
+     instr_export_perfetto_walk, &instr_perfetto_options, 1, NULL},
 };
 const size_t instr_nformats = sizeof instr_formats / sizeof instr_formats[0];
 

@@ -42,6 +42,7 @@ struct instr_format {
                                     built, in its one walk of each dump (write: from a built one) */
     const struct instr_export_options *options; /* its own options (export-options.h), or NULL */
     int not_for_terminal;        /* binary or a whole page: refused on a terminal without -o, as gzip does */
+    instr_count_exporter counts; /* the export of count-mode dumps, or NULL: none */
 };
 
 /* The exports' own options (in their export-NAME.c). */

@@ -29,54 +29,26 @@
 #include "sample-report.h"
 #include "self-pct.h"
 
-#define INDIRECT "[indirect call]" /* the callee of the calls through pointers of a caller */
-
-struct cfn {
-    char *name;    /* mangled */
-    char *display; /* demangled, or the name */
-    const char *file;
-    uint64_t line;
-    uint64_t calls;    /* entries (0: only known as a callee) */
-    int instrumented;  /* had an FN_CALLS record */
-    uint64_t samples;  /* exclusive samples (Self %), if sampling dumps were given */
-};
-
-struct cedge {
-    size_t caller, callee; /* indices into fns */
-    uint64_t calls;
-};
-
-struct ctx {
-    struct cfn *fns;
-    size_t nfns, capf;
-    struct cedge *edges;
-    size_t nedges, cape;
-    /* Self %: the sampling dumps' samples of the program's own code, and
-     * of those the ones in a counted function (0 samples: no column). */
-    uint64_t samples, matched;
-    size_t sampled;
-};
-
 int instr_dump_is_counted(const struct instr_dump *d)
 {
     return (d->hdr.flags & INSTR_DUMP_COUNTS) != 0;
 }
 
 /* The function named name (mangled), created if new; (size_t)-1 if out of memory. */
-static size_t fn_index(struct ctx *x, const char *name, const char *demangled)
+static size_t fn_index(struct instr_count_graph *x, const char *name, const char *demangled)
 {
     for (size_t i = 0; i < x->nfns; i++)
         if (!strcmp(x->fns[i].name, name))
             return i;
     if (x->nfns == x->capf) {
         size_t n = x->capf ? 2 * x->capf : 64;
-        struct cfn *a = realloc(x->fns, n * sizeof *a);
+        struct instr_count_fn *a = realloc(x->fns, n * sizeof *a);
         if (!a)
             return (size_t)-1;
         x->fns = a;
         x->capf = n;
     }
-    struct cfn *f = &x->fns[x->nfns];
+    struct instr_count_fn *f = &x->fns[x->nfns];
     memset(f, 0, sizeof *f);
     f->name = strdup(name);
     f->display = demangled && *demangled ? strdup(demangled) : instr_demangle(name);
@@ -89,22 +61,23 @@ static size_t fn_index(struct ctx *x, const char *name, const char *demangled)
     return x->nfns++;
 }
 
-static int add_edge(struct ctx *x, size_t caller, size_t callee, uint64_t calls)
+static int add_edge(struct instr_count_graph *x, size_t caller, size_t callee, uint64_t calls)
 {
+    x->fns[callee].counted_in += calls;
     for (size_t i = 0; i < x->nedges; i++)
         if (x->edges[i].caller == caller && x->edges[i].callee == callee) {
             x->edges[i].calls += calls;
             return 0;
         }
-    struct cedge *a = instr_grow(x->edges, &x->cape, x->nedges + 1, sizeof *a, 64);
+    struct instr_count_edge *a = instr_grow(x->edges, &x->cape, x->nedges + 1, sizeof *a, 64);
     if (!a)
         return INSTR_ENOMEM;
     x->edges = a;
-    x->edges[x->nedges++] = (struct cedge){caller, callee, calls};
+    x->edges[x->nedges++] = (struct instr_count_edge){caller, callee, calls};
     return 0;
 }
 
-static int gather(struct ctx *x, const struct instr_dump *d)
+static int gather(struct instr_count_graph *x, const struct instr_dump *d)
 {
     for (size_t i = 0; i < d->nfn_calls; i++) {
         const struct instr_function *f = instr_dump_function(d, d->fn_calls[i].fn);
@@ -124,15 +97,42 @@ static int gather(struct ctx *x, const struct instr_dump *d)
         if (!f)
             continue;
         size_t a = fn_index(x, f->name, f->demangled);
-        size_t b = fn_index(x, *s->callee ? s->callee : INDIRECT, NULL);
+        size_t b = fn_index(x, *s->callee ? s->callee : INSTR_COUNT_INDIRECT_NAME, NULL);
         if (a == (size_t)-1 || b == (size_t)-1 || add_edge(x, a, b, s->calls))
             return INSTR_ENOMEM;
     }
     return 0;
 }
 
+int instr_count_graph_build(struct instr_count_graph *g, const struct instr_dump *dumps, size_t nd)
+{
+    memset(g, 0, sizeof *g);
+    int rc = 0;
+    for (size_t i = 0; i < nd && !rc; i++)
+        if (instr_dump_is_counted(&dumps[i])) {
+            if (!g->program)
+                g->program = dumps[i].hdr.exe_path;
+            rc = gather(g, &dumps[i]);
+        }
+    if (rc)
+        instr_count_graph_free(g);
+    return rc;
+}
+
+int instr_count_export(const struct instr_dump *dumps, size_t nd,
+                       int (*write)(FILE *out, const struct instr_count_graph *g), FILE *out)
+{
+    struct instr_count_graph g;
+    int rc = instr_count_graph_build(&g, dumps, nd);
+    if (rc)
+        return rc;
+    rc = write(out, &g);
+    instr_count_graph_free(&g);
+    return rc;
+}
+
 /* Each counted function's exclusive samples in sampling dump d. */
-static int gather_samples(struct ctx *x, const struct instr_dump *d, char *err, size_t errlen)
+static int gather_samples(struct instr_count_graph *x, const struct instr_dump *d, char *err, size_t errlen)
 {
     struct instr_sprofile p;
     int rc = instr_sprofile_build(&p, d, 1, 0, err, errlen);
@@ -171,27 +171,27 @@ static int gather_samples(struct ctx *x, const struct instr_dump *d, char *err, 
     return rc;
 }
 
-static double self_pct(const struct ctx *x, const struct cfn *f)
+static double self_pct(const struct instr_count_graph *x, const struct instr_count_fn *f)
 {
     return x->samples ? 100.0 * (double)f->samples / (double)x->samples : 0;
 }
 
-static struct cfn *sort_fns;
+static struct instr_count_fn *sort_fns;
 
 static int by_calls(const void *pa, const void *pb)
 {
-    const struct cfn *a = &sort_fns[*(const size_t *)pa], *b = &sort_fns[*(const size_t *)pb];
+    const struct instr_count_fn *a = &sort_fns[*(const size_t *)pa], *b = &sort_fns[*(const size_t *)pb];
     if (a->calls != b->calls)
         return a->calls < b->calls ? 1 : -1;
     return strcmp(a->display, b->display);
 }
 
-static struct ctx *sort_ctx;
+static struct instr_count_graph *sort_ctx;
 static int sort_by_callee; /* 1: order edges by callee name, else by caller */
 
 static int edge_order(const void *pa, const void *pb)
 {
-    const struct cedge *a = pa, *b = pb;
+    const struct instr_count_edge *a = pa, *b = pb;
     if (a->calls != b->calls)
         return a->calls < b->calls ? 1 : -1;
     size_t ka = sort_by_callee ? a->callee : a->caller, kb = sort_by_callee ? b->callee : b->caller;
@@ -199,20 +199,16 @@ static int edge_order(const void *pa, const void *pb)
 }
 
 /* The calls into k that no counted edge explains. */
-static uint64_t from_uninstrumented(const struct ctx *x, size_t k)
+uint64_t instr_count_uncounted_in(const struct instr_count_graph *x, size_t k)
 {
-    uint64_t in = 0;
-    for (size_t i = 0; i < x->nedges; i++)
-        if (x->edges[i].callee == k)
-            in += x->edges[i].calls;
-    return x->fns[k].calls > in ? x->fns[k].calls - in : 0;
+    return x->fns[k].calls > x->fns[k].counted_in ? x->fns[k].calls - x->fns[k].counted_in : 0;
 }
 
 /* The edges into (callers) or out of (callees) k, most calls first
  * (malloc'd; NULL: no memory). */
-static struct cedge *edges_of(struct ctx *x, size_t k, int callees, size_t *nout)
+static struct instr_count_edge *edges_of(struct instr_count_graph *x, size_t k, int callees, size_t *nout)
 {
-    struct cedge *sel = malloc((x->nedges + 1) * sizeof *sel);
+    struct instr_count_edge *sel = malloc((x->nedges + 1) * sizeof *sel);
     size_t n = 0;
     if (!sel)
         return NULL;
@@ -228,19 +224,19 @@ static struct cedge *edges_of(struct ctx *x, size_t k, int callees, size_t *nout
 
 /* Whether the callee of a counted edge was instrumented (an indirect
  * call's is unknown: counted as such). */
-static int callee_instrumented(const struct ctx *x, size_t k)
+static int callee_instrumented(const struct instr_count_graph *x, size_t k)
 {
-    return x->fns[k].instrumented || !strcmp(x->fns[k].name, INDIRECT);
+    return x->fns[k].instrumented || !strcmp(x->fns[k].name, INSTR_COUNT_INDIRECT_NAME);
 }
 
 /* The edges into (callers) or out of (callees) k, most calls first. */
-static void print_edges(FILE *out, struct ctx *x, size_t k, int callees, const char *indent)
+static void print_edges(FILE *out, struct instr_count_graph *x, size_t k, int callees, const char *indent)
 {
     size_t n;
-    struct cedge *sel = edges_of(x, k, callees, &n);
+    struct instr_count_edge *sel = edges_of(x, k, callees, &n);
     if (!sel)
         return;
-    uint64_t unk = callees ? 0 : from_uninstrumented(x, k);
+    uint64_t unk = callees ? 0 : instr_count_uncounted_in(x, k);
     if (unk)
         fprintf(out, "%s%12llu  <uninstrumented code or indirect calls>\n", indent, (unsigned long long)unk);
     for (size_t i = 0; i < n; i++)
@@ -252,7 +248,7 @@ static void print_edges(FILE *out, struct ctx *x, size_t k, int callees, const c
     free(sel);
 }
 
-static void header(FILE *out, const struct instr_dump *dumps, size_t nd, const struct ctx *x)
+static void header(FILE *out, const struct instr_dump *dumps, size_t nd, const struct instr_count_graph *x)
 {
     uint64_t calls = 0, edges = 0;
     size_t counted = 0;
@@ -301,12 +297,12 @@ static void header(FILE *out, const struct instr_dump *dumps, size_t nd, const s
 
 /* A function's edges as a JSON array: "callers" (with the uninstrumented
  * rest first) or "callees". */
-static void json_edges(struct instr_json *j, struct ctx *x, size_t k, int callees)
+static void json_edges(struct instr_json *j, struct instr_count_graph *x, size_t k, int callees)
 {
     size_t n = 0;
-    struct cedge *sel = edges_of(x, k, callees, &n);
+    struct instr_count_edge *sel = edges_of(x, k, callees, &n);
     instr_json_open(j, callees ? "callees" : "callers", '[', INSTR_JSON_LINES);
-    uint64_t unk = callees ? 0 : from_uninstrumented(x, k);
+    uint64_t unk = callees ? 0 : instr_count_uncounted_in(x, k);
     if (unk) {
         instr_json_open(j, NULL, '{', INSTR_JSON_INLINE);
         instr_json_key_null(j, "name");
@@ -328,9 +324,9 @@ static void json_edges(struct instr_json *j, struct ctx *x, size_t k, int callee
     free(sel);
 }
 
-static void json_function(struct instr_json *j, struct ctx *x, size_t k, int callers, int callees)
+static void json_function(struct instr_json *j, struct instr_count_graph *x, size_t k, int callers, int callees)
 {
-    const struct cfn *f = &x->fns[k];
+    const struct instr_count_fn *f = &x->fns[k];
     instr_json_open(j, NULL, '{', INSTR_JSON_LINES);
     instr_json_key_str(j, "name", f->display);
     instr_json_key_str(j, "mangled", f->name);
@@ -353,7 +349,7 @@ static void json_function(struct instr_json *j, struct ctx *x, size_t k, int cal
 
 /* The JSON document: the dumps, then the functions most calls first (view
  * functions), or the one function of a callers/callees view. */
-static void write_json(FILE *out, const struct instr_dump *dumps, size_t nd, struct ctx *x, const size_t *order,
+static void write_json(FILE *out, const struct instr_dump *dumps, size_t nd, struct instr_count_graph *x, const size_t *order,
                        size_t n, size_t one, int callers, int callees)
 {
     struct instr_json j;
@@ -400,12 +396,12 @@ static void write_json(FILE *out, const struct instr_dump *dumps, size_t nd, str
 
 /* CSV: one row per function (view functions), or per edge of the one
  * function of a callers/callees view. */
-static void write_csv(FILE *out, struct ctx *x, const size_t *order, size_t n, size_t one, int callers, int callees)
+static void write_csv(FILE *out, struct instr_count_graph *x, const size_t *order, size_t n, size_t one, int callers, int callees)
 {
     if (!callers && !callees) {
         fprintf(out, "calls,%sfunction,mangled,file,line\n", x->samples ? "self_pct," : "");
         for (size_t i = 0; i < n; i++) {
-            const struct cfn *f = &x->fns[order[i]];
+            const struct instr_count_fn *f = &x->fns[order[i]];
             fprintf(out, "%llu,", (unsigned long long)f->calls);
             if (x->samples)
                 fprintf(out, "%.4f,", self_pct(x, f));
@@ -419,11 +415,11 @@ static void write_csv(FILE *out, struct ctx *x, const size_t *order, size_t n, s
         return;
     }
     fprintf(out, "calls,%s\n", callers ? "caller" : "callee,instrumented");
-    uint64_t unk = callers ? from_uninstrumented(x, one) : 0;
+    uint64_t unk = callers ? instr_count_uncounted_in(x, one) : 0;
     if (unk)
         fprintf(out, "%llu,<uninstrumented code or indirect calls>\n", (unsigned long long)unk);
     size_t ne = 0;
-    struct cedge *sel = edges_of(x, one, callees, &ne);
+    struct instr_count_edge *sel = edges_of(x, one, callees, &ne);
     for (size_t i = 0; sel && i < ne; i++) {
         size_t o = callees ? sel[i].callee : sel[i].caller;
         fprintf(out, "%llu,", (unsigned long long)sel[i].calls);
@@ -433,7 +429,7 @@ static void write_csv(FILE *out, struct ctx *x, const size_t *order, size_t n, s
     free(sel);
 }
 
-static void ctx_free(struct ctx *x)
+void instr_count_graph_free(struct instr_count_graph *x)
 {
     for (size_t i = 0; i < x->nfns; i++) {
         free(x->fns[i].name);
@@ -446,7 +442,7 @@ static void ctx_free(struct ctx *x)
 /* ---- --diff of two count dumps ---------------------------------------------- */
 
 struct drow {
-    const struct cfn *a, *b; /* NULL: not counted in that input */
+    const struct instr_count_fn *a, *b; /* NULL: not counted in that input */
     int64_t change;
 };
 
@@ -463,7 +459,7 @@ static int by_change(const void *pa, const void *pb)
 int instr_count_diff(const struct instr_dump *a, const struct instr_dump *b, const char *format, FILE *out,
                      const char **why)
 {
-    struct ctx x[2] = {{0}, {0}};
+    struct instr_count_graph x[2] = {{0}, {0}};
     *why = NULL;
     if (!instr_dump_is_counted(a) || !instr_dump_is_counted(b)) {
         *why = "--diff of a count-mode dump needs another count-mode dump (calls against calls)";
@@ -480,7 +476,7 @@ int instr_count_diff(const struct instr_dump *a, const struct instr_dump *b, con
     for (size_t i = 0; !rc && i < x[0].nfns; i++) {
         if (!x[0].fns[i].instrumented)
             continue;
-        const struct cfn *fb = NULL;
+        const struct instr_count_fn *fb = NULL;
         for (size_t k = 0; k < x[1].nfns && !fb; k++)
             if (x[1].fns[k].instrumented && !strcmp(x[1].fns[k].name, x[0].fns[i].name))
                 fb = &x[1].fns[k];
@@ -514,7 +510,7 @@ int instr_count_diff(const struct instr_dump *a, const struct instr_dump *b, con
             instr_json_close(&j);
             instr_json_open(&j, "functions", '[', INSTR_JSON_LINES);
             for (size_t i = 0; i < n; i++) {
-                const struct cfn *f = rows[i].a ? rows[i].a : rows[i].b;
+                const struct instr_count_fn *f = rows[i].a ? rows[i].a : rows[i].b;
                 instr_json_open(&j, NULL, '{', INSTR_JSON_INLINE);
                 instr_json_key_str(&j, "name", f->display);
                 instr_json_key_str(&j, "mangled", f->name);
@@ -531,7 +527,7 @@ int instr_count_diff(const struct instr_dump *a, const struct instr_dump *b, con
         } else if (csv) {
             fprintf(out, "calls_a,calls_b,calls_change,function,mangled\n");
             for (size_t i = 0; i < n; i++) {
-                const struct cfn *f = rows[i].a ? rows[i].a : rows[i].b;
+                const struct instr_count_fn *f = rows[i].a ? rows[i].a : rows[i].b;
                 fprintf(out, "%llu,%llu,%lld,", (unsigned long long)(rows[i].a ? rows[i].a->calls : 0),
                         (unsigned long long)(rows[i].b ? rows[i].b->calls : 0), (long long)rows[i].change);
                 instr_csv_field(out, f->display);
@@ -546,7 +542,7 @@ int instr_count_diff(const struct instr_dump *a, const struct instr_dump *b, con
             fprintf(out, "Matched:   %zu function(s) with the same calls, %zu changed or in one only\n\n", same, n);
             fprintf(out, "%12s  %12s  %12s  %s\n", "Calls A", "Calls B", "Change", "Function");
             for (size_t i = 0; i < n; i++) {
-                const struct cfn *f = rows[i].a ? rows[i].a : rows[i].b;
+                const struct instr_count_fn *f = rows[i].a ? rows[i].a : rows[i].b;
                 char ca[24] = "-", cb[24] = "-";
                 if (rows[i].a)
                     snprintf(ca, sizeof ca, "%llu", (unsigned long long)rows[i].a->calls);
@@ -557,8 +553,8 @@ int instr_count_diff(const struct instr_dump *a, const struct instr_dump *b, con
         }
     }
     free(rows);
-    ctx_free(&x[0]);
-    ctx_free(&x[1]);
+    instr_count_graph_free(&x[0]);
+    instr_count_graph_free(&x[1]);
     return rc;
 }
 
@@ -566,7 +562,7 @@ int instr_count_report(const struct instr_dump *dumps, size_t nd, const char *vi
                        size_t limit, const char *format, FILE *out, const char **why)
 {
     int json = !strcmp(format, "json"), csv = !strcmp(format, "csv");
-    struct ctx x = {0};
+    struct instr_count_graph x = {0};
     int rc = 0;
     *why = NULL;
     int callers = !strcmp(view, "callers"), callees = !strcmp(view, "callees");
@@ -630,7 +626,7 @@ int instr_count_report(const struct instr_dump *dumps, size_t nd, const char *vi
         else
             fprintf(out, "%12s  %s\n", "Calls", "Function");
         for (size_t j = 0; j < n; j++) {
-            const struct cfn *f = &x.fns[order[j]];
+            const struct instr_count_fn *f = &x.fns[order[j]];
             char pct[32] = "";
             if (x.samples)
                 snprintf(pct, sizeof pct, "%6.2f  ", self_pct(&x, f));
@@ -647,7 +643,7 @@ int instr_count_report(const struct instr_dump *dumps, size_t nd, const char *vi
             print_edges(out, &x, k, 1, "  ");
         }
     }
-    ctx_free(&x);
+    instr_count_graph_free(&x);
     free(order);
     return rc;
 }

@@ -34,6 +34,14 @@ int instr_export_folded(FILE *out, const struct instr_session *s, const struct i
 int instr_export_pprof(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
 int instr_export_html(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
 int instr_export_perfetto(FILE *out, const struct instr_session *s, const struct instr_report_opts *o);
+/* The exports of count-mode dumps (plugin mode=count: calls and call
+ * edges, no time; count-report.h), for the formats where counts mean
+ * something: */
+struct instr_count_graph;
+typedef int (*instr_count_exporter)(FILE *out, const struct instr_count_graph *g);
+int instr_export_callgrind_counts(FILE *out, const struct instr_count_graph *g);
+int instr_export_folded_counts(FILE *out, const struct instr_count_graph *g);
+int instr_export_pprof_counts(FILE *out, const struct instr_count_graph *g);
 /* What an export left out on its own (instr_report_opts.thinned): it keeps
  * the kept longest of calls, those of at least min_ns; kept < calls. */
 struct instr_thinned {
