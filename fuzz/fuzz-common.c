@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "count-report.h"
 #include "dump-reader.h"
 #include "formats.h"
 #include "report.h"
@@ -43,6 +44,14 @@ void instr_fuzz_read_dump(const char *path)
         return;
     size_t nbad;
     instr_text_write(null, &d, &nbad, err, sizeof err);
+    if (instr_dump_is_counted(&d)) {
+        /* A count-mode dump: its report and the rows with a count export. */
+        const char *why;
+        instr_count_report(&d, 1, "functions", NULL, 0, "json", null, &why);
+        for (size_t f = 0; f < instr_nformats; f++)
+            if (instr_formats[f].counts)
+                instr_count_export(&d, 1, instr_formats[f].counts, null);
+    }
     struct instr_session s;
     if (instr_session_build(&s, &d, 1, err, sizeof err) == 0) {
         /* Every row of the format table: reports in every table view,
