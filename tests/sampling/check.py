@@ -172,6 +172,29 @@ def scenario_exact(work):
           "diff of light %s" % rows[:1])
     r = run([REPORT, "--diff", "--threshold", "10", "--format", "csv", dump, dump_b])
     check(len(r.stdout.splitlines()) == 3, "--threshold hides small changes %s" % r.stdout)
+    # --diff of two builds of one program under other names: matched by the
+    # functions' names in the program, whoever it is (issue 37 §4).
+    renamed = os.path.join(work, "renamed-build")
+    shutil.copy(SPLIT, renamed)
+    def named(exe, lines_, name):
+        out = os.path.join(work, name + ".instr")
+        text = "\n".join(lines_) + "\n"
+        text = text.replace("exe=/x/split", "exe=" + exe).replace("module 1 %s\n" % SPLIT, "module 1 %s\n" % exe)
+        with open(txt, "w") as f:
+            f.write(text)
+        run([DUMP, "--from-text", txt, "-o", out])
+        return out
+    da, db = named(SPLIT, lines, "prog-a"), named(renamed, lines_b, "prog-b")
+    r = run([REPORT, "--diff", "--format", "json", da, db])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    got = {x["name"].split(".")[0]: (round(x["a_inclusive_pct"], 2), round(x["b_inclusive_pct"], 2))
+           for x in j.get("diff", [])}
+    check(j.get("matched") == 3 and j.get("only_a") == 1 and got.get("light") == (33.33, 75.0) and
+          got.get("main") == (100.0, 100.0),
+          "--diff of the program renamed: main, light and heavy matched %s %s" % ({k: j.get(k) for k in
+                                                                                   ("matched", "only_a", "only_b")}, got))
+    r = run([REPORT, "--diff", da, db])
+    check("Matched: 3 functions in both" in r.stdout, "--diff says how many matched:\n" + r.stdout[:300])
     r = run([REPORT, "--view", "callers", "nosuch", dump])
     check(r.returncode == 1 and "nosuch" in r.stderr, "an unknown function is a usage error")
     r = run([REPORT, dump])
