@@ -11,10 +11,14 @@ Wait/Waitall, the collectives numbered alike on every rank, and nothing
 recorded between MPI_Pcontrol(0) and MPI_Pcontrol(1) (the switch's EXT
 SWITCH events there instead).
 
-usage: check-pmpi.py MPI(openmpi|mpich) --bin DIR --plugin SO --src DIR --work DIR [--uid 65534]
+Then --view mpi of the job: each rank's messages and bytes sent and
+received, the sites' bytes and min/max.  --traces: hand-made dumps
+(mpi-traces/) with known answers and invalid events, no MPI needed.
+
+usage: check-pmpi.py MPI(openmpi|mpich) --bin DIR --plugin SO --src DIR --work DIR [--uid 65534] [--traces]
 Exit 77: this MPI or its wrapper library is not there.
 """
-import argparse, os, re, shutil, subprocess, sys
+import argparse, csv, io, json, os, re, shutil, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import importlib
@@ -70,6 +74,75 @@ def expected(r):
     return want
 
 
+def report(a, *args):
+    return cm.run([os.path.join(a.bin, "instr-report")] + list(args)).stdout
+
+
+def check_report(a, jdir):
+    """--view mpi of the job: each rank's messages and bytes, the sites' bytes (JSON, CSV, text)."""
+    n = NRANKS
+    j = json.loads(report(a, "--view", "mpi", "--format", "json", jdir))["mpi"]
+    # a rank sends r*100+8 chars, r+1 ints, 3 doubles; receives the same from r-1
+    sent = lambda r: r * 100 + 8 + 4 * (r + 1) + 24
+    want = [{"rank": r, "calls": 15, "messages_sent": 3, "bytes_sent": sent(r), "messages_received": 3,
+             "bytes_received": sent((r - 1) % n)} for r in range(n)]
+    if j["ranks"] != want or j["invalid"] != 0 or j["none"] is not None:
+        cm.fail("--view mpi ranks %s\n  want %s (invalid %s)" % (j["ranks"], want, j["invalid"]))
+    sites = {(x["call"], x["line"]): x for x in j["sites"]}
+    even = [r * 100 + 8 for r in range(0, n, 2)]
+    odd = [r * 100 + 8 for r in range(1, n, 2)]
+    for line, sizes in ((26, even), (30, odd)):
+        x = sites.get(("MPI_Send", line))
+        if not x or (x["calls"], x["messages_sent"], x["bytes_sent"], x["bytes_min"], x["bytes_max"], x["caller"]) != \
+                (len(sizes), len(sizes), sum(sizes), min(sizes), max(sizes), "main"):
+            cm.fail("MPI_Send at line %d: %s, not sizes %s" % (line, x, sizes))
+    x = sites.get(("MPI_Allreduce", 42))
+    if not x or x["calls"] != n or x["bytes_sent"] != 32 * n or x["messages_sent"] != 0:
+        cm.fail("MPI_Allreduce at line 42: %s" % x)
+    times = [x["time_ns"] for x in j["sites"]]
+    if times != sorted(times, reverse=True) or j["calls"] != 15 * n:
+        cm.fail("sites not by time, or calls %d: %s" % (j["calls"], times))
+    rows = list(csv.DictReader(io.StringIO(report(a, "--view", "mpi", "--format", "csv", jdir))))
+    got = [{"rank": int(r["rank"]), "calls": int(r["calls"]), "messages_sent": int(r["messages_sent"]),
+            "bytes_sent": int(r["bytes_sent"]), "messages_received": int(r["messages_received"]),
+            "bytes_received": int(r["bytes_received"])} for r in rows if r["record"] == "rank"]
+    if got != want or len([r for r in rows if r["record"] == "site"]) != len(j["sites"]):
+        cm.fail("CSV %s" % rows)
+    text = report(a, "--view", "mpi", jdir)
+    for title in ("Call sites by time", "Top call sites by bytes sent", "Messages per rank"):
+        if title not in text:
+            cm.fail("no %r in\n%s" % (title, text))
+
+
+def check_traces(a, work):
+    """Hand-made dumps (mpi-traces/): two ranks' MPI events with known
+    times and bytes, and three invalid ones (a peer outside the job, a
+    field of no call, a field twice), left out and counted."""
+    dumps = []
+    tdir = os.path.join(a.src, "mpi-traces")
+    for t in sorted(os.listdir(tdir)):
+        out = os.path.join(work, t[:-4] + ".instr")
+        cm.run([os.path.join(a.bin, "instr-dump"), "--from-text", os.path.join(tdir, t), "-o", out])
+        dumps.append(out)
+    j = json.loads(report(a, "--view", "mpi", "--format", "json", *dumps))["mpi"]
+    want_sites = [("MPI_Allreduce", "main", 14, 2, 4000, 0, 32), ("MPI_Recv", "main", 22, 1, 3000, 0, 0),
+                  ("MPI_Send", "main", 12, 2, 2500, 2, 1000)]
+    got = [(x["call"], x["caller"], x["line"], x["calls"], x["time_ns"], x["messages_sent"], x["bytes_sent"])
+           for x in j["sites"]]
+    if got != want_sites or j["invalid"] != 3 or j["calls"] != 5:
+        cm.fail("traces: sites %s invalid %s" % (got, j["invalid"]))
+    want_ranks = [{"rank": 0, "calls": 3, "messages_sent": 2, "bytes_sent": 1000, "messages_received": 0,
+                   "bytes_received": 0},
+                  {"rank": 1, "calls": 2, "messages_sent": 0, "bytes_sent": 0, "messages_received": 1,
+                   "bytes_received": 800}]
+    if j["ranks"] != want_ranks:
+        cm.fail("traces: ranks %s" % j["ranks"])
+    text = report(a, "--view", "mpi", *dumps)
+    if "Invalid:    3 recorded MPI events left out" not in text:
+        cm.fail("traces: the invalid events not said\n" + text)
+    print("traces: %d sites, 3 invalid events left out" % len(got))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mpi", choices=sorted(cm.MPIS))
@@ -78,8 +151,16 @@ def main():
     ap.add_argument("--src", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--uid", type=int)
+    ap.add_argument("--traces", action="store_true", help="the hand-made dumps only (no MPI needed)")
     a = ap.parse_args()
     m = cm.MPIS[a.mpi]
+    if a.traces:
+        work = os.path.abspath(a.work)
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        check_traces(a, work)
+        print("ok")
+        return
     libdir = os.path.dirname(os.path.abspath(a.plugin))
     if not shutil.which(m["cc"]) or not shutil.which(m["run"]) or \
             not os.path.exists(os.path.join(libdir, "libinstr-mpi-%s.so" % a.mpi)):
@@ -123,6 +204,7 @@ def main():
         # the ticks a call took: Init's the longest of the small job's calls but Finalize's
         if not all(c[1] >= 0 for c in calls) or calls[0][1] < max(c[1] for c in calls[1:-1]):
             cm.fail("rank %d: call ticks %s" % (r, [(c[0], c[1]) for c in calls]))
+    check_report(a, jdir)
     # a program not built with the plugin, the library linked: the calls pass through, nothing written
     plain = os.path.join(work, "msgs-plain")
     cm.run([m["cc"], "-O2", os.path.join(a.src, "msgs.c"), "-o", plain, "-L" + libdir, "-linstr-mpi-" + a.mpi,
