@@ -274,13 +274,16 @@ enum instr_sample_kind {
     X(ALLGATHER, 15, COLL, "MPI_Allgather")                                                       \
     X(ALLTOALL, 16, COLL, "MPI_Alltoall")                                                         \
     X(GATHER, 17, COLL, "MPI_Gather")                                                             \
-    X(SCATTER, 18, COLL, "MPI_Scatter")
+    X(SCATTER, 18, COLL, "MPI_Scatter")                                                           \
+    X(CLOCK, 19, OTHER, "clock sync") /* not a call: the wrappers' ping-pong with rank 0 at the \
+                                         end of MPI_Init and the start of MPI_Finalize (fields \
+                                         PEER 0, CLOCK_LOCAL, CLOCK_ROOT, CLOCK_RTT) */
 
 enum instr_mpi_call {
 #define INSTR_X_ENUM(name, value, cls, text) INSTR_MPI_##name = value,
     INSTR_MPI_CALLS(INSTR_X_ENUM)
 #undef INSTR_X_ENUM
-    INSTR_MPI_CALL_MAX = 18
+    INSTR_MPI_CALL_MAX = 19
 };
 
 /* Call classes (the third column above). */
@@ -308,13 +311,17 @@ enum instr_mpi_class {
     X(SEQ, 9, "seq")           /* a collective's number in its communicator, from 0 */           \
     X(REQUEST, 10, "request")  /* Isend/Irecv: the request's number in this process, from 1; \
                                   Wait: the request it completed (Waitall: one event per request) */ \
-    X(SIZE, 11, "size")        /* the communicator's size */
+    X(SIZE, 11, "size")        /* the communicator's size */                                     \
+    X(CLOCK_LOCAL, 12, "clock-local") /* CLOCK: this rank's ticks at the middle of its shortest \
+                                  round trip to rank 0 */                                        \
+    X(CLOCK_ROOT, 13, "clock-root") /* CLOCK: rank 0's ticks when it answered that round trip */ \
+    X(CLOCK_RTT, 14, "clock-rtt") /* CLOCK: that round trip, in this rank's ticks */
 
 enum instr_mpi_field {
 #define INSTR_X_ENUM(name, value, text) INSTR_MPI_FIELD_##name = value,
     INSTR_MPI_FIELDS(INSTR_X_ENUM)
 #undef INSTR_X_ENUM
-    INSTR_MPI_FIELD_MAX = 11
+    INSTR_MPI_FIELD_MAX = 14
 };
 
 /* EXT payload shapes: arg is the first field, value the second. */

@@ -262,6 +262,62 @@ static void coll(struct call *c, MPI_Comm comm)
         c->f[INSTR_MPI_FIELD_SIZE] = size;
 }
 
+/* ---- one clock: the ping-pong with rank 0 ------------------------------------------ */
+
+/* Each rank but 0 measures, ROUNDS times, a round trip to rank 0 that
+ * brings back rank 0's ticks, and records the shortest: its middle on
+ * this rank's ticks and rank 0's ticks then (the report's offset, good to
+ * half the round trip).  Rank 0 answers the ranks one after the other.  On
+ * a communicator of its own, so that no message of the program's can
+ * match.  Run at the end of MPI_Init and the start of MPI_Finalize: two
+ * offsets, whose difference is the clocks' drift. */
+#define ROUNDS 8
+
+static void clock_sync(void)
+{
+    if (!rt)
+        return;
+    int me = 0, n = 1;
+    MPI_Comm c;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &me);
+    PMPI_Comm_size(MPI_COMM_WORLD, &n);
+    if (n < 2 || PMPI_Comm_dup(MPI_COMM_WORLD, &c) != MPI_SUCCESS)
+        return;
+    struct call k;
+    begin(&k);
+    uint64_t root = 0, best = UINT64_MAX, mid = 0;
+    if (me == 0) {
+        for (int r = 1; r < n; r++) {
+            for (int i = 0; i < ROUNDS; i++) {
+                int x;
+                PMPI_Recv(&x, 1, MPI_INT, r, 0, c, MPI_STATUS_IGNORE);
+                uint64_t t = rt->tick();
+                PMPI_Send(&t, 1, MPI_UINT64_T, r, 0, c);
+            }
+        }
+    } else {
+        for (int i = 0; i < ROUNDS; i++) {
+            uint64_t t = 0, a = rt->tick();
+            PMPI_Send(&i, 1, MPI_INT, 0, 0, c);
+            PMPI_Recv(&t, 1, MPI_UINT64_T, 0, 0, c, MPI_STATUS_IGNORE);
+            uint64_t b = rt->tick();
+            if (b - a < best) {
+                best = b - a;
+                mid = a + (b - a) / 2;
+                root = t;
+            }
+        }
+    }
+    PMPI_Comm_free(&c);
+    if (me != 0 && k.rt) {
+        k.f[INSTR_MPI_FIELD_PEER] = 0;
+        k.f[INSTR_MPI_FIELD_CLOCK_LOCAL] = (int64_t)mid;
+        k.f[INSTR_MPI_FIELD_CLOCK_ROOT] = (int64_t)root;
+        k.f[INSTR_MPI_FIELD_CLOCK_RTT] = (int64_t)best;
+        end(&k, INSTR_MPI_CLOCK);
+    }
+}
+
 /* ---- the wrappers ---------------------------------------------------------------- */
 
 EXPORT int MPI_Init(int *argc, char ***argv)
@@ -270,6 +326,8 @@ EXPORT int MPI_Init(int *argc, char ***argv)
     begin(&c);
     int rc = PMPI_Init(argc, argv);
     end(&c, INSTR_MPI_INIT);
+    if (rc == MPI_SUCCESS)
+        clock_sync();
     return rc;
 }
 
@@ -279,11 +337,14 @@ EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     begin(&c);
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     end(&c, INSTR_MPI_INIT);
+    if (rc == MPI_SUCCESS)
+        clock_sync();
     return rc;
 }
 
 EXPORT int MPI_Finalize(void)
 {
+    clock_sync();
     struct call c;
     begin(&c);
     int rc = PMPI_Finalize();

@@ -25,10 +25,11 @@ import importlib
 cm = importlib.import_module("check-mpi")
 
 NRANKS = cm.NRANKS
+SHIFT = 5000000000  # ns: rank 2's clock shift (INSTR_TEST_CLOCK_SHIFT)
 CALLS = {1: "MPI_Init", 2: "MPI_Finalize", 3: "MPI_Send", 5: "MPI_Isend", 6: "MPI_Recv", 7: "MPI_Irecv",
-         9: "MPI_Wait", 10: "MPI_Waitall", 11: "MPI_Barrier", 12: "MPI_Bcast", 14: "MPI_Allreduce"}
+         9: "MPI_Wait", 10: "MPI_Waitall", 11: "MPI_Barrier", 12: "MPI_Bcast", 14: "MPI_Allreduce", 19: "clock"}
 FIELDS = {1: "peer", 2: "tag", 3: "comm", 4: "sent", 5: "received", 6: "source", 7: "rtag", 8: "root", 9: "seq",
-          10: "request", 11: "size"}
+          10: "request", 11: "size", 12: "clock-local", 13: "clock-root", 14: "clock-rtt"}
 
 
 def mpi_events(binp, dump):
@@ -86,7 +87,8 @@ def check_report(a, jdir):
     sent = lambda r: r * 100 + 8 + 4 * (r + 1) + 24
     want = [{"rank": r, "calls": 15, "messages_sent": 3, "bytes_sent": sent(r), "messages_received": 3,
              "bytes_received": sent((r - 1) % n)} for r in range(n)]
-    if j["ranks"] != want or j["invalid"] != 0 or j["none"] is not None:
+    keys = ("rank", "calls", "messages_sent", "bytes_sent", "messages_received", "bytes_received")
+    if [{k: x[k] for k in keys} for x in j["ranks"]] != want or j["invalid"] != 0 or j["none"] is not None:
         cm.fail("--view mpi ranks %s\n  want %s (invalid %s)" % (j["ranks"], want, j["invalid"]))
     sites = {(x["call"], x["line"]): x for x in j["sites"]}
     even = [r * 100 + 8 for r in range(0, n, 2)]
@@ -108,7 +110,24 @@ def check_report(a, jdir):
             "bytes_received": int(r["bytes_received"])} for r in rows if r["record"] == "rank"]
     if got != want or len([r for r in rows if r["record"] == "site"]) != len(j["sites"]):
         cm.fail("CSV %s" % rows)
+    # one clock: rank 2's 5 s undone by the offsets the ping-pongs measured
+    clk = j["clock"]
+    if clk["method"] != "ping-pong" or not 0 < clk["bound_ns"] < 50e6:
+        cm.fail("clock %s" % clk)
+    rk = {x["rank"]: x for x in j["ranks"]}
+    for r in range(1, n):
+        x = rk[r]
+        want_off = -SHIFT if r == 2 else 0
+        if x["clock_syncs"] != 2 or any(abs(x[k] - want_off) > clk["bound_ns"] + 1e6
+                                         for k in ("offset_init_ns", "offset_finalize_ns")):
+            cm.fail("rank %d: clock %s, not an offset of %d ns" % (r, x, want_off))
+    if not (rk[2]["start_ns"] - rk[0]["start_ns"] > SHIFT - 2e9 and
+            abs(rk[2]["aligned_start_ns"] - rk[0]["aligned_start_ns"]) < 2e9):
+        cm.fail("rank 2's start not aligned: %s, rank 0's %s" % (rk[2], rk[0]))
     text = report(a, "--view", "mpi", jdir)
+    if not re.search(r"^Clocks: +on rank 0's axis by ping-pong at MPI_Init and MPI_Finalize: within [\d.]+ us",
+                     text, re.M):
+        cm.fail("no Clocks: line\n" + text)
     for title in ("Call sites by time", "Top call sites by bytes sent", "Messages per rank"):
         if title not in text:
             cm.fail("no %r in\n%s" % (title, text))
@@ -117,7 +136,8 @@ def check_report(a, jdir):
 def check_traces(a, work):
     """Hand-made dumps (mpi-traces/): two ranks' MPI events with known
     times and bytes, and three invalid ones (a peer outside the job, a
-    field of no call, a field twice), left out and counted."""
+    field of no call, a field twice), left out and counted; rank 1 on a
+    host whose clock is 500 us ahead, with its two ping-pongs' offsets."""
     dumps = []
     tdir = os.path.join(a.src, "mpi-traces")
     for t in sorted(os.listdir(tdir)):
@@ -135,8 +155,15 @@ def check_traces(a, work):
                    "bytes_received": 0},
                   {"rank": 1, "calls": 2, "messages_sent": 0, "bytes_sent": 0, "messages_received": 1,
                    "bytes_received": 800}]
-    if j["ranks"] != want_ranks:
+    keys = ("rank", "calls", "messages_sent", "bytes_sent", "messages_received", "bytes_received")
+    if [{k: x[k] for k in keys} for x in j["ranks"]] != want_ranks:
         cm.fail("traces: ranks %s" % j["ranks"])
+    # rank 1's real-time pair 500 us ahead of rank 0's, 10 ns more by its end: its clock events say so
+    r1 = j["ranks"][1]
+    if j["clock"] != {"method": "ping-pong", "bound_ns": 100} or \
+            (r1["clock_syncs"], r1["offset_init_ns"], r1["offset_finalize_ns"], r1["rtt_ns"]) != (2, -500000, -499990, 200) \
+            or r1["start_ns"] != 1000500000 or r1["aligned_start_ns"] != j["ranks"][0]["aligned_start_ns"]:
+        cm.fail("traces: clock %s, rank 1 %s" % (j["clock"], r1))
     text = report(a, "--view", "mpi", *dumps)
     if "Invalid:    3 recorded MPI events left out" not in text:
         cm.fail("traces: the invalid events not said\n" + text)
@@ -185,11 +212,22 @@ def main():
     os.makedirs(run_dir)
     if a.uid is not None:
         os.chmod(run_dir, 0o777)
-    cm.launch(m, exe, run_dir, work, a.uid, steps="1")
+    # rank 2's real-time clock pair written 5 s off (the test hook): the ping-pong must undo it
+    run_args = m["run_args"]
+    if a.mpi == "openmpi":
+        m = dict(m, run_args=run_args + ["-x", "INSTR_TEST_CLOCK_SHIFT"])
+    cm.launch(m, exe, run_dir, work, a.uid, steps="1", extra={"INSTR_TEST_CLOCK_SHIFT": "2:%d" % SHIFT})
+    m = dict(m, run_args=run_args)
     jdir = os.path.join(run_dir, next(e for e in os.listdir(run_dir) if e.endswith(".instr.d")))
     for d in sorted(os.listdir(jdir)):
         r = int(re.match(r"rank(\d+)\.", d).group(1))
         calls, switches = mpi_events(a.bin, os.path.join(jdir, d))
+        clocks = [c for c in calls if c[0] == "clock"]
+        calls = [c for c in calls if c[0] != "clock"]
+        # the ping-pong with rank 0 after MPI_Init and before MPI_Finalize, on every rank but 0
+        if len(clocks) != (0 if r == 0 else 2) or any(sorted(c[2]) != ["clock-local", "clock-root", "clock-rtt", "peer"]
+                                                      or c[2]["peer"] != 0 for c in clocks):
+            cm.fail("rank %d: clock events %s" % (r, clocks))
         got = [(c[0], c[2]) for c in calls]
         want = expected(r)
         if got != want:

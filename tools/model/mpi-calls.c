@@ -108,8 +108,25 @@ static int flush(struct walk *w, struct pending *p)
         if (has(p, ranks[i]) && !rank_ok(w, p->f[ranks[i]]))
             p->bad = 1;
     double ns = instr_ticks_ns(w->d, p->ticks);
+    static const unsigned clock[] = {INSTR_MPI_FIELD_CLOCK_LOCAL, INSTR_MPI_FIELD_CLOCK_ROOT, INSTR_MPI_FIELD_CLOCK_RTT};
+    for (size_t i = 0; i < sizeof clock / sizeof clock[0]; i++)
+        if (has(p, clock[i]) && (p->call != INSTR_MPI_CLOCK || p->f[clock[i]] < 0))
+            p->bad = 1;
     if (cls < 0 || p->bad || !(ns >= 0)) {
         w->m->invalid++;
+        return 0;
+    }
+    if (p->call == INSTR_MPI_CLOCK) { /* not a call: the rank's clock against rank 0's */
+        if (!has(p, INSTR_MPI_FIELD_CLOCK_LOCAL) || !has(p, INSTR_MPI_FIELD_CLOCK_ROOT) ||
+            !has(p, INSTR_MPI_FIELD_CLOCK_RTT)) {
+            w->m->invalid++;
+            return 0;
+        }
+        unsigned k = w->rank->nsync ? 1 : 0;
+        w->rank->nsync = k + 1;
+        w->rank->local_tick[k] = (uint64_t)p->f[INSTR_MPI_FIELD_CLOCK_LOCAL];
+        w->rank->root_tick[k] = (uint64_t)p->f[INSTR_MPI_FIELD_CLOCK_ROOT];
+        w->rank->rtt_ns[k] = instr_ticks_ns(w->d, (uint64_t)p->f[INSTR_MPI_FIELD_CLOCK_RTT]);
         return 0;
     }
     struct instr_mpi_site *s = site_of(w->m, p->call, p->caller, p->line);
@@ -276,6 +293,67 @@ static int by_time(const void *a, const void *b)
     return c ? c : (x->line > y->line) - (x->line < y->line);
 }
 
+/* ns from d's start to tick (negative before it). */
+static double since_start_ns(const struct instr_dump *d, uint64_t tick)
+{
+    return tick >= d->hdr.start_tsc ? instr_ticks_ns(d, tick - d->hdr.start_tsc)
+                                    : -instr_ticks_ns(d, d->hdr.start_tsc - tick);
+}
+
+double instr_mpi_real_ns(const struct instr_dump *d, uint64_t tick)
+{
+    double base = (double)d->hdr.start_real_ns;
+    return tick >= d->hdr.start_tsc ? base + instr_ticks_ns(d, tick - d->hdr.start_tsc)
+                                    : base - instr_ticks_ns(d, d->hdr.start_tsc - tick);
+}
+
+double instr_mpi_aligned_ns(const struct instr_mpi_calls *m, size_t i, double ns)
+{
+    const struct instr_mpi_rank *r = &m->ranks[i];
+    if (r->nsync == 0)
+        return ns;
+    if (r->nsync == 1 || !(r->at_ns[1] > r->at_ns[0]))
+        return ns + r->off_ns[r->nsync - 1];
+    double f = (ns - r->at_ns[0]) / (r->at_ns[1] - r->at_ns[0]);
+    return ns + r->off_ns[0] + f * (r->off_ns[1] - r->off_ns[0]);
+}
+
+/* The ping-pongs' ticks as offsets in ns (rank 0's dump needed: its ticks
+ * answered), and how the clocks are aligned. */
+static void align(const struct instr_session *s, struct instr_mpi_calls *m)
+{
+    const struct instr_job *j = s->job;
+    const struct instr_dump *root = NULL;
+    for (size_t i = 0; i < j->nranks; i++)
+        if (j->ranks[i].rank == 0)
+            root = &s->dumps[j->ranks[i].dump];
+    size_t synced = 0, others = 0;
+    m->clock_bound_ns = NAN;
+    for (size_t i = 0; i < m->nranks; i++) {
+        struct instr_mpi_rank *r = &m->ranks[i];
+        const struct instr_dump *d = &s->dumps[j->ranks[i].dump];
+        r->start_ns = (double)d->hdr.start_real_ns;
+        if (r->rank == 0) {
+            r->nsync = 0;
+            continue;
+        }
+        others++;
+        if (!root || !d->tick_hz || !root->tick_hz)
+            r->nsync = 0;
+        for (unsigned k = 0; k < r->nsync; k++) {
+            r->at_ns[k] = instr_mpi_real_ns(d, r->local_tick[k]);
+            /* The epochs' difference first, in integers: ns since 1970 as a
+             * double are 256 ns apart. */
+            r->off_ns[k] = (double)(int64_t)(root->hdr.start_real_ns - d->hdr.start_real_ns) +
+                           since_start_ns(root, r->root_tick[k]) - since_start_ns(d, r->local_tick[k]);
+            if (isnan(m->clock_bound_ns) || r->rtt_ns[k] / 2 > m->clock_bound_ns)
+                m->clock_bound_ns = r->rtt_ns[k] / 2;
+        }
+        synced += r->nsync > 0;
+    }
+    m->clock = others && synced == others ? "ping-pong" : synced ? "partly ping-pong" : "real-time";
+}
+
 int instr_mpi_calls_build(const struct instr_session *s, struct instr_mpi_calls *m)
 {
     memset(m, 0, sizeof *m);
@@ -296,6 +374,7 @@ int instr_mpi_calls_build(const struct instr_session *s, struct instr_mpi_calls 
             }
         }
     }
+    align(s, m);
     if (m->nsites)
         qsort(m->sites, m->nsites, sizeof *m->sites, by_time);
     return 0;

@@ -54,6 +54,22 @@ static const char *none_said(const struct instr_session *s, const struct instr_m
     return NULL;
 }
 
+/* How the ranks' times are put on one axis, and how well. */
+static void clock_text(FILE *out, const struct instr_mpi_calls *m)
+{
+    if (!strcmp(m->clock, "real-time")) {
+        fputs("Clocks:     each host's real-time clock as it was (no ping-pong with rank 0 recorded): not aligned\n",
+              out);
+        return;
+    }
+    double worst = 0;
+    for (size_t i = 0; i < m->nranks; i++)
+        for (unsigned k = 0; k < m->ranks[i].nsync; k++)
+            worst = fabs(m->ranks[i].off_ns[k]) > worst ? fabs(m->ranks[i].off_ns[k]) : worst;
+    fprintf(out, "Clocks:     on rank 0's axis by %s at MPI_Init and MPI_Finalize: within %.3f us (half the best round "
+                 "trip); largest offset %.3f us\n", m->clock, m->clock_bound_ns / 1e3, worst / 1e3);
+}
+
 static int mpi_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o, enum instr_units u)
 {
     (void)o;
@@ -74,6 +90,7 @@ static int mpi_text(FILE *out, const struct instr_session *s, const struct instr
     instr_fmt_value(t, sizeof t, 0, m.time_ns, u == INSTR_UNITS_TICKS ? INSTR_UNITS_MS : u);
     fprintf(out, "MPI calls of job %s: %" PRIu64 " calls at %zu call sites, %s %s (libinstr-mpi's records)\n",
             s->job->id, m.calls, m.nsites, t, instr_units_name(u == INSTR_UNITS_TICKS ? INSTR_UNITS_MS : u));
+    clock_text(out, &m);
     if (m.invalid)
         fprintf(out, "Invalid:    %" PRIu64 " recorded MPI events left out (a value out of range, a field twice or "
                      "of no call)\n", m.invalid);
@@ -178,11 +195,24 @@ int instr_json_mpi(struct instr_json *j, const struct instr_session *s, const st
         instr_json_close(j);
     }
     instr_json_close(j);
+    instr_json_open(j, "clock", '{', INSTR_JSON_INLINE);
+    instr_json_key_str(j, "method", m.clock ? m.clock : "real-time");
+    instr_json_key_ns(j, "bound_ns", m.clock_bound_ns);
+    instr_json_close(j);
     instr_json_open(j, "ranks", '[', INSTR_JSON_LINES);
     for (size_t i = 0; i < m.nranks; i++) {
         const struct instr_mpi_rank *r = &m.ranks[i];
         instr_json_open(j, NULL, '{', INSTR_JSON_INLINE);
         instr_json_key_u64(j, "rank", (uint64_t)r->rank);
+        instr_json_key_u64(j, "clock_syncs", r->nsync);
+        if (r->nsync) {
+            instr_json_key_num(j, "offset_init_ns", "%.0f", r->off_ns[0]);
+            instr_json_key_num(j, "offset_finalize_ns", "%.0f", r->off_ns[r->nsync - 1]);
+            instr_json_key_num(j, "rtt_ns", "%.0f", r->rtt_ns[0] > r->rtt_ns[r->nsync - 1] ? r->rtt_ns[0]
+                                                                                          : r->rtt_ns[r->nsync - 1]);
+        }
+        instr_json_key_num(j, "start_ns", "%.0f", r->start_ns);
+        instr_json_key_num(j, "aligned_start_ns", "%.0f", instr_mpi_aligned_ns(&m, i, r->start_ns));
         instr_json_key_u64(j, "calls", r->calls);
         instr_json_key_u64(j, "messages_sent", r->sent_messages);
         instr_json_key_u64(j, "bytes_sent", r->sent_bytes);
