@@ -133,6 +133,35 @@ def check_report(a, jdir):
             cm.fail("no %r in\n%s" % (title, text))
 
 
+def check_waits(a, m, env, libdir, work):
+    """waits.c: a late sender of about 200 ms and a barrier whose ranks wait
+    about 500 ms in all for the late one, with rank 1's clock 3 s off (the
+    test hook): only the aligned times give the answer."""
+    exe = os.path.join(work, "waits")
+    cm.run([m["cc"], "-O2", "-g", "-fplugin=" + a.plugin, os.path.join(a.src, "waits.c"), "-o", exe,
+            "-L" + libdir, "-linstr-mpi-" + a.mpi, "-Wl,-rpath," + libdir], env=env)
+    os.chmod(exe, 0o755)
+    d = os.path.join(work, "waits-run")
+    os.makedirs(d)
+    if a.uid is not None:
+        os.chmod(d, 0o777)
+    run_args = m["run_args"] + (["-x", "INSTR_TEST_CLOCK_SHIFT"] if a.mpi == "openmpi" else [])
+    cm.launch(dict(m, run_args=run_args), exe, d, work, a.uid, steps="1",
+              extra={"INSTR_TEST_CLOCK_SHIFT": "1:3000000000"})
+    d = os.path.join(d, next(e for e in os.listdir(d) if e.endswith(".instr.d")))
+    j = json.loads(report(a, "--view", "mpi", "--format", "json", d))["mpi"]
+    sites = {(x["call"], x["line"]): x for x in j["sites"]}
+    recv, bar = sites.get(("MPI_Recv", 21)), sites.get(("MPI_Barrier", 25))
+    if not recv or not 150e6 <= recv["late_sender_ns"] <= 270e6:
+        cm.fail("waits: late sender at MPI_Recv line 21: %s (want about 200 ms)\n%s" % (recv, j))
+    if not bar or not 400e6 <= bar["wait_at_collective_ns"] <= 650e6 or bar["late_sender_ns"] != 0:
+        cm.fail("waits: wait at the MPI_Barrier of line 25: %s (want about 500 ms)\n%s" % (bar, j))
+    if j["wait_states"]["unmatched"] != 0 or abs(j["wait_states"]["late_sender_ns"] - recv["late_sender_ns"]) > 1e6:
+        cm.fail("waits: %s" % j["wait_states"])
+    print("waits: late sender %.1f ms, wait at the barrier %.1f ms" % (recv["late_sender_ns"] / 1e6,
+                                                                      bar["wait_at_collective_ns"] / 1e6))
+
+
 def check_traces(a, work):
     """Hand-made dumps (mpi-traces/): two ranks' MPI events with known
     times and bytes, and three invalid ones (a peer outside the job, a
@@ -158,6 +187,13 @@ def check_traces(a, work):
     keys = ("rank", "calls", "messages_sent", "bytes_sent", "messages_received", "bytes_received")
     if [{k: x[k] for k in keys} for x in j["ranks"]] != want_ranks:
         cm.fail("traces: ranks %s" % j["ranks"])
+    # on rank 0's axis rank 1's receive began at 500 ns, the send at 1000: late sender 500 ns (on the
+    # clocks as they were, none: the receive would begin 500 us later); Allreduce entered at 6000 and
+    # 8000: rank 0 waits 2000 ns
+    ws = {x["call"]: (x["late_sender_ns"], x["wait_at_collective_ns"]) for x in j["sites"]}
+    if j["wait_states"] != {"late_sender_ns": 500, "wait_at_collective_ns": 2000, "unmatched": 0} or \
+            ws != {"MPI_Allreduce": (0, 2000), "MPI_Recv": (500, 0), "MPI_Send": (0, 0)}:
+        cm.fail("traces: wait states %s, sites %s" % (j["wait_states"], ws))
     # rank 1's real-time pair 500 us ahead of rank 0's, 10 ns more by its end: its clock events say so
     r1 = j["ranks"][1]
     if j["clock"] != {"method": "ping-pong", "bound_ns": 100} or \
@@ -243,6 +279,7 @@ def main():
         if not all(c[1] >= 0 for c in calls) or calls[0][1] < max(c[1] for c in calls[1:-1]):
             cm.fail("rank %d: call ticks %s" % (r, [(c[0], c[1]) for c in calls]))
     check_report(a, jdir)
+    check_waits(a, m, env, libdir, work)
     # a program not built with the plugin, the library linked: the calls pass through, nothing written
     plain = os.path.join(work, "msgs-plain")
     cm.run([m["cc"], "-O2", os.path.join(a.src, "msgs.c"), "-o", plain, "-L" + libdir, "-linstr-mpi-" + a.mpi,

@@ -45,6 +45,7 @@ struct pending {
     int open;
     unsigned call;
     uint64_t ticks;
+    uint64_t end_tick; /* the MPI event's */
     int bad;
     const char *caller;
     uint64_t line;
@@ -54,6 +55,8 @@ struct pending {
 
 struct walk {
     struct instr_mpi_calls *m;
+    uint32_t rank_index;
+    uint64_t base_real_ns;
     struct instr_mpi_rank *rank;
     const struct instr_dump *d;
     uint32_t job_size;
@@ -84,6 +87,36 @@ static struct instr_mpi_site *site_of(struct instr_mpi_calls *m, unsigned call, 
 static int has(const struct pending *p, unsigned f)
 {
     return (p->seen >> f) & 1;
+}
+
+/* ns from the job's base to tick of dump d, on d's own axis. */
+static double rel_ns(const struct instr_dump *d, uint64_t base, uint64_t tick)
+{
+    double t = tick >= d->hdr.start_tsc ? instr_ticks_ns(d, tick - d->hdr.start_tsc)
+                                        : -instr_ticks_ns(d, d->hdr.start_tsc - tick);
+    return (double)(int64_t)(d->hdr.start_real_ns - base) + t;
+}
+
+static int keep(struct walk *w, const struct pending *p, uint32_t site, double ns)
+{
+    struct instr_mpi_calls *m = w->m;
+    if (m->nrecs == m->caprecs) {
+        size_t cap = m->caprecs ? 2 * m->caprecs : 256;
+        struct instr_mpi_rec *n = realloc(m->recs, cap * sizeof *n);
+        if (!n)
+            return INSTR_ENOMEM;
+        m->recs = n;
+        m->caprecs = cap;
+    }
+    struct instr_mpi_rec *r = &m->recs[m->nrecs++];
+    r->rank = w->rank_index;
+    r->site = site;
+    r->call = p->call;
+    r->end = rel_ns(w->d, w->base_real_ns, p->end_tick);
+    r->start = r->end - ns;
+    memcpy(r->f, p->f, sizeof r->f);
+    r->seen = p->seen;
+    return 0;
 }
 
 /* A world rank field: -1 (any), -2 (MPI_PROC_NULL), -3 (not in the world) or a rank of the job. */
@@ -139,6 +172,8 @@ static int flush(struct walk *w, struct pending *p)
     w->m->calls++;
     w->m->time_ns += ns;
     w->rank->calls++;
+    if (keep(w, p, (uint32_t)(s - w->m->sites), ns) < 0)
+        return INSTR_ENOMEM;
     if (has(p, INSTR_MPI_FIELD_SENT)) {
         uint64_t b = (uint64_t)p->f[INSTR_MPI_FIELD_SENT];
         s->bytes += b;
@@ -259,6 +294,7 @@ static int walk_thread(struct walk *w, const struct instr_thread_info *th)
                 break;
             memset(&p, 0, sizeof p);
             p.open = 1;
+            p.end_tick = ev.tick;
             p.call = ev.arg <= INSTR_MPI_CALL_MAX ? (unsigned)ev.arg : 0;
             p.bad = ev.value < 0 || !p.call;
             p.ticks = ev.value < 0 ? 0 : (uint64_t)ev.value;
@@ -320,7 +356,7 @@ double instr_mpi_aligned_ns(const struct instr_mpi_calls *m, size_t i, double ns
 
 /* The ping-pongs' ticks as offsets in ns (rank 0's dump needed: its ticks
  * answered), and how the clocks are aligned. */
-static void align(const struct instr_session *s, struct instr_mpi_calls *m)
+static void align(const struct instr_session *s, struct instr_mpi_calls *m, uint64_t base)
 {
     const struct instr_job *j = s->job;
     const struct instr_dump *root = NULL;
@@ -342,6 +378,7 @@ static void align(const struct instr_session *s, struct instr_mpi_calls *m)
             r->nsync = 0;
         for (unsigned k = 0; k < r->nsync; k++) {
             r->at_ns[k] = instr_mpi_real_ns(d, r->local_tick[k]);
+            r->at_rel_ns[k] = rel_ns(d, base, r->local_tick[k]);
             /* The epochs' difference first, in integers: ns since 1970 as a
              * double are 256 ns apart. */
             r->off_ns[k] = (double)(int64_t)(root->hdr.start_real_ns - d->hdr.start_real_ns) +
@@ -362,9 +399,14 @@ int instr_mpi_calls_build(const struct instr_session *s, struct instr_mpi_calls 
         return 0;
     if (!(m->ranks = calloc(j->nranks, sizeof *m->ranks)))
         return INSTR_ENOMEM;
+    uint64_t base = UINT64_MAX;
+    for (size_t i = 0; i < j->nranks; i++)
+        if (s->dumps[j->ranks[i].dump].hdr.start_real_ns < base)
+            base = s->dumps[j->ranks[i].dump].hdr.start_real_ns;
     m->nranks = j->nranks;
+    m->job_size = j->size;
     for (size_t i = 0; i < j->nranks; i++) {
-        struct walk w = {m, &m->ranks[i], &s->dumps[j->ranks[i].dump], j->size};
+        struct walk w = {m, (uint32_t)i, base, &m->ranks[i], &s->dumps[j->ranks[i].dump], j->size};
         m->ranks[i].rank = j->ranks[i].rank;
         for (size_t t = 0; t < w.d->nthreads; t++) {
             int rc = walk_thread(&w, &w.d->threads[t]);
@@ -374,7 +416,12 @@ int instr_mpi_calls_build(const struct instr_session *s, struct instr_mpi_calls 
             }
         }
     }
-    align(s, m);
+    align(s, m, base);
+    int rc = instr_mpi_wait_states(m);
+    if (rc < 0) {
+        instr_mpi_calls_free(m);
+        return rc;
+    }
     if (m->nsites)
         qsort(m->sites, m->nsites, sizeof *m->sites, by_time);
     return 0;
@@ -382,6 +429,7 @@ int instr_mpi_calls_build(const struct instr_session *s, struct instr_mpi_calls 
 
 void instr_mpi_calls_free(struct instr_mpi_calls *m)
 {
+    free(m->recs);
     free(m->sites);
     free(m->ranks);
     memset(m, 0, sizeof *m);

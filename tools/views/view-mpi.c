@@ -87,24 +87,36 @@ static int mpi_text(FILE *out, const struct instr_session *s, const struct instr
         return 0;
     }
     char t[64], name[256];
-    instr_fmt_value(t, sizeof t, 0, m.time_ns, u == INSTR_UNITS_TICKS ? INSTR_UNITS_MS : u);
+    enum instr_units tu = u == INSTR_UNITS_TICKS ? INSTR_UNITS_MS : u; /* ticks differ by rank */
+    instr_fmt_value(t, sizeof t, 0, m.time_ns, tu);
     fprintf(out, "MPI calls of job %s: %" PRIu64 " calls at %zu call sites, %s %s (libinstr-mpi's records)\n",
             s->job->id, m.calls, m.nsites, t, instr_units_name(u == INSTR_UNITS_TICKS ? INSTR_UNITS_MS : u));
     clock_text(out, &m);
+    char ls[64], wc[64];
+    instr_fmt_value(ls, sizeof ls, 0, m.late_sender_ns, tu);
+    instr_fmt_value(wc, sizeof wc, 0, m.wait_coll_ns, tu);
+    fprintf(out, "Wait states: late sender %s, wait at collective %s %s (on rank 0's axis: good to the clocks' "
+                 "bound)", ls, wc, instr_units_name(tu));
+    if (m.unmatched)
+        fprintf(out, "; %" PRIu64 " calls unmatched (no send among the calls, or a collective not every rank "
+                     "recorded)", m.unmatched);
+    fputc('\n', out);
     if (m.invalid)
         fprintf(out, "Invalid:    %" PRIu64 " recorded MPI events left out (a value out of range, a field twice or "
                      "of no call)\n", m.invalid);
-    enum instr_units tu = u == INSTR_UNITS_TICKS ? INSTR_UNITS_MS : u; /* ticks differ by rank */
     fprintf(out, "\nCall sites by time (%s)\n", instr_units_name(tu));
-    fprintf(out, "%-14s %-32s %8s %12s %7s %8s %12s %10s %10s %10s\n", "Call", "Site", "Calls", "Time", "Time %",
-            "Messages", "Bytes sent", "Min", "Mean", "Max");
+    fprintf(out, "%-14s %-32s %8s %12s %7s %12s %12s %8s %12s %10s %10s %10s\n", "Call", "Site", "Calls", "Time",
+            "Time %", "Late sender", "Wait coll", "Messages", "Bytes sent", "Min", "Mean", "Max");
     for (size_t i = 0; i < m.nsites; i++) {
         const struct instr_mpi_site *x = &m.sites[i];
         site_name(name, sizeof name, x);
         instr_fmt_value(t, sizeof t, 0, x->time_ns, tu);
-        fprintf(out, "%-14s %-32s %8" PRIu64 " %12s %7.2f %8" PRIu64 " %12" PRIu64 " %10" PRIu64 " %10.1f %10" PRIu64 "\n",
+        instr_fmt_value(ls, sizeof ls, 0, x->late_sender_ns, tu);
+        instr_fmt_value(wc, sizeof wc, 0, x->wait_coll_ns, tu);
+        fprintf(out, "%-14s %-32s %8" PRIu64 " %12s %7.2f %12s %12s %8" PRIu64 " %12" PRIu64 " %10" PRIu64
+                     " %10.1f %10" PRIu64 "\n",
                 instr_mpi_call_name(x->call), name, x->calls, t, m.time_ns > 0 ? 100 * x->time_ns / m.time_ns : 0,
-                x->messages, x->bytes, min_bytes(x), mean_bytes(x), x->bytes_max);
+                ls, wc, x->messages, x->bytes, min_bytes(x), mean_bytes(x), x->bytes_max);
     }
     const struct instr_mpi_site **bb = malloc(m.nsites * sizeof *bb);
     if (!bb) {
@@ -142,19 +154,22 @@ static int mpi_csv(FILE *out, const struct instr_session *s, const struct instr_
     enum instr_units tu = u == INSTR_UNITS_TICKS ? INSTR_UNITS_NS : u;
     const char *un = instr_units_name(tu);
     fprintf(out, "record,call,caller,line,rank,calls,time_%s,messages_sent,bytes_sent,bytes_min,bytes_mean,bytes_max,"
-                 "messages_received,bytes_received\n", un);
+                 "messages_received,bytes_received,late_sender_%s,wait_at_collective_%s\n", un, un, un);
     char t[64];
     for (size_t i = 0; i < m.nsites; i++) {
         const struct instr_mpi_site *x = &m.sites[i];
+        char ls[64], wc[64];
         instr_fmt_value(t, sizeof t, 0, x->time_ns, tu);
+        instr_fmt_value(ls, sizeof ls, 0, x->late_sender_ns, tu);
+        instr_fmt_value(wc, sizeof wc, 0, x->wait_coll_ns, tu);
         fprintf(out, "site,%s,", instr_mpi_call_name(x->call));
         instr_csv_field(out, x->caller);
-        fprintf(out, ",%" PRIu64 ",,%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.1f,%" PRIu64 ",,\n", x->line,
-                x->calls, t, x->messages, x->bytes, min_bytes(x), mean_bytes(x), x->bytes_max);
+        fprintf(out, ",%" PRIu64 ",,%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.1f,%" PRIu64 ",,,%s,%s\n",
+                x->line, x->calls, t, x->messages, x->bytes, min_bytes(x), mean_bytes(x), x->bytes_max, ls, wc);
     }
     for (size_t i = 0; i < m.nranks; i++) {
         const struct instr_mpi_rank *r = &m.ranks[i];
-        fprintf(out, "rank,,,,%d,%" PRIu64 ",,%" PRIu64 ",%" PRIu64 ",,,,%" PRIu64 ",%" PRIu64 "\n", r->rank, r->calls,
+        fprintf(out, "rank,,,,%d,%" PRIu64 ",,%" PRIu64 ",%" PRIu64 ",,,,%" PRIu64 ",%" PRIu64 ",,\n", r->rank, r->calls,
                 r->sent_messages, r->sent_bytes, r->received_messages, r->received_bytes);
     }
     instr_mpi_calls_free(&m);
@@ -192,8 +207,15 @@ int instr_json_mpi(struct instr_json *j, const struct instr_session *s, const st
         instr_json_key_u64(j, "bytes_min", min_bytes(x));
         instr_json_key_num(j, "bytes_mean", "%.1f", mean_bytes(x));
         instr_json_key_u64(j, "bytes_max", x->bytes_max);
+        instr_json_key_ns(j, "late_sender_ns", x->late_sender_ns);
+        instr_json_key_ns(j, "wait_at_collective_ns", x->wait_coll_ns);
         instr_json_close(j);
     }
+    instr_json_close(j);
+    instr_json_open(j, "wait_states", '{', INSTR_JSON_INLINE);
+    instr_json_key_ns(j, "late_sender_ns", m.late_sender_ns);
+    instr_json_key_ns(j, "wait_at_collective_ns", m.wait_coll_ns);
+    instr_json_key_u64(j, "unmatched", m.unmatched);
     instr_json_close(j);
     instr_json_open(j, "clock", '{', INSTR_JSON_INLINE);
     instr_json_key_str(j, "method", m.clock ? m.clock : "real-time");
