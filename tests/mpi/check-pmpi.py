@@ -174,25 +174,29 @@ def check_traces(a, work):
         cm.run([os.path.join(a.bin, "instr-dump"), "--from-text", os.path.join(tdir, t), "-o", out])
         dumps.append(out)
     j = json.loads(report(a, "--view", "mpi", "--format", "json", *dumps))["mpi"]
-    want_sites = [("MPI_Allreduce", "main", 14, 2, 4000, 0, 32), ("MPI_Recv", "main", 22, 1, 3000, 0, 0),
-                  ("MPI_Send", "main", 12, 2, 2500, 2, 1000)]
+    want_sites = [("MPI_Wait", "main", 31, 2, 15850, 0, 0), ("MPI_Allreduce", "main", 14, 2, 4000, 0, 32),
+                  ("MPI_Recv", "main", 22, 1, 3000, 0, 0), ("MPI_Send", "main", 12, 2, 2500, 2, 1000),
+                  ("MPI_Send", "main", 40, 2, 200, 2, 20), ("MPI_Irecv", "main", 30, 2, 100, 0, 0)]
     got = [(x["call"], x["caller"], x["line"], x["calls"], x["time_ns"], x["messages_sent"], x["bytes_sent"])
            for x in j["sites"]]
-    if got != want_sites or j["invalid"] != 3 or j["calls"] != 5:
+    if got != want_sites or j["invalid"] != 3 or j["calls"] != 11:
         cm.fail("traces: sites %s invalid %s" % (got, j["invalid"]))
-    want_ranks = [{"rank": 0, "calls": 3, "messages_sent": 2, "bytes_sent": 1000, "messages_received": 0,
+    want_ranks = [{"rank": 0, "calls": 5, "messages_sent": 4, "bytes_sent": 1020, "messages_received": 0,
                    "bytes_received": 0},
-                  {"rank": 1, "calls": 2, "messages_sent": 0, "bytes_sent": 0, "messages_received": 1,
-                   "bytes_received": 800}]
+                  {"rank": 1, "calls": 6, "messages_sent": 0, "bytes_sent": 0, "messages_received": 3,
+                   "bytes_received": 820}]
     keys = ("rank", "calls", "messages_sent", "bytes_sent", "messages_received", "bytes_received")
     if [{k: x[k] for k in keys} for x in j["ranks"]] != want_ranks:
         cm.fail("traces: ranks %s" % j["ranks"])
     # on rank 0's axis rank 1's receive began at 500 ns, the send at 1000: late sender 500 ns (on the
     # clocks as they were, none: the receive would begin 500 us later); Allreduce entered at 6000 and
-    # 8000: rank 0 waits 2000 ns
-    ws = {x["call"]: (x["late_sender_ns"], x["wait_at_collective_ns"]) for x in j["sites"]}
-    if j["wait_states"] != {"late_sender_ns": 500, "wait_at_collective_ns": 2000, "unmatched": 0} or \
-            ws != {"MPI_Allreduce": (0, 2000), "MPI_Recv": (500, 0), "MPI_Send": (0, 0)}:
+    # 8000: rank 0 waits 2000 ns.  Two Irecvs of tag 9 waited for in the other order: the Wait at
+    # 15200 completes the second, posted second, sent at 30000: 14800 ns (matched in the order of
+    # completion it would be the first, sent at 20000: 4800 ns); the other Wait begins after its send
+    ws = {(x["call"], x["line"]): (x["late_sender_ns"], x["wait_at_collective_ns"]) for x in j["sites"]}
+    if j["wait_states"] != {"late_sender_ns": 15300, "wait_at_collective_ns": 2000, "unmatched": 0} or \
+            ws != {("MPI_Allreduce", 14): (0, 2000), ("MPI_Recv", 22): (500, 0), ("MPI_Send", 12): (0, 0),
+                   ("MPI_Send", 40): (0, 0), ("MPI_Wait", 31): (14800, 0), ("MPI_Irecv", 30): (0, 0)}:
         cm.fail("traces: wait states %s, sites %s" % (j["wait_states"], ws))
     # rank 1's real-time pair 500 us ahead of rank 0's, 10 ns more by its end: its clock events say so
     r1 = j["ranks"][1]

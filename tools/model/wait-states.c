@@ -16,10 +16,11 @@
  *                       entered it: from its entry to the last entry.
  *
  * A receive is matched to a send by the channel (sender, receiver,
- * communicator, tag) and order: the k-th receive completed from a channel
+ * communicator, tag) and order: the k-th receive posted on a channel
  * takes the k-th send into it (MPI's messages do not overtake on a
- * channel; receives completed out of their posting order can be matched
- * wrongly).  The receive's channel is its actual source and tag, from the
+ * channel); a Wait's receive was posted by its MPI_Irecv (the request
+ * names it).  A receive posted with MPI_ANY_SOURCE or MPI_ANY_TAG among
+ * others on its channel can be matched wrongly.  The receive's channel is its actual source and tag, from the
  * status.  Collectives are matched by communicator and number (seq).  A
  * receive without its send among the calls, or a collective some rank of
  * the job did not record, is counted unmatched. */
@@ -90,7 +91,37 @@ static int is_nxn(unsigned call)
            call == INSTR_MPI_ALLTOALL;
 }
 
-static int late_sender(struct instr_mpi_calls *m)
+/* (rank, request) of an MPI_Irecv's record: where a Wait that completed
+ * it was posted, for the order of receives on a channel. */
+struct posted {
+    uint32_t rank;
+    int64_t request;
+    size_t rec;
+};
+
+static int posted_cmp(const void *a, const void *b)
+{
+    const struct posted *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return (x->request > y->request) - (x->request < y->request);
+}
+
+/* A receive's place in its rank's order of posting: a Wait's is its
+ * MPI_Irecv's (found by request), a blocking receive's its own. */
+static size_t post_order(const struct instr_mpi_rec *recs, size_t i, const struct posted *p, size_t np)
+{
+    const struct instr_mpi_rec *r = &recs[i];
+    if ((r->call == INSTR_MPI_WAIT || r->call == INSTR_MPI_WAITALL) && has(r, INSTR_MPI_FIELD_REQUEST)) {
+        struct posted key = {r->rank, r->f[INSTR_MPI_FIELD_REQUEST], 0};
+        const struct posted *hit = bsearch(&key, p, np, sizeof *p, posted_cmp);
+        if (hit)
+            return hit->rec;
+    }
+    return i;
+}
+
+static int late_sender_matched(struct instr_mpi_calls *m, const struct posted *posted, size_t np)
 {
     size_t n = 0;
     for (size_t i = 0; i < m->nrecs; i++)
@@ -111,7 +142,8 @@ static int late_sender(struct instr_mpi_calls *m)
                                         has(r, INSTR_MPI_FIELD_TAG) ? r->f[INSTR_MPI_FIELD_TAG] : 0, i, i};
         if (is_blocking_recv(r) && r->f[INSTR_MPI_FIELD_SOURCE] >= 0)
             recvs[nr++] = (struct chan){r->f[INSTR_MPI_FIELD_SOURCE], me, comm,
-                                        has(r, INSTR_MPI_FIELD_RTAG) ? r->f[INSTR_MPI_FIELD_RTAG] : 0, i, i};
+                                        has(r, INSTR_MPI_FIELD_RTAG) ? r->f[INSTR_MPI_FIELD_RTAG] : 0,
+                                        post_order(m->recs, i, posted, np), i};
     }
     qsort(sends, ns, sizeof *sends, chan_cmp);
     qsort(recvs, nr, sizeof *recvs, chan_cmp);
@@ -146,6 +178,24 @@ static int late_sender(struct instr_mpi_calls *m)
     free(sends);
     free(recvs);
     return 0;
+}
+
+static int late_sender(struct instr_mpi_calls *m)
+{
+    size_t np = 0;
+    for (size_t i = 0; i < m->nrecs; i++)
+        np += m->recs[i].call == INSTR_MPI_IRECV && has(&m->recs[i], INSTR_MPI_FIELD_REQUEST);
+    struct posted *posted = malloc((np ? np : 1) * sizeof *posted);
+    if (!posted)
+        return INSTR_ENOMEM;
+    np = 0;
+    for (size_t i = 0; i < m->nrecs; i++)
+        if (m->recs[i].call == INSTR_MPI_IRECV && has(&m->recs[i], INSTR_MPI_FIELD_REQUEST))
+            posted[np++] = (struct posted){m->recs[i].rank, m->recs[i].f[INSTR_MPI_FIELD_REQUEST], i};
+    qsort(posted, np, sizeof *posted, posted_cmp);
+    int rc = late_sender_matched(m, posted, np);
+    free(posted);
+    return rc;
 }
 
 static int coll_cmp(const void *a, const void *b)
