@@ -114,6 +114,11 @@ def check_report(a, jdir):
     clk = j["clock"]
     if clk["method"] != "ping-pong" or not 0 < clk["bound_ns"] < 50e6:
         cm.fail("clock %s" % clk)
+    # the job's runtime: over 5 s on the clocks as they were, under 4 on rank 0's axis
+    pop = json.loads(report(a, "--format", "json", jdir))["session"]["pop"]
+    if not (pop["job_runtime_ns"] > SHIFT and 0 < clk["job_runtime_ns"] < SHIFT - 1e9 and
+            clk["communication_efficiency"] > pop["communication_efficiency"]):
+        cm.fail("aligned runtime %s, as it was %s" % (clk, pop))
     rk = {x["rank"]: x for x in j["ranks"]}
     for r in range(1, n):
         x = rk[r]
@@ -200,7 +205,10 @@ def check_traces(a, work):
         cm.fail("traces: wait states %s, sites %s" % (j["wait_states"], ws))
     # rank 1's real-time pair 500 us ahead of rank 0's, 10 ns more by its end: its clock events say so
     r1 = j["ranks"][1]
-    if j["clock"] != {"method": "ping-pong", "bound_ns": 100} or \
+    # the job: rank 0's start to rank 1's end, 1000000 ns later on its own clock and 10 ns of drift
+    # (1500000 on the clocks as they were)
+    clk = {k: j["clock"][k] for k in ("method", "bound_ns", "job_runtime_ns")}
+    if clk != {"method": "ping-pong", "bound_ns": 100, "job_runtime_ns": 1000010} or \
             (r1["clock_syncs"], r1["offset_init_ns"], r1["offset_finalize_ns"], r1["rtt_ns"]) != (2, -500000, -499990, 200) \
             or r1["start_ns"] != 1000500000 or r1["aligned_start_ns"] != j["ranks"][0]["aligned_start_ns"]:
         cm.fail("traces: clock %s, rank 1 %s" % (j["clock"], r1))

@@ -389,6 +389,20 @@ static void align(const struct instr_session *s, struct instr_mpi_calls *m, uint
         synced += r->nsync > 0;
     }
     m->clock = others && synced == others ? "ping-pong" : synced ? "partly ping-pong" : "real-time";
+    /* The job's runtime and the POP figures that use it, on rank 0's axis. */
+    double start = INFINITY, end = -INFINITY, max = 0;
+    for (size_t i = 0; i < m->nranks; i++) {
+        const struct instr_rank *r = &j->ranks[i];
+        double s0 = r->start_ns - (double)base, s1 = r->end_ns - (double)base;
+        s0 += instr_mpi_offset_ns(m, i, s0);
+        s1 += instr_mpi_offset_ns(m, i, s1);
+        start = s0 < start ? s0 : start;
+        end = s1 > end ? s1 : end;
+        max = r->useful_ns > max ? r->useful_ns : max;
+    }
+    m->aligned_runtime_ns = end - start;
+    m->aligned_comm_eff = m->aligned_runtime_ns > 0 && max > 0 ? max / m->aligned_runtime_ns : NAN;
+    m->aligned_par_eff = j->load_balance * m->aligned_comm_eff;
 }
 
 int instr_mpi_calls_build(const struct instr_session *s, struct instr_mpi_calls *m)

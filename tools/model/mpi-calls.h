@@ -67,6 +67,10 @@ struct instr_mpi_calls {
                                      (every rank but 0 measured it), "partly ping-pong" (some),
                                      "real-time" (none: each host's real-time clock as it was) */
     double clock_bound_ns;        /* the worst half round trip of the ping-pongs used (NAN: none) */
+    double aligned_runtime_ns;    /* the job's runtime (first rank's start to last rank's end) on
+                                     rank 0's axis; the POP communication and parallel efficiency
+                                     from it (job.h has them on the clocks as they were) */
+    double aligned_comm_eff, aligned_par_eff;
     double late_sender_ns, wait_coll_ns; /* the wait states, summed */
     uint32_t job_size;            /* the job's size (job.h) */
     uint64_t unmatched;           /* receives whose send is not among the calls, collectives not

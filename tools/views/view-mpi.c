@@ -68,6 +68,8 @@ static void clock_text(FILE *out, const struct instr_mpi_calls *m)
             worst = fabs(m->ranks[i].off_ns[k]) > worst ? fabs(m->ranks[i].off_ns[k]) : worst;
     fprintf(out, "Clocks:     on rank 0's axis by %s at MPI_Init and MPI_Finalize: within %.3f us (half the best round "
                  "trip); largest offset %.3f us\n", m->clock, m->clock_bound_ns / 1e3, worst / 1e3);
+    fprintf(out, "Aligned:    the job's runtime %.3f ms on rank 0's axis: communication efficiency %.3f, parallel "
+                 "efficiency %.3f\n", m->aligned_runtime_ns / 1e6, m->aligned_comm_eff, m->aligned_par_eff);
 }
 
 static int mpi_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o, enum instr_units u)
@@ -220,6 +222,9 @@ int instr_json_mpi(struct instr_json *j, const struct instr_session *s, const st
     instr_json_open(j, "clock", '{', INSTR_JSON_INLINE);
     instr_json_key_str(j, "method", m.clock ? m.clock : "real-time");
     instr_json_key_ns(j, "bound_ns", m.clock_bound_ns);
+    instr_json_key_ns(j, "job_runtime_ns", m.aligned_runtime_ns);
+    instr_json_key_num(j, "communication_efficiency", "%.4f", m.aligned_comm_eff);
+    instr_json_key_num(j, "parallel_efficiency", "%.4f", m.aligned_par_eff);
     instr_json_close(j);
     instr_json_open(j, "ranks", '[', INSTR_JSON_LINES);
     for (size_t i = 0; i < m.nranks; i++) {
