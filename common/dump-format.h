@@ -233,7 +233,96 @@ enum instr_sample_kind {
                                             from here (0: they see again what the header says) */ \
     X(SWITCH, 12, "switch", VARINT)      /* 1: the switchable code's hooks switched on (instr_start), \
                                             0: off (instr_stop); process-wide, written by the thread \
-                                            that switched */
+                                            that switched */ \
+    X(MPI, 13, "mpi", VARINT_ZIGZAG)     /* INSTR_MPI_* call, then the ticks it took: the MPI call \
+                                            (seen by libinstr-mpi, mpi/) ended here; MPI_FIELD \
+                                            events follow at once (below) */ \
+    X(MPI_FIELD, 14, "mpi-field", VARINT_ZIGZAG) /* INSTR_MPI_FIELD_*, then its value: one field of \
+                                            the thread's last MPI event */
+
+/* MPI calls (the PMPI wrappers of mpi/instr-mpi.c, through the runtime's
+ * instr__mpi_api, common/mpi-abi.h).  An EXT MPI event at the call's end
+ * (arg: the call, value: the ticks from its start, so it started at the
+ * event's tick minus value), then right after it on the same thread, before
+ * its next frame event (other EXT events may come between: the runtime's
+ * own), an EXT MPI_FIELD event per field the call has, in any order, each
+ * at most once:
+ *
+ *   3 5000 mpi 3 41210            MPI_Send, started 41210 ticks before
+ *   3 5000 mpi-field 1 2          peer: world rank 2
+ *   3 5000 mpi-field 2 7          tag 7
+ *   3 5000 mpi-field 4 808        808 bytes sent
+ *
+ * The third column is the call's class: what the report counts of it
+ * (SEND: a message sent; RECV: one received; WAIT: a receive when its
+ * request was one; COLL: a collective, numbered in its communicator). */
+#define INSTR_MPI_CALLS(X)                                                                         \
+    X(INIT, 1, OTHER, "MPI_Init")                                                                 \
+    X(FINALIZE, 2, OTHER, "MPI_Finalize")                                                         \
+    X(SEND, 3, SEND, "MPI_Send")                                                                  \
+    X(SSEND, 4, SEND, "MPI_Ssend")                                                                \
+    X(ISEND, 5, SEND, "MPI_Isend")                                                                \
+    X(RECV, 6, RECV, "MPI_Recv")                                                                  \
+    X(IRECV, 7, OTHER, "MPI_Irecv")                                                               \
+    X(SENDRECV, 8, SENDRECV, "MPI_Sendrecv")                                                      \
+    X(WAIT, 9, WAIT, "MPI_Wait")                                                                  \
+    X(WAITALL, 10, WAIT, "MPI_Waitall")                                                           \
+    X(BARRIER, 11, COLL, "MPI_Barrier")                                                           \
+    X(BCAST, 12, COLL, "MPI_Bcast")                                                               \
+    X(REDUCE, 13, COLL, "MPI_Reduce")                                                             \
+    X(ALLREDUCE, 14, COLL, "MPI_Allreduce")                                                       \
+    X(ALLGATHER, 15, COLL, "MPI_Allgather")                                                       \
+    X(ALLTOALL, 16, COLL, "MPI_Alltoall")                                                         \
+    X(GATHER, 17, COLL, "MPI_Gather")                                                             \
+    X(SCATTER, 18, COLL, "MPI_Scatter")                                                           \
+    X(CLOCK, 19, OTHER, "clock sync") /* not a call: the wrappers' ping-pong with rank 0 at the \
+                                         end of MPI_Init and the start of MPI_Finalize (fields \
+                                         PEER 0, CLOCK_LOCAL, CLOCK_ROOT, CLOCK_RTT) */
+
+enum instr_mpi_call {
+#define INSTR_X_ENUM(name, value, cls, text) INSTR_MPI_##name = value,
+    INSTR_MPI_CALLS(INSTR_X_ENUM)
+#undef INSTR_X_ENUM
+    INSTR_MPI_CALL_MAX = 19
+};
+
+/* Call classes (the third column above). */
+enum instr_mpi_class {
+    INSTR_MPI_CLASS_OTHER = 0,
+    INSTR_MPI_CLASS_SEND,
+    INSTR_MPI_CLASS_RECV,
+    INSTR_MPI_CLASS_SENDRECV,
+    INSTR_MPI_CLASS_WAIT,
+    INSTR_MPI_CLASS_COLL
+};
+
+/* MPI_FIELD kinds: the arg of an MPI_FIELD event, and what its value is.
+ * Ranks are ranks of MPI_COMM_WORLD; bytes are count x MPI_Type_size. */
+#define INSTR_MPI_FIELDS(X)                                                                        \
+    X(PEER, 1, "peer")         /* destination (send), source asked (receive; -1 any) */          \
+    X(TAG, 2, "tag")           /* tag given (receive: -1 any) */                                 \
+    X(COMM, 3, "comm")         /* communicator: 0 MPI_COMM_WORLD, 1 MPI_COMM_SELF, then 2, 3 .. \
+                                  in the order this process first used them */                    \
+    X(SENT, 4, "sent")         /* bytes sent (a collective: its send count x type size) */       \
+    X(RECEIVED, 5, "received") /* bytes received, from the status */                             \
+    X(SOURCE, 6, "source")     /* the actual source, from the status */                          \
+    X(RTAG, 7, "rtag")         /* the actual tag, from the status */                             \
+    X(ROOT, 8, "root")         /* a rooted collective's root */                                  \
+    X(SEQ, 9, "seq")           /* a collective's number in its communicator, from 0 */           \
+    X(REQUEST, 10, "request")  /* Isend/Irecv: the request's number in this process, from 1; \
+                                  Wait: the request it completed (Waitall: one event per request) */ \
+    X(SIZE, 11, "size")        /* the communicator's size */                                     \
+    X(CLOCK_LOCAL, 12, "clock-local") /* CLOCK: this rank's ticks at the middle of its shortest \
+                                  round trip to rank 0 */                                        \
+    X(CLOCK_ROOT, 13, "clock-root") /* CLOCK: rank 0's ticks when it answered that round trip */ \
+    X(CLOCK_RTT, 14, "clock-rtt") /* CLOCK: that round trip, in this rank's ticks */
+
+enum instr_mpi_field {
+#define INSTR_X_ENUM(name, value, text) INSTR_MPI_FIELD_##name = value,
+    INSTR_MPI_FIELDS(INSTR_X_ENUM)
+#undef INSTR_X_ENUM
+    INSTR_MPI_FIELD_MAX = 14
+};
 
 /* EXT payload shapes: arg is the first field, value the second. */
 #define INSTR_PAYLOAD_NONE 0u          /* nothing */

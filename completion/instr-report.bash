@@ -16,7 +16,7 @@ _instr_report_valued=" --view --depth --threshold --sort --units --format --limi
 _instr_report_values()
 {
     case $1 in
-    --view) echo "functions threads modules processes calltree callers callees lines samples ranks" ;;
+    --view) echo "functions threads modules processes calltree callers callees lines samples ranks mpi" ;;
     --sort) echo "name calls self ei ee ai ae ei% ee% ai% ae% ci ce ci% ce% wall po flagged module file pid tid" ;;
     --units) echo "ticks ns us ms" ;;
     --format) echo "text csv json" ;;

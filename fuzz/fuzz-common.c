@@ -11,6 +11,7 @@
 #include "formats.h"
 #include "report.h"
 #include "text-trace.h"
+#include "views.h"
 
 const char *instr_fuzz_file(int slot, const uint8_t *data, size_t size)
 {
@@ -65,6 +66,23 @@ void instr_fuzz_read_dump(const char *path)
                 struct instr_report_opts o = {.units = report ? (enum instr_units)(v % 4) : INSTR_UNITS_NS,
                                               .view = (enum instr_view)v, .flagged = report};
                 fm->write(null, &s, &o);
+            }
+        }
+        /* The views with writers of their own and no argument (a job's
+         * ranks, its MPI calls), in text, CSV and JSON. */
+        for (size_t v = 0; v < instr_nviews; v++) {
+            const struct instr_view_def *vd = &instr_views[v];
+            if (!vd->text || (vd->flags & (INSTR_VIEW_FUNC | INSTR_VIEW_DEPTH)))
+                continue;
+            struct instr_report_opts o = {.units = (enum instr_units)(v % 4)};
+            vd->text(null, &s, &o, o.units);
+            vd->csv(null, &s, &o, o.units);
+            if (vd->json) {
+                struct instr_json j;
+                instr_json_init(&j, null);
+                instr_json_open(&j, NULL, '{', INSTR_JSON_LINES);
+                vd->json(&j, &s, &o);
+                instr_json_close(&j);
             }
         }
         instr_session_sort(&s, "name");

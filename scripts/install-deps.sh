@@ -16,8 +16,9 @@ PACKAGES="$PACKAGES zlib1g-dev golang-go"
 # libdw: --view lines of sampling dumps reads DWARF line tables.
 PACKAGES="$PACKAGES libdw-dev"
 # Open MPI and MPICH: tests/mpi builds an MPI job with each (mpicc.openmpi,
-# mpicc.mpich) and runs it with 4 ranks.
-PACKAGES="$PACKAGES openmpi-bin libopenmpi-dev mpich"
+# mpicc.mpich) and runs it with 4 ranks; mpi/ builds libinstr-mpi for each
+# (MPICH's mpi.h is in libmpich-dev).
+PACKAGES="$PACKAGES openmpi-bin libopenmpi-dev mpich libmpich-dev"
 # chromium, firefox-esr: the --export html page is loaded headless in both
 # (tests/exchange: exchange-html-chromium, exchange-html-firefox).
 PACKAGES="$PACKAGES chromium firefox-esr"

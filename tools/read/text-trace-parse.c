@@ -374,8 +374,8 @@ static int parse_event(struct parser *ps, struct instr_dump_writer *w, struct li
     int want = 1;
     if (kind == INSTR_EV_EXIT || kind == INSTR_EV_RETURN || (kind == INSTR_EV_EXT && ext == INSTR_EXT_THREAD_END))
         want = 0;
-    else if (kind == INSTR_EV_EXT && ext == INSTR_EXT_COUNTER)
-        want = 2;
+    else if (kind == INSTR_EV_EXT && instr_ext_payload(ext) == INSTR_PAYLOAD_VARINT_ZIGZAG)
+        want = 2; /* COUNTER, MPI, MPI_FIELD: arg and a signed value */
     if (nargs != want)
         return perr(ps, "%s takes %d argument%s", ln->tok[2], want, want == 1 ? "" : "s");
     if (kind == INSTR_EV_EXT && ext == INSTR_EXT_UNWIND) {
@@ -393,7 +393,7 @@ static int parse_event(struct parser *ps, struct instr_dump_writer *w, struct li
         errno = 0;
         long long x = strtoll(ln->tok[4], &end, 0);
         if (*end || errno || !*ln->tok[4])
-            return perr(ps, "counter value: not a number: '%s'", ln->tok[4]);
+            return perr(ps, "%s value: not a number: '%s'", ln->tok[2], ln->tok[4]);
         value = x;
     }
     rc = instr_writer_event(w, (uint32_t)index, tick, os, (uint8_t)bits, kind, ext, arg, value, offcpu);

@@ -229,7 +229,7 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
                         fprintf(out, " %s", instr_text_unwind_names[ev.arg]);
                     else
                         fprintf(out, " %" PRIu64, ev.arg);
-                } else if (ev.ext == INSTR_EXT_COUNTER) {
+                } else if (instr_ext_payload(ev.ext) == INSTR_PAYLOAD_VARINT_ZIGZAG) { /* COUNTER, MPI.. */
                     fprintf(out, " %" PRIu64 " %" PRId64, ev.arg, ev.value);
                 } else if (ev.ext != INSTR_EXT_THREAD_END) {
                     fprintf(out, " %" PRIu64, ev.arg);

@@ -24,6 +24,8 @@ const struct instr_view_def instr_views[] = {
      INSTR_VIEW_LIMIT, NULL, NULL, NULL},
     {"ranks", "ranks (a job's dumps: one row per MPI rank)", INSTR, 0, instr_views_ranks_text, instr_views_ranks_csv,
      instr_json_ranks},
+    {"mpi", "mpi (a job's MPI calls through libinstr-mpi: call sites, bytes, messages per rank)", INSTR, 0,
+     instr_views_mpi_text, instr_views_mpi_csv, instr_json_mpi},
 };
 const size_t instr_nviews = sizeof instr_views / sizeof instr_views[0];
 

@@ -68,5 +68,11 @@ int instr_views_ranks_text(FILE *out, const struct instr_session *s, const struc
 int instr_views_ranks_csv(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
                           enum instr_units u);
 int instr_json_ranks(struct instr_json *j, const struct instr_session *s, const struct instr_report_opts *o);
+/* --view mpi (view-mpi.c). */
+int instr_views_mpi_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
+                         enum instr_units u);
+int instr_views_mpi_csv(FILE *out, const struct instr_session *s, const struct instr_report_opts *o,
+                        enum instr_units u);
+int instr_json_mpi(struct instr_json *j, const struct instr_session *s, const struct instr_report_opts *o);
 
 #endif

@@ -1,0 +1,650 @@
+/* instr-mpi.c - libinstr-mpi: the optional PMPI wrappers.
+ *
+ * Linked into an MPI program built with the plugin (-linstr-mpi-openmpi or
+ * -linstr-mpi-mpich, before the MPI library; or LD_PRELOADed), it defines
+ * the MPI calls below, each calling its PMPI_ twin and handing the runtime
+ * what the call was: its ticks, peer (a rank of MPI_COMM_WORLD), tag,
+ * communicator, bytes (count x MPI_Type_size) and, for receives, the source
+ * and size the status says (common/mpi-abi.h, dump-format.h INSTR_MPI_*).
+ * MPI_Pcontrol(0) / MPI_Pcontrol(1) switch recording off and on.
+ *
+ * One source, compiled once per MPI found (mpi/CMakeLists.txt): Open
+ * MPI's handles are pointers, MPICH's ints, so a library built against
+ * one cannot serve the other.  Handles are only compared and hashed here,
+ * which either kind allows.
+ *
+ * Without instr's runtime in the process (the program was not built with
+ * the plugin) every wrapper is its PMPI_ call and one test of a pointer.
+ * The runtime is looked for at the first MPI call (MPI_Init, normally):
+ * the loaded object named libinstr-rt.so, opened again with RTLD_NOLOAD,
+ * so this library needs no path to it and never loads it.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "hook-abi.h"
+#include "mpi-abi.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* ---- the runtime ------------------------------------------------------------ */
+
+static const struct instr_mpi_api *rt;
+static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
+
+static int find_rt(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    const char *name = info->dlpi_name, *slash = name ? strrchr(name, '/') : NULL;
+    if (!slash || strcmp(slash + 1, INSTR_RUNTIME_SONAME))
+        return 0;
+    *(const char **)data = name;
+    return 1;
+}
+
+static void rt_init(void)
+{
+    const char *path = NULL;
+    dl_iterate_phdr(find_rt, &path);
+    void *h = path ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+    if (!h)
+        return;
+    const struct instr_mpi_api *(*get)(void) = (const struct instr_mpi_api *(*)(void))dlsym(h, INSTR_MPI_API_SYMBOL);
+    const struct instr_mpi_api *a = get ? get() : NULL;
+    if (a && a->version == INSTR_MPI_API_VERSION)
+        rt = a;
+}
+
+/* The runtime when MPI calls are to be recorded now, else NULL. */
+static const struct instr_mpi_api *recording(void)
+{
+    pthread_once(&rt_once, rt_init);
+    return rt && !rt->off() ? rt : NULL;
+}
+
+/* ---- communicators, ranks, requests ------------------------------------------ */
+
+/* Communicators by handle, numbered in the order first used (0 and 1 are
+ * MPI_COMM_WORLD and MPI_COMM_SELF); with their collectives' count and
+ * whether they are the world's ranks in order. */
+#define COMMS 256
+static struct comm {
+    MPI_Comm handle;
+    int used;
+    int world_order; /* 1: rank r of it is world rank r */
+    int64_t coll_seq;
+} comms[COMMS];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int comm_id(MPI_Comm c)
+{
+    if (c == MPI_COMM_WORLD)
+        return 0;
+    if (c == MPI_COMM_SELF)
+        return 1;
+    for (int i = 2; i < COMMS; i++) {
+        if (!comms[i].used) {
+            comms[i].used = 1;
+            comms[i].handle = c;
+            int res = MPI_UNEQUAL;
+            PMPI_Comm_compare(c, MPI_COMM_WORLD, &res);
+            comms[i].world_order = res == MPI_IDENT || res == MPI_CONGRUENT;
+            return i;
+        }
+        if (comms[i].handle == c)
+            return i;
+    }
+    return COMMS - 1; /* more communicators than the table: the last one stands for them */
+}
+
+/* The world rank of rank r of communicator c (id): r itself for the world;
+ * -1 for MPI_ANY_SOURCE, -2 for MPI_PROC_NULL. */
+static int world_rank(MPI_Comm c, int id, int r)
+{
+    if (r == MPI_ANY_SOURCE)
+        return -1;
+    if (r == MPI_PROC_NULL)
+        return -2;
+    if (id == 0 || (id > 1 && comms[id].world_order))
+        return r;
+    MPI_Group g, w;
+    int out = -3;
+    if (PMPI_Comm_group(c, &g) == MPI_SUCCESS) {
+        if (PMPI_Comm_group(MPI_COMM_WORLD, &w) == MPI_SUCCESS) {
+            PMPI_Group_translate_ranks(g, 1, &r, w, &out);
+            PMPI_Group_free(&w);
+        }
+        PMPI_Group_free(&g);
+    }
+    return out == MPI_UNDEFINED ? -3 : out;
+}
+
+static int64_t bytes(int count, MPI_Datatype t)
+{
+    int size = 0;
+    if (count <= 0 || PMPI_Type_size(t, &size) != MPI_SUCCESS || size < 0)
+        return 0;
+    return (int64_t)count * size;
+}
+
+/* Pending Isend/Irecv requests by handle: what their Wait needs to say. */
+#define REQUESTS 4096
+static struct request {
+    MPI_Request handle;
+    int64_t id; /* 0: free */
+    int call;   /* INSTR_MPI_ISEND or IRECV */
+    int comm, peer, tag;
+} requests[REQUESTS];
+static int64_t next_request = 1;
+
+static size_t request_slot(MPI_Request r)
+{
+    uintptr_t h = 0;
+    memcpy(&h, &r, sizeof r < sizeof h ? sizeof r : sizeof h);
+    return (size_t)((h * 0x9E3779B97F4A7C15ull) >> 52) % REQUESTS;
+}
+
+static int64_t request_add(MPI_Request r, int call, int comm, int peer, int tag)
+{
+    pthread_mutex_lock(&lock);
+    size_t s = request_slot(r);
+    int64_t id = 0;
+    for (size_t n = 0; n < REQUESTS; n++, s = (s + 1) % REQUESTS) {
+        if (!requests[s].id) {
+            id = next_request++;
+            requests[s] = (struct request){r, id, call, comm, peer, tag};
+            break;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return id; /* 0: the table is full, the request goes unnamed */
+}
+
+static int request_take(MPI_Request r, struct request *out)
+{
+    pthread_mutex_lock(&lock);
+    size_t s = request_slot(r);
+    int found = 0;
+    for (size_t n = 0; n < REQUESTS; n++, s = (s + 1) % REQUESTS) {
+        if (requests[s].id && requests[s].handle == r) {
+            *out = requests[s];
+            /* Deleted by moving the run's later entries up (linear probing). */
+            size_t hole = s, j = s;
+            for (;;) {
+                j = (j + 1) % REQUESTS;
+                if (!requests[j].id)
+                    break;
+                size_t home = request_slot(requests[j].handle);
+                if ((j > hole && (home <= hole || home > j)) || (j < hole && home <= hole && home > j)) {
+                    requests[hole] = requests[j];
+                    hole = j;
+                }
+            }
+            requests[hole].id = 0;
+            found = 1;
+            break;
+        }
+        if (!requests[s].id)
+            break;
+    }
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
+/* ---- recording ------------------------------------------------------------------ */
+
+struct call {
+    const struct instr_mpi_api *rt; /* NULL: not recorded */
+    int present;                    /* the runtime is there (recording or not) */
+    uint64_t start;
+    int64_t f[INSTR_MPI_FIELD_MAX + 1];
+};
+
+static void begin(struct call *c)
+{
+    c->rt = recording();
+    c->present = rt != NULL;
+    c->start = c->rt ? c->rt->tick() : 0;
+    for (int i = 0; i <= INSTR_MPI_FIELD_MAX; i++)
+        c->f[i] = INSTR_MPI_ABSENT;
+}
+
+static void end(struct call *c, unsigned call)
+{
+    if (c->rt)
+        c->rt->record(call, c->start, c->f);
+}
+
+static void p2p(struct call *c, MPI_Comm comm, int peer, int tag)
+{
+    pthread_mutex_lock(&lock);
+    int id = comm_id(comm);
+    pthread_mutex_unlock(&lock);
+    c->f[INSTR_MPI_FIELD_COMM] = id;
+    c->f[INSTR_MPI_FIELD_PEER] = world_rank(comm, id, peer);
+    c->f[INSTR_MPI_FIELD_TAG] = tag == MPI_ANY_TAG ? -1 : tag;
+}
+
+static void status(struct call *c, MPI_Comm comm, int id, const MPI_Status *s)
+{
+    int n = 0;
+    if (s->MPI_SOURCE == MPI_PROC_NULL)
+        return;
+    PMPI_Get_count(s, MPI_BYTE, &n);
+    c->f[INSTR_MPI_FIELD_RECEIVED] = n == MPI_UNDEFINED ? 0 : n;
+    c->f[INSTR_MPI_FIELD_SOURCE] = world_rank(comm, id, s->MPI_SOURCE);
+    c->f[INSTR_MPI_FIELD_RTAG] = s->MPI_TAG;
+}
+
+/* A collective: its communicator, number in it and size.  Numbered
+ * while recording is off too (MPI_Pcontrol(0)), so that every rank gives a
+ * collective the same number whatever it recorded. */
+static void coll(struct call *c, MPI_Comm comm)
+{
+    if (!c->present)
+        return;
+    pthread_mutex_lock(&lock);
+    int id = comm_id(comm), size = 0;
+    int64_t seq = comms[id].coll_seq++;
+    pthread_mutex_unlock(&lock);
+    if (!c->rt)
+        return;
+    c->f[INSTR_MPI_FIELD_COMM] = id;
+    c->f[INSTR_MPI_FIELD_SEQ] = seq;
+    if (PMPI_Comm_size(comm, &size) == MPI_SUCCESS)
+        c->f[INSTR_MPI_FIELD_SIZE] = size;
+}
+
+/* ---- one clock: the ping-pong with rank 0 ------------------------------------------ */
+
+/* Each rank but 0 measures, ROUNDS times, a round trip to rank 0 that
+ * brings back rank 0's ticks, and records the shortest: its middle on
+ * this rank's ticks and rank 0's ticks then (the report's offset, good to
+ * half the round trip).  Rank 0 answers the ranks one after the other.  On
+ * a communicator of its own, so that no message of the program's can
+ * match.  Run at the end of MPI_Init and the start of MPI_Finalize: two
+ * offsets, whose difference is the clocks' drift. */
+#define ROUNDS 8
+
+static void clock_sync(void)
+{
+    if (!rt)
+        return;
+    int me = 0, n = 1;
+    MPI_Comm c;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &me);
+    PMPI_Comm_size(MPI_COMM_WORLD, &n);
+    if (n < 2 || PMPI_Comm_dup(MPI_COMM_WORLD, &c) != MPI_SUCCESS)
+        return;
+    struct call k;
+    begin(&k);
+    uint64_t root = 0, best = UINT64_MAX, mid = 0;
+    if (me == 0) {
+        for (int r = 1; r < n; r++) {
+            for (int i = 0; i < ROUNDS; i++) {
+                int x;
+                PMPI_Recv(&x, 1, MPI_INT, r, 0, c, MPI_STATUS_IGNORE);
+                uint64_t t = rt->tick();
+                PMPI_Send(&t, 1, MPI_UINT64_T, r, 0, c);
+            }
+        }
+    } else {
+        for (int i = 0; i < ROUNDS; i++) {
+            uint64_t t = 0, a = rt->tick();
+            PMPI_Send(&i, 1, MPI_INT, 0, 0, c);
+            PMPI_Recv(&t, 1, MPI_UINT64_T, 0, 0, c, MPI_STATUS_IGNORE);
+            uint64_t b = rt->tick();
+            if (b - a < best) {
+                best = b - a;
+                mid = a + (b - a) / 2;
+                root = t;
+            }
+        }
+    }
+    PMPI_Comm_free(&c);
+    if (me != 0 && k.rt) {
+        k.f[INSTR_MPI_FIELD_PEER] = 0;
+        k.f[INSTR_MPI_FIELD_CLOCK_LOCAL] = (int64_t)mid;
+        k.f[INSTR_MPI_FIELD_CLOCK_ROOT] = (int64_t)root;
+        k.f[INSTR_MPI_FIELD_CLOCK_RTT] = (int64_t)best;
+        end(&k, INSTR_MPI_CLOCK);
+    }
+}
+
+/* ---- the wrappers ---------------------------------------------------------------- */
+
+EXPORT int MPI_Init(int *argc, char ***argv)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Init(argc, argv);
+    end(&c, INSTR_MPI_INIT);
+    if (rc == MPI_SUCCESS)
+        clock_sync();
+    return rc;
+}
+
+EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    end(&c, INSTR_MPI_INIT);
+    if (rc == MPI_SUCCESS)
+        clock_sync();
+    return rc;
+}
+
+EXPORT int MPI_Finalize(void)
+{
+    clock_sync();
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Finalize();
+    end(&c, INSTR_MPI_FINALIZE);
+    return rc;
+}
+
+EXPORT int MPI_Pcontrol(const int level, ...)
+{
+    pthread_once(&rt_once, rt_init);
+    if (rt)
+        rt->pcontrol(level);
+    return PMPI_Pcontrol(level);
+}
+
+static int send_common(unsigned call, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                       MPI_Comm comm)
+{
+    struct call c;
+    begin(&c);
+    int rc = call == INSTR_MPI_SSEND ? PMPI_Ssend(buf, count, type, dest, tag, comm)
+                                     : PMPI_Send(buf, count, type, dest, tag, comm);
+    if (c.rt) {
+        p2p(&c, comm, dest, tag);
+        c.f[INSTR_MPI_FIELD_SENT] = bytes(count, type);
+    }
+    end(&c, call);
+    return rc;
+}
+
+EXPORT int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    return send_common(INSTR_MPI_SEND, buf, count, type, dest, tag, comm);
+}
+
+EXPORT int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    return send_common(INSTR_MPI_SSEND, buf, count, type, dest, tag, comm);
+}
+
+EXPORT int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                     MPI_Request *req)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Isend(buf, count, type, dest, tag, comm, req);
+    if (c.rt) {
+        p2p(&c, comm, dest, tag);
+        c.f[INSTR_MPI_FIELD_SENT] = bytes(count, type);
+        if (rc == MPI_SUCCESS)
+            c.f[INSTR_MPI_FIELD_REQUEST] = request_add(*req, INSTR_MPI_ISEND, (int)c.f[INSTR_MPI_FIELD_COMM],
+                                                       (int)c.f[INSTR_MPI_FIELD_PEER], tag);
+    }
+    end(&c, INSTR_MPI_ISEND);
+    return rc;
+}
+
+EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *st)
+{
+    struct call c;
+    MPI_Status own;
+    begin(&c);
+    if (c.rt && st == MPI_STATUS_IGNORE)
+        st = &own;
+    int rc = PMPI_Recv(buf, count, type, source, tag, comm, st);
+    if (c.rt) {
+        p2p(&c, comm, source, tag);
+        if (rc == MPI_SUCCESS)
+            status(&c, comm, (int)c.f[INSTR_MPI_FIELD_COMM], st);
+    }
+    end(&c, INSTR_MPI_RECV);
+    return rc;
+}
+
+EXPORT int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Irecv(buf, count, type, source, tag, comm, req);
+    if (c.rt) {
+        p2p(&c, comm, source, tag);
+        if (rc == MPI_SUCCESS)
+            c.f[INSTR_MPI_FIELD_REQUEST] = request_add(*req, INSTR_MPI_IRECV, (int)c.f[INSTR_MPI_FIELD_COMM],
+                                                       (int)c.f[INSTR_MPI_FIELD_PEER], (int)c.f[INSTR_MPI_FIELD_TAG]);
+    }
+    end(&c, INSTR_MPI_IRECV);
+    return rc;
+}
+
+EXPORT int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf, int rcount,
+                        MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Status *st)
+{
+    struct call c;
+    MPI_Status own;
+    begin(&c);
+    if (c.rt && st == MPI_STATUS_IGNORE)
+        st = &own;
+    int rc = PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, st);
+    if (c.rt) {
+        p2p(&c, comm, dest, stag);
+        c.f[INSTR_MPI_FIELD_SENT] = bytes(scount, stype);
+        if (rc == MPI_SUCCESS)
+            status(&c, comm, (int)c.f[INSTR_MPI_FIELD_COMM], st);
+    }
+    end(&c, INSTR_MPI_SENDRECV);
+    return rc;
+}
+
+/* A completed request's event: the request's own fields, and for a
+ * receive its status. */
+static void completed(struct call *c, MPI_Request r, const MPI_Status *st)
+{
+    struct request q;
+    if (!request_take(r, &q))
+        return;
+    c->f[INSTR_MPI_FIELD_REQUEST] = q.id;
+    c->f[INSTR_MPI_FIELD_COMM] = q.comm;
+    c->f[INSTR_MPI_FIELD_PEER] = q.peer;
+    c->f[INSTR_MPI_FIELD_TAG] = q.tag;
+    if (q.call == INSTR_MPI_IRECV && st) {
+        MPI_Comm comm = q.comm == 0 ? MPI_COMM_WORLD : q.comm == 1 ? MPI_COMM_SELF : comms[q.comm].handle;
+        status(c, comm, q.comm, st);
+    }
+}
+
+EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *st)
+{
+    struct call c;
+    MPI_Status own;
+    begin(&c);
+    MPI_Request r = req ? *req : MPI_REQUEST_NULL;
+    if (c.rt && st == MPI_STATUS_IGNORE)
+        st = &own;
+    int rc = PMPI_Wait(req, st);
+    if (c.rt && rc == MPI_SUCCESS && r != MPI_REQUEST_NULL)
+        completed(&c, r, st);
+    end(&c, INSTR_MPI_WAIT);
+    return rc;
+}
+
+/* One WAITALL event per request it completed, the first with the call's
+ * ticks, the others with none (so the call's time counts once). */
+EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
+{
+    struct call c;
+    begin(&c);
+    if (!c.rt || n <= 0)
+        return PMPI_Waitall(n, reqs, sts);
+    MPI_Request small_r[64];
+    MPI_Status small_s[64];
+    MPI_Request *saved = n <= 64 ? small_r : malloc(sizeof *saved * (size_t)n);
+    MPI_Status *own = sts;
+    if (sts == MPI_STATUSES_IGNORE)
+        own = n <= 64 ? small_s : malloc(sizeof *own * (size_t)n);
+    if (!saved || !own) {
+        if (saved != small_r)
+            free(saved);
+        return PMPI_Waitall(n, reqs, sts);
+    }
+    memcpy(saved, reqs, sizeof *saved * (size_t)n);
+    int rc = PMPI_Waitall(n, reqs, own);
+    int first = 1;
+    for (int i = 0; i < n; i++) {
+        if (saved[i] == MPI_REQUEST_NULL)
+            continue;
+        struct call e = c;
+        if (!first)
+            e.start = c.rt->tick(); /* none of the call's ticks */
+        if (rc == MPI_SUCCESS)
+            completed(&e, saved[i], &own[i]);
+        end(&e, INSTR_MPI_WAITALL);
+        first = 0;
+    }
+    if (first)
+        end(&c, INSTR_MPI_WAITALL);
+    if (saved != small_r)
+        free(saved);
+    if (own != sts && own != small_s)
+        free(own);
+    return rc;
+}
+
+EXPORT int MPI_Barrier(MPI_Comm comm)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Barrier(comm);
+    coll(&c, comm);
+    end(&c, INSTR_MPI_BARRIER);
+    return rc;
+}
+
+/* A collective with a root: its world rank, and the bytes this rank sends
+ * (the root's data for Bcast/Scatter, every rank's own for Reduce/Gather). */
+static void rooted(struct call *c, MPI_Comm comm, int root)
+{
+    coll(c, comm);
+    if (c->rt)
+        c->f[INSTR_MPI_FIELD_ROOT] = world_rank(comm, (int)c->f[INSTR_MPI_FIELD_COMM], root);
+}
+
+EXPORT int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Bcast(buf, count, type, root, comm);
+    rooted(&c, comm, root);
+    if (c.rt) {
+        int me = -1;
+        PMPI_Comm_rank(comm, &me);
+        c.f[me == root ? INSTR_MPI_FIELD_SENT : INSTR_MPI_FIELD_RECEIVED] = bytes(count, type);
+    }
+    end(&c, INSTR_MPI_BCAST);
+    return rc;
+}
+
+EXPORT int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Reduce(sbuf, rbuf, count, type, op, root, comm);
+    rooted(&c, comm, root);
+    if (c.rt) {
+        c.f[INSTR_MPI_FIELD_SENT] = bytes(count, type);
+    }
+    end(&c, INSTR_MPI_REDUCE);
+    return rc;
+}
+
+EXPORT int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Allreduce(sbuf, rbuf, count, type, op, comm);
+    coll(&c, comm);
+    if (c.rt) {
+        c.f[INSTR_MPI_FIELD_SENT] = bytes(count, type);
+    }
+    end(&c, INSTR_MPI_ALLREDUCE);
+    return rc;
+}
+
+EXPORT int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                         MPI_Comm comm)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
+    coll(&c, comm);
+    if (c.rt) {
+        c.f[INSTR_MPI_FIELD_SENT] = bytes(scount, stype);
+    }
+    end(&c, INSTR_MPI_ALLGATHER);
+    return rc;
+}
+
+EXPORT int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                        MPI_Comm comm)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
+    coll(&c, comm);
+    if (c.rt) {
+        int size = 1;
+        PMPI_Comm_size(comm, &size);
+        c.f[INSTR_MPI_FIELD_SENT] = bytes(scount, stype) * size;
+    }
+    end(&c, INSTR_MPI_ALLTOALL);
+    return rc;
+}
+
+EXPORT int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                      int root, MPI_Comm comm)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
+    rooted(&c, comm, root);
+    if (c.rt) {
+        c.f[INSTR_MPI_FIELD_SENT] = bytes(scount, stype);
+    }
+    end(&c, INSTR_MPI_GATHER);
+    return rc;
+}
+
+EXPORT int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                       int root, MPI_Comm comm)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
+    rooted(&c, comm, root);
+    if (c.rt) {
+        int me = -1, size = 1;
+        PMPI_Comm_rank(comm, &me);
+        PMPI_Comm_size(comm, &size);
+        if (me == root)
+            c.f[INSTR_MPI_FIELD_SENT] = bytes(scount, stype) * size;
+    }
+    end(&c, INSTR_MPI_SCATTER);
+    return rc;
+}

@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+"""check-pmpi.py - the PMPI wrappers (libinstr-mpi-MPI.so) on a job with
+known messages (label "mpi").
+
+Builds msgs.c (tests/mpi/msgs.c says what each rank sends and receives)
+with the plugin, linked with -linstr-mpi-MPI, runs it with 4 ranks and
+checks each rank's EXT MPI events in the dumps' text form: every call
+there with its peer, tag, communicator and bytes, the receives' source and
+size from the status, the requests of Isend/Irecv named again by their
+Wait/Waitall, the collectives numbered alike on every rank, and nothing
+recorded between MPI_Pcontrol(0) and MPI_Pcontrol(1) (the switch's EXT
+SWITCH events there instead).
+
+Then --view mpi of the job: each rank's messages and bytes sent and
+received, the sites' bytes and min/max.  --traces: hand-made dumps
+(mpi-traces/) with known answers and invalid events, no MPI needed.
+
+usage: check-pmpi.py MPI(openmpi|mpich) --bin DIR --plugin SO --src DIR --work DIR [--uid 65534] [--traces]
+Exit 77: this MPI or its wrapper library is not there.
+"""
+import argparse, csv, io, json, os, re, shutil, subprocess, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import importlib
+cm = importlib.import_module("check-mpi")
+
+NRANKS = cm.NRANKS
+SHIFT = 5000000000  # ns: rank 2's clock shift (INSTR_TEST_CLOCK_SHIFT)
+CALLS = {1: "MPI_Init", 2: "MPI_Finalize", 3: "MPI_Send", 5: "MPI_Isend", 6: "MPI_Recv", 7: "MPI_Irecv",
+         9: "MPI_Wait", 10: "MPI_Waitall", 11: "MPI_Barrier", 12: "MPI_Bcast", 14: "MPI_Allreduce", 19: "clock"}
+FIELDS = {1: "peer", 2: "tag", 3: "comm", 4: "sent", 5: "received", 6: "source", 7: "rtag", 8: "root", 9: "seq",
+          10: "request", 11: "size", 12: "clock-local", 13: "clock-root", 14: "clock-rtt"}
+
+
+def mpi_events(binp, dump):
+    """[(call name, ticks, {field: value})] of the dump, and its switch events."""
+    out = cm.run([os.path.join(binp, "instr-dump"), dump]).stdout
+    calls, switches = [], []
+    for line in out.splitlines():
+        t = line.split()
+        if len(t) >= 5 and t[2] == "mpi":
+            calls.append([CALLS.get(int(t[3]), t[3]), int(t[4]), {}])
+        elif len(t) >= 5 and t[2] == "mpi-field":
+            name = FIELDS[int(t[3])]
+            if not calls or name in calls[-1][2]:
+                cm.fail("%s: mpi-field %s with no MPI event before it, or twice" % (dump, name))
+            calls[-1][2][name] = int(t[4])
+        elif len(t) >= 4 and t[2] == "switch":
+            switches.append(int(t[3]))
+    return calls, switches
+
+
+def expected(r):
+    n = NRANKS
+    nx, pv = (r + 1) % n, (r - 1) % n
+    send = ("MPI_Send", {"peer": nx, "tag": r, "comm": 0, "sent": r * 100 + 8})
+    recv = ("MPI_Recv", {"peer": pv, "tag": -1, "comm": 0, "received": pv * 100 + 8, "source": pv, "rtag": pv})
+    want = [("MPI_Init", {})] + ([send, recv] if r % 2 == 0 else [recv, send])
+    want += [("MPI_Irecv", {"peer": pv, "tag": 100 + pv, "comm": 0, "request": 1}),
+             ("MPI_Isend", {"peer": nx, "tag": 100 + r, "comm": 0, "sent": 4 * (r + 1), "request": 2}),
+             ("MPI_Waitall", {"peer": pv, "tag": 100 + pv, "comm": 0, "request": 1, "received": 4 * (pv + 1),
+                              "source": pv, "rtag": 100 + pv}),
+             ("MPI_Waitall", {"peer": nx, "tag": 100 + r, "comm": 0, "request": 2}),
+             ("MPI_Irecv", {"peer": pv, "tag": 200, "comm": 0, "request": 3}),
+             ("MPI_Send", {"peer": nx, "tag": 200, "comm": 0, "sent": 24}),
+             ("MPI_Wait", {"peer": pv, "tag": 200, "comm": 0, "request": 3, "received": 24, "source": pv,
+                           "rtag": 200}),
+             ("MPI_Barrier", {"comm": 0, "seq": 0, "size": n}),
+             ("MPI_Bcast", {"comm": 0, "seq": 1, "size": n, "root": 0,
+                            ("sent" if r == 0 else "received"): 64}),
+             ("MPI_Allreduce", {"comm": 0, "seq": 2, "size": n, "sent": 32}),
+             # the Barrier between Pcontrol(0) and (1) was seq 3, not recorded
+             ("MPI_Barrier", {"comm": 0, "seq": 4, "size": n}),
+             ("MPI_Finalize", {})]
+    return want
+
+
+def report(a, *args):
+    return cm.run([os.path.join(a.bin, "instr-report")] + list(args)).stdout
+
+
+def check_report(a, jdir):
+    """--view mpi of the job: each rank's messages and bytes, the sites' bytes (JSON, CSV, text)."""
+    n = NRANKS
+    j = json.loads(report(a, "--view", "mpi", "--format", "json", jdir))["mpi"]
+    # a rank sends r*100+8 chars, r+1 ints, 3 doubles; receives the same from r-1
+    sent = lambda r: r * 100 + 8 + 4 * (r + 1) + 24
+    want = [{"rank": r, "calls": 15, "messages_sent": 3, "bytes_sent": sent(r), "messages_received": 3,
+             "bytes_received": sent((r - 1) % n)} for r in range(n)]
+    keys = ("rank", "calls", "messages_sent", "bytes_sent", "messages_received", "bytes_received")
+    if [{k: x[k] for k in keys} for x in j["ranks"]] != want or j["invalid"] != 0 or j["none"] is not None:
+        cm.fail("--view mpi ranks %s\n  want %s (invalid %s)" % (j["ranks"], want, j["invalid"]))
+    sites = {(x["call"], x["line"]): x for x in j["sites"]}
+    even = [r * 100 + 8 for r in range(0, n, 2)]
+    odd = [r * 100 + 8 for r in range(1, n, 2)]
+    for line, sizes in ((26, even), (30, odd)):
+        x = sites.get(("MPI_Send", line))
+        if not x or (x["calls"], x["messages_sent"], x["bytes_sent"], x["bytes_min"], x["bytes_max"], x["caller"]) != \
+                (len(sizes), len(sizes), sum(sizes), min(sizes), max(sizes), "main"):
+            cm.fail("MPI_Send at line %d: %s, not sizes %s" % (line, x, sizes))
+    x = sites.get(("MPI_Allreduce", 42))
+    if not x or x["calls"] != n or x["bytes_sent"] != 32 * n or x["messages_sent"] != 0:
+        cm.fail("MPI_Allreduce at line 42: %s" % x)
+    times = [x["time_ns"] for x in j["sites"]]
+    if times != sorted(times, reverse=True) or j["calls"] != 15 * n:
+        cm.fail("sites not by time, or calls %d: %s" % (j["calls"], times))
+    rows = list(csv.DictReader(io.StringIO(report(a, "--view", "mpi", "--format", "csv", jdir))))
+    got = [{"rank": int(r["rank"]), "calls": int(r["calls"]), "messages_sent": int(r["messages_sent"]),
+            "bytes_sent": int(r["bytes_sent"]), "messages_received": int(r["messages_received"]),
+            "bytes_received": int(r["bytes_received"])} for r in rows if r["record"] == "rank"]
+    if got != want or len([r for r in rows if r["record"] == "site"]) != len(j["sites"]):
+        cm.fail("CSV %s" % rows)
+    # one clock: rank 2's 5 s undone by the offsets the ping-pongs measured
+    clk = j["clock"]
+    if clk["method"] != "ping-pong" or not 0 < clk["bound_ns"] < 50e6:
+        cm.fail("clock %s" % clk)
+    # the job's runtime: over 5 s on the clocks as they were, under 4 on rank 0's axis
+    pop = json.loads(report(a, "--format", "json", jdir))["session"]["pop"]
+    if not (pop["job_runtime_ns"] > SHIFT and 0 < clk["job_runtime_ns"] < SHIFT - 1e9 and
+            clk["communication_efficiency"] > pop["communication_efficiency"]):
+        cm.fail("aligned runtime %s, as it was %s" % (clk, pop))
+    rk = {x["rank"]: x for x in j["ranks"]}
+    for r in range(1, n):
+        x = rk[r]
+        want_off = -SHIFT if r == 2 else 0
+        if x["clock_syncs"] != 2 or any(abs(x[k] - want_off) > clk["bound_ns"] + 1e6
+                                         for k in ("offset_init_ns", "offset_finalize_ns")):
+            cm.fail("rank %d: clock %s, not an offset of %d ns" % (r, x, want_off))
+    if not (rk[2]["start_ns"] - rk[0]["start_ns"] > SHIFT - 2e9 and
+            abs(rk[2]["aligned_start_ns"] - rk[0]["aligned_start_ns"]) < 2e9):
+        cm.fail("rank 2's start not aligned: %s, rank 0's %s" % (rk[2], rk[0]))
+    text = report(a, "--view", "mpi", jdir)
+    if not re.search(r"^Clocks: +on rank 0's axis by ping-pong at MPI_Init and MPI_Finalize: within [\d.]+ us",
+                     text, re.M):
+        cm.fail("no Clocks: line\n" + text)
+    for title in ("Call sites by time", "Top call sites by bytes sent", "Messages per rank"):
+        if title not in text:
+            cm.fail("no %r in\n%s" % (title, text))
+
+
+def check_waits(a, m, env, libdir, work):
+    """waits.c: a late sender of about 200 ms and a barrier whose ranks wait
+    about 500 ms in all for the late one, with rank 1's clock 3 s off (the
+    test hook): only the aligned times give the answer."""
+    exe = os.path.join(work, "waits")
+    cm.run([m["cc"], "-O2", "-g", "-fplugin=" + a.plugin, os.path.join(a.src, "waits.c"), "-o", exe,
+            "-L" + libdir, "-linstr-mpi-" + a.mpi, "-Wl,-rpath," + libdir], env=env)
+    os.chmod(exe, 0o755)
+    d = os.path.join(work, "waits-run")
+    os.makedirs(d)
+    if a.uid is not None:
+        os.chmod(d, 0o777)
+    run_args = m["run_args"] + (["-x", "INSTR_TEST_CLOCK_SHIFT"] if a.mpi == "openmpi" else [])
+    cm.launch(dict(m, run_args=run_args), exe, d, work, a.uid, steps="1",
+              extra={"INSTR_TEST_CLOCK_SHIFT": "1:3000000000"})
+    d = os.path.join(d, next(e for e in os.listdir(d) if e.endswith(".instr.d")))
+    j = json.loads(report(a, "--view", "mpi", "--format", "json", d))["mpi"]
+    sites = {(x["call"], x["line"]): x for x in j["sites"]}
+    recv, bar = sites.get(("MPI_Recv", 21)), sites.get(("MPI_Barrier", 25))
+    if not recv or not 150e6 <= recv["late_sender_ns"] <= 270e6:
+        cm.fail("waits: late sender at MPI_Recv line 21: %s (want about 200 ms)\n%s" % (recv, j))
+    if not bar or not 400e6 <= bar["wait_at_collective_ns"] <= 650e6 or bar["late_sender_ns"] != 0:
+        cm.fail("waits: wait at the MPI_Barrier of line 25: %s (want about 500 ms)\n%s" % (bar, j))
+    if j["wait_states"]["unmatched"] != 0 or abs(j["wait_states"]["late_sender_ns"] - recv["late_sender_ns"]) > 1e6:
+        cm.fail("waits: %s" % j["wait_states"])
+    print("waits: late sender %.1f ms, wait at the barrier %.1f ms" % (recv["late_sender_ns"] / 1e6,
+                                                                      bar["wait_at_collective_ns"] / 1e6))
+
+
+def check_traces(a, work):
+    """Hand-made dumps (mpi-traces/): two ranks' MPI events with known
+    times and bytes, and three invalid ones (a peer outside the job, a
+    field of no call, a field twice), left out and counted; rank 1 on a
+    host whose clock is 500 us ahead, with its two ping-pongs' offsets."""
+    dumps = []
+    tdir = os.path.join(a.src, "mpi-traces")
+    for t in sorted(os.listdir(tdir)):
+        out = os.path.join(work, t[:-4] + ".instr")
+        cm.run([os.path.join(a.bin, "instr-dump"), "--from-text", os.path.join(tdir, t), "-o", out])
+        dumps.append(out)
+    j = json.loads(report(a, "--view", "mpi", "--format", "json", *dumps))["mpi"]
+    want_sites = [("MPI_Wait", "main", 31, 2, 15850, 0, 0), ("MPI_Allreduce", "main", 14, 2, 4000, 0, 32),
+                  ("MPI_Recv", "main", 22, 1, 3000, 0, 0), ("MPI_Send", "main", 12, 2, 2500, 2, 1000),
+                  ("MPI_Send", "main", 40, 2, 200, 2, 20), ("MPI_Irecv", "main", 30, 2, 100, 0, 0)]
+    got = [(x["call"], x["caller"], x["line"], x["calls"], x["time_ns"], x["messages_sent"], x["bytes_sent"])
+           for x in j["sites"]]
+    if got != want_sites or j["invalid"] != 3 or j["calls"] != 11:
+        cm.fail("traces: sites %s invalid %s" % (got, j["invalid"]))
+    want_ranks = [{"rank": 0, "calls": 5, "messages_sent": 4, "bytes_sent": 1020, "messages_received": 0,
+                   "bytes_received": 0},
+                  {"rank": 1, "calls": 6, "messages_sent": 0, "bytes_sent": 0, "messages_received": 3,
+                   "bytes_received": 820}]
+    keys = ("rank", "calls", "messages_sent", "bytes_sent", "messages_received", "bytes_received")
+    if [{k: x[k] for k in keys} for x in j["ranks"]] != want_ranks:
+        cm.fail("traces: ranks %s" % j["ranks"])
+    # on rank 0's axis rank 1's receive began at 500 ns, the send at 1000: late sender 500 ns (on the
+    # clocks as they were, none: the receive would begin 500 us later); Allreduce entered at 6000 and
+    # 8000: rank 0 waits 2000 ns.  Two Irecvs of tag 9 waited for in the other order: the Wait at
+    # 15200 completes the second, posted second, sent at 30000: 14800 ns (matched in the order of
+    # completion it would be the first, sent at 20000: 4800 ns); the other Wait begins after its send
+    ws = {(x["call"], x["line"]): (x["late_sender_ns"], x["wait_at_collective_ns"]) for x in j["sites"]}
+    if j["wait_states"] != {"late_sender_ns": 15300, "wait_at_collective_ns": 2000, "unmatched": 0} or \
+            ws != {("MPI_Allreduce", 14): (0, 2000), ("MPI_Recv", 22): (500, 0), ("MPI_Send", 12): (0, 0),
+                   ("MPI_Send", 40): (0, 0), ("MPI_Wait", 31): (14800, 0), ("MPI_Irecv", 30): (0, 0)}:
+        cm.fail("traces: wait states %s, sites %s" % (j["wait_states"], ws))
+    # rank 1's real-time pair 500 us ahead of rank 0's, 10 ns more by its end: its clock events say so
+    r1 = j["ranks"][1]
+    # the job: rank 0's start to rank 1's end, 1000000 ns later on its own clock and 10 ns of drift
+    # (1500000 on the clocks as they were)
+    clk = {k: j["clock"][k] for k in ("method", "bound_ns", "job_runtime_ns")}
+    if clk != {"method": "ping-pong", "bound_ns": 100, "job_runtime_ns": 1000010} or \
+            (r1["clock_syncs"], r1["offset_init_ns"], r1["offset_finalize_ns"], r1["rtt_ns"]) != (2, -500000, -499990, 200) \
+            or r1["start_ns"] != 1000500000 or r1["aligned_start_ns"] != j["ranks"][0]["aligned_start_ns"]:
+        cm.fail("traces: clock %s, rank 1 %s" % (j["clock"], r1))
+    text = report(a, "--view", "mpi", *dumps)
+    if "Invalid:    3 recorded MPI events left out" not in text:
+        cm.fail("traces: the invalid events not said\n" + text)
+    print("traces: %d sites, 3 invalid events left out" % len(got))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mpi", choices=sorted(cm.MPIS))
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--plugin", required=True)
+    ap.add_argument("--src", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--uid", type=int)
+    ap.add_argument("--traces", action="store_true", help="the hand-made dumps only (no MPI needed)")
+    a = ap.parse_args()
+    m = cm.MPIS[a.mpi]
+    if a.traces:
+        work = os.path.abspath(a.work)
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        check_traces(a, work)
+        print("ok")
+        return
+    libdir = os.path.dirname(os.path.abspath(a.plugin))
+    if not shutil.which(m["cc"]) or not shutil.which(m["run"]) or \
+            not os.path.exists(os.path.join(libdir, "libinstr-mpi-%s.so" % a.mpi)):
+        print("%s or libinstr-mpi-%s.so not there: skipped" % (a.mpi, a.mpi))
+        sys.exit(77)
+    if a.uid is not None and (os.geteuid() != 0 or not shutil.which("setpriv")):
+        print("not root or no setpriv: skipped")
+        sys.exit(77)
+    work = os.path.abspath(a.work)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(os.path.join(work, "home"))
+    if a.uid is not None:
+        os.chmod(work, 0o755)
+        os.chown(os.path.join(work, "home"), a.uid, a.uid)
+    exe = os.path.join(work, "msgs")
+    env = dict(os.environ)
+    env.update(m["env"])
+    cm.run([m["cc"], "-O2", "-g", "-fplugin=" + a.plugin, os.path.join(a.src, "msgs.c"), "-o", exe,
+            "-L" + libdir, "-linstr-mpi-" + a.mpi, "-Wl,-rpath," + libdir], env=env)
+    os.chmod(exe, 0o755)
+    run_dir = os.path.join(work, "run")
+    os.makedirs(run_dir)
+    if a.uid is not None:
+        os.chmod(run_dir, 0o777)
+    # rank 2's real-time clock pair written 5 s off (the test hook): the ping-pong must undo it
+    run_args = m["run_args"]
+    if a.mpi == "openmpi":
+        m = dict(m, run_args=run_args + ["-x", "INSTR_TEST_CLOCK_SHIFT"])
+    cm.launch(m, exe, run_dir, work, a.uid, steps="1", extra={"INSTR_TEST_CLOCK_SHIFT": "2:%d" % SHIFT})
+    m = dict(m, run_args=run_args)
+    jdir = os.path.join(run_dir, next(e for e in os.listdir(run_dir) if e.endswith(".instr.d")))
+    for d in sorted(os.listdir(jdir)):
+        r = int(re.match(r"rank(\d+)\.", d).group(1))
+        calls, switches = mpi_events(a.bin, os.path.join(jdir, d))
+        clocks = [c for c in calls if c[0] == "clock"]
+        calls = [c for c in calls if c[0] != "clock"]
+        # the ping-pong with rank 0 after MPI_Init and before MPI_Finalize, on every rank but 0
+        if len(clocks) != (0 if r == 0 else 2) or any(sorted(c[2]) != ["clock-local", "clock-root", "clock-rtt", "peer"]
+                                                      or c[2]["peer"] != 0 for c in clocks):
+            cm.fail("rank %d: clock events %s" % (r, clocks))
+        got = [(c[0], c[2]) for c in calls]
+        want = expected(r)
+        if got != want:
+            fail_lines = ["rank %d: MPI events differ" % r]
+            for i in range(max(len(got), len(want))):
+                g = got[i] if i < len(got) else None
+                w = want[i] if i < len(want) else None
+                fail_lines.append("%s %s\n   want %s" % ("  " if g == w else "!!", g, w))
+            cm.fail("\n".join(fail_lines))
+        if switches != [0, 1]:
+            cm.fail("rank %d: switch events %s, not off then on (MPI_Pcontrol)" % (r, switches))
+        # the ticks a call took: Init's the longest of the small job's calls but Finalize's
+        if not all(c[1] >= 0 for c in calls) or calls[0][1] < max(c[1] for c in calls[1:-1]):
+            cm.fail("rank %d: call ticks %s" % (r, [(c[0], c[1]) for c in calls]))
+    check_report(a, jdir)
+    check_waits(a, m, env, libdir, work)
+    # a program not built with the plugin, the library linked: the calls pass through, nothing written
+    plain = os.path.join(work, "msgs-plain")
+    cm.run([m["cc"], "-O2", os.path.join(a.src, "msgs.c"), "-o", plain, "-L" + libdir, "-linstr-mpi-" + a.mpi,
+            "-Wl,-rpath," + libdir], env=env)
+    os.chmod(plain, 0o755)
+    pdir = os.path.join(work, "plain")
+    os.makedirs(pdir)
+    if a.uid is not None:
+        os.chmod(pdir, 0o777)
+    cm.launch(m, plain, pdir, work, a.uid, steps="1")
+    if os.listdir(pdir):
+        cm.fail("a plain build with the wrappers wrote %s" % os.listdir(pdir))
+    print("pmpi: %d ranks' MPI events as sent" % NRANKS)
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()

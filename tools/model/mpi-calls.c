@@ -1,0 +1,450 @@
+/* mpi-calls.c - a job's MPI calls from the wrappers' events (mpi-calls.h).
+ *
+ * Each rank's threads are walked once: the frames' stack is kept only to
+ * know the top frame when an EXT MPI event comes (the call-site frame of
+ * the MPI call, when its caller was instrumented), and the MPI_FIELD
+ * events after it, up to the thread's next frame event, are its fields.
+ * A call with a value out of range (a peer outside the job, a negative
+ * size, a field twice or unknown) is counted invalid and left out. */
+#include "mpi-calls.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dump-reader.h"
+#include "job.h"
+#include "report.h"
+
+const char *instr_mpi_call_name(unsigned call)
+{
+    switch (call) {
+#define INSTR_X_NAME(name, value, cls, text)                                                                           \
+    case value:                                                                                                        \
+        return text;
+        INSTR_MPI_CALLS(INSTR_X_NAME)
+#undef INSTR_X_NAME
+    }
+    return "?";
+}
+
+static int call_class(unsigned call)
+{
+    switch (call) {
+#define INSTR_X_CLASS(name, value, cls, text)                                                                          \
+    case value:                                                                                                        \
+        return INSTR_MPI_CLASS_##cls;
+        INSTR_MPI_CALLS(INSTR_X_CLASS)
+#undef INSTR_X_CLASS
+    }
+    return -1;
+}
+
+/* One call being read: its event and the fields seen so far. */
+struct pending {
+    int open;
+    unsigned call;
+    uint64_t ticks;
+    uint64_t end_tick; /* the MPI event's */
+    int bad;
+    const char *caller;
+    uint64_t line;
+    int64_t f[INSTR_MPI_FIELD_MAX + 1];
+    uint32_t seen; /* bit per field */
+};
+
+struct walk {
+    struct instr_mpi_calls *m;
+    uint32_t rank_index;
+    uint64_t base_real_ns;
+    struct instr_mpi_rank *rank;
+    const struct instr_dump *d;
+    uint32_t job_size;
+};
+
+static struct instr_mpi_site *site_of(struct instr_mpi_calls *m, unsigned call, const char *caller, uint64_t line)
+{
+    for (size_t i = 0; i < m->nsites; i++)
+        if (m->sites[i].call == call && m->sites[i].line == line && !strcmp(m->sites[i].caller, caller))
+            return &m->sites[i];
+    /* Capacity: 8, then doubled each time nsites reaches a power of two. */
+    if (m->nsites == 0 || (m->nsites >= 8 && !(m->nsites & (m->nsites - 1)))) {
+        size_t cap = m->nsites ? 2 * m->nsites : 8;
+        struct instr_mpi_site *n = realloc(m->sites, cap * sizeof *n);
+        if (!n)
+            return NULL;
+        m->sites = n;
+    }
+    struct instr_mpi_site *s = &m->sites[m->nsites++];
+    memset(s, 0, sizeof *s);
+    s->call = call;
+    s->caller = caller;
+    s->line = line;
+    s->bytes_min = UINT64_MAX;
+    return s;
+}
+
+static int has(const struct pending *p, unsigned f)
+{
+    return (p->seen >> f) & 1;
+}
+
+/* ns from the job's base to tick of dump d, on d's own axis. */
+static double rel_ns(const struct instr_dump *d, uint64_t base, uint64_t tick)
+{
+    double t = tick >= d->hdr.start_tsc ? instr_ticks_ns(d, tick - d->hdr.start_tsc)
+                                        : -instr_ticks_ns(d, d->hdr.start_tsc - tick);
+    return (double)(int64_t)(d->hdr.start_real_ns - base) + t;
+}
+
+static int keep(struct walk *w, const struct pending *p, uint32_t site, double ns)
+{
+    struct instr_mpi_calls *m = w->m;
+    if (m->nrecs == m->caprecs) {
+        size_t cap = m->caprecs ? 2 * m->caprecs : 256;
+        struct instr_mpi_rec *n = realloc(m->recs, cap * sizeof *n);
+        if (!n)
+            return INSTR_ENOMEM;
+        m->recs = n;
+        m->caprecs = cap;
+    }
+    struct instr_mpi_rec *r = &m->recs[m->nrecs++];
+    r->rank = w->rank_index;
+    r->site = site;
+    r->call = p->call;
+    r->end = rel_ns(w->d, w->base_real_ns, p->end_tick);
+    r->start = r->end - ns;
+    memcpy(r->f, p->f, sizeof r->f);
+    r->seen = p->seen;
+    return 0;
+}
+
+/* A world rank field: -1 (any), -2 (MPI_PROC_NULL), -3 (not in the world) or a rank of the job. */
+static int rank_ok(const struct walk *w, int64_t v)
+{
+    return v >= -3 && (w->job_size == 0 || v < (int64_t)w->job_size);
+}
+
+static int flush(struct walk *w, struct pending *p)
+{
+    if (!p->open)
+        return 0;
+    p->open = 0;
+    int cls = call_class(p->call);
+    static const unsigned sizes[] = {INSTR_MPI_FIELD_SENT, INSTR_MPI_FIELD_RECEIVED, INSTR_MPI_FIELD_SIZE,
+                                     INSTR_MPI_FIELD_SEQ, INSTR_MPI_FIELD_COMM, INSTR_MPI_FIELD_REQUEST};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (has(p, sizes[i]) && (p->f[sizes[i]] < 0 || p->f[sizes[i]] > (INT64_C(1) << 56)))
+            p->bad = 1;
+    static const unsigned ranks[] = {INSTR_MPI_FIELD_PEER, INSTR_MPI_FIELD_SOURCE, INSTR_MPI_FIELD_ROOT};
+    for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++)
+        if (has(p, ranks[i]) && !rank_ok(w, p->f[ranks[i]]))
+            p->bad = 1;
+    double ns = instr_ticks_ns(w->d, p->ticks);
+    static const unsigned clock[] = {INSTR_MPI_FIELD_CLOCK_LOCAL, INSTR_MPI_FIELD_CLOCK_ROOT, INSTR_MPI_FIELD_CLOCK_RTT};
+    for (size_t i = 0; i < sizeof clock / sizeof clock[0]; i++)
+        if (has(p, clock[i]) && (p->call != INSTR_MPI_CLOCK || p->f[clock[i]] < 0))
+            p->bad = 1;
+    if (cls < 0 || p->bad || !(ns >= 0)) {
+        w->m->invalid++;
+        return 0;
+    }
+    if (p->call == INSTR_MPI_CLOCK) { /* not a call: the rank's clock against rank 0's */
+        if (!has(p, INSTR_MPI_FIELD_CLOCK_LOCAL) || !has(p, INSTR_MPI_FIELD_CLOCK_ROOT) ||
+            !has(p, INSTR_MPI_FIELD_CLOCK_RTT)) {
+            w->m->invalid++;
+            return 0;
+        }
+        unsigned k = w->rank->nsync ? 1 : 0;
+        w->rank->nsync = k + 1;
+        w->rank->local_tick[k] = (uint64_t)p->f[INSTR_MPI_FIELD_CLOCK_LOCAL];
+        w->rank->root_tick[k] = (uint64_t)p->f[INSTR_MPI_FIELD_CLOCK_ROOT];
+        w->rank->rtt_ns[k] = instr_ticks_ns(w->d, (uint64_t)p->f[INSTR_MPI_FIELD_CLOCK_RTT]);
+        return 0;
+    }
+    struct instr_mpi_site *s = site_of(w->m, p->call, p->caller, p->line);
+    if (!s)
+        return INSTR_ENOMEM;
+    s->calls++;
+    s->time_ns += ns;
+    if (ns > s->time_max_ns)
+        s->time_max_ns = ns;
+    w->m->calls++;
+    w->m->time_ns += ns;
+    w->rank->calls++;
+    if (keep(w, p, (uint32_t)(s - w->m->sites), ns) < 0)
+        return INSTR_ENOMEM;
+    if (has(p, INSTR_MPI_FIELD_SENT)) {
+        uint64_t b = (uint64_t)p->f[INSTR_MPI_FIELD_SENT];
+        s->bytes += b;
+        s->bytes_calls++;
+        s->bytes_min = b < s->bytes_min ? b : s->bytes_min;
+        s->bytes_max = b > s->bytes_max ? b : s->bytes_max;
+        if (cls == INSTR_MPI_CLASS_SEND || cls == INSTR_MPI_CLASS_SENDRECV) {
+            s->messages++;
+            w->rank->sent_messages++;
+            w->rank->sent_bytes += b;
+        }
+    }
+    if (has(p, INSTR_MPI_FIELD_RECEIVED) &&
+        (cls == INSTR_MPI_CLASS_RECV || cls == INSTR_MPI_CLASS_SENDRECV || cls == INSTR_MPI_CLASS_WAIT)) {
+        w->rank->received_messages++;
+        w->rank->received_bytes += (uint64_t)p->f[INSTR_MPI_FIELD_RECEIVED];
+    }
+    return 0;
+}
+
+/* The stack's top frame as a site: the caller's name and the call's line
+ * (a call-site frame), or the function itself with line 0. */
+struct frame {
+    uint8_t site; /* 1: a call-site id, 0: a function id */
+    uint64_t id;
+};
+
+static void top_site(const struct walk *w, const struct frame *stack, size_t depth, const char **caller,
+                     uint64_t *line)
+{
+    *caller = "?";
+    *line = 0;
+    if (!depth)
+        return;
+    const struct frame *f = &stack[depth - 1];
+    const struct instr_function *fn = NULL;
+    if (f->site) {
+        const struct instr_callsite *cs = instr_dump_callsite(w->d, f->id);
+        if (cs) {
+            fn = instr_dump_function(w->d, cs->caller);
+            *line = cs->line;
+        }
+    } else {
+        fn = instr_dump_function(w->d, f->id);
+    }
+    if (fn)
+        *caller = fn->demangled && fn->demangled[0] ? fn->demangled : fn->name;
+}
+
+static int walk_thread(struct walk *w, const struct instr_thread_info *th)
+{
+    struct instr_event_iter it;
+    struct instr_event ev;
+    struct pending p = {0};
+    struct frame *stack = NULL;
+    size_t depth = 0, cap = 0;
+    int rc = 0;
+    instr_event_iter_init(&it, th);
+    while (rc == 0 && instr_event_iter_next(&it, &ev) > 0) {
+        int push = -1; /* 1 site, 0 function */
+        switch (ev.kind) {
+        case INSTR_EV_ENTER:
+            push = 0;
+            break;
+        case INSTR_EV_CALL:
+            push = 1;
+            break;
+        case INSTR_EV_EXIT:
+        case INSTR_EV_RETURN:
+            rc = flush(w, &p);
+            depth -= depth > 0;
+            continue;
+        case INSTR_EV_EXT:
+            break;
+        default:
+            continue;
+        }
+        if (push >= 0) {
+            rc = flush(w, &p);
+            if (depth == cap) {
+                size_t nc = cap ? 2 * cap : 64;
+                struct frame *n = realloc(stack, nc * sizeof *n);
+                if (!n) {
+                    rc = INSTR_ENOMEM;
+                    break;
+                }
+                stack = n;
+                cap = nc;
+            }
+            stack[depth++] = (struct frame){(uint8_t)push, ev.arg};
+            continue;
+        }
+        switch (ev.ext) {
+        case INSTR_EXT_UNWIND:
+            rc = flush(w, &p);
+            depth -= depth > 0;
+            break;
+        case INSTR_EXT_THREAD_END:
+            rc = flush(w, &p);
+            depth = 0;
+            break;
+        case INSTR_EXT_REENTER:
+        case INSTR_EXT_REENTER_SITE:
+            if (depth == cap) {
+                size_t nc = cap ? 2 * cap : 64;
+                struct frame *n = realloc(stack, nc * sizeof *n);
+                if (!n) {
+                    rc = INSTR_ENOMEM;
+                    break;
+                }
+                stack = n;
+                cap = nc;
+            }
+            stack[depth++] = (struct frame){ev.ext == INSTR_EXT_REENTER_SITE, ev.arg};
+            break;
+        case INSTR_EXT_MPI:
+            if ((rc = flush(w, &p)) < 0)
+                break;
+            memset(&p, 0, sizeof p);
+            p.open = 1;
+            p.end_tick = ev.tick;
+            p.call = ev.arg <= INSTR_MPI_CALL_MAX ? (unsigned)ev.arg : 0;
+            p.bad = ev.value < 0 || !p.call;
+            p.ticks = ev.value < 0 ? 0 : (uint64_t)ev.value;
+            top_site(w, stack, depth, &p.caller, &p.line);
+            break;
+        case INSTR_EXT_MPI_FIELD:
+            if (!p.open) {
+                w->m->invalid++; /* a field of no call */
+            } else if (!ev.arg || ev.arg > INSTR_MPI_FIELD_MAX || has(&p, (unsigned)ev.arg)) {
+                p.bad = 1;
+            } else {
+                p.f[ev.arg] = ev.value;
+                p.seen |= 1u << ev.arg;
+            }
+            break;
+        }
+    }
+    if (rc == 0)
+        rc = flush(w, &p);
+    free(stack);
+    return rc;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    const struct instr_mpi_site *x = a, *y = b;
+    if (x->time_ns != y->time_ns)
+        return x->time_ns < y->time_ns ? 1 : -1;
+    if (x->call != y->call)
+        return x->call < y->call ? -1 : 1;
+    int c = strcmp(x->caller, y->caller);
+    return c ? c : (x->line > y->line) - (x->line < y->line);
+}
+
+/* ns from d's start to tick (negative before it). */
+static double since_start_ns(const struct instr_dump *d, uint64_t tick)
+{
+    return tick >= d->hdr.start_tsc ? instr_ticks_ns(d, tick - d->hdr.start_tsc)
+                                    : -instr_ticks_ns(d, d->hdr.start_tsc - tick);
+}
+
+double instr_mpi_real_ns(const struct instr_dump *d, uint64_t tick)
+{
+    double base = (double)d->hdr.start_real_ns;
+    return tick >= d->hdr.start_tsc ? base + instr_ticks_ns(d, tick - d->hdr.start_tsc)
+                                    : base - instr_ticks_ns(d, d->hdr.start_tsc - tick);
+}
+
+double instr_mpi_aligned_ns(const struct instr_mpi_calls *m, size_t i, double ns)
+{
+    const struct instr_mpi_rank *r = &m->ranks[i];
+    if (r->nsync == 0)
+        return ns;
+    if (r->nsync == 1 || !(r->at_ns[1] > r->at_ns[0]))
+        return ns + r->off_ns[r->nsync - 1];
+    double f = (ns - r->at_ns[0]) / (r->at_ns[1] - r->at_ns[0]);
+    return ns + r->off_ns[0] + f * (r->off_ns[1] - r->off_ns[0]);
+}
+
+/* The ping-pongs' ticks as offsets in ns (rank 0's dump needed: its ticks
+ * answered), and how the clocks are aligned. */
+static void align(const struct instr_session *s, struct instr_mpi_calls *m, uint64_t base)
+{
+    const struct instr_job *j = s->job;
+    const struct instr_dump *root = NULL;
+    for (size_t i = 0; i < j->nranks; i++)
+        if (j->ranks[i].rank == 0)
+            root = &s->dumps[j->ranks[i].dump];
+    size_t synced = 0, others = 0;
+    m->clock_bound_ns = NAN;
+    for (size_t i = 0; i < m->nranks; i++) {
+        struct instr_mpi_rank *r = &m->ranks[i];
+        const struct instr_dump *d = &s->dumps[j->ranks[i].dump];
+        r->start_ns = (double)d->hdr.start_real_ns;
+        if (r->rank == 0) {
+            r->nsync = 0;
+            continue;
+        }
+        others++;
+        if (!root || !d->tick_hz || !root->tick_hz)
+            r->nsync = 0;
+        for (unsigned k = 0; k < r->nsync; k++) {
+            r->at_ns[k] = instr_mpi_real_ns(d, r->local_tick[k]);
+            r->at_rel_ns[k] = rel_ns(d, base, r->local_tick[k]);
+            /* The epochs' difference first, in integers: ns since 1970 as a
+             * double are 256 ns apart. */
+            r->off_ns[k] = (double)(int64_t)(root->hdr.start_real_ns - d->hdr.start_real_ns) +
+                           since_start_ns(root, r->root_tick[k]) - since_start_ns(d, r->local_tick[k]);
+            if (isnan(m->clock_bound_ns) || r->rtt_ns[k] / 2 > m->clock_bound_ns)
+                m->clock_bound_ns = r->rtt_ns[k] / 2;
+        }
+        synced += r->nsync > 0;
+    }
+    m->clock = others && synced == others ? "ping-pong" : synced ? "partly ping-pong" : "real-time";
+    /* The job's runtime and the POP figures that use it, on rank 0's axis. */
+    double start = INFINITY, end = -INFINITY, max = 0;
+    for (size_t i = 0; i < m->nranks; i++) {
+        const struct instr_rank *r = &j->ranks[i];
+        double s0 = r->start_ns - (double)base, s1 = r->end_ns - (double)base;
+        s0 += instr_mpi_offset_ns(m, i, s0);
+        s1 += instr_mpi_offset_ns(m, i, s1);
+        start = s0 < start ? s0 : start;
+        end = s1 > end ? s1 : end;
+        max = r->useful_ns > max ? r->useful_ns : max;
+    }
+    m->aligned_runtime_ns = end - start;
+    m->aligned_comm_eff = m->aligned_runtime_ns > 0 && max > 0 ? max / m->aligned_runtime_ns : NAN;
+    m->aligned_par_eff = j->load_balance * m->aligned_comm_eff;
+}
+
+int instr_mpi_calls_build(const struct instr_session *s, struct instr_mpi_calls *m)
+{
+    memset(m, 0, sizeof *m);
+    const struct instr_job *j = s->job;
+    if (!j || !j->nranks)
+        return 0;
+    if (!(m->ranks = calloc(j->nranks, sizeof *m->ranks)))
+        return INSTR_ENOMEM;
+    uint64_t base = UINT64_MAX;
+    for (size_t i = 0; i < j->nranks; i++)
+        if (s->dumps[j->ranks[i].dump].hdr.start_real_ns < base)
+            base = s->dumps[j->ranks[i].dump].hdr.start_real_ns;
+    m->nranks = j->nranks;
+    m->job_size = j->size;
+    for (size_t i = 0; i < j->nranks; i++) {
+        struct walk w = {m, (uint32_t)i, base, &m->ranks[i], &s->dumps[j->ranks[i].dump], j->size};
+        m->ranks[i].rank = j->ranks[i].rank;
+        for (size_t t = 0; t < w.d->nthreads; t++) {
+            int rc = walk_thread(&w, &w.d->threads[t]);
+            if (rc < 0) {
+                instr_mpi_calls_free(m);
+                return rc;
+            }
+        }
+    }
+    align(s, m, base);
+    int rc = instr_mpi_wait_states(m);
+    if (rc < 0) {
+        instr_mpi_calls_free(m);
+        return rc;
+    }
+    if (m->nsites)
+        qsort(m->sites, m->nsites, sizeof *m->sites, by_time);
+    return 0;
+}
+
+void instr_mpi_calls_free(struct instr_mpi_calls *m)
+{
+    free(m->recs);
+    free(m->sites);
+    free(m->ranks);
+    memset(m, 0, sizeof *m);
+}

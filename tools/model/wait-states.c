@@ -1,0 +1,262 @@
+/* wait-states.c - Scalasca's two commonest wait states from a job's MPI
+ * calls (mpi-calls.h), on rank 0's time axis, charged to the call sites
+ * where the waiting happened:
+ *
+ *   late sender         a blocking receive (MPI_Recv, MPI_Sendrecv, or an
+ *                       MPI_Wait/Waitall completing an MPI_Irecv) entered
+ *                       before its matching send started: the time from
+ *                       its entry to the send's start (at most to its end).
+ *
+ *         sender    ----------------[send.....]
+ *         receiver  ------[recv.....:..........]
+ *                         <- wait ->
+ *
+ *   wait at collective  a rank in an MPI_Barrier, Allreduce, Allgather or
+ *                       Alltoall of MPI_COMM_WORLD before the last rank
+ *                       entered it: from its entry to the last entry.
+ *
+ * A receive is matched to a send by the channel (sender, receiver,
+ * communicator, tag) and order: the k-th receive posted on a channel
+ * takes the k-th send into it (MPI's messages do not overtake on a
+ * channel); a Wait's receive was posted by its MPI_Irecv (the request
+ * names it).  A receive posted with MPI_ANY_SOURCE or MPI_ANY_TAG among
+ * others on its channel can be matched wrongly.  The receive's channel is its actual source and tag, from the
+ * status.  Collectives are matched by communicator and number (seq).  A
+ * receive without its send among the calls, or a collective some rank of
+ * the job did not record, is counted unmatched. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dump-reader.h"
+#include "mpi-calls.h"
+
+static int has(const struct instr_mpi_rec *r, unsigned f)
+{
+    return (r->seen >> f) & 1;
+}
+
+/* A channel's position of a call: sort key of sends and receives. */
+struct chan {
+    int64_t from, to, comm, tag;
+    size_t order; /* the call's index in recs: its rank's order */
+    size_t rec;
+};
+
+static int chan_cmp(const void *a, const void *b)
+{
+    const struct chan *x = a, *y = b;
+    if (x->from != y->from)
+        return x->from < y->from ? -1 : 1;
+    if (x->to != y->to)
+        return x->to < y->to ? -1 : 1;
+    if (x->comm != y->comm)
+        return x->comm < y->comm ? -1 : 1;
+    if (x->tag != y->tag)
+        return x->tag < y->tag ? -1 : 1;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+static int same_chan(const struct chan *x, const struct chan *y)
+{
+    return x->from == y->from && x->to == y->to && x->comm == y->comm && x->tag == y->tag;
+}
+
+double instr_mpi_offset_ns(const struct instr_mpi_calls *m, size_t i, double rel)
+{
+    const struct instr_mpi_rank *r = &m->ranks[i];
+    if (r->nsync == 0)
+        return 0;
+    if (r->nsync == 1 || !(r->at_rel_ns[1] > r->at_rel_ns[0]))
+        return r->off_ns[r->nsync - 1];
+    double f = (rel - r->at_rel_ns[0]) / (r->at_rel_ns[1] - r->at_rel_ns[0]);
+    f = f < 0 ? 0 : f > 1 ? 1 : f; /* the nearest one's outside */
+    return r->off_ns[0] + f * (r->off_ns[1] - r->off_ns[0]);
+}
+
+static int is_send(unsigned call)
+{
+    return call == INSTR_MPI_SEND || call == INSTR_MPI_SSEND || call == INSTR_MPI_ISEND || call == INSTR_MPI_SENDRECV;
+}
+
+static int is_blocking_recv(const struct instr_mpi_rec *r)
+{
+    return (r->call == INSTR_MPI_RECV || r->call == INSTR_MPI_SENDRECV || r->call == INSTR_MPI_WAIT ||
+            r->call == INSTR_MPI_WAITALL) && has(r, INSTR_MPI_FIELD_SOURCE) && has(r, INSTR_MPI_FIELD_RECEIVED);
+}
+
+static int is_nxn(unsigned call)
+{
+    return call == INSTR_MPI_BARRIER || call == INSTR_MPI_ALLREDUCE || call == INSTR_MPI_ALLGATHER ||
+           call == INSTR_MPI_ALLTOALL;
+}
+
+/* (rank, request) of an MPI_Irecv's record: where a Wait that completed
+ * it was posted, for the order of receives on a channel. */
+struct posted {
+    uint32_t rank;
+    int64_t request;
+    size_t rec;
+};
+
+static int posted_cmp(const void *a, const void *b)
+{
+    const struct posted *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return (x->request > y->request) - (x->request < y->request);
+}
+
+/* A receive's place in its rank's order of posting: a Wait's is its
+ * MPI_Irecv's (found by request), a blocking receive's its own. */
+static size_t post_order(const struct instr_mpi_rec *recs, size_t i, const struct posted *p, size_t np)
+{
+    const struct instr_mpi_rec *r = &recs[i];
+    if ((r->call == INSTR_MPI_WAIT || r->call == INSTR_MPI_WAITALL) && has(r, INSTR_MPI_FIELD_REQUEST)) {
+        struct posted key = {r->rank, r->f[INSTR_MPI_FIELD_REQUEST], 0};
+        const struct posted *hit = bsearch(&key, p, np, sizeof *p, posted_cmp);
+        if (hit)
+            return hit->rec;
+    }
+    return i;
+}
+
+static int late_sender_matched(struct instr_mpi_calls *m, const struct posted *posted, size_t np)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->nrecs; i++)
+        n += is_send(m->recs[i].call) || is_blocking_recv(&m->recs[i]);
+    struct chan *sends = malloc((n ? n : 1) * sizeof *sends), *recvs = malloc((n ? n : 1) * sizeof *recvs);
+    if (!sends || !recvs) {
+        free(sends);
+        free(recvs);
+        return INSTR_ENOMEM;
+    }
+    size_t ns = 0, nr = 0;
+    for (size_t i = 0; i < m->nrecs; i++) {
+        const struct instr_mpi_rec *r = &m->recs[i];
+        int64_t me = m->ranks[r->rank].rank, comm = has(r, INSTR_MPI_FIELD_COMM) ? r->f[INSTR_MPI_FIELD_COMM] : 0;
+        if (is_send(r->call) && has(r, INSTR_MPI_FIELD_PEER) && has(r, INSTR_MPI_FIELD_SENT) &&
+            r->f[INSTR_MPI_FIELD_PEER] >= 0)
+            sends[ns++] = (struct chan){me, r->f[INSTR_MPI_FIELD_PEER], comm,
+                                        has(r, INSTR_MPI_FIELD_TAG) ? r->f[INSTR_MPI_FIELD_TAG] : 0, i, i};
+        if (is_blocking_recv(r) && r->f[INSTR_MPI_FIELD_SOURCE] >= 0)
+            recvs[nr++] = (struct chan){r->f[INSTR_MPI_FIELD_SOURCE], me, comm,
+                                        has(r, INSTR_MPI_FIELD_RTAG) ? r->f[INSTR_MPI_FIELD_RTAG] : 0,
+                                        post_order(m->recs, i, posted, np), i};
+    }
+    qsort(sends, ns, sizeof *sends, chan_cmp);
+    qsort(recvs, nr, sizeof *recvs, chan_cmp);
+    /* Walk both sorted lists a channel at a time: the k-th of each pair up. */
+    size_t a = 0;
+    for (size_t b = 0; b < nr;) {
+        size_t e = b;
+        while (e < nr && same_chan(&recvs[e], &recvs[b]))
+            e++;
+        while (a < ns && chan_cmp(&sends[a], &recvs[b]) < 0 && !same_chan(&sends[a], &recvs[b]))
+            a++;
+        for (size_t k = b; k < e; k++, a++) {
+            if (a >= ns || !same_chan(&sends[a], &recvs[b])) {
+                m->unmatched += e - k;
+                break;
+            }
+            const struct instr_mpi_rec *snd = &m->recs[sends[a].rec];
+            const struct instr_mpi_rec *rcv = &m->recs[recvs[k].rec];
+            double s0 = snd->start + instr_mpi_offset_ns(m, snd->rank, snd->start);
+            double r0 = rcv->start + instr_mpi_offset_ns(m, rcv->rank, rcv->start);
+            double r1 = rcv->end + instr_mpi_offset_ns(m, rcv->rank, rcv->end);
+            if (s0 > r0) {
+                double w = (s0 < r1 ? s0 : r1) - r0;
+                m->sites[rcv->site].late_sender_ns += w;
+                m->late_sender_ns += w;
+            }
+        }
+        while (a < ns && same_chan(&sends[a], &recvs[b]))
+            a++; /* sends never received */
+        b = e;
+    }
+    free(sends);
+    free(recvs);
+    return 0;
+}
+
+static int late_sender(struct instr_mpi_calls *m)
+{
+    size_t np = 0;
+    for (size_t i = 0; i < m->nrecs; i++)
+        np += m->recs[i].call == INSTR_MPI_IRECV && has(&m->recs[i], INSTR_MPI_FIELD_REQUEST);
+    struct posted *posted = malloc((np ? np : 1) * sizeof *posted);
+    if (!posted)
+        return INSTR_ENOMEM;
+    np = 0;
+    for (size_t i = 0; i < m->nrecs; i++)
+        if (m->recs[i].call == INSTR_MPI_IRECV && has(&m->recs[i], INSTR_MPI_FIELD_REQUEST))
+            posted[np++] = (struct posted){m->recs[i].rank, m->recs[i].f[INSTR_MPI_FIELD_REQUEST], i};
+    qsort(posted, np, sizeof *posted, posted_cmp);
+    int rc = late_sender_matched(m, posted, np);
+    free(posted);
+    return rc;
+}
+
+static int coll_cmp(const void *a, const void *b)
+{
+    const struct instr_mpi_rec *x = *(const struct instr_mpi_rec *const *)a, *y = *(const struct instr_mpi_rec *const *)b;
+    int64_t p = x->f[INSTR_MPI_FIELD_SEQ], q = y->f[INSTR_MPI_FIELD_SEQ];
+    return (p > q) - (p < q);
+}
+
+static int wait_at_collective(struct instr_mpi_calls *m, uint32_t job_size)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->nrecs; i++)
+        n++;
+    const struct instr_mpi_rec **c = malloc((n ? n : 1) * sizeof *c);
+    if (!c)
+        return INSTR_ENOMEM;
+    size_t nc = 0;
+    for (size_t i = 0; i < m->nrecs; i++) {
+        const struct instr_mpi_rec *r = &m->recs[i];
+        if (is_nxn(r->call) && has(r, INSTR_MPI_FIELD_SEQ) && has(r, INSTR_MPI_FIELD_COMM) &&
+            r->f[INSTR_MPI_FIELD_COMM] == 0)
+            c[nc++] = r;
+    }
+    qsort(c, nc, sizeof *c, coll_cmp);
+    for (size_t b = 0; b < nc;) {
+        size_t e = b;
+        double last = -INFINITY;
+        while (e < nc && c[e]->f[INSTR_MPI_FIELD_SEQ] == c[b]->f[INSTR_MPI_FIELD_SEQ]) {
+            double s0 = c[e]->start + instr_mpi_offset_ns(m, c[e]->rank, c[e]->start);
+            last = s0 > last ? s0 : last;
+            e++;
+        }
+        /* Every rank of the job there, each once, the same call. */
+        int whole = e - b == job_size;
+        for (size_t k = b; k < e && whole; k++)
+            whole = c[k]->call == c[b]->call;
+        if (!whole) {
+            m->unmatched += e - b;
+        } else {
+            for (size_t k = b; k < e; k++) {
+                double s0 = c[k]->start + instr_mpi_offset_ns(m, c[k]->rank, c[k]->start);
+                double s1 = c[k]->end + instr_mpi_offset_ns(m, c[k]->rank, c[k]->end);
+                double w = (last < s1 ? last : s1) - s0;
+                if (w > 0) {
+                    m->sites[c[k]->site].wait_coll_ns += w;
+                    m->wait_coll_ns += w;
+                }
+            }
+        }
+        b = e;
+    }
+    free(c);
+    return 0;
+}
+
+int instr_mpi_wait_states(struct instr_mpi_calls *m)
+{
+    int rc = late_sender(m);
+    if (rc < 0)
+        return rc;
+    /* the job's size: the ranks present when some are missing (their collectives are then unmatched) */
+    return wait_at_collective(m, (uint32_t)m->job_size);
+}
