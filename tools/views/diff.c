@@ -5,7 +5,9 @@
  * name with GCC's clone suffixes taken off (foo.constprop.0, foo.part.0,
  * foo.cold and "[clone .isra.0]" are foo) and the source file's name (not
  * its directory, nor the line, nor the binary: two builds of one source
- * from other directories or under other names still match); rows of one
+ * from other directories or under other names still match; when an input
+ * has no source files at all, a visualiser file, by the name alone, and the
+ * header says so); rows of one
  * side with the same key (a function and its clones) are added up.  The
  * header says how many matched.  Values are compared in ns when both sessions have a
  * tick rate, else in ticks.  A function in one run only has zeros in the
@@ -40,11 +42,24 @@ static const char *module_name(const struct instr_row *r)
     return instr_basename(r->module);
 }
 
-static int cmp_ref(const void *x, const void *y)
+/* By name, then (unless *by_name_only) by source file name. */
+static int cmp_ref(const void *x, const void *y, void *by_name_only)
 {
     const struct dref *a = x, *b = y;
     int c = strcmp(a->origin, b->origin);
-    return c ? c : strcmp(instr_basename(a->r->file ? a->r->file : ""), instr_basename(b->r->file ? b->r->file : ""));
+    if (c || *(const int *)by_name_only)
+        return c;
+    return strcmp(instr_basename(a->r->file ? a->r->file : ""), instr_basename(b->r->file ? b->r->file : ""));
+}
+
+/* Whether no function of s has a source file (a visualiser file, a
+ * converted trace): its functions are then matched by name alone. */
+static int no_files(const struct instr_session *s)
+{
+    for (size_t i = 0; i < s->nfunctions; i++)
+        if (s->functions[i].file && s->functions[i].file[0])
+            return 0;
+    return s->nfunctions > 0;
 }
 
 static int cmp_row(const void *x, const void *y, void *ctx)
@@ -87,6 +102,7 @@ struct dtable {
     enum instr_units un; /* as shown */
     struct instr_json *j; /* JSON: the writer */
     size_t matched;       /* functions in both */
+    int by_name;          /* matched by name alone: a side has no source files */
     size_t only[2];       /* functions only in A, only in B */
 };
 
@@ -141,9 +157,10 @@ static int diff_write(FILE *out, const struct dstyle *st, const struct instr_ses
         free(rows);
         return rc;
     }
-    qsort(refs, n, sizeof *refs, cmp_ref);
+    int by_name = no_files(a) || no_files(b);
+    qsort_r(refs, n, sizeof *refs, cmp_ref, &by_name);
     for (size_t i = 0; i < n; i++) {
-        if (!nr || cmp_ref(&refs[i], &refs[i - 1]))
+        if (!nr || cmp_ref(&refs[i], &refs[i - 1], &by_name))
             rows[nr++].any = refs[i].r;
         struct drow *d = &rows[nr - 1];
         value(refs[i].r, ns, d->v[refs[i].side]);
@@ -164,7 +181,7 @@ static int diff_write(FILE *out, const struct dstyle *st, const struct instr_ses
     struct instr_json j;
     instr_json_init(&j, out);
     const struct dtable t = {a,  b,         rows, nr, col, ns, no_app, threshold, ns ? u : INSTR_UNITS_TICKS, &j,
-                             matched, {only[0], only[1]}};
+                             matched, by_name, {only[0], only[1]}};
     st->begin(out, &t);
     size_t shown = 0;
     for (size_t i = 0; i < nr; i++) {
@@ -198,8 +215,10 @@ static void text_begin(FILE *out, const struct dtable *t)
     if (t->threshold > 0)
         fprintf(out, ", changes below %.2f%% of A's total hidden", t->threshold);
     fprintf(out, ")\nA: %s\nB: %s\n", input_path(t->a), input_path(t->b));
-    fprintf(out, "Matched: %zu function%s in both (by name and source file); %zu only in A, %zu only in B%s\n",
-            t->matched, t->matched == 1 ? "" : "s", t->only[0], t->only[1],
+    fprintf(out, "Matched: %zu function%s in both (%s); %zu only in A, %zu only in B%s\n",
+            t->matched, t->matched == 1 ? "" : "s",
+            t->by_name ? "by name alone: an input has no source files" : "by name and source file", t->only[0],
+            t->only[1],
             !t->matched && t->only[0] && t->only[1] ? " (not the same program?)" : "");
     if (t->no_app)
         fprintf(out, "Application: %s\n", instr_no_app_reason);
@@ -275,6 +294,7 @@ static void json_begin(FILE *out, const struct dtable *t)
     instr_json_key_num(t->j, "matched", "%.0f", (double)t->matched);
     instr_json_key_num(t->j, "only_in_a", "%.0f", (double)t->only[0]);
     instr_json_key_num(t->j, "only_in_b", "%.0f", (double)t->only[1]);
+    instr_json_key_str(t->j, "matched_by", t->by_name ? "name" : "name and file");
     instr_json_close(t->j);
     instr_json_open(t->j, "functions", '[', INSTR_JSON_LINES);
 }
