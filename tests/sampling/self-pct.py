@@ -137,6 +137,10 @@ def main():
             check(r.returncode == 0 and "Self %  Function" in r.stdout,
                   f"count report with {' '.join(a if a.startswith('-') else os.path.basename(a) for a in args)}: "
                   f"{r.returncode} {r.stderr.strip()}")
+        # The files the other way round: said, with the order that works.
+        r = subprocess.run([REPORT, "--self", counts, samp], capture_output=True, text=True)
+        check(r.returncode == 1 and "not a sampling dump" in r.stderr and "--self SAMPLES DUMP" in r.stderr,
+              f"--self COUNTS SAMPLES: the order named: {r.returncode} {r.stderr.strip()}")
     elif scenario == "none":
         run([INSTR], env=env)
         text = run([REPORT, dump])

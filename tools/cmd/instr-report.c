@@ -461,6 +461,21 @@ static int split_self(const struct cli *c, struct instr_dump *dumps, size_t *nd,
         }
         return EXIT_OK;
     }
+    if (c->self && table && !instrumented) {
+        /* Only sampling dumps as inputs: the files the other way round? */
+        struct instr_dump probe;
+        int w = 0;
+        if (open_input(&probe, c->self, &w) == 0) {
+            int not_sampled = !instr_dump_is_sampled(&probe);
+            instr_dump_close(&probe);
+            if (not_sampled) {
+                fprintf(stderr, PROG ": --self %s: not a sampling dump: --self takes instr-sample's dump, the "
+                                "inputs the instrumented or count-mode ones (instr-report --self SAMPLES DUMP...)\n",
+                        c->self);
+                return EXIT_USAGE;
+            }
+        }
+    }
     if (c->self) {
         if (!table || !instrumented) {
             fprintf(stderr, PROG ": --self gives the Self %% column of a report of instrumented dumps (not with "
