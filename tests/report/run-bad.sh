@@ -50,6 +50,41 @@ head -c $((size - 100)) "$work/small.instr" >"$work/cut.instr"
 expect 3 "truncated" -- "$bin/instr-report" --units ticks "$work/cut.instr"
 grep -q "Warning:    .*truncated" "$work/out" || { echo "FAIL: no truncation warning in the report"; fail=1; }
 expect 3 "truncated" -- "$bin/instr-dump" "$work/cut.instr"
+# Truncated while a leaf ran, the process going on for 1 s after: the
+# time after the thread's last surviving event is unknown, said as such,
+# never charged to the leaf (issue 37 §3: a cut dump gave is_prime 106 ms
+# of Application time for 24 calls).
+{
+    printf 'instr-dump 1\nheader pid=7 ppid=1 exe=/opt/app start_tsc=0 start_ns=0 end_tsc=1000000000 '
+    printf 'end_ns=1000000000 flags=complete chunk_size=256\nmodule 1 /opt/app\n'
+    printf 'function 1 module=1 line=1 file=app.c name=main\nfunction 2 module=1 line=9 file=app.c name=leaf\n'
+    printf 'thread 0 tid=7 name=main\n0 10 enter 1\n'
+    i=0
+    while [ $i -lt 300 ]; do
+        printf '0 %d enter 2\n0 %d exit\n' $((100 + 10 * i)) $((105 + 10 * i))
+        i=$((i + 1))
+    done
+    printf '0 4000 exit\n'
+} >"$work/leafy.txt"
+"$bin/instr-dump" --from-text "$work/leafy.txt" -o "$work/leafy.instr" || exit 1
+head -c $((4096 + 900)) "$work/leafy.instr" >"$work/leafy-cut.instr"
+expect 3 "truncated" -- "$bin/instr-report" --format json "$work/leafy-cut.instr"
+python3 - "$work/out" <<'PYEOF' || { echo "FAIL: a cut thread's unknown time charged to a function"; fail=1; }
+import json, sys
+j = json.load(open(sys.argv[1]))
+r = j["session"]["repairs"]
+# The cut took the function names too (they follow the chunks): leaf is
+# the one called many times, main the other.
+leaf, main = sorted(j["functions"], key=lambda x: -x["calls"])
+# Each leaf call lasts 5 ns: what the cut left of them, and no more.
+assert r["cut_threads"] == 1 and leaf["calls"] > 0, r
+assert leaf["elapsed_exclusive_ns"] <= 5 * leaf["calls"] + 5, leaf
+assert r["unrecorded_ns"] > 990000000, r
+assert main["elapsed_inclusive_ns"] + r["unrecorded_ns"] == 1000000000 - 10, (main, r)
+print("cut: leaf %d calls %d ns, unknown %d ns" % (leaf["calls"], leaf["elapsed_exclusive_ns"], r["unrecorded_ns"]))
+PYEOF
+"$bin/instr-report" "$work/leafy-cut.instr" 2>/dev/null | grep -q "^Unknown: .* after the last event of 1 thread whose record was cut" ||
+    { echo "FAIL: no Unknown: line"; fail=1; }
 # Syntax errors in the text form give file:line.
 printf 'instr-dump 1\nheader pid=1\n0 10 enter\n' >"$work/bad.txt"
 expect 2 "bad.txt:3: enter takes 1 argument" -- "$bin/instr-dump" --from-text "$work/bad.txt" -o "$work/bad.instr"

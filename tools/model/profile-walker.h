@@ -94,6 +94,7 @@ struct walker {
     uint64_t tl_last;    /* the last timeline tick told to the observer (observed_tick) */
     unsigned unseen;     /* INSTR_OS_* kinds unseen from unseen_at on (EXT UNSEEN), 0: none */
     uint64_t unseen_at;
+    int thread_cut;      /* a chunk of this thread ended on invalid bytes: what follows its last event is not known */
     /* A call site on top whose frame the next event decides (ST_PENDING). */
     int pending;
     int pend_reenter;    /* pushed again after an unwind (EXT REENTER_SITE): no call counted */

@@ -577,7 +577,15 @@ static int close_thread(struct walker *w, const struct instr_thread_info *ti, st
     th->open_caller = w->depth > 1 ? w->nodes[w->stack[w->depth - 1]].fn : UINT32_MAX;
     const struct instr_dump_header *h = &w->p->dump->hdr;
     uint64_t close_at = prev;
-    if ((h->flags & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED)) && h->end_tsc > prev) {
+    /* A record cut short (the file truncated, a chunk damaged, events
+     * dropped): the thread's last event is not where it was at the end.
+     * Its open frames close at that event, and the rest of the run is
+     * time nobody knows of, said as such (never Application or CPU). */
+    int cut = w->thread_cut || w->p->dump->truncated || h->dropped_events;
+    if (cut && (h->flags & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED)) && h->end_tsc > prev) {
+        w->p->repairs.cut_threads++;
+        w->p->repairs.unrecorded_ticks += h->end_tsc - prev;
+    } else if ((h->flags & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED)) && h->end_tsc > prev) {
         struct node *n = &w->nodes[w->stack[w->depth]];
         uint64_t d = h->end_tsc - prev, off = last_offcpu(w, ti, prev, d);
         n->ee += d;
@@ -608,6 +616,7 @@ static uint64_t thread_start(struct walker *w, const struct instr_thread_info *t
     w->cut = 0;
     w->tl_last = 0;
     w->unseen = 0;
+    w->thread_cut = 0;
     instr_compensator_thread(&w->comp);
     w->nsaved = 0;
     w->running = 0;
@@ -689,8 +698,10 @@ static inline __attribute__((always_inline)) int walk_chunk(struct walker *w, st
         if ((rc = apply_event(w, th, &ev, &tick, &prev)) < 0)
             return rc;
     }
-    if (r < 0 || (q < end && !ch->open))
+    if (r < 0 || (q < end && !ch->open)) {
         rep->bad_chunks++;
+        w->thread_cut = 1;
+    }
     instr_dump_chunk_done(p->dump, ch);
     *prevp = prev;
     *eventsp = events;

@@ -92,6 +92,10 @@ struct instr_repairs {
     uint64_t dropped;                       /* events lost, from DROPPED events */
     uint64_t clock_back;                    /* chunk bases earlier than the previous event */
     uint64_t runtime_ticks;                 /* skipped: the runtime's own slow work (EXT RUNTIME) */
+    uint64_t cut_threads;                   /* threads whose record was cut with frames open (truncated
+                                               dump, damaged chunk, dropped events) */
+    uint64_t unrecorded_ticks;              /* from their last event to the process's end: not known,
+                                               charged to no frame */
 };
 
 /* Frame keys: a function id, or a call-site id with this bit set. */

@@ -99,6 +99,7 @@ struct instr_session {
     double comp_unpaid_ns;     /* comp.unpaid in ns */
     uint64_t dropped;          /* events lost: the header count (DROPPED events say where) */
     double runtime_ns;         /* the runtime's own slow work, skipped (charged to nobody) */
+    double unrecorded_ns;      /* after the last event of threads whose record was cut (repairs.cut_threads) */
     uint64_t header_unmatched; /* exits the runtime could not match */
     int have_rate;             /* every dump has a tick rate */
     double duration_ns;        /* from the earliest start to the latest end */

@@ -289,6 +289,9 @@ static int add_process(struct instr_session *s, size_t i, const struct instr_exc
     s->repairs.bad_chunks += r->bad_chunks;
     s->repairs.clock_back += r->clock_back;
     s->repairs.runtime_ticks += r->runtime_ticks;
+    s->repairs.cut_threads += r->cut_threads;
+    s->repairs.unrecorded_ticks += r->unrecorded_ticks;
+    s->unrecorded_ns += instr_ticks_ns(d, r->unrecorded_ticks);
     s->comp.known |= p->comp.known;
     s->comp.applied |= p->comp.applied;
     s->comp.intervals += p->comp.intervals;

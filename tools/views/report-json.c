@@ -308,6 +308,8 @@ static void session(struct instr_json *j, const struct instr_session *s)
     instr_json_key_u64(j, "runtime_unmatched_exits", s->header_unmatched);
     instr_json_key_u64(j, "incomplete_frames", r->incomplete);
     instr_json_key_u64(j, "bad_chunks", r->bad_chunks);
+    instr_json_key_u64(j, "cut_threads", r->cut_threads);
+    instr_json_key_ns(j, "unrecorded_ns", s->unrecorded_ns);
     instr_json_close(j);
     instr_json_key_u64(j, "dropped", s->dropped);
     instr_json_key_ns(j, "runtime_ns", s->runtime_ns);

@@ -610,6 +610,12 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
                 s->header_unmatched, r->incomplete);
     if (s->dropped)
         fprintf(out, "Dropped:    %" PRIu64 " events\n", s->dropped);
+    if (s->repairs.cut_threads) {
+        instr_fmt_value(a, sizeof a, s->repairs.unrecorded_ticks, s->unrecorded_ns, u);
+        fprintf(out, "Unknown:    %s %s after the last event of %" PRIu64 " thread%s whose record was cut (truncated, "
+                     "damaged or dropped), to the process's end: charged to no function\n",
+                a, instr_units_name(u), s->repairs.cut_threads, s->repairs.cut_threads == 1 ? "" : "s");
+    }
     threshold_line(out, s); /* where those functions' time went */
     if (verbose && s->repairs.runtime_ticks) {
         instr_fmt_value(a, sizeof a, s->repairs.runtime_ticks, s->runtime_ns, u);
