@@ -350,8 +350,21 @@ static int sud_init(char *why, size_t n)
     }
     if (prev.sa_sigaction != on_sigsys)
         view_set(&prev);
-    unblock_in_handlers();
-    /* Self-test on this thread: one getppid must trap exactly once. */
+    /* Self-test on this thread: one getppid must trap exactly once.  No
+     * other handler may run meanwhile (one that blocks SIGSYS would die at
+     * its first system call): every signal but SIGSYS and the faults waits,
+     * two system calls where scanning every handler (unblock_in_handlers)
+     * took 63; the thread's start scans them anyway, before it arms. */
+    sigset_t all, was;
+    sigfillset(&all);
+    static const int let_through[] = {SIGSYS, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP};
+    for (size_t i = 0; i < sizeof let_through / sizeof let_through[0]; i++)
+        sigdelset(&all, let_through[i]);
+    if (pthread_sigmask(SIG_BLOCK, &all, &was)) {
+        snprintf(why, n, "sud off: cannot block signals for the self-test");
+        sigaction(SIGSYS, &prev, NULL);
+        return -1;
+    }
     volatile uint8_t *sel = instr__sud_state;
     pid_t want = (pid_t)syscall(SYS_getppid);
     sel[0] = INSTR__SUD_ALLOW;
@@ -359,6 +372,7 @@ static int sud_init(char *why, size_t n)
     if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, 0, 0, sel)) {
         snprintf(why, n, "sud off: prctl refused (%s)", strerror(errno));
         sel[0] = INSTR__SUD_BLOCK;
+        pthread_sigmask(SIG_SETMASK, &was, NULL);
         sigaction(SIGSYS, &prev, NULL);
         return -1;
     }
@@ -370,6 +384,7 @@ static int sud_init(char *why, size_t n)
     sud_armed = 0;
     sel[0] = INSTR__SUD_BLOCK;
     sel[1] = 0;
+    pthread_sigmask(SIG_SETMASK, &was, NULL);
     if (!ok) {
         snprintf(why, n, "sud off: self-test failed (a getppid did not trap once)");
         sigaction(SIGSYS, &prev, NULL);
