@@ -42,8 +42,8 @@
  *    interval that made syscalls, since changing the mask is a syscall);
  *    a thread that blocks it is paused and resumed when it unblocks.
  *    Signal handlers whose sa_mask blocks SIGSYS would have the same
- *    problem while they run: SIGSYS is removed from their sa_mask, at start,
- *    at every thread start, after an interval whose first syscall was
+ *    problem while they run: SIGSYS is removed from their sa_mask (the
+ *    signals with a handler, from /proc/self/status), at every thread start, after an interval whose first syscall was
  *    rt_sigaction, and at most every 50 ms otherwise.
  *  - A process under a seccomp filter does not use SUD at all (a filter
  *    could trap our prctl itself).
@@ -252,13 +252,44 @@ static int install(struct sigaction *prev)
     return sigaction(SIGSYS, &sa, prev);
 }
 
+/* The signals that have a handler (SigCgt of /proc/self/status, bit
+ * s - 1 for signal s): 0 and *set, or -1 (no /proc; sandboxed, where the
+ * runtime opens nothing). */
+static int caught_signals(uint64_t *set)
+{
+    char buf[4096];
+    if (!instr__may_syscall())
+        return -1;
+    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = 0;
+    const char *c = strstr(buf, "\nSigCgt:");
+    if (!c)
+        return -1;
+    char *end;
+    errno = 0;
+    *set = strtoull(c + 8, &end, 16);
+    return errno || end == c + 8 || (*end != '\n' && *end) ? -1 : 0;
+}
+
 /* Handlers that block SIGSYS while they run would die at their first
- * syscall: let SIGSYS through them. */
+ * syscall: let SIGSYS through them.  Only the signals with a handler are
+ * read (a handler that can run is a caught signal, SA_SIGINFO or not):
+ * one read of /proc/self/status, 15 us on this VM, instead of an
+ * rt_sigaction read of all 61 (70 us, more in a process's first
+ * moments); without /proc, all of them. */
 static void unblock_in_handlers(void)
 {
+    uint64_t caught = ~0ull;
+    if (caught_signals(&caught))
+        caught = ~0ull;
     for (int s = 1; s < NSIG; s++) {
         struct sigaction sa;
-        if (s == SIGKILL || s == SIGSTOP || s == SIGSYS || sigaction(s, NULL, &sa))
+        if (s == SIGKILL || s == SIGSTOP || s == SIGSYS || (s <= 64 && !(caught >> (s - 1) & 1)) ||
+            sigaction(s, NULL, &sa))
             continue;
         if ((sa.sa_flags & SA_SIGINFO || (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN)) &&
             sigismember(&sa.sa_mask, SIGSYS)) {
