@@ -424,6 +424,13 @@ static int sud_init(char *why, size_t n)
     return 0;
 }
 
+/* Armed, the selector stays at ALLOW: every caller goes on with the
+ * runtime's own work (the thread's first chunk, a fork child's dump, the
+ * detector's other backends) and ends it with instr__detector_rearm, which
+ * sets it to BLOCK for the program's next interval.  Left at BLOCK, the
+ * runtime's next system call trapped (a signal delivered and returned: one
+ * per thread start and per fork child, the trap's flag then forgotten by
+ * that rearm).  Not armed, it rests at BLOCK, the check's resting value. */
 static void arm_thread(struct instr__thread *t)
 {
     volatile uint8_t *sel = instr__sud_state;
@@ -434,8 +441,9 @@ static void arm_thread(struct instr__thread *t)
               (unsigned long)(uintptr_t)instr__own_syscall_end - own, sel) == 0) {
         sud_armed = 1;
         t->det.on |= INSTR__DET_ON_SUD;
+    } else {
+        sel[0] = INSTR__SUD_BLOCK;
     }
-    sel[0] = INSTR__SUD_BLOCK; /* meaningless unless on; BLOCK is the check's resting value */
 }
 
 /* The budget's window starts anew at now. */
