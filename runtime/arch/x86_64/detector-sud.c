@@ -254,25 +254,42 @@ static int install(struct sigaction *prev)
 
 /* The signals that have a handler (SigCgt of /proc/self/status, bit
  * s - 1 for signal s): 0 and *set, or -1 (no /proc; sandboxed, where the
- * runtime opens nothing). */
+ * runtime opens nothing).  Read in pieces of 512 bytes, the end of each
+ * kept for a line cut between two: a hook's slow path may run on a
+ * signal handler's small alternate stack. */
+#define STATUS_PIECE 512
+#define STATUS_KEEP 31 /* longer than "\nSigCgt:\t" and 16 digits */
+
 static int caught_signals(uint64_t *set)
 {
-    char buf[4096];
+    char buf[STATUS_KEEP + STATUS_PIECE + 1];
     if (!instr__may_syscall())
         return -1;
     int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
+    int rc = -1;
+    size_t kept = 0;
+    ssize_t n;
+    while ((n = read(fd, buf + kept, STATUS_PIECE)) > 0) {
+        size_t len = kept + (size_t)n;
+        buf[len] = 0;
+        const char *c = strstr(buf, "\nSigCgt:");
+        if (c && strchr(c + 8, '\n')) {
+            char *end;
+            errno = 0;
+            *set = strtoull(c + 8, &end, 16);
+            rc = errno || end == c + 8 || *end != '\n' ? -1 : 0;
+            break;
+        }
+        size_t from = c ? (size_t)(c - buf) : len;
+        if (len - from > STATUS_KEEP || !c)
+            from = len > STATUS_KEEP ? len - STATUS_KEEP : 0;
+        memmove(buf, buf + from, len - from);
+        kept = len - from;
+    }
     close(fd);
-    buf[n > 0 ? n : 0] = 0;
-    const char *c = strstr(buf, "\nSigCgt:");
-    if (!c)
-        return -1;
-    char *end;
-    errno = 0;
-    *set = strtoull(c + 8, &end, 16);
-    return errno || end == c + 8 || (*end != '\n' && *end) ? -1 : 0;
+    return rc;
 }
 
 /* Handlers that block SIGSYS while they run would die at their first
