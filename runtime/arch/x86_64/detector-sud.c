@@ -295,7 +295,7 @@ static int caught_signals(uint64_t *set)
 /* Handlers that block SIGSYS while they run would die at their first
  * syscall: let SIGSYS through them.  Only the signals with a handler are
  * read (a handler that can run is a caught signal, SA_SIGINFO or not):
- * one read of /proc/self/status, 15 us on this VM, instead of an
+ * reading /proc/self/status (15 us on this VM in one read) instead of an
  * rt_sigaction read of all 61 (70 us, more in a process's first
  * moments); without /proc, all of them. */
 static void unblock_in_handlers(void)
