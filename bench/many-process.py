@@ -17,14 +17,17 @@ children used: RUSAGE_CHILDREN), so Python's start-up is not in the
 figures.  Printed: the median over the rounds of the wall time per run
 (min-max) and of the CPU time per run (steadier than the wall time on a
 loaded machine), the instrumented/plain ratios of the medians, and the
-mean dump size per process.  Dumps go to a directory emptied before each run,
-with INSTR_LOG=none.
+mean dump size per process.  Dumps go to a directory emptied before each run
+(--keep: a new directory per run, all removed at the end), with
+INSTR_LOG=none.
 
---user UID runs everything as that uid (setpriv, as root), without root's
-XDG_RUNTIME_DIR (a login of that user would have its own).
+--user UID runs everything as that uid (setpriv, as root).  XDG_RUNTIME_DIR
+is a directory of the benchmark's own (so the calibration cache is not
+one that other jobs on the machine, running another build, keep
+rewriting), owned by the user it runs as.
 
 Usage: bench/many-process.py --build BUILD [--runs 200] [--rounds 5]
-       [--user UID] [--only exec|fork|spawn] [--before OTHER_BUILD/plugin/instr.so]
+       [--user UID] [--only exec|fork|spawn] [--keep] [--before OTHER_BUILD/plugin/instr.so]
 """
 import argparse, os, shutil, statistics, subprocess, sys, tempfile
 
@@ -137,9 +140,15 @@ def build_all(src, out, plugins):
     return exes
 
 
-def once(cmd, env, d):
-    """One timed loop in directory d (emptied first): (wall ns, children's
-    CPU ns, dump bytes, dumps)."""
+def once(cmd, env, d, keep=False):
+    """One timed loop in directory d (emptied first, or with keep a new
+    directory: the dumps stay until the end): (wall ns, children's CPU ns,
+    dump bytes, dumps)."""
+    if keep:
+        n = 0
+        while os.path.exists(f"{d}.{n}"):
+            n += 1
+        d = f"{d}.{n}"
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     os.chmod(d, 0o1777)
@@ -158,6 +167,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--user", type=int, help="run as this uid (setpriv; as root)")
     ap.add_argument("--only", choices=("exec", "fork", "spawn"))
+    ap.add_argument("--keep", action="store_true",
+                    help="keep every run's dumps until the end (a new directory per run): on an ext4 without "
+                         "a journal, creating a file right after others were deleted skips the inodes freed in "
+                         "the last seconds, one inode-table read each (recently_deleted)")
     a = ap.parse_args()
     plugin = os.path.join(os.path.abspath(a.build), "plugin", "instr.so")
     builds = {"plain": [], "instr": [f"-fplugin={plugin}"]}
@@ -170,6 +183,14 @@ def main():
     n = str(a.runs)
     with tempfile.TemporaryDirectory(prefix="instr-many-") as work:
         os.chmod(work, 0o755)
+        # The calibration cache of this benchmark's own: other jobs on the
+        # machine running another build would replace a shared one's
+        # record (one per user), and every process would measure again.
+        xdg = os.path.join(work, "xdg")
+        os.makedirs(xdg, mode=0o700)
+        if a.user is not None:
+            os.chown(xdg, a.user, a.user)
+        env["XDG_RUNTIME_DIR"] = xdg
         src = os.path.join(work, "src")
         os.makedirs(src)
         for f, text in SOURCES.items():
@@ -192,7 +213,7 @@ def main():
         for _ in range(a.rounds):
             for c, cmd in cases.items():
                 for b in builds:
-                    wall, cpu, size, count = once(as_user + cmd(b), env, os.path.join(work, "run"))
+                    wall, cpu, size, count = once(as_user + cmd(b), env, os.path.join(work, "run"), a.keep)
                     times[c, b].append(wall / a.runs / 1e6)
                     cpus[c, b].append(cpu / a.runs / 1e6)
                     if count:

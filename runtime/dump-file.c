@@ -66,6 +66,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -625,27 +626,36 @@ static void fd_failed(void)
 #define STAGE_MAX_CHUNKS 16u
 
 /* Writes len zero bytes at off (chunk lock held): the page-cache pages of
- * a new staging area, with their blocks reserved.  A pwrite from a
- * read-only anonymous mapping (the zero page) and then MADV_POPULATE_WRITE
- * cost a quarter of what fallocate and populating the unwritten pages
- * did: examples/shapes, whose 1.5 MB dump is mostly its stages' growth,
- * spent 0.6 ms in the runtime against 0.7 as root, 0.4 against 0.6 as a
- * user (docs/performance.md, "The recorder's chunks").  Like fallocate,
- * it fails (ENOSPC, EDQUOT) rather than leaving a hole that a store would
- * turn into SIGBUS.  0, or -1 with recording stopped. */
+ * a new staging area, with their blocks reserved.  Zeros written with one
+ * pwritev and then MADV_POPULATE_WRITE cost a quarter of what fallocate
+ * and populating the unwritten pages did: examples/shapes, whose 1.5 MB
+ * dump is mostly its stages' growth, spent 0.6 ms in the runtime against
+ * 0.7 as root, 0.4 against 0.6 as a user (docs/performance.md, "The
+ * recorder's chunks").  Like fallocate, it fails (ENOSPC, EDQUOT) rather
+ * than leaving a hole that a store would turn into SIGBUS.  Every iovec
+ * is the same page of zeros: the kernel reads one page, faulted in once
+ * per process, where a zero mapping of the stage's size took a fault per
+ * page it read (eight for a first chunk: a fifth of the page faults a
+ * short process added, issue 39).  0, or -1 with recording stopped. */
+#define ZERO_PAGE_SIZE 4096u
+
+#define ZERO_IOVECS (STAGE_MAX_CHUNKS * (INSTR_RT_CHUNK_SIZE / ZERO_PAGE_SIZE))
+_Static_assert(INSTR_RT_CHUNK_SIZE % ZERO_PAGE_SIZE == 0, "a chunk is whole pages");
+
+static const uint8_t zero_page[ZERO_PAGE_SIZE] __attribute__((aligned(ZERO_PAGE_SIZE)));
+/* Static, not on the stack: a hook may run on a signal handler's small
+ * alternate stack. */
+static const struct iovec zero_iov[ZERO_IOVECS] = {
+    [0 ... ZERO_IOVECS - 1] = {(void *)zero_page, ZERO_PAGE_SIZE}};
+
 static int put_zeros(int fd, off_t off, size_t len)
 {
-    static const uint8_t *zeros;
-    if (!zeros) {
-        void *z = mmap(NULL, (size_t)STAGE_MAX_CHUNKS * INSTR_RT_CHUNK_SIZE, PROT_READ,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (z == MAP_FAILED) {
-            pause_for("no address space for a stream's chunks (RLIMIT_AS)");
-            return -1;
-        }
-        zeros = z;
+    size_t n = len / ZERO_PAGE_SIZE;
+    if (n > ZERO_IOVECS || len % ZERO_PAGE_SIZE) {
+        stop("a staging area larger than its zeros");
+        return -1;
     }
-    ssize_t w = pwrite(fd, zeros, len, off);
+    ssize_t w = pwritev(fd, zero_iov, (int)n, off);
     if (w != (ssize_t)len) {
         stop(w < 0 ? strerror(errno) : "short write");
         return -1;

@@ -661,6 +661,31 @@ static int child_sigmask(void)
     return 0;
 }
 
+/* A handler installed before the runtime started, whose sa_mask blocks
+ * everything: the first thread's scan (only the signals with a handler,
+ * read from /proc/self/status) must have taken SIGSYS out of its mask
+ * before the thread armed, and the handler must survive its syscalls. */
+static int child_sigmask_early(void)
+{
+    calibrate();
+    struct sigaction sa = {.sa_handler = on_usr2}, now;
+    sigfillset(&sa.sa_mask);
+    sigaction(SIGUSR2, &sa, NULL);
+    if (bind_runtime())
+        return 2;
+    if (!has(INSTR_DETECTOR_SUD))
+        SKIPPED("sud not in the detector set (%s)", instr__detector.detail);
+    CHECK(sigaction(SIGUSR2, NULL, &now) == 0);
+    CHECK(!sigismember(&now.sa_mask, SIGSYS));
+    CHECK(sigismember(&now.sa_mask, SIGUSR1)); /* the rest of the program's mask kept */
+    target = pthread_self();
+    for (int i = 0; i < 20; i++)
+        TRIAL(i, { pthread_kill(target, SIGUSR2); });
+    CHECK(atomic_load(&in_handler_writes) == 20);
+    fprintf(stderr, "sigmask-early: SIGSYS out of the early handler's mask; survived\n");
+    return 0;
+}
+
 /* A program that installs its own SIGSYS handler after start, and raises
  * SIGSYS itself: its handler still gets its signals, ours keeps working. */
 static atomic_int prog_sigsys;
@@ -803,6 +828,7 @@ static const struct {
     {"other-thread", child_other_thread},
     {"clean", child_clean},
     {"sigmask", child_sigmask},
+    {"sigmask-early", child_sigmask_early},
     {"sigsys-chain", child_sigsys_chain},
     {"threads-fork", child_threads_fork},
     {"bench", child_bench},
