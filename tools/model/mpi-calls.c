@@ -201,6 +201,21 @@ struct frame {
     uint64_t id;
 };
 
+/* f pushed on the stack, grown as needed: 0, or -1 out of memory. */
+static int push_frame(struct frame **stack, size_t *depth, size_t *cap, struct frame f)
+{
+    if (*depth == *cap) {
+        size_t nc = *cap ? 2 * *cap : 64;
+        struct frame *n = realloc(*stack, nc * sizeof *n);
+        if (!n)
+            return -1;
+        *stack = n;
+        *cap = nc;
+    }
+    (*stack)[(*depth)++] = f;
+    return 0;
+}
+
 static void top_site(const struct walk *w, const struct frame *stack, size_t depth, const char **caller,
                      uint64_t *line)
 {
@@ -253,17 +268,10 @@ static int walk_thread(struct walk *w, const struct instr_thread_info *th)
         }
         if (push >= 0) {
             rc = flush(w, &p);
-            if (depth == cap) {
-                size_t nc = cap ? 2 * cap : 64;
-                struct frame *n = realloc(stack, nc * sizeof *n);
-                if (!n) {
-                    rc = INSTR_ENOMEM;
-                    break;
-                }
-                stack = n;
-                cap = nc;
+            if (push_frame(&stack, &depth, &cap, (struct frame){(uint8_t)push, ev.arg}) < 0) {
+                rc = INSTR_ENOMEM;
+                break;
             }
-            stack[depth++] = (struct frame){(uint8_t)push, ev.arg};
             continue;
         }
         switch (ev.ext) {
@@ -277,17 +285,8 @@ static int walk_thread(struct walk *w, const struct instr_thread_info *th)
             break;
         case INSTR_EXT_REENTER:
         case INSTR_EXT_REENTER_SITE:
-            if (depth == cap) {
-                size_t nc = cap ? 2 * cap : 64;
-                struct frame *n = realloc(stack, nc * sizeof *n);
-                if (!n) {
-                    rc = INSTR_ENOMEM;
-                    break;
-                }
-                stack = n;
-                cap = nc;
-            }
-            stack[depth++] = (struct frame){ev.ext == INSTR_EXT_REENTER_SITE, ev.arg};
+            if (push_frame(&stack, &depth, &cap, (struct frame){ev.ext == INSTR_EXT_REENTER_SITE, ev.arg}) < 0)
+                rc = INSTR_ENOMEM;
             break;
         case INSTR_EXT_MPI:
             if ((rc = flush(w, &p)) < 0)
