@@ -129,8 +129,12 @@ def case_timing(args, rep, out):
               f"{preempted/1e6:.2f} ms, + runtime {runtime/1e6:.2f} ms, steal on the host {stolen/1e6:.0f} ms)")
     else:
         print("note: the cpuclock backend did not run: off-CPU checks skipped")
-    ratio = main["elapsed_inclusive_ns"] / main_ns
-    check(0.9 <= ratio <= 1.1, f"main EI close to the run time measured by the program (ratio {ratio:.3f})")
+    # The runtime's own slow work (Runtime:) is cut from every value: main's
+    # EI and it make the time the program measured (a loaded machine made
+    # that work 11.8 ms of a 104.6-ms run, main's EI alone 0.890 of it).
+    ratio = (main["elapsed_inclusive_ns"] + rep["session"]["runtime_ns"]) / main_ns
+    check(0.9 <= ratio <= 1.1, f"main EI and the runtime's own work close to the run time measured by the program "
+                               f"(ratio {ratio:.3f})")
     check(fn(rep, "step")["calls"] > 100, "step called many times")
 
 

@@ -74,7 +74,11 @@ pick:
         return INSTR_ENOMEM;
     for (size_t i = 0; i < s->nfunctions; i++) {
         const struct instr_row *r = &s->functions[i];
-        if (!is_leaf(r) || (double)r->v.ee / (double)r->v.calls > INSTR_SUGGEST_TINY_FACTOR * per)
+        /* A call's own work: its CPU time where known (its Elapsed time
+         * holds whatever preempted it: a loaded machine made every leaf
+         * look long), else its Elapsed time. */
+        double own = s->cpu_known ? (double)r->v.ce : (double)r->v.ee;
+        if (!is_leaf(r) || own / (double)r->v.calls > INSTR_SUGGEST_TINY_FACTOR * per)
             continue;
         double share = 100.0 * (double)r->v.calls * per / run;
         if (share > pct)
