@@ -406,7 +406,9 @@ enum instr_detector {
                                    flags (hook-abi.h), str callee (mangled; "" if indirect), varint \
                                    calls made at that call site, every thread (count mode) */ \
     X(EXIT_CPU, 22, "exit-cpu") /* varint thread index, varint CPU ns, varint ticks: a live thread's \
-                                   CPU time since its first event, read at the process's end */
+                                   CPU time since its first event, read at the process's end */ \
+    X(CLOCK_SYNC, 23, "clock-sync") /* varint peer rank, u64 local ticks, u64 peer's ticks, varint \
+                                   round trip (local ticks): see below */
 
 /* HOOK_COST record (the runtime's start-up calibration, runtime/calibrate.c;
  * one record per hook kind): varint event kind the hook writes
@@ -418,6 +420,14 @@ enum instr_detector {
  * rounds; rounds: hooks of that kind measured.  Measured in this process,
  * with its detectors, when the runtime started.  A dump without these
  * records (older runtimes, converted inputs) has no known hook cost. */
+
+/* CLOCK_SYNC record (libinstr-mpi's ping-pong at the end of MPI_Init and
+ * the start of MPI_Finalize, through runtime/mpi.c): this process's clock
+ * against a peer's (rank 0 of its job).  Of the round trips measured, the
+ * shortest: its middle on this process's ticks, the peer's ticks read
+ * when it answered, and its length.  Written whether recording is on or
+ * off, at once (a rank killed later keeps it); the reader keeps the first
+ * record and the last. */
 
 /* EXIT_CPU record (runtime/thread-state.c): at exit, and at a fatal signal
  * when the metadata lock is free, each thread still alive has its CPU clock

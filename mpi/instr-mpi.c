@@ -309,7 +309,8 @@ static void clock_sync(void)
         }
     }
     PMPI_Comm_free(&c);
-    if (me != 0 && k.rt) {
+    if (me != 0 && rt) { /* recording on or off: the runtime keeps the sync either way */
+        k.rt = rt;
         k.f[INSTR_MPI_FIELD_PEER] = 0;
         k.f[INSTR_MPI_FIELD_CLOCK_LOCAL] = (int64_t)mid;
         k.f[INSTR_MPI_FIELD_CLOCK_ROOT] = (int64_t)root;

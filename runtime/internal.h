@@ -365,6 +365,9 @@ int instr__stack_grow(struct instr__thread *t);
 void instr__thread_unmap(struct instr__thread *t);
 void instr__thread_names_all(void); /* at exit: THREAD records with the final names */
 void instr__meta_exit_cpu_locked(uint32_t index, uint64_t cpu_ns, uint64_t tick, int room_only);
+/* CLOCK_SYNC (dump-format.h): this process's ticks local against peer's peer_ticks, to within a
+ * round trip of rtt ticks. */
+void instr__meta_clock_sync(uint32_t peer, uint64_t local, uint64_t peer_ticks, uint64_t rtt);
 void instr__thread_cpu_all(int in_signal); /* at exit or a fatal signal: EXIT_CPU records */
 
 /* hooks.c */

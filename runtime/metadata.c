@@ -515,6 +515,21 @@ void instr__meta_thread_locked(uint32_t index, uint32_t tid, const char *name)
     put_thread(index, tid, name);
 }
 
+void instr__meta_clock_sync(uint32_t peer, uint64_t local, uint64_t peer_ticks, uint64_t rtt)
+{
+    struct field f[] = {
+        {F_VARINT, peer, NULL},
+        {F_U64, local, NULL},
+        {F_U64, peer_ticks, NULL},
+        {F_VARINT, rtt, NULL},
+    };
+    int saved = errno;
+    pthread_mutex_lock(&instr__rt.meta_lock);
+    meta_put(INSTR_META_CLOCK_SYNC, f, 4);
+    pthread_mutex_unlock(&instr__rt.meta_lock);
+    errno = saved;
+}
+
 /* EXIT_CPU (meta lock held).  room_only: a fatal signal's handler, which
  * must not map a new chunk (the chunk lock may be held by the code it
  * interrupted): written only if the current chunk has room. */

@@ -7,7 +7,11 @@
  * the same tick (dump-format.h).  Each is its own pass through the write
  * protocol (record.h): a chunk has room for one more event past its
  * limit, not for a call's eight, and the fields' pass writes delta 0, so
- * the intervals stay as they were. */
+ * the intervals stay as they were.
+ *
+ * A clock sync (INSTR_MPI_CLOCK) is also a CLOCK_SYNC metadata record, on
+ * or off: the tools align the job's clocks from the records alone,
+ * before walking any event. */
 #include "mpi-abi.h"
 #include "record.h"
 
@@ -35,6 +39,14 @@ static void mpi_record(unsigned call, uint64_t start, const int64_t *fields)
 {
     if (!call || call > INSTR_MPI_CALL_MAX || !instr__rt.header)
         return;
+    if (call == INSTR_MPI_CLOCK) {
+        int64_t peer = fields[INSTR_MPI_FIELD_PEER], local = fields[INSTR_MPI_FIELD_CLOCK_LOCAL],
+                root = fields[INSTR_MPI_FIELD_CLOCK_ROOT], rtt = fields[INSTR_MPI_FIELD_CLOCK_RTT];
+        if (peer >= 0 && peer <= INT32_MAX && local >= 0 && root >= 0 && rtt >= 0)
+            instr__meta_clock_sync((uint32_t)peer, (uint64_t)local, (uint64_t)root, (uint64_t)rtt);
+        if (instr__switch_off())
+            return; /* the record above is all while recording is off */
+    }
     struct instr__thread *t = instr__record_thread();
     if (INSTR_UNLIKELY(t->busy)) {
         if (INSTR__BUSY_IS_HOOK(t->busy) || t->busy == INSTR__BUSY_LOST)

@@ -135,7 +135,7 @@ struct cexp {
     FILE *out0;       /* the first part's stream (the caller's) */
     const struct instr_dump *dumps; /* the session's */
     size_t ndumps;
-    uint64_t t0_ns;   /* the session's start: its earliest process start */
+    struct instr_axis axis; /* the processes on one clock (axis.h): from the session's start */
     const struct instr_report_opts *o;
     const struct chrome_opts *co; /* o's export_opts */
     size_t dump;
@@ -385,10 +385,10 @@ static int maybe_split(struct cexp *c, double t)
 static double us(const struct cexp *c, uint64_t tick)
 {
     const struct instr_dump *d = &c->dumps[c->dump];
-    if (d->tick_hz <= 0)
+    if (d->tick_hz <= 0 || !c->axis.d) /* no rate; no memory for the axis */
         return NAN;
     double rel = ((double)tick - (double)d->hdr.start_tsc) * 1e6 / d->tick_hz;
-    return rel + (double)(d->hdr.start_mono_ns - c->t0_ns) / 1e3;
+    return rel * c->axis.d[c->dump].scale + c->axis.d[c->dump].start_ns / 1e3;
 }
 
 /* The name of a function of the current profile. */
@@ -751,11 +751,10 @@ static void cut(struct cexp *c, uint64_t cap)
 static void start(struct cexp *c, FILE *out, const struct instr_dump *dumps, size_t n,
                   const struct instr_report_opts *o)
 {
-    *c = (struct cexp){.ob = {.out = out}, .out0 = out, .dumps = dumps, .ndumps = n, .o = o, .part = 1, .t0_ns = UINT64_MAX,
+    *c = (struct cexp){.ob = {.out = out}, .out0 = out, .dumps = dumps, .ndumps = n, .o = o, .part = 1,
                        .co = o->export_opts ? o->export_opts : &defaults};
-    for (size_t k = 0; k < n; k++)
-        if (dumps[k].hdr.start_mono_ns < c->t0_ns)
-            c->t0_ns = dumps[k].hdr.start_mono_ns;
+    if (instr_axis_build(&c->axis, dumps, n) < 0)
+        c->ob.nomem = 1;
     part_begin(c);
 }
 
@@ -812,6 +811,7 @@ static int finish(struct cexp *c, FILE *out, int rc)
     free(c->ob.p);
     free(c->open);
     forget_names(c);
+    instr_axis_free(&c->axis);
     return rc;
 }
 

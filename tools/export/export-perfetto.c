@@ -136,7 +136,7 @@ struct pexp {
     FILE *out;
     struct instr_pb pkt;
     const struct instr_dump *dumps;
-    uint64_t t0_ns;          /* the session's start */
+    struct instr_axis axis;  /* the processes on one clock (axis.h): from the session's start */
     size_t dump;
     const struct instr_profile *p;
     uint32_t thread;         /* the thread walked, UINT32_MAX before the first */
@@ -266,7 +266,9 @@ static uint64_t ns_of(const struct pexp *c, uint64_t tick)
 {
     const struct instr_dump *d = &c->dumps[c->dump];
     double rel = ((double)tick - (double)d->hdr.start_tsc) * 1e9 / d->tick_hz;
-    double t = rel + (double)(d->hdr.start_mono_ns - c->t0_ns);
+    if (!c->axis.d) /* no memory for it: c->rc says so */
+        return 0;
+    double t = rel * c->axis.d[c->dump].scale + c->axis.d[c->dump].start_ns;
     return t > 0 ? (uint64_t)llround(t) : 0;
 }
 
@@ -690,13 +692,10 @@ static void start(struct pexp *c, FILE *out, const struct instr_dump *dumps, siz
                   const struct instr_report_opts *o)
 {
     const struct perfetto_opts *po = o && o->export_opts ? o->export_opts : &defaults;
-    *c = (struct pexp){.out = out, .dumps = dumps, .t0_ns = UINT64_MAX, .next_uuid = 1, .next_seq = 1,
+    *c = (struct pexp){.out = out, .dumps = dumps, .next_uuid = 1, .next_seq = 1,
                        .compress = !po->no_compress, .process_uuids = calloc(n ? n : 1, sizeof(uint64_t))};
-    if (!c->process_uuids)
+    if (!c->process_uuids || instr_axis_build(&c->axis, dumps, n) < 0)
         c->rc = INSTR_ENOMEM;
-    for (size_t k = 0; k < n; k++)
-        if (dumps[k].hdr.start_mono_ns < c->t0_ns)
-            c->t0_ns = dumps[k].hdr.start_mono_ns;
 }
 
 static int finish(struct pexp *c, int rc)
@@ -710,6 +709,7 @@ static int finish(struct pexp *c, int rc)
     instr_pb_free(&c->pkt);
     instr_pb_free(&c->batch);
     INSTR_FREE_ALL(c->zbuf, c->interned, c->labels, c->label_flags, c->thread_uuids, c->process_uuids, c->counters);
+    instr_axis_free(&c->axis);
     return rc;
 }
 

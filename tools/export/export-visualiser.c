@@ -43,7 +43,7 @@ struct vexp {
     size_t len;
     const struct instr_dump *dumps; /* the session's */
     size_t ndumps;
-    uint64_t t0_ns;           /* the session's start: its earliest process start */
+    struct instr_axis axis;   /* the processes on one clock (axis.h): from the session's start */
     size_t dump;
     const struct instr_profile *p;
     uint32_t next_thread;     /* file thread ids */
@@ -67,8 +67,8 @@ static long long us(const struct vexp *v, uint64_t tick)
     const struct instr_dump *d = &v->dumps[v->dump];
     if (d->tick_hz <= 0)
         return 0;
-    double t = ((double)tick - (double)d->hdr.start_tsc) * 1e6 / d->tick_hz +
-               (double)(d->hdr.start_mono_ns - v->t0_ns) / 1e3;
+    double t = ((double)tick - (double)d->hdr.start_tsc) * 1e6 / d->tick_hz * v->axis.d[v->dump].scale +
+               v->axis.d[v->dump].start_ns / 1e3;
     return isnan(t) || t < 0 ? 0 : llround(t);
 }
 
@@ -228,10 +228,9 @@ static int dump_begin(void *ctx, size_t dump, const struct instr_profile *p)
 
 static int start(struct vexp *v, FILE *out, const struct instr_dump *dumps, size_t n)
 {
-    *v = (struct vexp){.dest = out, .dumps = dumps, .ndumps = n, .t0_ns = UINT64_MAX};
-    for (size_t k = 0; k < n; k++)
-        if (dumps[k].hdr.start_mono_ns < v->t0_ns)
-            v->t0_ns = dumps[k].hdr.start_mono_ns;
+    *v = (struct vexp){.dest = out, .dumps = dumps, .ndumps = n};
+    if (instr_axis_build(&v->axis, dumps, n) < 0)
+        return INSTR_ENOMEM;
     fprintf(out, "# profile-visualiser text, written by instr-report: times in microseconds since the session's "
                  "start\n");
     v->out = open_memstream(&v->buf, &v->len);
@@ -308,6 +307,7 @@ static int finish(struct vexp *v, int rc)
     free(v->fid);
     free(v->ev);
     free(v->ctr);
+    instr_axis_free(&v->axis);
     return rc;
 }
 

@@ -11,7 +11,8 @@
  * (a unit of work of 5 ms is always interrupted by a tick): its
  * Application time is near 0.  The POP metrics:
  * load balance = mean useful / max useful, communication efficiency = max
- * useful / the job's runtime, parallel efficiency = their product. */
+ * useful / the job's runtime (on the session's one clock, axis.h),
+ * parallel efficiency = their product. */
 #include "job.h"
 
 #include <math.h>
@@ -37,14 +38,6 @@ int instr_is_mpi_name(const char *name)
 int instr_dump_is_rank(const struct instr_dump *d)
 {
     return d->hdr.job_size > 0 && d->hdr.job_rank >= 0 && (uint32_t)d->hdr.job_rank < d->hdr.job_size;
-}
-
-/* The end of dump d's process on its real-time clock: its start plus its
- * monotonic run (to its exit, or its last calibration when killed). */
-static double real_end_ns(const struct instr_dump *d)
-{
-    uint64_t end = d->hdr.end_mono_ns ? d->hdr.end_mono_ns : d->hdr.last_mono_ns;
-    return (double)d->hdr.start_real_ns + (end > d->hdr.start_mono_ns ? (double)(end - d->hdr.start_mono_ns) : 0);
 }
 
 /* A rank's MPI and useful time from its profile's call paths. */
@@ -85,8 +78,8 @@ static int rank_times(const struct instr_session *s, struct instr_rank *r)
                                    : p->total.ei - (mpi_ei < p->total.ei ? mpi_ei : p->total.ei);
     r->useful_t = useful;
     r->useful_ns = instr_ticks_ns(d, useful);
-    r->start_ns = (double)d->hdr.start_real_ns;
-    r->end_ns = real_end_ns(d);
+    r->start_ns = s->axis.d[r->dump].start_ns;
+    r->end_ns = instr_axis_end_ns(&s->axis, s->dumps, r->dump);
     return 0;
 }
 

@@ -36,7 +36,7 @@ struct instr_rank {
     double elapsed_ns; /* the process's Elapsed (its threads' stacks non-empty) */
     double useful_ns;  /* CPU time outside MPI frames (Elapsed outside them where CPU time is unknown) */
     double mpi_ns;     /* Elapsed Inclusive of its outermost MPI frames */
-    double start_ns, end_ns; /* on the host's real-time clock (start_real_ns, plus the monotonic run) */
+    double start_ns, end_ns; /* on the session's axis (axis.h) */
 };
 
 struct instr_job {

@@ -56,7 +56,9 @@ struct pending {
 struct walk {
     struct instr_mpi_calls *m;
     uint32_t rank_index;
-    uint64_t base_real_ns;
+    const struct instr_axis *axis; /* the session's: the calls' times on it */
+    const struct instr_dump *dumps;
+    size_t dump;
     struct instr_mpi_rank *rank;
     const struct instr_dump *d;
     uint32_t job_size;
@@ -89,14 +91,6 @@ static int has(const struct pending *p, unsigned f)
     return (p->seen >> f) & 1;
 }
 
-/* ns from the job's base to tick of dump d, on d's own axis. */
-static double rel_ns(const struct instr_dump *d, uint64_t base, uint64_t tick)
-{
-    double t = tick >= d->hdr.start_tsc ? instr_ticks_ns(d, tick - d->hdr.start_tsc)
-                                        : -instr_ticks_ns(d, d->hdr.start_tsc - tick);
-    return (double)(int64_t)(d->hdr.start_real_ns - base) + t;
-}
-
 static int keep(struct walk *w, const struct pending *p, uint32_t site, double ns)
 {
     struct instr_mpi_calls *m = w->m;
@@ -112,8 +106,8 @@ static int keep(struct walk *w, const struct pending *p, uint32_t site, double n
     r->rank = w->rank_index;
     r->site = site;
     r->call = p->call;
-    r->end = rel_ns(w->d, w->base_real_ns, p->end_tick);
-    r->start = r->end - ns;
+    r->end = instr_axis_tick_ns(w->axis, w->dumps, w->dump, p->end_tick);
+    r->start = r->end - ns * w->axis->d[w->dump].scale;
     memcpy(r->f, p->f, sizeof r->f);
     r->seen = p->seen;
     return 0;
@@ -149,19 +143,9 @@ static int flush(struct walk *w, struct pending *p)
         w->m->invalid++;
         return 0;
     }
-    if (p->call == INSTR_MPI_CLOCK) { /* not a call: the rank's clock against rank 0's */
-        if (!has(p, INSTR_MPI_FIELD_CLOCK_LOCAL) || !has(p, INSTR_MPI_FIELD_CLOCK_ROOT) ||
-            !has(p, INSTR_MPI_FIELD_CLOCK_RTT)) {
-            w->m->invalid++;
-            return 0;
-        }
-        unsigned k = w->rank->nsync ? 1 : 0;
-        w->rank->nsync = k + 1;
-        w->rank->local_tick[k] = (uint64_t)p->f[INSTR_MPI_FIELD_CLOCK_LOCAL];
-        w->rank->root_tick[k] = (uint64_t)p->f[INSTR_MPI_FIELD_CLOCK_ROOT];
-        w->rank->rtt_ns[k] = instr_ticks_ns(w->d, (uint64_t)p->f[INSTR_MPI_FIELD_CLOCK_RTT]);
+    if (p->call == INSTR_MPI_CLOCK) /* not a call: the rank's clock against rank 0's, which the
+                                       CLOCK_SYNC records give the session's axis (axis.h) */
         return 0;
-    }
     struct instr_mpi_site *s = site_of(w->m, p->call, p->caller, p->line);
     if (!s)
         return INSTR_ENOMEM;
@@ -328,80 +312,19 @@ static int by_time(const void *a, const void *b)
     return c ? c : (x->line > y->line) - (x->line < y->line);
 }
 
-/* ns from d's start to tick (negative before it). */
-static double since_start_ns(const struct instr_dump *d, uint64_t tick)
-{
-    return tick >= d->hdr.start_tsc ? instr_ticks_ns(d, tick - d->hdr.start_tsc)
-                                    : -instr_ticks_ns(d, d->hdr.start_tsc - tick);
-}
-
-double instr_mpi_real_ns(const struct instr_dump *d, uint64_t tick)
-{
-    double base = (double)d->hdr.start_real_ns;
-    return tick >= d->hdr.start_tsc ? base + instr_ticks_ns(d, tick - d->hdr.start_tsc)
-                                    : base - instr_ticks_ns(d, d->hdr.start_tsc - tick);
-}
-
-double instr_mpi_aligned_ns(const struct instr_mpi_calls *m, size_t i, double ns)
-{
-    const struct instr_mpi_rank *r = &m->ranks[i];
-    if (r->nsync == 0)
-        return ns;
-    if (r->nsync == 1 || !(r->at_ns[1] > r->at_ns[0]))
-        return ns + r->off_ns[r->nsync - 1];
-    double f = (ns - r->at_ns[0]) / (r->at_ns[1] - r->at_ns[0]);
-    return ns + r->off_ns[0] + f * (r->off_ns[1] - r->off_ns[0]);
-}
-
-/* The ping-pongs' ticks as offsets in ns (rank 0's dump needed: its ticks
- * answered), and how the clocks are aligned. */
-static void align(const struct instr_session *s, struct instr_mpi_calls *m, uint64_t base)
+/* The ranks' clocks as the session's axis measured them (axis.h). */
+static void clocks(const struct instr_session *s, struct instr_mpi_calls *m)
 {
     const struct instr_job *j = s->job;
-    const struct instr_dump *root = NULL;
-    for (size_t i = 0; i < j->nranks; i++)
-        if (j->ranks[i].rank == 0)
-            root = &s->dumps[j->ranks[i].dump];
-    size_t synced = 0, others = 0;
-    m->clock_bound_ns = NAN;
+    const struct instr_axis *a = &s->axis;
     for (size_t i = 0; i < m->nranks; i++) {
+        const struct instr_axis_dump *ad = &a->d[j->ranks[i].dump];
         struct instr_mpi_rank *r = &m->ranks[i];
-        const struct instr_dump *d = &s->dumps[j->ranks[i].dump];
-        r->start_ns = (double)d->hdr.start_real_ns;
-        if (r->rank == 0) {
-            r->nsync = 0;
-            continue;
-        }
-        others++;
-        if (!root || !d->tick_hz || !root->tick_hz)
-            r->nsync = 0;
-        for (unsigned k = 0; k < r->nsync; k++) {
-            r->at_ns[k] = instr_mpi_real_ns(d, r->local_tick[k]);
-            r->at_rel_ns[k] = rel_ns(d, base, r->local_tick[k]);
-            /* The epochs' difference first, in integers: ns since 1970 as a
-             * double are 256 ns apart. */
-            r->off_ns[k] = (double)(int64_t)(root->hdr.start_real_ns - d->hdr.start_real_ns) +
-                           since_start_ns(root, r->root_tick[k]) - since_start_ns(d, r->local_tick[k]);
-            if (isnan(m->clock_bound_ns) || r->rtt_ns[k] / 2 > m->clock_bound_ns)
-                m->clock_bound_ns = r->rtt_ns[k] / 2;
-        }
-        synced += r->nsync > 0;
+        r->nsync = ad->nsync;
+        for (unsigned k = 0; k < ad->nsync; k++)
+            r->off_ns[k] = ad->offset_ns[k], r->rtt_ns[k] = ad->rtt_ns[k];
+        r->start_ns = ad->start_ns;
     }
-    m->clock = others && synced == others ? "ping-pong" : synced ? "partly ping-pong" : "real-time";
-    /* The job's runtime and the POP figures that use it, on rank 0's axis. */
-    double start = INFINITY, end = -INFINITY, max = 0;
-    for (size_t i = 0; i < m->nranks; i++) {
-        const struct instr_rank *r = &j->ranks[i];
-        double s0 = r->start_ns - (double)base, s1 = r->end_ns - (double)base;
-        s0 += instr_mpi_offset_ns(m, i, s0);
-        s1 += instr_mpi_offset_ns(m, i, s1);
-        start = s0 < start ? s0 : start;
-        end = s1 > end ? s1 : end;
-        max = r->useful_ns > max ? r->useful_ns : max;
-    }
-    m->aligned_runtime_ns = end - start;
-    m->aligned_comm_eff = m->aligned_runtime_ns > 0 && max > 0 ? max / m->aligned_runtime_ns : NAN;
-    m->aligned_par_eff = j->load_balance * m->aligned_comm_eff;
 }
 
 int instr_mpi_calls_build(const struct instr_session *s, struct instr_mpi_calls *m)
@@ -412,14 +335,11 @@ int instr_mpi_calls_build(const struct instr_session *s, struct instr_mpi_calls 
         return 0;
     if (!(m->ranks = calloc(j->nranks, sizeof *m->ranks)))
         return INSTR_ENOMEM;
-    uint64_t base = UINT64_MAX;
-    for (size_t i = 0; i < j->nranks; i++)
-        if (s->dumps[j->ranks[i].dump].hdr.start_real_ns < base)
-            base = s->dumps[j->ranks[i].dump].hdr.start_real_ns;
     m->nranks = j->nranks;
     m->job_size = j->size;
     for (size_t i = 0; i < j->nranks; i++) {
-        struct walk w = {m, (uint32_t)i, base, &m->ranks[i], &s->dumps[j->ranks[i].dump], j->size};
+        struct walk w = {m,        (uint32_t)i,         &s->axis, s->dumps, j->ranks[i].dump, &m->ranks[i],
+                         &s->dumps[j->ranks[i].dump], j->size};
         m->ranks[i].rank = j->ranks[i].rank;
         for (size_t t = 0; t < w.d->nthreads; t++) {
             int rc = walk_thread(&w, &w.d->threads[t]);
@@ -429,7 +349,7 @@ int instr_mpi_calls_build(const struct instr_session *s, struct instr_mpi_calls 
             }
         }
     }
-    align(s, m, base);
+    clocks(s, m);
     int rc = instr_mpi_wait_states(m);
     if (rc < 0) {
         instr_mpi_calls_free(m);

@@ -13,6 +13,7 @@
 
 #include <stdio.h>
 
+#include "axis.h"
 #include "dump-reader.h"
 #include "job.h"
 #include "profile.h"
@@ -116,6 +117,7 @@ struct instr_session {
                                   Application values are unavailable, printed n/a / null */
     struct instr_self self;    /* Self % of the function rows (self-pct.h); source NULL: none */
     struct instr_job *job;     /* the dumps as a job's ranks (job.h); NULL: no dump is a rank */
+    struct instr_axis axis;    /* the processes on one time axis (axis.h) */
 };
 
 /* Wall Inclusive of the function rows and of the session, and each
@@ -185,7 +187,7 @@ struct instr_report_opts {
 };
 
 /* Microseconds from the session's start (its earliest process start) to
- * tick of dump i; NAN without a tick rate. */
+ * tick of dump i, on the session's axis (axis.h); NAN without a tick rate. */
 double instr_session_us(const struct instr_session *s, size_t i, uint64_t tick);
 /* Nanoseconds from the session's start to the end of dump i's process
  * (its exit, or the latest calibration of one that was killed). */

@@ -17,15 +17,11 @@
 
 double instr_session_us(const struct instr_session *s, size_t i, uint64_t tick)
 {
-    uint64_t t0 = UINT64_MAX;
-    for (size_t k = 0; k < s->ndumps; k++)
-        if (s->dumps[k].hdr.start_mono_ns < t0)
-            t0 = s->dumps[k].hdr.start_mono_ns;
     const struct instr_dump *d = &s->dumps[i];
     if (d->tick_hz <= 0)
         return NAN;
     double rel = ((double)tick - (double)d->hdr.start_tsc) * 1e6 / d->tick_hz;
-    return rel + (double)(d->hdr.start_mono_ns - t0) / 1e3;
+    return rel * s->axis.d[i].scale + s->axis.d[i].start_ns / 1e3;
 }
 
 /* The warnings of dump d (file prefixed) and of its profile p. */
@@ -334,35 +330,18 @@ static int add_process(struct instr_session *s, size_t i, const struct instr_exc
     return 0;
 }
 
-/* When d's process ended, CLOCK_MONOTONIC ns: its exit, or (killed) its
- * latest calibration. */
-static double end_mono_ns(const struct instr_dump *d)
-{
-    return (double)((d->hdr.flags & INSTR_DUMP_COMPLETE) ? d->hdr.end_mono_ns : d->hdr.last_mono_ns);
-}
-
 double instr_session_end_ns(const struct instr_session *s, size_t i)
 {
-    double t0 = INFINITY;
-    for (size_t k = 0; k < s->ndumps; k++)
-        t0 = fmin(t0, (double)s->dumps[k].hdr.start_mono_ns);
-    return end_mono_ns(&s->dumps[i]) - t0;
+    return instr_axis_end_ns(&s->axis, s->dumps, i);
 }
 
 /* From the earliest start to the latest end of the session's processes. */
-static double session_duration(const struct instr_dump *dumps, size_t n)
+static double session_duration(const struct instr_session *s, size_t n)
 {
-    double t0 = INFINITY, t1 = -INFINITY;
-    for (size_t i = 0; i < n; i++) {
-        const struct instr_dump *d = &dumps[i];
-        double start = (double)d->hdr.start_mono_ns;
-        double end = end_mono_ns(d);
-        if (start < t0)
-            t0 = start;
-        if (end > t1)
-            t1 = end;
-    }
-    return n && t1 > t0 ? t1 - t0 : 0;
+    double t1 = 0;
+    for (size_t i = 0; i < n; i++)
+        t1 = fmax(t1, instr_session_end_ns(s, i));
+    return t1; /* the axis starts at the earliest start */
 }
 
 /* Step 2: a row per thread of every process. */
@@ -522,7 +501,8 @@ int instr_session_build_observed(struct instr_session *s, const struct instr_dum
     if (s->wall_on)
         s->wall_on = n == 1 ? 2 : 1;
     int rc = INSTR_ENOMEM;
-    if (!(s->profiles = calloc(n, sizeof *s->profiles)) || !(s->processes = calloc(n, sizeof *s->processes)))
+    if (!(s->profiles = calloc(n, sizeof *s->profiles)) || !(s->processes = calloc(n, sizeof *s->processes)) ||
+        instr_axis_build(&s->axis, dumps, n) < 0)
         goto fail;
     for (size_t i = 0; i < n; i++) {
         if ((rc = add_process(s, i, x, obs, err, errlen)) < 0) {
@@ -531,7 +511,7 @@ int instr_session_build_observed(struct instr_session *s, const struct instr_dum
             goto fail;
         }
     }
-    s->duration_ns = session_duration(dumps, n);
+    s->duration_ns = session_duration(s, n);
     if ((rc = add_threads(s)) < 0 || (rc = add_functions_and_modules(s)) < 0 || (rc = instr_session_wall(s)) < 0)
         goto fail;
     if ((rc = mark_shared_names(s)) < 0)
@@ -575,6 +555,7 @@ static void free_rows(struct instr_row *rows, size_t n)
 
 void instr_session_free(struct instr_session *s)
 {
+    instr_axis_free(&s->axis);
     for (size_t i = 0; i < s->ndumps; i++)
         instr_profile_free(&s->profiles[i]);
     free(s->profiles);

@@ -1,5 +1,5 @@
 /* wait-states.c - Scalasca's two commonest wait states from a job's MPI
- * calls (mpi-calls.h), on rank 0's time axis, charged to the call sites
+ * calls (mpi-calls.h), on the session's time axis (axis.h), charged to the call sites
  * where the waiting happened:
  *
  *   late sender         a blocking receive (MPI_Recv, MPI_Sendrecv, or an
@@ -60,18 +60,6 @@ static int chan_cmp(const void *a, const void *b)
 static int same_chan(const struct chan *x, const struct chan *y)
 {
     return x->from == y->from && x->to == y->to && x->comm == y->comm && x->tag == y->tag;
-}
-
-double instr_mpi_offset_ns(const struct instr_mpi_calls *m, size_t i, double rel)
-{
-    const struct instr_mpi_rank *r = &m->ranks[i];
-    if (r->nsync == 0)
-        return 0;
-    if (r->nsync == 1 || !(r->at_rel_ns[1] > r->at_rel_ns[0]))
-        return r->off_ns[r->nsync - 1];
-    double f = (rel - r->at_rel_ns[0]) / (r->at_rel_ns[1] - r->at_rel_ns[0]);
-    f = f < 0 ? 0 : f > 1 ? 1 : f; /* the nearest one's outside */
-    return r->off_ns[0] + f * (r->off_ns[1] - r->off_ns[0]);
 }
 
 static int is_send(unsigned call)
@@ -162,9 +150,9 @@ static int late_sender_matched(struct instr_mpi_calls *m, const struct posted *p
             }
             const struct instr_mpi_rec *snd = &m->recs[sends[a].rec];
             const struct instr_mpi_rec *rcv = &m->recs[recvs[k].rec];
-            double s0 = snd->start + instr_mpi_offset_ns(m, snd->rank, snd->start);
-            double r0 = rcv->start + instr_mpi_offset_ns(m, rcv->rank, rcv->start);
-            double r1 = rcv->end + instr_mpi_offset_ns(m, rcv->rank, rcv->end);
+            double s0 = snd->start;
+            double r0 = rcv->start;
+            double r1 = rcv->end;
             if (s0 > r0) {
                 double w = (s0 < r1 ? s0 : r1) - r0;
                 m->sites[rcv->site].late_sender_ns += w;
@@ -225,7 +213,7 @@ static int wait_at_collective(struct instr_mpi_calls *m, uint32_t job_size)
         size_t e = b;
         double last = -INFINITY;
         while (e < nc && c[e]->f[INSTR_MPI_FIELD_SEQ] == c[b]->f[INSTR_MPI_FIELD_SEQ]) {
-            double s0 = c[e]->start + instr_mpi_offset_ns(m, c[e]->rank, c[e]->start);
+            double s0 = c[e]->start;
             last = s0 > last ? s0 : last;
             e++;
         }
@@ -237,8 +225,8 @@ static int wait_at_collective(struct instr_mpi_calls *m, uint32_t job_size)
             m->unmatched += e - b;
         } else {
             for (size_t k = b; k < e; k++) {
-                double s0 = c[k]->start + instr_mpi_offset_ns(m, c[k]->rank, c[k]->start);
-                double s1 = c[k]->end + instr_mpi_offset_ns(m, c[k]->rank, c[k]->end);
+                double s0 = c[k]->start;
+                double s1 = c[k]->end;
                 double w = (last < s1 ? last : s1) - s0;
                 if (w > 0) {
                     m->sites[c[k]->site].wait_coll_ns += w;

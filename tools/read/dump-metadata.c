@@ -37,6 +37,15 @@ static int get_var(struct cursor *c, uint64_t *v)
     return instr_get_varint(&c->p, c->end, v) < 0 ? INSTR_ECORRUPT : 0;
 }
 
+static int get_u64(struct cursor *c, uint64_t *v)
+{
+    if (c->end - c->p < 8)
+        return INSTR_ECORRUPT;
+    *v = rd64(c->p);
+    c->p += 8;
+    return 0;
+}
+
 static size_t thread_hash(uint32_t index)
 {
     return (size_t)((uint64_t)index * 0x9e3779b97f4a7c15ull >> 32);
@@ -322,6 +331,20 @@ static int parse_record(struct instr_dump *d, struct meta_caps *caps, unsigned t
         if (!t)
             return INSTR_ENOMEM;
         t->cpu_ns += ns;
+        return 0;
+    }
+    case INSTR_META_CLOCK_SYNC: {
+        uint64_t peer, rtt;
+        struct instr_clock_sync k;
+        if ((rc = get_var(c, &peer)) || (rc = get_u64(c, &k.local)) || (rc = get_u64(c, &k.peer_ticks)) ||
+            (rc = get_var(c, &rtt)))
+            return rc;
+        if (peer > INT32_MAX)
+            return INSTR_ECORRUPT;
+        k.peer = (uint32_t)peer;
+        k.rtt = rtt;
+        d->clock_sync[d->nclock_sync ? 1 : 0] = k; /* the first, and the last */
+        d->nclock_sync = d->nclock_sync ? 2 : 1;
         return 0;
     }
     case INSTR_META_EXIT_CPU: {

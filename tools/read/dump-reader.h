@@ -154,6 +154,14 @@ struct instr_dump {
     struct instr_hook_cost {
         uint64_t before, after, spread, rounds;
     } hook_cost[8];
+    /* CLOCK_SYNC records (libinstr-mpi's ping-pongs): this process's
+     * ticks against its peer's (rank 0 of its job): the first record
+     * (MPI_Init's) and the last (MPI_Finalize's). */
+    struct instr_clock_sync {
+        uint32_t peer;                     /* the peer's rank */
+        uint64_t local, peer_ticks, rtt;   /* local ticks; the peer's then; round trip, local ticks */
+    } clock_sync[2];
+    unsigned nclock_sync;                  /* 0, 1 or 2 */
     int raw; /* set by the caller after open: report the raw values, without subtracting
                 the hook costs (instr-report --raw; compensate.h) */
     /* UNIT records (plugin threshold=N), summed: */

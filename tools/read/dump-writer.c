@@ -130,6 +130,16 @@ static void rv(struct rec *r, uint64_t v)
     r->n = (size_t)(instr_put_varint(r->b + r->n, v) - r->b);
 }
 
+static void r64(struct rec *r, uint64_t v)
+{
+    if (r->n + 8 > sizeof r->b) {
+        r->bad = 1;
+        return;
+    }
+    put_le(r->b + r->n, v, 8);
+    r->n += 8;
+}
+
 static void rs(struct rec *r, const char *s)
 {
     size_t len = s ? strlen(s) : 0;
@@ -352,6 +362,17 @@ int instr_writer_exit_cpu(struct instr_dump_writer *w, uint32_t index, uint64_t 
     rv(&r, ns);
     rv(&r, tick);
     return meta_record(w, INSTR_META_EXIT_CPU, r.b, r.n);
+}
+
+int instr_writer_clock_sync(struct instr_dump_writer *w, uint32_t peer, uint64_t local, uint64_t peer_ticks,
+                            uint64_t rtt)
+{
+    struct rec r = {.n = 0};
+    rv(&r, peer);
+    r64(&r, local);
+    r64(&r, peer_ticks);
+    rv(&r, rtt);
+    return meta_record(w, INSTR_META_CLOCK_SYNC, r.b, r.n);
 }
 
 int instr_writer_sample(struct instr_dump_writer *w, uint32_t thread, uint64_t tick, unsigned kind, uint64_t weight,

@@ -54,6 +54,9 @@ int instr_writer_sampling(struct instr_dump_writer *w, uint64_t rate_hz, uint64_
 int instr_writer_cpu_time(struct instr_dump_writer *w, uint32_t index, uint64_t ns);
 /* EXIT_CPU: a live thread's CPU clock (ns) read at the process's end, at tick. */
 int instr_writer_exit_cpu(struct instr_dump_writer *w, uint32_t index, uint64_t ns, uint64_t tick);
+/* CLOCK_SYNC: local ticks against the peer rank's peer_ticks, to within a round trip of rtt. */
+int instr_writer_clock_sync(struct instr_dump_writer *w, uint32_t peer, uint64_t local, uint64_t peer_ticks,
+                            uint64_t rtt);
 int instr_writer_sample(struct instr_dump_writer *w, uint32_t thread, uint64_t tick, unsigned kind, uint64_t weight,
                         uint64_t flags, const uint64_t *frames, size_t nframes);
 

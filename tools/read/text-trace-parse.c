@@ -457,6 +457,19 @@ static int parse_record(struct parser *ps, struct instr_dump_writer *w, struct l
         if (id > (1u << 20))
             return perr(ps, "thread index too large");
         rc = instr_writer_exit_cpu(w, (uint32_t)id, a, b);
+    } else if (!strcmp(t, "clock-sync")) {
+        static const char *const keys[] = {"local", "peer", "rtt", NULL};
+        uint64_t v[3] = {0, 0, 0};
+        if (ln->n < 2)
+            return perr(ps, "clock-sync: expected PEER");
+        if ((rc = need_u64(ps, ln->tok[1], "peer rank", &id)) || (rc = check_keys(ps, ln, 2, keys)))
+            return rc;
+        for (int k = 0; k < 3; k++)
+            if (!kv(ln, 2, keys[k]) || (rc = need_u64(ps, kv(ln, 2, keys[k]), keys[k], &v[k])))
+                return rc ? rc : perr(ps, "clock-sync: local=, peer= and rtt= are needed");
+        if (id > INT32_MAX)
+            return perr(ps, "clock-sync: peer rank too large");
+        rc = instr_writer_clock_sync(w, (uint32_t)id, v[0], v[1], v[2]);
     } else if (!strcmp(t, "unit")) {
         static const char *const keys[] = {"threshold", "left-out", "instrumented", NULL};
         uint64_t th = 0, left = 0, ins = 0;

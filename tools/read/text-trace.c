@@ -192,6 +192,9 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
             fprintf(out, "hook-cost %s before=%" PRIu64 " after=%" PRIu64 " spread=%" PRIu64 " rounds=%" PRIu64 "\n",
                     event_name(k, 0) ? event_name(k, 0) : "?", hc->before, hc->after, hc->spread, hc->rounds);
     }
+    for (unsigned k = 0; k < d->nclock_sync; k++)
+        fprintf(out, "clock-sync %u local=%" PRIu64 " peer=%" PRIu64 " rtt=%" PRIu64 "\n", d->clock_sync[k].peer,
+                d->clock_sync[k].local, d->clock_sync[k].peer_ticks, d->clock_sync[k].rtt);
     for (size_t i = 0; i < d->nthreads; i++) {
         const struct instr_thread_info *t = &d->threads[i];
         fprintf(out, "thread %u tid=%" PRIu64, t->index, t->tid);

@@ -260,6 +260,13 @@ static void job(struct instr_json *j, const struct instr_session *s)
     instr_json_key_ns(j, "job_runtime_ns", jb->runtime_ns);
     instr_json_key_str(j, "useful", s->cpu_known ? "cpu_outside_mpi" : "elapsed_outside_mpi");
     instr_json_close(j);
+    /* The one clock the ranks are on (axis.h). */
+    instr_json_open(j, "clock", '{', INSTR_JSON_INLINE);
+    instr_json_key_str(j, "method", instr_axis_method(&s->axis));
+    instr_json_key_u64(j, "hosts", s->axis.nhosts);
+    instr_json_key_ns(j, "bound_ns", s->axis.bound_ns);
+    instr_json_key_ns(j, "largest_offset_ns", instr_axis_largest_offset(&s->axis));
+    instr_json_close(j);
 }
 
 static void session(struct instr_json *j, const struct instr_session *s)

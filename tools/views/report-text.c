@@ -522,9 +522,12 @@ static void job_lines(FILE *out, const struct instr_session *s)
     else
         fprintf(out, "POP:        load balance %.3f, communication efficiency %.3f, parallel efficiency %.3f\n"
                      "            (%s%suseful: %s time outside MPI frames; the job's %.3f ms from its first rank's start\n"
-                     "            to its last rank's end, on each host's real-time clock: not aligned across hosts)\n",
+                     "            to its last rank's end, on the one clock of the Clocks: line)\n",
                 j->load_balance, j->communication_efficiency, j->parallel_efficiency,
                 j->nmissing ? "of the ranks present only" : "", j->nmissing ? "; " : "", s->cpu_known ? "CPU" : "Elapsed", j->runtime_ns / 1e6);
+    char clocks[512];
+    instr_axis_text(&s->axis, clocks, sizeof clocks);
+    fprintf(out, "Clocks:     %s\n", clocks[0] ? clocks : "one host's monotonic clock, exact");
 }
 
 /* The header: with --verbose every line; without, what a reader needs to

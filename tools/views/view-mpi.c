@@ -54,24 +54,6 @@ static const char *none_said(const struct instr_session *s, const struct instr_m
     return NULL;
 }
 
-/* How the ranks' times are put on one axis, and how well. */
-static void clock_text(FILE *out, const struct instr_mpi_calls *m)
-{
-    if (!strcmp(m->clock, "real-time")) {
-        fputs("Clocks:     each host's real-time clock as it was (no ping-pong with rank 0 recorded): not aligned\n",
-              out);
-        return;
-    }
-    double worst = 0;
-    for (size_t i = 0; i < m->nranks; i++)
-        for (unsigned k = 0; k < m->ranks[i].nsync; k++)
-            worst = fabs(m->ranks[i].off_ns[k]) > worst ? fabs(m->ranks[i].off_ns[k]) : worst;
-    fprintf(out, "Clocks:     on rank 0's axis by %s at MPI_Init and MPI_Finalize: within %.3f us (half the best round "
-                 "trip); largest offset %.3f us\n", m->clock, m->clock_bound_ns / 1e3, worst / 1e3);
-    fprintf(out, "Aligned:    the job's runtime %.3f ms on rank 0's axis: communication efficiency %.3f, parallel "
-                 "efficiency %.3f\n", m->aligned_runtime_ns / 1e6, m->aligned_comm_eff, m->aligned_par_eff);
-}
-
 static int mpi_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o, enum instr_units u)
 {
     (void)o;
@@ -93,12 +75,11 @@ static int mpi_text(FILE *out, const struct instr_session *s, const struct instr
     instr_fmt_value(t, sizeof t, 0, m.time_ns, tu);
     fprintf(out, "MPI calls of job %s: %" PRIu64 " calls at %zu call sites, %s %s (libinstr-mpi's records)\n",
             s->job->id, m.calls, m.nsites, t, instr_units_name(u == INSTR_UNITS_TICKS ? INSTR_UNITS_MS : u));
-    clock_text(out, &m);
     char ls[64], wc[64];
     instr_fmt_value(ls, sizeof ls, 0, m.late_sender_ns, tu);
     instr_fmt_value(wc, sizeof wc, 0, m.wait_coll_ns, tu);
-    fprintf(out, "Wait states: late sender %s, wait at collective %s %s (on rank 0's axis: good to the clocks' "
-                 "bound)", ls, wc, instr_units_name(tu));
+    fprintf(out, "Wait states: late sender %s, wait at collective %s %s (on the job's one clock: good to its "
+                 "bound, the Clocks: line)", ls, wc, instr_units_name(tu));
     if (m.unmatched)
         fprintf(out, "; %" PRIu64 " calls unmatched (no send among the calls, or a collective not every rank "
                      "recorded)", m.unmatched);
@@ -220,11 +201,8 @@ int instr_json_mpi(struct instr_json *j, const struct instr_session *s, const st
     instr_json_key_u64(j, "unmatched", m.unmatched);
     instr_json_close(j);
     instr_json_open(j, "clock", '{', INSTR_JSON_INLINE);
-    instr_json_key_str(j, "method", m.clock ? m.clock : "real-time");
-    instr_json_key_ns(j, "bound_ns", m.clock_bound_ns);
-    instr_json_key_ns(j, "job_runtime_ns", m.aligned_runtime_ns);
-    instr_json_key_num(j, "communication_efficiency", "%.4f", m.aligned_comm_eff);
-    instr_json_key_num(j, "parallel_efficiency", "%.4f", m.aligned_par_eff);
+    instr_json_key_str(j, "method", instr_axis_method(&s->axis));
+    instr_json_key_ns(j, "bound_ns", s->axis.bound_ns);
     instr_json_close(j);
     instr_json_open(j, "ranks", '[', INSTR_JSON_LINES);
     for (size_t i = 0; i < m.nranks; i++) {
@@ -239,7 +217,6 @@ int instr_json_mpi(struct instr_json *j, const struct instr_session *s, const st
                                                                                           : r->rtt_ns[r->nsync - 1]);
         }
         instr_json_key_num(j, "start_ns", "%.0f", r->start_ns);
-        instr_json_key_num(j, "aligned_start_ns", "%.0f", instr_mpi_aligned_ns(&m, i, r->start_ns));
         instr_json_key_u64(j, "calls", r->calls);
         instr_json_key_u64(j, "messages_sent", r->sent_messages);
         instr_json_key_u64(j, "bytes_sent", r->sent_bytes);
