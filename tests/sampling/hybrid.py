@@ -93,8 +93,10 @@ def samples_json(dump):
 
 # The lowest achieved rate of 1000 Hz asked: a cpu-clock timer fires late
 # when the host takes the vCPU away (782 Hz once beside two CPU hogs on a
-# 2-vCPU guest); a counting error shows above (it once read 1414 Hz).
-RATE_LOW = 650
+# 2-vCPU guest; 630 Hz in a CI run at a load average of 10, beside two
+# builds and another test suite); a counting error shows above (it once
+# read 1414 Hz), a sampler that stopped far below.
+RATE_LOW = 500
 
 
 def check_shares(j, who, names=("heavy", "light")):
