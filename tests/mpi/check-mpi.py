@@ -13,6 +13,13 @@ launcher and what the report makes of the job:
             per-function statistics across ranks; a rank's dump removed:
             the report says which rank is missing
 
+  ends      abort.c: rank 2 ends mid-run by MPI_Abort ("abort") or by raising
+            SIGKILL ("kill"), the others wait in MPI_Barrier until the launcher
+            ends them (Open MPI: SIGTERM, then SIGKILL 2 ms later; MPICH:
+            SIGKILL): every dump reads, the report says how each rank ended
+            and where its record ends, a rank without an end record ends at
+            its last event (the job's runtime covers every rank), and a
+            rank whose dump is gone is said missing
   traces    hand-made dumps of a job (traces/) with known POP figures, rows and spreads
   launchers the launcher table without MPI (each launcher's variables set by
             hand on a plain program), INSTR_JOB_ID, a planted job directory
@@ -182,6 +189,86 @@ def check_report(a, jdir, work):
     print("report: load balance %.3f, communication efficiency %.3f; MPI %% %s; useful ms %s" % (lb, ce, mpi, useful))
 
 
+def check_ends(a, m, work):
+    """abort.c in both ways: known answers for how each rank ended."""
+    exe = os.path.join(work, "abort")
+    env = dict(os.environ)
+    env.update(m["env"])
+    run([m["cc"], "-O2", "-g", "-fplugin=" + a.plugin, os.path.join(a.src, "abort.c"), "-o", exe], env=env)
+    for how in ("abort", "kill"):
+        d = os.path.join(work, "run-" + how)
+        os.makedirs(d)
+        args = [shutil.which(m["run"])] + m["run_args"] + (m["root_args"] if os.geteuid() == 0 else [])
+        p = run(args + ["-np", str(NRANKS), exe, how], env=job_env(m, work, None), cwd=d, check=False)
+        if p.returncode == 0:
+            fail("%s: the launcher exited 0\n%s%s" % (how, p.stdout, p.stderr))
+        jdirs = [e for e in os.listdir(d) if e.endswith(".instr.d")]
+        if len(jdirs) != 1:
+            fail("%s: expected one job directory, found %s" % (how, os.listdir(d)))
+        jdir = os.path.join(d, jdirs[0])
+        dumps = sorted(os.path.join(jdir, f) for f in os.listdir(jdir))
+        if len(dumps) != NRANKS:
+            fail("%s: %d dumps, not %d: %s" % (how, len(dumps), NRANKS, dumps))
+        for f in dumps:  # each reads: 0, or 3 (a process that did not finish), never 2 (unusable)
+            r = run([os.path.join(a.bin, "instr-report"), f], check=False)
+            if r.returncode not in (0, 3) or not r.stdout.startswith("instr report"):
+                fail("%s: %s: exit %d\n%s" % (how, f, r.returncode, r.stderr))
+        r = run([os.path.join(a.bin, "instr-report"), "--view", "ranks", "--format", "json", jdir], check=False)
+        if r.returncode != 3:
+            fail("%s: the job's report exited %d, not 3 (ranks that did not finish)\n%s" % (how, r.returncode, r.stderr))
+        j = json.loads(r.stdout)
+        ends = {x["rank"]: x["end"] for x in j["ranks"]}
+        if sorted(ends) != list(range(NRANKS)):
+            fail("%s: ranks %s" % (how, sorted(ends)))
+        # rank 2: its record ends in the call that ended it, from end_rank
+        want2 = {"how": "call", "call": "MPI_Abort", "in": "MPI_Abort", "from": "end_rank"} if how == "abort" \
+            else {"how": "none", "in": "raise", "from": "end_rank"}
+        if {k: v for k, v in ends[2].items() if k != "at_ns"} != want2:
+            fail("%s: rank 2 ended %s, not %s" % (how, ends[2], want2))
+        # the others: in MPI_Barrier, ended by the launcher's SIGTERM (Open MPI, when the handler ran
+        # before its SIGKILL came) or with no end record (SIGKILL); never an exit
+        for r_, e in ends.items():
+            if r_ != 2 and not (e["in"] == "MPI_Barrier" and e["from"] == "main" and
+                                (e["how"] == "none" or (e["how"] == "signal" and e["signal"] == "SIGTERM"))):
+                fail("%s: rank %d ended %s" % (how, r_, e))
+        if a.mpi == "mpich" and any(e["how"] == "signal" for e in ends.values()):
+            fail("%s: MPICH's launcher kills with SIGKILL, yet %s" % (how, ends))
+        # no end invented: each rank's end (its last event, without an end record) is after its
+        # Elapsed, and the job's runtime covers them all (it took the last chunk's calibration, 7 ms
+        # into a rank that ran 500)
+        pop, sess = j["session"]["pop"], j["session"]
+        for x in j["ranks"]:
+            if x["end"]["at_ns"] + 1e6 < x["elapsed_ns"] or pop["job_runtime_ns"] + 1e6 < x["elapsed_ns"] or \
+                    sess["duration_ns"] + 1e6 < x["elapsed_ns"]:
+                fail("%s: rank %d ends at %s ns, its Elapsed %s ns; job runtime %s, duration %s" %
+                     (how, x["rank"], x["end"]["at_ns"], x["elapsed_ns"], pop["job_runtime_ns"], sess["duration_ns"]))
+        if not 0 < pop["communication_efficiency"] <= 1:
+            fail("%s: communication efficiency %s" % (how, pop))
+        text = report_rc(a, jdir)
+        first = "rank 2: MPI_Abort (from end_rank)" if how == "abort" else \
+            "rank 2: no end recorded, last in raise (from end_rank)"
+        if not re.search(r"^Ends: +(.*; )?%s(;|$)" % re.escape(first), text, re.M):
+            fail("%s: no %r on the Ends: line\n%s" % (how, first, text))
+        rows = {int(l.split()[0]): l for l in report_rc(a, "--view", "ranks", jdir).splitlines()
+                if re.match(r"\s*\d+\s+\S+\s+\d+\s+[\d.]+", l)}
+        if not rows[2].endswith(first[len("rank 2: "):]):
+            fail("%s: --view ranks row of rank 2: %s" % (how, rows[2]))
+        # the rank that ended first gone: said missing
+        gone = [f for f in dumps if not os.path.basename(f).startswith("rank2.")]
+        if not re.search(r"^Missing: +rank 2: ", report_rc(a, *gone), re.M):
+            fail("%s: rank 2's dump removed: not said" % how)
+        print("ends %s: %s" % (how, {r_: (e["how"], e.get("signal") or e.get("call") or "", e["in"])
+                                     for r_, e in sorted(ends.items())}))
+
+
+def report_rc(a, *args):
+    """The report of a job some of whose ranks did not finish (exit 3)."""
+    r = run([os.path.join(a.bin, "instr-report")] + list(args), check=False)
+    if r.returncode not in (0, 3):
+        fail("instr-report %s: exit %d\n%s" % (" ".join(args), r.returncode, r.stderr))
+    return r.stdout
+
+
 def check_launchers(a, work):
     """The launcher table without MPI: a plain program run with each
     launcher's variables set by hand; INSTR_JOB_ID; a job directory
@@ -282,8 +369,8 @@ def check_traces(a, work):
         if line not in text:
             fail("no %r in\n%s" % (line, text))
     c = report(a, "--view", "ranks", "--format", "csv", "--units", "us", *dumps).splitlines()
-    if c[0] != "rank,host,pid,elapsed_us,useful_us,mpi_us,mpi_pct,job" or \
-            c[3] != "3,node1,103,1000.000,400.000,600.000,60.0000,42":
+    if c[0] != "rank,host,pid,elapsed_us,useful_us,mpi_us,mpi_pct,job,end,exit_status,end_signal,end_call,end_in," \
+               "end_from,end_us" or c[3] != "3,node1,103,1000.000,400.000,600.000,60.0000,42,exit,0,,,,,1000.000":
         fail("CSV %s" % c)
     print("traces: pop %s" % pop)
 
@@ -291,7 +378,7 @@ def check_traces(a, work):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mpi", choices=sorted(MPIS))
-    ap.add_argument("check", choices=["ranks", "report", "launchers", "traces"])
+    ap.add_argument("check", choices=["ranks", "report", "ends", "launchers", "traces"])
     ap.add_argument("--cc", default="gcc")
     ap.add_argument("--bin", required=True)
     ap.add_argument("--plugin", required=True)
@@ -319,6 +406,10 @@ def main():
     if a.uid is not None:
         os.chmod(work, 0o755)
         os.chown(os.path.join(work, "home"), a.uid, a.uid)
+    if a.check == "ends":
+        check_ends(a, m, work)
+        print("ok")
+        return
     exe = os.path.join(work, "ring")
     env = dict(os.environ)
     env.update(m["env"])

@@ -57,7 +57,9 @@ static inline double instr_axis_at(const struct instr_axis *a, size_t i, double 
 
 /* Dump i's ticks on the axis, ns (NAN without a tick rate). */
 double instr_axis_tick_ns(const struct instr_axis *a, const struct instr_dump *dumps, size_t i, uint64_t tick);
-/* Dump i's end (its exit, or the last calibration of a process killed) on the axis, ns. */
+/* Dump i's end (its exit, or the last calibration of a process killed) on the axis, ns.
+ * A report takes instr_session_end_ns: for a process killed, the later of
+ * that and its last event. */
 double instr_axis_end_ns(const struct instr_axis *a, const struct instr_dump *dumps, size_t i);
 /* The axis as the report's Clocks: line says it, into buf (empty when
  * there is nothing to say: one host and no ping-pong). */

@@ -1,5 +1,6 @@
 /* endings.c - how a process that did not finish ended, when its record
- * stops inside a call that does not return: exec, _exit, daemon().
+ * stops inside a call that does not return: exec, _exit, daemon(),
+ * MPI_Abort.
  *
  * The runtime gets no control at exec or _exit (no atexit handler runs,
  * and exec replaces its code), so such a dump has no end record and first
@@ -24,30 +25,54 @@ static const struct ending {
     {"execle", "replaced by exec"},   {"fexecve", "replaced by exec"},   {"execveat", "replaced by exec"},
     {"_exit", "ended by _exit"},      {"_Exit", "ended by _exit"},       {"quick_exit", "ended by quick_exit"},
     {"daemon", "ended in daemon(), whose parent half leaves with _exit (the daemon goes on as its fork child)"},
+    /* Open MPI's leaves with _exit (the code given); MPICH's rank is
+     * killed by its launcher: either way no end record. */
+    {"MPI_Abort", "ended by MPI_Abort"},
+    {"PMPI_Abort", "ended by MPI_Abort"},
 };
 
-int instr_session_ending(const struct instr_session *s, size_t i, char *buf, size_t len)
+/* The ending of dump i (an index in endings) and the thread whose record
+ * ends in it; -1 when its record ends otherwise. */
+static int ending_of(const struct instr_session *s, size_t i, const struct instr_pthread **thread)
 {
     const struct instr_dump *d = &s->dumps[i];
     const struct instr_profile *p = &s->profiles[i];
     if (d->hdr.flags & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED | INSTR_DUMP_SAMPLED | INSTR_DUMP_COUNTS |
                         INSTR_DUMP_SAMPLING_CUT))
-        return 0;
+        return -1;
     /* The thread that went on longest: the one that called. */
     const struct instr_pthread *last = NULL;
     for (size_t t = 0; t < p->nthreads; t++)
         if (!last || p->threads[t].end_tick > last->end_tick)
             last = &p->threads[t];
     if (!last || last->open_top >= p->nfuncs || !p->funcs[last->open_top].pseudo)
-        return 0;
-    const char *callee = p->funcs[last->open_top].pseudo;
+        return -1;
     for (size_t k = 0; k < sizeof endings / sizeof *endings; k++)
-        if (!strcmp(endings[k].callee, callee)) {
-            char *caller = last->open_caller < p->nfuncs ? instr_profile_func_name(p, last->open_caller) : NULL;
-            snprintf(buf, len, "%s: %s%s%s%s did not return", endings[k].how, callee,
-                     caller ? ", called from " : "", caller ? caller : "", caller ? "," : "");
-            free(caller);
-            return 1;
+        if (!strcmp(endings[k].callee, p->funcs[last->open_top].pseudo)) {
+            *thread = last;
+            return (int)k;
         }
-    return 0;
+    return -1;
+}
+
+int instr_session_ending(const struct instr_session *s, size_t i, char *buf, size_t len)
+{
+    const struct instr_profile *p = &s->profiles[i];
+    const struct instr_pthread *last;
+    int k = ending_of(s, i, &last);
+    if (k < 0)
+        return 0;
+    const char *callee = endings[k].callee;
+    char *caller = last->open_caller < p->nfuncs ? instr_profile_func_name(p, last->open_caller) : NULL;
+    snprintf(buf, len, "%s: %s%s%s%s did not return", endings[k].how, callee, caller ? ", called from " : "",
+             caller ? caller : "", caller ? "," : "");
+    free(caller);
+    return 1;
+}
+
+const char *instr_session_ending_call(const struct instr_session *s, size_t i)
+{
+    const struct instr_pthread *last;
+    int k = ending_of(s, i, &last);
+    return k < 0 ? NULL : endings[k].callee;
 }

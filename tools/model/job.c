@@ -16,6 +16,8 @@
 #include "job.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,7 +81,155 @@ static int rank_times(const struct instr_session *s, struct instr_rank *r)
     r->useful_t = useful;
     r->useful_ns = instr_ticks_ns(d, useful);
     r->start_ns = s->axis.d[r->dump].start_ns;
-    r->end_ns = instr_axis_end_ns(&s->axis, s->dumps, r->dump);
+    r->end_ns = instr_session_end_ns(s, r->dump);
+    return 0;
+}
+
+/* How rank r's process ended, and where its record ends. */
+static int rank_end(const struct instr_session *s, struct instr_rank *r)
+{
+    const struct instr_dump *d = &s->dumps[r->dump];
+    const struct instr_profile *p = &s->profiles[r->dump];
+    if (d->hdr.flags & INSTR_DUMP_COMPLETE)
+        r->end = INSTR_RANK_EXITED, r->exit_status = d->hdr.exit_status;
+    else if (d->hdr.flags & INSTR_DUMP_SIGNALED)
+        r->end = INSTR_RANK_SIGNALED, r->signal = d->hdr.end_signal;
+    else if ((r->call = instr_session_ending_call(s, r->dump)))
+        r->end = INSTR_RANK_IN_CALL;
+    else
+        r->end = INSTR_RANK_NO_END;
+    /* The thread that went on longest with a frame open (the first of
+     * them on a tie: a signal closes them all at once). */
+    const struct instr_pthread *last = NULL;
+    for (size_t t = 0; t < p->nthreads; t++)
+        if (p->threads[t].open_top < p->nfuncs && (!last || p->threads[t].end_tick > last->end_tick))
+            last = &p->threads[t];
+    if (!last)
+        return 0;
+    if (!(r->in = instr_profile_func_name(p, last->open_top)) ||
+        (last->open_caller < p->nfuncs && !(r->from = instr_profile_func_name(p, last->open_caller))))
+        return INSTR_ENOMEM;
+    return 0;
+}
+
+const char *instr_rank_end_name(enum instr_rank_end e)
+{
+    static const char *const names[] = {"exit", "signal", "call", "none"};
+    return (unsigned)e < sizeof names / sizeof *names ? names[e] : "?";
+}
+
+void instr_rank_end_text(const struct instr_rank *r, char *buf, size_t len)
+{
+    char how[64], where[300] = "";
+    if (r->end == INSTR_RANK_EXITED)
+        snprintf(how, sizeof how, "exit %d", r->exit_status);
+    else if (r->end == INSTR_RANK_SIGNALED)
+        snprintf(how, sizeof how, "%s", instr_signal_name(r->signal));
+    else if (r->end == INSTR_RANK_IN_CALL)
+        snprintf(how, sizeof how, "%s", r->call);
+    else
+        snprintf(how, sizeof how, "no end recorded");
+    /* The call itself is the open frame: only its caller is news. */
+    if (r->end == INSTR_RANK_IN_CALL && r->from)
+        snprintf(where, sizeof where, " (from %s)", r->from);
+    else if (r->in && r->end != INSTR_RANK_IN_CALL)
+        snprintf(where, sizeof where, "%s %s%s%s%s", r->end == INSTR_RANK_NO_END ? ", last in" : " in", r->in,
+                 r->from ? " (from " : "", r->from ? r->from : "", r->from ? ")" : "");
+    snprintf(buf, len, "%s%s", how, where);
+}
+
+/* A rank's ending in words, for grouping the ranks that ended alike. */
+struct end_words {
+    char text[200];
+    int order; /* of its kind: the least ordinary first */
+    int32_t rank;
+};
+
+static int by_text_rank(const void *a, const void *b)
+{
+    const struct end_words *x = a, *y = b;
+    int c = strcmp(x->text, y->text);
+    return c ? c : (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* A group of ranks that ended alike: words[from..to). */
+struct end_group {
+    size_t from, to;
+    int order;
+    int32_t first; /* its lowest rank */
+};
+
+/* Ranks whose record ends in a call that does not return (the one that
+ * called MPI_Abort), then those without an end record, then those a
+ * signal ended, then those that exited.  Not by time: a rank without an
+ * end record was last seen at its last event, maybe long before it was
+ * killed (waiting in a barrier for the rank that aborted). */
+static int by_order(const void *a, const void *b)
+{
+    const struct end_group *x = a, *y = b;
+    return x->order != y->order ? x->order - y->order : (x->first > y->first) - (x->first < y->first);
+}
+
+/* Appends to buf at *n (up to len) what fmt says. */
+static void add_text(char *buf, size_t len, size_t *n, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void add_text(char *buf, size_t len, size_t *n, const char *fmt, ...)
+{
+    if (*n >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(buf + *n, len - *n, fmt, ap);
+    va_end(ap);
+    *n += w > 0 ? (size_t)w : 0;
+}
+
+int instr_job_ends_text(const struct instr_job *j, char *buf, size_t len)
+{
+    buf[0] = 0;
+    struct end_words *w = calloc(j->nranks + 1, sizeof *w);
+    struct end_group *g = calloc(j->nranks + 1, sizeof *g);
+    if (!w || !g) {
+        free(w), free(g);
+        return INSTR_ENOMEM;
+    }
+    int odd = 0; /* some rank did not exit 0 */
+    for (size_t i = 0; i < j->nranks; i++) {
+        const struct instr_rank *r = &j->ranks[i];
+        instr_rank_end_text(r, w[i].text, sizeof w[i].text);
+        static const int order[] = {[INSTR_RANK_IN_CALL] = 0, [INSTR_RANK_NO_END] = 1,
+                                    [INSTR_RANK_SIGNALED] = 2, [INSTR_RANK_EXITED] = 3};
+        w[i].order = order[r->end];
+        w[i].rank = r->rank;
+        odd |= r->end != INSTR_RANK_EXITED || r->exit_status;
+    }
+    size_t ng = 0, n = 0;
+    if (odd) {
+        qsort(w, j->nranks, sizeof *w, by_text_rank);
+        for (size_t i = 0; i < j->nranks; i++) {
+            if (!i || strcmp(w[i].text, w[i - 1].text))
+                g[ng++] = (struct end_group){i, i, w[i].order, w[i].rank};
+            g[ng - 1].to = i + 1;
+        }
+        qsort(g, ng, sizeof *g, by_order);
+    }
+    for (size_t k = 0; k < ng && n < len; k++) {
+        add_text(buf, len, &n, "%srank%s ", k ? "; " : "", g[k].to - g[k].from > 1 ? "s" : "");
+        /* The group's ranks (sorted) as ranges: "0-2, 5". */
+        for (size_t i = g[k].from; i < g[k].to;) {
+            size_t e = i;
+            while (e + 1 < g[k].to && w[e + 1].rank == w[e].rank + 1)
+                e++;
+            if (e > i)
+                add_text(buf, len, &n, "%s%d-%d", i > g[k].from ? ", " : "", w[i].rank, w[e].rank);
+            else
+                add_text(buf, len, &n, "%s%d", i > g[k].from ? ", " : "", w[i].rank);
+            i = e + 1;
+        }
+        add_text(buf, len, &n, ": %s", w[g[k].from].text);
+    }
+    if (n >= len && len > 4)
+        strcpy(buf + len - 4, "...");
+    free(w), free(g);
     return 0;
 }
 
@@ -207,6 +357,8 @@ int instr_job_build(struct instr_session *s, struct instr_job *j)
     for (size_t k = 0; k < j->nranks; k++) {
         struct instr_rank *r = &j->ranks[k];
         int rc = rank_times(s, r);
+        if (rc >= 0)
+            rc = rank_end(s, r);
         if (rc < 0)
             return rc;
         sum += r->useful_ns;
@@ -244,6 +396,8 @@ void instr_job_missing_text(const struct instr_job *j, char *buf, size_t len)
 
 void instr_job_free(struct instr_job *j)
 {
+    for (size_t i = 0; j->ranks && i < j->nranks; i++)
+        free(j->ranks[i].in), free(j->ranks[i].from);
     free(j->ranks);
     free(j->missing);
     memset(j, 0, sizeof *j);

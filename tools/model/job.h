@@ -27,6 +27,15 @@ int instr_is_mpi_name(const char *name);
  * dumps older than the fields have size 0). */
 int instr_dump_is_rank(const struct instr_dump *d);
 
+/* How a rank's process ended. */
+enum instr_rank_end {
+    INSTR_RANK_EXITED,   /* exit(), or main returned: exit_status */
+    INSTR_RANK_SIGNALED, /* a fatal signal the runtime caught (SIGTERM from a launcher...): signal */
+    INSTR_RANK_IN_CALL,  /* no end record; its record ends in a call that does not return: call
+                            (MPI_Abort, _exit, exec: model/endings.c) */
+    INSTR_RANK_NO_END,   /* no end record: SIGKILL, an _exit or exec not seen, or still running */
+};
+
 struct instr_rank {
     int32_t rank;
     size_t dump;       /* index in the session */
@@ -36,7 +45,14 @@ struct instr_rank {
     double elapsed_ns; /* the process's Elapsed (its threads' stacks non-empty) */
     double useful_ns;  /* CPU time outside MPI frames (Elapsed outside them where CPU time is unknown) */
     double mpi_ns;     /* Elapsed Inclusive of its outermost MPI frames */
-    double start_ns, end_ns; /* on the session's axis (axis.h) */
+    double start_ns, end_ns; /* on the session's axis (axis.h); the end without an end record: its
+                                last event (instr_session_end_ns) */
+    enum instr_rank_end end;
+    int32_t exit_status;     /* EXITED */
+    uint32_t signal;         /* SIGNALED */
+    const char *call;        /* IN_CALL */
+    char *in, *from;         /* the innermost frame open when its record ends and that frame's caller
+                                (malloc'd names; NULL: none open, or no caller) */
 };
 
 struct instr_job {
@@ -56,6 +72,20 @@ struct instr_job {
     double runtime_ns;        /* first rank's start to last rank's end */
     double load_balance, communication_efficiency, parallel_efficiency; /* NAN when unknown */
 };
+
+/* How rank r ended, as words into buf: "exit 0", "SIGTERM in MPI_Barrier
+ * (from main)", "MPI_Abort (from end_rank)", "no end recorded, last in
+ * MPI_Barrier (from main)". */
+void instr_rank_end_text(const struct instr_rank *r, char *buf, size_t len);
+/* Its kind's name: "exit", "signal", "call", "none". */
+const char *instr_rank_end_name(enum instr_rank_end e);
+
+/* How the ranks of j ended, when some did not exit 0, into buf: the ranks
+ * of each way, the least ordinary way first (a call that did not return,
+ * no end record, a signal, exit): "rank 2: MPI_Abort (from end_rank);
+ * ranks 0-1, 3: SIGTERM in MPI_Barrier (from main)"; "" when every rank
+ * exited 0.  0 or INSTR_ENOMEM. */
+int instr_job_ends_text(const struct instr_job *j, char *buf, size_t len);
 
 /* The job of session s (the one with the most rank dumps): 0 and j->nranks
  * 0 when no dump is a rank; INSTR_ENOMEM.  Also fills the function rows'

@@ -129,12 +129,14 @@ int instr_session_wants_wall(const struct instr_dump *dumps, size_t n);
 /* Builds profiles and rows for dumps[0..n).  The dumps must outlive s. */
 int instr_session_build(struct instr_session *s, const struct instr_dump *dumps, size_t n, char *err,
                         size_t errlen);
-/* The same with exclusions from Application time (x must outlive s). */
 /* How dump i's process ended when it did not finish but its record stops
- * in a call that does not return (exec, _exit, daemon: model/endings.c):
- * 1 and the words in buf, else 0. */
+ * in a call that does not return (exec, _exit, daemon, MPI_Abort:
+ * model/endings.c): 1 and the words in buf, else 0. */
 int instr_session_ending(const struct instr_session *s, size_t i, char *buf, size_t len);
+/* That call's name ("MPI_Abort", "execvp"...), NULL when there is none. */
+const char *instr_session_ending_call(const struct instr_session *s, size_t i);
 
+/* The same with exclusions from Application time (x must outlive s). */
 int instr_session_build_excluding(struct instr_session *s, const struct instr_dump *dumps, size_t n,
                                   const struct instr_exclusions *x, char *err, size_t errlen);
 /* The same, the walk of each dump also feeding a timeline observer (the
@@ -189,8 +191,9 @@ struct instr_report_opts {
 /* Microseconds from the session's start (its earliest process start) to
  * tick of dump i, on the session's axis (axis.h); NAN without a tick rate. */
 double instr_session_us(const struct instr_session *s, size_t i, uint64_t tick);
-/* Nanoseconds from the session's start to the end of dump i's process
- * (its exit, or the latest calibration of one that was killed). */
+/* Nanoseconds from the session's start to the end of dump i's process on
+ * its axis: its exit or fatal signal; without an end record, its last
+ * event or latest calibration, whichever is later. */
 double instr_session_end_ns(const struct instr_session *s, size_t i);
 
 /* ---- --diff A B: instr_diff_text/csv/json in formats.h (diff.c) ---- */

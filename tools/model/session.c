@@ -330,9 +330,24 @@ static int add_process(struct instr_session *s, size_t i, const struct instr_exc
     return 0;
 }
 
+/* Without an end record (SIGKILL, an _exit or exec not seen, still
+ * running), the later of its last event and its latest calibration: the
+ * last moment it is known to have run.  (The calibration alone is the last
+ * chunk written: an MPI rank killed in a wait had it 7 ms after its start,
+ * 500 ms before its last event.) */
 double instr_session_end_ns(const struct instr_session *s, size_t i)
 {
-    return instr_axis_end_ns(&s->axis, s->dumps, i);
+    const struct instr_dump *d = &s->dumps[i];
+    double end = instr_axis_end_ns(&s->axis, s->dumps, i);
+    if ((d->hdr.flags & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED)) && d->hdr.end_mono_ns)
+        return end;
+    uint64_t last = 0;
+    for (size_t t = 0; s->profiles && t < s->profiles[i].nthreads; t++)
+        if (s->profiles[i].threads[t].end_tick > last)
+            last = s->profiles[i].threads[t].end_tick;
+    if (last > d->hdr.start_tsc)
+        end = fmax(end, instr_axis_tick_ns(&s->axis, s->dumps, i, last)); /* NAN without a rate: end */
+    return end;
 }
 
 /* From the earliest start to the latest end of the session's processes. */

@@ -517,6 +517,9 @@ static void job_lines(FILE *out, const struct instr_session *s)
         fprintf(out, "Missing:    rank%s %s: no dump of %s among the inputs (killed before it started, or not given)\n",
                 j->nmissing == 1 ? "" : "s", miss, j->nmissing == 1 ? "it" : "them");
     }
+    char ends[1024];
+    if (!instr_job_ends_text(j, ends, sizeof ends) && ends[0])
+        fprintf(out, "Ends:       %s\n", ends);
     if (isnan(j->load_balance))
         fprintf(out, "POP:        unknown (no tick rate, or no useful time)\n");
     else

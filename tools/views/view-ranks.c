@@ -1,8 +1,8 @@
 /* view-ranks.c - --view ranks: one row per rank of the job (job.h): rank,
  * host, pid, Elapsed, useful time (CPU time outside MPI
  * frames, or Elapsed where CPU time is unknown), MPI
- * time (the Elapsed Inclusive of its outermost MPI frames) and MPI %, as
- * text, CSV and the JSON report's "ranks" member. */
+ * time (the Elapsed Inclusive of its outermost MPI frames), MPI % and how
+ * it ended, as text, CSV and the JSON report's "ranks" member. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +16,16 @@ static double mpi_pct(const struct instr_rank *r)
     return r->elapsed_ns > 0 ? 100.0 * r->mpi_ns / r->elapsed_ns
            : r->elapsed_t    ? 100.0 * (double)r->mpi_t / (double)r->elapsed_t
                              : 0;
+}
+
+/* One line of the table: Host and End left-aligned, End (the last) not padded. */
+static void row(FILE *out, const char *const *v, const size_t *w)
+{
+    for (int c = 0; c < 8; c++)
+        if (c == 7)
+            fprintf(out, "%s\n", v[c]);
+        else
+            fprintf(out, c == 1 ? "%-*s  " : "%*s  ", (int)w[c], v[c]);
 }
 
 static int ranks_text(FILE *out, const struct instr_session *s, const struct instr_report_opts *o, enum instr_units u)
@@ -34,30 +44,33 @@ static int ranks_text(FILE *out, const struct instr_session *s, const struct ins
     }
     fprintf(out, "\n(useful: %s time outside MPI frames; MPI: the Elapsed Inclusive of MPI frames)\n",
             s->cpu_known ? "CPU" : "Elapsed");
-    static const char *const titles[] = {"Rank", "Host", "Pid", "Elapsed", "Useful", "MPI", "MPI %"};
-    char cells[7][64];
-    size_t w[7];
-    for (int c = 0; c < 7; c++)
+    enum { NCOLS = 8 };
+    static const char *const titles[NCOLS] = {"Rank", "Host", "Pid", "Elapsed", "Useful", "MPI", "MPI %", "End"};
+    char cells[NCOLS][256];
+    size_t w[NCOLS];
+    for (int c = 0; c < NCOLS; c++)
         w[c] = strlen(titles[c]);
     for (int pass = 0; pass < 2; pass++) {
         if (pass)
-            for (int c = 0; c < 7; c++)
-                fprintf(out, c == 1 ? "%-*s%s" : "%*s%s", (int)w[c], titles[c], c < 6 ? "  " : "\n");
+            row(out, titles, w);
         for (size_t i = 0; i < j->nranks; i++) {
             const struct instr_rank *r = &j->ranks[i];
-            snprintf(cells[0], 64, "%d", r->rank);
-            snprintf(cells[1], 64, "%s", r->host[0] ? r->host : "?");
-            snprintf(cells[2], 64, "%" PRIu64, r->pid);
-            instr_fmt_value(cells[3], 64, r->elapsed_t, r->elapsed_ns, u);
-            instr_fmt_value(cells[4], 64, r->useful_t, r->useful_ns, u);
-            instr_fmt_value(cells[5], 64, r->mpi_t, r->mpi_ns, u);
-            snprintf(cells[6], 64, "%.2f", mpi_pct(r));
-            for (int c = 0; c < 7; c++) {
+            snprintf(cells[0], 256, "%d", r->rank);
+            snprintf(cells[1], 256, "%s", r->host[0] ? r->host : "?");
+            snprintf(cells[2], 256, "%" PRIu64, r->pid);
+            instr_fmt_value(cells[3], 256, r->elapsed_t, r->elapsed_ns, u);
+            instr_fmt_value(cells[4], 256, r->useful_t, r->useful_ns, u);
+            instr_fmt_value(cells[5], 256, r->mpi_t, r->mpi_ns, u);
+            snprintf(cells[6], 256, "%.2f", mpi_pct(r));
+            instr_rank_end_text(r, cells[7], 256);
+            const char *v[NCOLS];
+            for (int c = 0; c < NCOLS; c++) {
+                v[c] = cells[c];
                 if (!pass && strlen(cells[c]) > w[c])
                     w[c] = strlen(cells[c]);
-                else if (pass)
-                    fprintf(out, c == 1 ? "%-*s%s" : "%*s%s", (int)w[c], cells[c], c < 6 ? "  " : "\n");
             }
+            if (pass)
+                row(out, v, w);
         }
     }
     return 0;
@@ -67,7 +80,9 @@ static int ranks_csv(FILE *out, const struct instr_session *s, const struct inst
 {
     (void)o;
     const char *un = instr_units_name(u);
-    fprintf(out, "rank,host,pid,elapsed_%s,useful_%s,mpi_%s,mpi_pct,job\n", un, un, un);
+    fprintf(out, "rank,host,pid,elapsed_%s,useful_%s,mpi_%s,mpi_pct,job,end,exit_status,end_signal,end_call,end_in,"
+                 "end_from,end_%s\n",
+            un, un, un, un);
     for (size_t i = 0; s->job && i < s->job->nranks; i++) {
         const struct instr_rank *r = &s->job->ranks[i];
         char e[64], us[64], m[64];
@@ -78,7 +93,21 @@ static int ranks_csv(FILE *out, const struct instr_session *s, const struct inst
         instr_csv_field(out, r->host);
         fprintf(out, ",%" PRIu64 ",%s,%s,%s,%.4f,", r->pid, e, us, m, mpi_pct(r));
         instr_csv_field(out, s->job->id);
-        fputc('\n', out);
+        char at[64];
+        instr_fmt_value(at, sizeof at, 0, r->end_ns - r->start_ns, u);
+        fprintf(out, ",%s,", instr_rank_end_name(r->end));
+        if (r->end == INSTR_RANK_EXITED)
+            fprintf(out, "%d", r->exit_status);
+        fputc(',', out);
+        if (r->end == INSTR_RANK_SIGNALED)
+            instr_csv_field(out, instr_signal_name(r->signal));
+        fputc(',', out);
+        instr_csv_field(out, r->call ? r->call : "");
+        fputc(',', out);
+        instr_csv_field(out, r->in ? r->in : "");
+        fputc(',', out);
+        instr_csv_field(out, r->from ? r->from : "");
+        fprintf(out, ",%s\n", at);
     }
     return 0;
 }
@@ -100,6 +129,21 @@ int instr_json_ranks(struct instr_json *j, const struct instr_session *s, const 
         instr_json_key_u64(j, "mpi_ticks", r->mpi_t);
         instr_json_key_ns(j, "mpi_ns", r->mpi_ns);
         instr_json_key_num(j, "mpi_pct", "%.4f", mpi_pct(r));
+        /* How it ended; at_ns from its start: its exit or signal, else its last event. */
+        instr_json_open(j, "end", '{', INSTR_JSON_INLINE);
+        instr_json_key_str(j, "how", instr_rank_end_name(r->end));
+        if (r->end == INSTR_RANK_EXITED)
+            instr_json_key_num(j, "exit_status", "%.0f", (double)r->exit_status);
+        if (r->end == INSTR_RANK_SIGNALED)
+            instr_json_key_str(j, "signal", instr_signal_name(r->signal));
+        if (r->call)
+            instr_json_key_str(j, "call", r->call);
+        if (r->in)
+            instr_json_key_str(j, "in", r->in);
+        if (r->from)
+            instr_json_key_str(j, "from", r->from);
+        instr_json_key_ns(j, "at_ns", r->end_ns - r->start_ns);
+        instr_json_close(j);
         instr_json_close(j);
     }
     instr_json_close(j);
