@@ -6,11 +6,11 @@
 
 # Every option; those taking a value end with '=' in _instr_report_valued.
 _instr_report_options="--view --depth --threshold --sort --units --format --limit
-    --flagged --not-application --os-events --clones --export --weight --folded-root --time-range --min-duration
+    --flagged --not-application --os-events --mpi-prefixes --clones --export --weight --folded-root --time-range --min-duration
     --split-size --diff --raw --compensate --suggest-exclude --self -F --columns -v --verbose -o --output -h --help
     --no-compress --clear-cache --version"
 _instr_report_valued=" --view --depth --threshold --sort --units --format --limit
-    --not-application --os-events --clones --export --weight --folded-root --time-range --min-duration --split-size --suggest-exclude --self -F --columns -o --output "
+    --not-application --os-events --mpi-prefixes --clones --export --weight --folded-root --time-range --min-duration --split-size --suggest-exclude --self -F --columns -o --output "
 
 # The values an option takes, or nothing for free-form values.
 _instr_report_values()
@@ -25,6 +25,7 @@ _instr_report_values()
     --folded-root) echo "none process thread" ;;
     --not-application) echo "@locks @io @alloc @sleep" ;;
     --os-events) echo "sched syscall fault signal irq unknown all none" ;;
+    --mpi-prefixes) echo "MPI_ PMPI_ none" ;; # any prefix; +PREFIX adds to the defaults
     --clones) echo "fold split" ;;
     -F | --columns) echo "all calls self ei ee ai ae ci ce ei% ee% ai% ae% ci% ce% wall conc alive% external probe
         flagged flagged-time off-cpu sched sched-time syscall syscall-time fault fault-time signal signal-time
@@ -57,9 +58,11 @@ _instr_report()
         local values
         values=$(_instr_report_values "$opt")
         if [[ -n $values ]]; then
-            # A value list: --not-application, --os-events and --columns
-            # take several, comma-joined (--columns +KEY adds to the defaults).
-            if [[ $opt == --not-application || $opt == --os-events || $opt == -F || $opt == --columns ]] &&
+            # A value list: --not-application, --os-events, --mpi-prefixes and
+            # --columns take several, comma-joined (--columns +KEY and
+            # --mpi-prefixes +PREFIX add to the defaults).
+            if [[ $opt == --not-application || $opt == --os-events || $opt == --mpi-prefixes || $opt == -F ||
+                $opt == --columns ]] &&
                 [[ $cur == *,* ]]; then
                 head+=${cur%,*},
                 cur=${cur##*,}

@@ -23,6 +23,9 @@ launcher and what the report makes of the job:
   traces    hand-made dumps of a job (traces/) with known POP figures, rows and spreads
   launchers the launcher table without MPI (each launcher's variables set by
             hand on a plain program), INSTR_JOB_ID, a planted job directory
+  prefixes  --mpi-prefixes: shmem.c (run as a rank by hand) spends about 3/4 of
+            its time in shmem_wait, MPI time only with +shmem_ (or shmem_);
+            the traces' work as MPI time with --mpi-prefixes=work, exactly
 
 usage: check-mpi.py MPI(openmpi|mpich) CHECK --bin DIR --plugin SO --src DIR --work DIR [--uid 65534]
 Exit 77: this MPI is not installed (or no setpriv for --uid).
@@ -331,6 +334,57 @@ def check_launchers(a, work):
     print("launchers: %d cases" % len(cases))
 
 
+def check_prefixes(a, work):
+    """--mpi-prefixes: a frame is MPI time by its name's prefix, the defaults
+    (MPI_, PMPI_) added to with '+' or replaced."""
+    exe = os.path.join(work, "shmem")
+    run([a.cc, "-O2", "-fplugin=" + a.plugin, os.path.join(a.src, "shmem.c"), "-o", exe])
+    d = os.path.join(work, "shmem-run")
+    os.makedirs(d)
+    run([exe], env=job_env(MPIS["openmpi"], work, None, {"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "1",
+                                                          "OMPI_MCA_ess_base_jobid": "7"}), cwd=d)
+    jdir = os.path.join(d, os.listdir(d)[0])
+
+    def ranks(*opts):
+        j = json.loads(report(a, "--view", "ranks", "--format", "json", *opts, jdir))
+        return j["session"]["pop"]["mpi_prefixes"], j["ranks"][0]
+
+    pre, r = ranks()
+    if pre != ["MPI_", "PMPI_"] or r["mpi_ns"] != 0:
+        fail("default prefixes: %s, rank 0 %s" % (pre, r))
+    for opt, want in (("+shmem_", ["MPI_", "PMPI_", "shmem_"]), ("shmem_", ["shmem_"]),
+                      ("+shmem_,MPI_,shmem_", ["MPI_", "PMPI_", "shmem_"])):
+        pre, r2 = ranks("--mpi-prefixes=" + opt)
+        # shmem_wait spins 3 units of 4: MPI time now, out of useful time (generous: a loaded machine)
+        if pre != want or not 0.5 <= r2["mpi_pct"] / 100 <= 0.95 or not r2["useful_ns"] < 0.6 * r["useful_ns"] or \
+                r2["elapsed_ns"] != r["elapsed_ns"]:
+            fail("--mpi-prefixes=%s: prefixes %s, rank 0 %s (without: %s)" % (opt, pre, r2, r))
+    pre, r3 = ranks("--mpi-prefixes=none")
+    if pre != [] or r3["mpi_ns"] != 0:
+        fail("--mpi-prefixes=none: %s %s" % (pre, r3))
+    text = report(a, "--mpi-prefixes=+shmem_", jdir)
+    if "MPI frames: names beginning MPI_,PMPI_,shmem_ (--mpi-prefixes)" not in text:
+        fail("the header does not say which prefixes were used\n" + text)
+    if "MPI frames:" in report(a, jdir):
+        fail("an MPI frames: line with the default prefixes")
+    for bad in ("a,,b", "+", "sh mem_"):
+        p = run([os.path.join(a.bin, "instr-report"), "--mpi-prefixes=" + bad, jdir], check=False)
+        if p.returncode != 1 or "--mpi-prefixes" not in p.stderr:
+            fail("--mpi-prefixes=%s: exit %d %s" % (bad, p.returncode, p.stderr))
+    # the traces, exactly: work (100, 200, 400 us of 1000) as the MPI time instead of MPI_Allreduce
+    dumps = []
+    for t in sorted(os.listdir(os.path.join(a.src, "traces"))):
+        out = os.path.join(work, t[:-4] + ".instr")
+        run([os.path.join(a.bin, "instr-dump"), "--from-text", os.path.join(a.src, "traces", t), "-o", out])
+        dumps.append(out)
+    j = json.loads(report(a, "--view", "ranks", "--format", "json", "--mpi-prefixes=work", *dumps))
+    rows = [(x["rank"], x["useful_ns"], x["mpi_ns"]) for x in j["ranks"]]
+    if rows != [(0, 900000, 100000), (1, 800000, 200000), (3, 600000, 400000)] or \
+            abs(j["session"]["pop"]["load_balance"] - 0.8519) > 1e-4:
+        fail("traces with --mpi-prefixes=work: %s, pop %s" % (rows, j["session"]["pop"]))
+    print("prefixes: shmem_wait %.1f%% of rank 0 with +shmem_, 0 without" % r2["mpi_pct"])
+
+
 def check_traces(a, work):
     """Hand-made dumps of a job with known answers (traces/): ranks 0, 1, 3
     of 4 (rank 2 missing) compute 100, 200, 400 us of 1000 and spend the
@@ -378,7 +432,7 @@ def check_traces(a, work):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mpi", choices=sorted(MPIS))
-    ap.add_argument("check", choices=["ranks", "report", "ends", "launchers", "traces"])
+    ap.add_argument("check", choices=["ranks", "report", "ends", "launchers", "traces", "prefixes"])
     ap.add_argument("--cc", default="gcc")
     ap.add_argument("--bin", required=True)
     ap.add_argument("--plugin", required=True)
@@ -387,11 +441,11 @@ def main():
     ap.add_argument("--uid", type=int)
     a = ap.parse_args()
     m = MPIS[a.mpi]
-    if a.check in ("launchers", "traces"):
+    if a.check in ("launchers", "traces", "prefixes"):
         work = os.path.abspath(a.work)
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(os.path.join(work, "home"))
-        (check_launchers if a.check == "launchers" else check_traces)(a, work)
+        {"launchers": check_launchers, "traces": check_traces, "prefixes": check_prefixes}[a.check](a, work)
         print("ok")
         return
     if not shutil.which(m["cc"]) or not shutil.which(m["run"]):

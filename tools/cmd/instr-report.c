@@ -194,7 +194,8 @@ static int run_diff(const struct cli *c, const struct instr_dump *dumps)
 {
     char err[600];
     struct instr_session s[2];
-    const struct instr_exclusions *x = c->excl.n || c->excl.os_ignored || c->excl.clones_split ? &c->excl : NULL;
+    const struct instr_exclusions *x =
+        c->excl.n || c->excl.os_ignored || c->excl.clones_split || c->excl.mpi_prefixes ? &c->excl : NULL;
     if (instr_session_build_excluding(&s[0], &dumps[0], 1, x, err, sizeof err) < 0) {
         fprintf(stderr, PROG ": %s\n", err);
         return EXIT_INPUT;
@@ -257,7 +258,8 @@ static int build_session(const struct cli *c, struct instr_dump *dumps, size_t n
         dumps[i].progress = instr_progress_add;
         dumps[i].progress_ctx = &bar;
     }
-    const struct instr_exclusions *x = c->excl.n || c->excl.os_ignored || c->excl.clones_split ? &c->excl : NULL;
+    const struct instr_exclusions *x =
+        c->excl.n || c->excl.os_ignored || c->excl.clones_split || c->excl.mpi_prefixes ? &c->excl : NULL;
     int built;
     if (c->export && c->format->walk) {
         struct parts parts;

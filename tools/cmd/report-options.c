@@ -15,6 +15,7 @@
 
 #include "columns.h"
 #include "export-options.h"
+#include "job.h"
 #include "os-events.h"
 #include "profile-cache.h"
 #include "report-options.h"
@@ -93,6 +94,9 @@ static void usage(FILE *f)
           "                   the kinds of OS activity that take an interval out of\n"
           "                   Application time: sched, syscall, fault, signal, irq,\n"
           "                   unknown, all (default), none\n"
+          "  --mpi-prefixes=[+]PREFIX[,PREFIX...]\n"
+          "                   a job's MPI time: frames whose names begin so (default\n"
+          "                   MPI_,PMPI_; +PREFIX,... adds to them; none)\n"
           "  --clones=fold|split\n"
           "                   GCC's clones of a function (foo.constprop.0, foo.isra.0,\n"
           "                   foo.part.0, foo.cold) shown as the function (fold, the\n"
@@ -309,6 +313,7 @@ static const struct option long_opts[] = {
     {"not-application", required_argument, NULL, OPT_NOT_APP},
     {"os-events", required_argument, NULL, OPT_OS_EVENTS},
     {"clones", required_argument, NULL, OPT_CLONES},
+    {"mpi-prefixes", required_argument, NULL, OPT_MPI_PREFIXES},
     {"export", required_argument, NULL, OPT_EXPORT},
     {"diff", no_argument, NULL, OPT_DIFF},
     {"raw", no_argument, NULL, OPT_RAW},
@@ -511,6 +516,17 @@ static int set_option(struct cli *c, int opt, const char *v, int argc, char **ar
         char xerr[200];
         if (instr_os_events_parse(v, &c->excl.os_ignored, xerr, sizeof xerr) < 0) {
             fprintf(stderr, PROG ": --os-events: %s\n", xerr);
+            return -1;
+        }
+        return 0;
+    }
+    case OPT_MPI_PREFIXES: {
+        char xerr[200];
+        free(c->excl.mpi_prefixes);
+        c->excl.mpi_prefixes = NULL;
+        int rc = instr_mpi_prefixes_parse(v, &c->excl.mpi_prefixes, xerr, sizeof xerr);
+        if (rc < 0) {
+            fprintf(stderr, PROG ": --mpi-prefixes: %s\n", rc == -1 ? xerr : instr_tool_strerror(rc));
             return -1;
         }
         return 0;
@@ -752,7 +768,7 @@ void report_warn_count(const struct cli *c)
 {
     /* A count dump has calls and edges only, ordered by calls. */
     static const int timed[] = {OPT_SORT, OPT_UNITS, OPT_RAW, OPT_COMPENSATE, OPT_FLAGGED,
-                                OPT_COLUMNS, OPT_NOT_APP, OPT_OS_EVENTS, OPT_CLONES};
+                                OPT_COLUMNS, OPT_NOT_APP, OPT_OS_EVENTS, OPT_CLONES, OPT_MPI_PREFIXES};
     for (size_t i = 0; i < sizeof timed / sizeof *timed; i++)
         if ((c->given & GIVEN(timed[i])) && !(timed[i] == OPT_SORT && c->sort && !strcmp(c->sort, "calls")))
             fprintf(stderr, PROG ": warning: --%s does nothing with a count-mode dump (calls only, no time: "

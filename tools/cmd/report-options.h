@@ -25,6 +25,7 @@ enum opt {
     OPT_SELF,
     OPT_COLUMNS, OPT_VERBOSE,
     OPT_CLONES,
+    OPT_MPI_PREFIXES,
 };
 #define GIVEN(o) (1u << ((o) - OPT_VIEW))
 
@@ -40,7 +41,7 @@ struct cli {
     int diff;                          /* --diff A B */
     const char *sort;                  /* --sort, default ei */
     const char *outpath;               /* -o; NULL: standard output */
-    struct instr_exclusions excl;      /* --not-application */
+    struct instr_exclusions excl;      /* --not-application, --os-events, --clones, --mpi-prefixes */
     int raw;                           /* --raw: the hook costs stay in the values (compensate.h) */
     unsigned given;                    /* GIVEN(OPT_*) of the options given */
     unsigned char xgiven[MAX_XOPTS];   /* xopts[i] given */

@@ -125,5 +125,6 @@ void instr_exclusions_free(struct instr_exclusions *x)
         free(x->patterns[i]);
     free(x->patterns);
     free(x->text);
+    free(x->mpi_prefixes);
     memset(x, 0, sizeof *x);
 }

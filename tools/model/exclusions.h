@@ -19,7 +19,17 @@ struct instr_exclusions {
                             (os-events.h); 0: every kind takes it out */
     int clones_split;    /* --clones=split: GCC's clones (foo.constprop.0, foo.cold) rows of their
                             own; 0: each folded into its source function's row (profile-tree.c) */
+    char *mpi_prefixes;  /* --mpi-prefixes: the prefixes of MPI's function names, comma-separated
+                            (job.h; "" none); NULL: the defaults.  Not a walk's: only the job's
+                            MPI and useful time depend on it */
 };
+
+/* Whether x changes the walk of a dump (its profile), not only what is made
+ * of it afterwards: NULL and --mpi-prefixes alone do not. */
+static inline int instr_exclusions_walk(const struct instr_exclusions *x)
+{
+    return x && (x->n || x->os_ignored || x->clones_split);
+}
 
 /* Adds one argument: comma-separated globs and @categories.  0, or -1 for
  * an unknown category (named in err). */

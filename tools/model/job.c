@@ -3,7 +3,8 @@
  * A rank's dump is the earliest started of the dumps with its rank: the
  * others are its children (a fork, an exec), which inherit the launcher's
  * environment.  MPI time is the Elapsed Inclusive of a rank's outermost
- * frames named by INSTR_MPI_PREFIXES (call-site frames of MPI's calls);
+ * frames whose names begin with one of the MPI prefixes (INSTR_MPI_PREFIXES,
+ * or --mpi-prefixes': call-site frames of MPI's calls);
  * useful time is the time outside them on the CPU (CPU values, when every
  * dump has them: the cpuclock backend), else the Elapsed time outside
  * them.  Not Application time: an interval the OS touched is not
@@ -23,17 +24,70 @@
 
 #include "report.h"
 
-static const char *const mpi_prefixes[] = {
-#define X(p) p,
+/* ",MPI_,PMPI_": the table's prefixes, each after a comma. */
+static const char defaults[] = ""
+#define X(p) "," p
     INSTR_MPI_PREFIXES(X)
 #undef X
-};
+    ;
+const char *const instr_mpi_prefixes_default = defaults + 1;
 
-int instr_is_mpi_name(const char *name)
+/* Whether the n bytes at p are one of list's comma-separated items. */
+static int listed(const char *list, const char *p, size_t n)
 {
-    for (size_t i = 0; name && i < sizeof mpi_prefixes / sizeof *mpi_prefixes; i++)
-        if (!strncmp(name, mpi_prefixes[i], strlen(mpi_prefixes[i])))
+    for (const char *q = list; *q;) {
+        size_t m = strcspn(q, ",");
+        if (m == n && !strncmp(q, p, n))
             return 1;
+        q += m + (q[m] == ',');
+    }
+    return 0;
+}
+
+int instr_mpi_prefixes_parse(const char *arg, char **prefixes, char *err, size_t errlen)
+{
+    int add = arg[0] == '+';
+    arg += add;
+    size_t len = strlen(instr_mpi_prefixes_default) + strlen(arg) + 2;
+    char *out = malloc(len);
+    if (!out)
+        return INSTR_ENOMEM;
+    snprintf(out, len, "%s", add ? instr_mpi_prefixes_default : "");
+    if (!add && !strcmp(arg, "none")) {
+        *prefixes = out;
+        return 0;
+    }
+    for (const char *p = arg;;) {
+        size_t n = strcspn(p, ",");
+        if (!n || strcspn(p, " \t\n") < n) {
+            snprintf(err, errlen, "'%.*s' is not a prefix (one name's beginning, as MPI_ or shmem_; "
+                                  "+PREFIX,... adds to %s; none: no MPI frames)",
+                     (int)n, p, instr_mpi_prefixes_default);
+            free(out);
+            return -1;
+        }
+        if (!listed(out, p, n)) {
+            size_t used = strlen(out);
+            snprintf(out + used, len - used, "%s%.*s", used ? "," : "", (int)n, p);
+        }
+        if (!p[n])
+            break;
+        p += n + 1;
+    }
+    *prefixes = out;
+    return 0;
+}
+
+int instr_is_mpi_name(const char *prefixes, const char *name)
+{
+    if (!prefixes)
+        prefixes = instr_mpi_prefixes_default;
+    for (const char *q = prefixes; name && *q;) {
+        size_t m = strcspn(q, ",");
+        if (m && !strncmp(name, q, m))
+            return 1;
+        q += m + (q[m] == ',');
+    }
     return 0;
 }
 
@@ -43,7 +97,7 @@ int instr_dump_is_rank(const struct instr_dump *d)
 }
 
 /* A rank's MPI and useful time from its profile's call paths. */
-static int rank_times(const struct instr_session *s, struct instr_rank *r)
+static int rank_times(const struct instr_session *s, const struct instr_job *j, struct instr_rank *r)
 {
     const struct instr_profile *p = &s->profiles[r->dump];
     const struct instr_dump *d = &s->dumps[r->dump];
@@ -56,7 +110,7 @@ static int rank_times(const struct instr_session *s, struct instr_rank *r)
     /* MPI's names are C's: the symbol itself (a call site's callee, or an
      * instrumented PMPI layer's function), no demangling needed. */
     for (size_t f = 0; f < p->nfuncs; f++)
-        is_mpi[f] = (char)instr_is_mpi_name(p->funcs[f].pseudo ? p->funcs[f].pseudo
+        is_mpi[f] = (char)instr_is_mpi_name(j->mpi_prefixes, p->funcs[f].pseudo ? p->funcs[f].pseudo
                                             : p->funcs[f].fn     ? p->funcs[f].fn->name
                                                                  : NULL);
     uint64_t mpi_ei = 0, mpi_ci = 0;
@@ -312,6 +366,7 @@ int instr_job_build(struct instr_session *s, struct instr_job *j)
     if (first == s->ndumps)
         return 0;
     const struct instr_dump_header *h0 = &s->dumps[first].hdr;
+    j->mpi_prefixes = s->exclude && s->exclude->mpi_prefixes ? s->exclude->mpi_prefixes : instr_mpi_prefixes_default;
     j->id = h0->job_id;
     j->launcher = h0->job_launcher;
     j->size = h0->job_size;
@@ -356,7 +411,7 @@ int instr_job_build(struct instr_session *s, struct instr_job *j)
     double sum = 0, max = 0, start = INFINITY, end = -INFINITY;
     for (size_t k = 0; k < j->nranks; k++) {
         struct instr_rank *r = &j->ranks[k];
-        int rc = rank_times(s, r);
+        int rc = rank_times(s, j, r);
         if (rc >= 0)
             rc = rank_end(s, r);
         if (rc < 0)

@@ -12,16 +12,28 @@ struct instr_session;
 struct instr_dump;
 struct instr_job;
 
-/* The prefixes of MPI's functions: frames named so are MPI time. */
+/* The prefixes of MPI's functions by default: frames named so are MPI
+ * time (instr-report --mpi-prefixes adds others, or replaces them). */
 #define INSTR_MPI_PREFIXES(X)                                                                                      \
     X("MPI_")  /* the C interface */                                                                               \
     X("PMPI_") /* its profiling names (a PMPI layer's calls) */
 
+/* The default prefixes, comma-separated: "MPI_,PMPI_". */
+extern const char *const instr_mpi_prefixes_default;
+
+/* --mpi-prefixes=[+]PREFIX[,PREFIX...] into *prefixes (malloc'd,
+ * comma-separated, each once): with a leading '+' the defaults and then
+ * these, else these alone; "none" alone: none (no frame is MPI time).  0;
+ * -1 with err saying why (an empty prefix, one with a space or a comma);
+ * INSTR_ENOMEM. */
+int instr_mpi_prefixes_parse(const char *arg, char **prefixes, char *err, size_t errlen);
+
 /* The missing ranks of j as "2, 5-7" into buf. */
 void instr_job_missing_text(const struct instr_job *j, char *buf, size_t len);
 
-/* Whether name is an MPI function's. */
-int instr_is_mpi_name(const char *name);
+/* Whether name begins with one of prefixes (comma-separated; NULL: the
+ * defaults): an MPI function's. */
+int instr_is_mpi_name(const char *prefixes, const char *name);
 
 /* Whether dump d was written by a job's rank (rank and size in its header;
  * dumps older than the fields have size 0). */
@@ -57,6 +69,8 @@ struct instr_rank {
 
 struct instr_job {
     const char *id, *launcher;
+    const char *mpi_prefixes; /* the prefixes naming MPI frames, comma-separated ("" none): the session's
+                                 --mpi-prefixes, else instr_mpi_prefixes_default */
     uint32_t size;            /* the job's size (the headers') */
     struct instr_rank *ranks; /* by rank, one per rank present */
     size_t nranks;

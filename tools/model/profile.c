@@ -988,7 +988,8 @@ int instr_profile_build_intervals(struct instr_profile *p, const struct instr_du
 int instr_profile_build_opts(struct instr_profile *p, const struct instr_dump *d, const struct instr_profile_opts *o,
                              char *err, size_t errlen)
 {
-    const struct instr_exclusions *x = o->x;
+    /* Options that change no walk (--mpi-prefixes alone): none. */
+    const struct instr_exclusions *x = instr_exclusions_walk(o->x) ? o->x : NULL;
     memset(p, 0, sizeof *p);
     p->dump = d;
     p->wall_on = o->wall != 0;

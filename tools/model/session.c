@@ -248,11 +248,11 @@ static int add_process(struct instr_session *s, size_t i, const struct instr_exc
         snprintf(err, errlen, "%s", instr_tool_strerror(rc));
         return rc;
     }
-    const struct instr_profile_opts po = {.x = x, .tl = obs ? &obs->tl : NULL,
+    const struct instr_profile_opts po = {.x = instr_exclusions_walk(x) ? x : NULL, .tl = obs ? &obs->tl : NULL,
                                           .wall = s->wall_on};
     /* The plain views: a profile kept from an earlier report of d, or the
      * walk, kept for the next one (profile-cache.h). */
-    int cacheable = !obs && !x, kept = 0;
+    int cacheable = !obs && !po.x, kept = 0;
     char why[512] = "";
     if (cacheable)
         kept = instr_profile_cache_load(&s->profiles[i], d, s->wall_on, why, sizeof why);

@@ -259,6 +259,16 @@ static void job(struct instr_json *j, const struct instr_session *s)
     instr_json_key_num(j, "parallel_efficiency", "%.4f", jb->parallel_efficiency);
     instr_json_key_ns(j, "job_runtime_ns", jb->runtime_ns);
     instr_json_key_str(j, "useful", s->cpu_known ? "cpu_outside_mpi" : "elapsed_outside_mpi");
+    /* The prefixes that made a frame MPI time (--mpi-prefixes, else the defaults). */
+    instr_json_open(j, "mpi_prefixes", '[', INSTR_JSON_INLINE);
+    for (const char *q = jb->mpi_prefixes; *q;) {
+        size_t m = strcspn(q, ",");
+        char one[256];
+        snprintf(one, sizeof one, "%.*s", (int)(m < sizeof one ? m : sizeof one - 1), q);
+        instr_json_key_str(j, NULL, one);
+        q += m + (q[m] == ',');
+    }
+    instr_json_close(j);
     instr_json_close(j);
     /* The one clock the ranks are on (axis.h). */
     instr_json_open(j, "clock", '{', INSTR_JSON_INLINE);

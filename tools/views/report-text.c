@@ -528,6 +528,9 @@ static void job_lines(FILE *out, const struct instr_session *s)
                      "            to its last rank's end, on the one clock of the Clocks: line)\n",
                 j->load_balance, j->communication_efficiency, j->parallel_efficiency,
                 j->nmissing ? "of the ranks present only" : "", j->nmissing ? "; " : "", s->cpu_known ? "CPU" : "Elapsed", j->runtime_ns / 1e6);
+    if (strcmp(j->mpi_prefixes, instr_mpi_prefixes_default))
+        fprintf(out, "MPI frames: %s%s (--mpi-prefixes)\n", j->mpi_prefixes[0] ? "names beginning " : "none",
+                j->mpi_prefixes);
     char clocks[512];
     instr_axis_text(&s->axis, clocks, sizeof clocks);
     fprintf(out, "Clocks:     %s\n", clocks[0] ? clocks : "one host's monotonic clock, exact");

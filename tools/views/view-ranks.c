@@ -42,8 +42,9 @@ static int ranks_text(FILE *out, const struct instr_session *s, const struct ins
         instr_job_missing_text(j, miss, sizeof miss);
         fprintf(out, "; missing: rank %s", miss);
     }
-    fprintf(out, "\n(useful: %s time outside MPI frames; MPI: the Elapsed Inclusive of MPI frames)\n",
-            s->cpu_known ? "CPU" : "Elapsed");
+    fprintf(out, "\n(useful: %s time outside MPI frames; MPI: the Elapsed Inclusive of MPI frames, %s%s)\n",
+            s->cpu_known ? "CPU" : "Elapsed", j->mpi_prefixes[0] ? "names beginning " : "none: --mpi-prefixes=",
+            j->mpi_prefixes[0] ? j->mpi_prefixes : "none");
     enum { NCOLS = 8 };
     static const char *const titles[NCOLS] = {"Rank", "Host", "Pid", "Elapsed", "Useful", "MPI", "MPI %", "End"};
     char cells[NCOLS][256];
