@@ -20,7 +20,10 @@ launcher and what the report makes of the job:
             and where its record ends, a rank without an end record ends at
             its last event (the job's runtime covers every rank), and a
             rank whose dump is gone is said missing
-  traces    hand-made dumps of a job (traces/) with known POP figures, rows and spreads
+  traces    hand-made dumps of a job (traces/) with known POP figures, rows and spreads;
+            and of a job whose ranks ended four ways (traces-ends/): exit 0,
+            SIGTERM, MPI_Abort, no end record (its last event 1.1 ms, its
+            last calibration 0.71 ms): how each ended, and the job's runtime
   launchers the launcher table without MPI (each launcher's variables set by
             hand on a plain program), INSTR_JOB_ID, a planted job directory
   prefixes  --mpi-prefixes: shmem.c (run as a rank by hand) spends about 3/4 of
@@ -427,6 +430,47 @@ def check_traces(a, work):
                "end_from,end_us" or c[3] != "3,node1,103,1000.000,400.000,600.000,60.0000,42,exit,0,,,,,1000.000":
         fail("CSV %s" % c)
     print("traces: pop %s" % pop)
+    check_traces_ends(a, work)
+
+
+def check_traces_ends(a, work):
+    """traces-ends/: ranks 0-3 of job 44, 1 tick a ns, all started at 0 but
+    rank 3 (at 0.7 ms): rank 0 exits 0 at 1 ms; rank 1 is ended by SIGTERM at
+    0.9 ms in MPI_Barrier; rank 2's record ends at 0.3 ms in MPI_Abort (no
+    end record); rank 3 has no end record, its last event at 1.1 ms (the
+    call of MPI_Barrier), its last calibration at 0.71 ms."""
+    dumps = []
+    for t in sorted(os.listdir(os.path.join(a.src, "traces-ends"))):
+        out = os.path.join(work, "ends-" + t[:-4] + ".instr")
+        run([os.path.join(a.bin, "instr-dump"), "--from-text", os.path.join(a.src, "traces-ends", t), "-o", out])
+        dumps.append(out)
+    r = run([os.path.join(a.bin, "instr-report"), "--view", "ranks", "--format", "json", *dumps], check=False)
+    if r.returncode != 3:
+        fail("traces-ends: exit %d, not 3\n%s" % (r.returncode, r.stderr))
+    j = json.loads(r.stdout)
+    ends = [x["end"] for x in j["ranks"]]
+    want = [{"how": "exit", "exit_status": 0, "at_ns": 1000000},
+            {"how": "signal", "signal": "SIGTERM", "in": "MPI_Barrier", "from": "main", "at_ns": 900000},
+            {"how": "call", "call": "MPI_Abort", "in": "MPI_Abort", "from": "main", "at_ns": 300000},
+            {"how": "none", "in": "MPI_Barrier", "from": "main", "at_ns": 400000}]
+    if ends != want:
+        fail("traces-ends: ends %s, not %s" % (ends, want))
+    # from the first start (0) to rank 3's last event (1.1 ms), not its calibration (0.71 ms)
+    if j["session"]["pop"]["job_runtime_ns"] != 1100000 or j["session"]["duration_ns"] != 1100000:
+        fail("traces-ends: runtime %s, duration %s, not 1100000" % (j["session"]["pop"], j["session"]["duration_ns"]))
+    text = report_rc(a, *dumps)
+    line = ("Ends:       rank 2: MPI_Abort (from main); rank 3: no end recorded, last in MPI_Barrier (from main); "
+            "rank 1: SIGTERM in MPI_Barrier (from main); rank 0: exit 0")
+    if line not in text.splitlines():
+        fail("traces-ends: no %r in\n%s" % (line, text))
+    c = list(csv.DictReader(io.StringIO(report_rc(a, "--view", "ranks", "--format", "csv", "--units", "us", *dumps))))
+    got = [(x["end"], x["exit_status"], x["end_signal"], x["end_call"], x["end_in"], x["end_from"], x["end_us"])
+           for x in c]
+    if got != [("exit", "0", "", "", "", "", "1000.000"), ("signal", "", "SIGTERM", "", "MPI_Barrier", "main", "900.000"),
+               ("call", "", "", "MPI_Abort", "MPI_Abort", "main", "300.000"),
+               ("none", "", "", "", "MPI_Barrier", "main", "400.000")]:
+        fail("traces-ends: CSV %s" % got)
+    print("traces-ends: %s" % [e["how"] for e in ends])
 
 
 def main():
