@@ -277,13 +277,15 @@ enum instr_sample_kind {
     X(SCATTER, 18, COLL, "MPI_Scatter")                                                           \
     X(CLOCK, 19, OTHER, "clock sync") /* not a call: the wrappers' ping-pong with rank 0 at the \
                                          end of MPI_Init and the start of MPI_Finalize (fields \
-                                         PEER 0, CLOCK_LOCAL, CLOCK_ROOT, CLOCK_RTT) */
+                                         PEER 0, CLOCK_LOCAL, CLOCK_ROOT, CLOCK_RTT) */ \
+    X(ABORT, 20, OTHER, "MPI_Abort") /* written as it is entered (it does not return): 0 ticks; \
+                                        fields COMM, CODE */
 
 enum instr_mpi_call {
 #define INSTR_X_ENUM(name, value, cls, text) INSTR_MPI_##name = value,
     INSTR_MPI_CALLS(INSTR_X_ENUM)
 #undef INSTR_X_ENUM
-    INSTR_MPI_CALL_MAX = 19
+    INSTR_MPI_CALL_MAX = 20
 };
 
 /* Call classes (the third column above). */
@@ -315,13 +317,14 @@ enum instr_mpi_class {
     X(CLOCK_LOCAL, 12, "clock-local") /* CLOCK: this rank's ticks at the middle of its shortest \
                                   round trip to rank 0 */                                        \
     X(CLOCK_ROOT, 13, "clock-root") /* CLOCK: rank 0's ticks when it answered that round trip */ \
-    X(CLOCK_RTT, 14, "clock-rtt") /* CLOCK: that round trip, in this rank's ticks */
+    X(CLOCK_RTT, 14, "clock-rtt") /* CLOCK: that round trip, in this rank's ticks */ \
+    X(CODE, 15, "code")           /* ABORT: the error code given to MPI_Abort */
 
 enum instr_mpi_field {
 #define INSTR_X_ENUM(name, value, text) INSTR_MPI_FIELD_##name = value,
     INSTR_MPI_FIELDS(INSTR_X_ENUM)
 #undef INSTR_X_ENUM
-    INSTR_MPI_FIELD_MAX = 14
+    INSTR_MPI_FIELD_MAX = 15
 };
 
 /* EXT payload shapes: arg is the first field, value the second. */

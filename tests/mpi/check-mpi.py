@@ -19,7 +19,8 @@ launcher and what the report makes of the job:
             SIGKILL): every dump reads, the report says how each rank ended
             and where its record ends, a rank without an end record ends at
             its last event (the job's runtime covers every rank), and a
-            rank whose dump is gone is said missing
+            rank whose dump is gone is said missing; linked with
+            libinstr-mpi (when built), MPI_Abort's error code 3 as well
   traces    hand-made dumps of a job (traces/) with known POP figures, rows and spreads;
             and of a job whose ranks ended four ways (traces-ends/): exit 0,
             SIGTERM, MPI_Abort, no end record (its last event 1.1 ms, its
@@ -196,13 +197,25 @@ def check_report(a, jdir, work):
 
 
 def check_ends(a, m, work):
-    """abort.c in both ways: known answers for how each rank ended."""
+    """abort.c in both ways, and linked with libinstr-mpi: known answers for
+    how each rank ended."""
     exe = os.path.join(work, "abort")
     env = dict(os.environ)
     env.update(m["env"])
     run([m["cc"], "-O2", "-g", "-fplugin=" + a.plugin, os.path.join(a.src, "abort.c"), "-o", exe], env=env)
-    for how in ("abort", "kill"):
-        d = os.path.join(work, "run-" + how)
+    ways = [("abort", exe), ("kill", exe)]
+    libdir = os.path.dirname(a.plugin)
+    if os.path.exists(os.path.join(libdir, "libinstr-mpi-%s.so" % a.mpi)):
+        wexe = os.path.join(work, "abort-pmpi")
+        run([m["cc"], "-O2", "-g", "-fplugin=" + a.plugin, os.path.join(a.src, "abort.c"), "-o", wexe,
+             "-L" + libdir, "-linstr-mpi-" + a.mpi, "-Wl,-rpath," + libdir], env=env)
+        ways.append(("abort-pmpi", wexe))
+    else:
+        print("libinstr-mpi-%s.so not built: MPI_Abort's code not checked" % a.mpi)
+    for how, exe in ways:
+        pmpi = how == "abort-pmpi"
+        how = how.replace("-pmpi", "")
+        d = os.path.join(work, "run-" + how + ("-pmpi" if pmpi else ""))
         os.makedirs(d)
         args = [shutil.which(m["run"])] + m["run_args"] + (m["root_args"] if os.geteuid() == 0 else [])
         p = run(args + ["-np", str(NRANKS), exe, how], env=job_env(m, work, None), cwd=d, check=False)
@@ -229,6 +242,8 @@ def check_ends(a, m, work):
         # rank 2: its record ends in the call that ended it, from end_rank
         want2 = {"how": "call", "call": "MPI_Abort", "in": "MPI_Abort", "from": "end_rank"} if how == "abort" \
             else {"how": "none", "in": "raise", "from": "end_rank"}
+        if pmpi:  # the wrapper recorded the call as it was entered, with its code
+            want2["abort_code"] = 3
         if {k: v for k, v in ends[2].items() if k != "at_ns"} != want2:
             fail("%s: rank 2 ended %s, not %s" % (how, ends[2], want2))
         # the others: in MPI_Barrier, ended by the launcher's SIGTERM (Open MPI, when the handler ran
@@ -251,8 +266,8 @@ def check_ends(a, m, work):
         if not 0 < pop["communication_efficiency"] <= 1:
             fail("%s: communication efficiency %s" % (how, pop))
         text = report_rc(a, jdir)
-        first = "rank 2: MPI_Abort (from end_rank)" if how == "abort" else \
-            "rank 2: no end recorded, last in raise (from end_rank)"
+        first = ("rank 2: MPI_Abort, code 3 (from end_rank)" if pmpi else "rank 2: MPI_Abort (from end_rank)") \
+            if how == "abort" else "rank 2: no end recorded, last in raise (from end_rank)"
         if not re.search(r"^Ends: +(.*; )?%s(;|$)" % re.escape(first), text, re.M):
             fail("%s: no %r on the Ends: line\n%s" % (how, first, text))
         rows = {int(l.split()[0]): l for l in report_rc(a, "--view", "ranks", jdir).splitlines()
@@ -263,7 +278,7 @@ def check_ends(a, m, work):
         gone = [f for f in dumps if not os.path.basename(f).startswith("rank2.")]
         if not re.search(r"^Missing: +rank 2: ", report_rc(a, *gone), re.M):
             fail("%s: rank 2's dump removed: not said" % how)
-        print("ends %s: %s" % (how, {r_: (e["how"], e.get("signal") or e.get("call") or "", e["in"])
+        print("ends %s%s: %s" % (how, " (libinstr-mpi)" if pmpi else "", {r_: (e["how"], e.get("signal") or e.get("call") or "", e["in"])
                                      for r_, e in sorted(ends.items())}))
 
 
@@ -427,7 +442,7 @@ def check_traces(a, work):
             fail("no %r in\n%s" % (line, text))
     c = report(a, "--view", "ranks", "--format", "csv", "--units", "us", *dumps).splitlines()
     if c[0] != "rank,host,pid,elapsed_us,useful_us,mpi_us,mpi_pct,job,end,exit_status,end_signal,end_call,end_in," \
-               "end_from,end_us" or c[3] != "3,node1,103,1000.000,400.000,600.000,60.0000,42,exit,0,,,,,1000.000":
+               "end_from,end_us,abort_code" or c[3] != "3,node1,103,1000.000,400.000,600.000,60.0000,42,exit,0,,,,,1000.000,":
         fail("CSV %s" % c)
     print("traces: pop %s" % pop)
     check_traces_ends(a, work)
@@ -437,7 +452,7 @@ def check_traces_ends(a, work):
     """traces-ends/: ranks 0-3 of job 44, 1 tick a ns, all started at 0 but
     rank 3 (at 0.7 ms): rank 0 exits 0 at 1 ms; rank 1 is ended by SIGTERM at
     0.9 ms in MPI_Barrier; rank 2's record ends at 0.3 ms in MPI_Abort (no
-    end record); rank 3 has no end record, its last event at 1.1 ms (the
+    end record; libinstr-mpi's record of the call has code 7); rank 3 has no end record, its last event at 1.1 ms (the
     call of MPI_Barrier), its last calibration at 0.71 ms."""
     dumps = []
     for t in sorted(os.listdir(os.path.join(a.src, "traces-ends"))):
@@ -451,7 +466,7 @@ def check_traces_ends(a, work):
     ends = [x["end"] for x in j["ranks"]]
     want = [{"how": "exit", "exit_status": 0, "at_ns": 1000000},
             {"how": "signal", "signal": "SIGTERM", "in": "MPI_Barrier", "from": "main", "at_ns": 900000},
-            {"how": "call", "call": "MPI_Abort", "in": "MPI_Abort", "from": "main", "at_ns": 300000},
+            {"how": "call", "call": "MPI_Abort", "abort_code": 7, "in": "MPI_Abort", "from": "main", "at_ns": 300000},
             {"how": "none", "in": "MPI_Barrier", "from": "main", "at_ns": 400000}]
     if ends != want:
         fail("traces-ends: ends %s, not %s" % (ends, want))
@@ -459,17 +474,22 @@ def check_traces_ends(a, work):
     if j["session"]["pop"]["job_runtime_ns"] != 1100000 or j["session"]["duration_ns"] != 1100000:
         fail("traces-ends: runtime %s, duration %s, not 1100000" % (j["session"]["pop"], j["session"]["duration_ns"]))
     text = report_rc(a, *dumps)
-    line = ("Ends:       rank 2: MPI_Abort (from main); rank 3: no end recorded, last in MPI_Barrier (from main); "
+    line = ("Ends:       rank 2: MPI_Abort, code 7 (from main); rank 3: no end recorded, last in MPI_Barrier (from main); "
             "rank 1: SIGTERM in MPI_Barrier (from main); rank 0: exit 0")
     if line not in text.splitlines():
         fail("traces-ends: no %r in\n%s" % (line, text))
     c = list(csv.DictReader(io.StringIO(report_rc(a, "--view", "ranks", "--format", "csv", "--units", "us", *dumps))))
-    got = [(x["end"], x["exit_status"], x["end_signal"], x["end_call"], x["end_in"], x["end_from"], x["end_us"])
-           for x in c]
-    if got != [("exit", "0", "", "", "", "", "1000.000"), ("signal", "", "SIGTERM", "", "MPI_Barrier", "main", "900.000"),
-               ("call", "", "", "MPI_Abort", "MPI_Abort", "main", "300.000"),
-               ("none", "", "", "", "MPI_Barrier", "main", "400.000")]:
+    got = [(x["end"], x["exit_status"], x["end_signal"], x["end_call"], x["end_in"], x["end_from"], x["end_us"],
+            x["abort_code"]) for x in c]
+    if got != [("exit", "0", "", "", "", "", "1000.000", ""),
+               ("signal", "", "SIGTERM", "", "MPI_Barrier", "main", "900.000", ""),
+               ("call", "", "", "MPI_Abort", "MPI_Abort", "main", "300.000", "7"),
+               ("none", "", "", "", "MPI_Barrier", "main", "400.000", "")]:
         fail("traces-ends: CSV %s" % got)
+    # --view mpi counts the MPI_Abort as a call of rank 2, invalid nothing
+    m = json.loads(report_rc(a, "--view", "mpi", "--format", "json", *dumps))["mpi"]
+    if m["calls"] != 1 or m["invalid"] != 0 or [x["call"] for x in m["sites"]] != ["MPI_Abort"]:
+        fail("traces-ends: --view mpi %s" % m)
     print("traces-ends: %s" % [e["how"] for e in ends])
 
 

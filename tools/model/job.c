@@ -16,12 +16,14 @@
  * parallel efficiency = their product. */
 #include "job.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dump-reader.h"
 #include "report.h"
 
 /* ",MPI_,PMPI_": the table's prefixes, each after a comma. */
@@ -139,11 +141,34 @@ static int rank_times(const struct instr_session *s, const struct instr_job *j, 
     return 0;
 }
 
+/* The error code of the last MPI_Abort libinstr-mpi recorded in dump d
+ * (its EXT MPI ABORT event's CODE field); INT64_MIN: none. */
+static int64_t abort_code(const struct instr_dump *d)
+{
+    int64_t code = INT64_MIN;
+    for (size_t t = 0; t < d->nthreads; t++) {
+        struct instr_event_iter it;
+        struct instr_event ev;
+        int in_abort = 0; /* the fields after an ABORT event are its own */
+        instr_event_iter_init(&it, &d->threads[t]);
+        while (instr_event_iter_next(&it, &ev) > 0) {
+            if (ev.kind != INSTR_EV_EXT)
+                continue;
+            if (ev.ext == INSTR_EXT_MPI)
+                in_abort = ev.arg == INSTR_MPI_ABORT;
+            else if (ev.ext == INSTR_EXT_MPI_FIELD && in_abort && ev.arg == INSTR_MPI_FIELD_CODE)
+                code = ev.value;
+        }
+    }
+    return code;
+}
+
 /* How rank r's process ended, and where its record ends. */
 static int rank_end(const struct instr_session *s, struct instr_rank *r)
 {
     const struct instr_dump *d = &s->dumps[r->dump];
     const struct instr_profile *p = &s->profiles[r->dump];
+    r->abort_code = INT64_MIN;
     if (d->hdr.flags & INSTR_DUMP_COMPLETE)
         r->end = INSTR_RANK_EXITED, r->exit_status = d->hdr.exit_status;
     else if (d->hdr.flags & INSTR_DUMP_SIGNALED)
@@ -163,6 +188,10 @@ static int rank_end(const struct instr_session *s, struct instr_rank *r)
     if (!(r->in = instr_profile_func_name(p, last->open_top)) ||
         (last->open_caller < p->nfuncs && !(r->from = instr_profile_func_name(p, last->open_caller))))
         return INSTR_ENOMEM;
+    /* In MPI_Abort (not returned from, or its MPI's exit() there): the
+     * code, when libinstr-mpi recorded it.  One more pass, of this dump only. */
+    if (!strcmp(r->in, "MPI_Abort") || !strcmp(r->in, "PMPI_Abort"))
+        r->abort_code = abort_code(d);
     return 0;
 }
 
@@ -179,6 +208,8 @@ void instr_rank_end_text(const struct instr_rank *r, char *buf, size_t len)
         snprintf(how, sizeof how, "exit %d", r->exit_status);
     else if (r->end == INSTR_RANK_SIGNALED)
         snprintf(how, sizeof how, "%s", instr_signal_name(r->signal));
+    else if (r->end == INSTR_RANK_IN_CALL && r->abort_code != INT64_MIN)
+        snprintf(how, sizeof how, "%s, code %" PRId64, r->call, r->abort_code);
     else if (r->end == INSTR_RANK_IN_CALL)
         snprintf(how, sizeof how, "%s", r->call);
     else

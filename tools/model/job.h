@@ -63,6 +63,8 @@ struct instr_rank {
     int32_t exit_status;     /* EXITED */
     uint32_t signal;         /* SIGNALED */
     const char *call;        /* IN_CALL */
+    int64_t abort_code;      /* the error code MPI_Abort was given, when libinstr-mpi recorded the call
+                                (INSTR_MPI_ABORT); INT64_MIN: none recorded */
     char *in, *from;         /* the innermost frame open when its record ends and that frame's caller
                                 (malloc'd names; NULL: none open, or no caller) */
 };

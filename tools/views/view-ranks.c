@@ -82,7 +82,7 @@ static int ranks_csv(FILE *out, const struct instr_session *s, const struct inst
     (void)o;
     const char *un = instr_units_name(u);
     fprintf(out, "rank,host,pid,elapsed_%s,useful_%s,mpi_%s,mpi_pct,job,end,exit_status,end_signal,end_call,end_in,"
-                 "end_from,end_%s\n",
+                 "end_from,end_%s,abort_code\n",
             un, un, un, un);
     for (size_t i = 0; s->job && i < s->job->nranks; i++) {
         const struct instr_rank *r = &s->job->ranks[i];
@@ -108,7 +108,10 @@ static int ranks_csv(FILE *out, const struct instr_session *s, const struct inst
         instr_csv_field(out, r->in ? r->in : "");
         fputc(',', out);
         instr_csv_field(out, r->from ? r->from : "");
-        fprintf(out, ",%s\n", at);
+        fprintf(out, ",%s,", at);
+        if (r->abort_code != INT64_MIN)
+            fprintf(out, "%" PRId64, r->abort_code);
+        fputc('\n', out);
     }
     return 0;
 }
@@ -139,6 +142,8 @@ int instr_json_ranks(struct instr_json *j, const struct instr_session *s, const 
             instr_json_key_str(j, "signal", instr_signal_name(r->signal));
         if (r->call)
             instr_json_key_str(j, "call", r->call);
+        if (r->abort_code != INT64_MIN)
+            instr_json_key_num(j, "abort_code", "%.0f", (double)r->abort_code);
         if (r->in)
             instr_json_key_str(j, "in", r->in);
         if (r->from)
