@@ -18,11 +18,14 @@ static double mpi_pct(const struct instr_rank *r)
                              : 0;
 }
 
+/* The text table's columns: Rank Host Pid Elapsed Useful MPI MPI% End. */
+#define NCOLS 8
+
 /* One line of the table: Host and End left-aligned, End (the last) not padded. */
 static void row(FILE *out, const char *const *v, const size_t *w)
 {
-    for (int c = 0; c < 8; c++)
-        if (c == 7)
+    for (int c = 0; c < NCOLS; c++)
+        if (c == NCOLS - 1)
             fprintf(out, "%s\n", v[c]);
         else
             fprintf(out, c == 1 ? "%-*s  " : "%*s  ", (int)w[c], v[c]);
@@ -45,7 +48,6 @@ static int ranks_text(FILE *out, const struct instr_session *s, const struct ins
     fprintf(out, "\n(useful: %s time outside MPI frames; MPI: the Elapsed Inclusive of MPI frames, %s%s)\n",
             s->cpu_known ? "CPU" : "Elapsed", j->mpi_prefixes[0] ? "names beginning " : "none: --mpi-prefixes=",
             j->mpi_prefixes[0] ? j->mpi_prefixes : "none");
-    enum { NCOLS = 8 };
     static const char *const titles[NCOLS] = {"Rank", "Host", "Pid", "Elapsed", "Useful", "MPI", "MPI %", "End"};
     char cells[NCOLS][256];
     size_t w[NCOLS];
