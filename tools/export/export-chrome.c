@@ -9,6 +9,9 @@
  *     {"ph": "C", "name", "pid", "tid", "ts", "id": tid, "args": {"value"}},   instr_counter
  *     {"ph": "b" | "e", "cat": "instr", "name": "recording off", "id", "pid", "tid": pid, "ts"},
  *                                  a switchable run's gaps (hook_gaps)
+ *     {"ph": "M", "name": "process_sort_index", "pid", "tid", "args": {"sort_index": rank}},
+ *     {"ph": "s" | "f", "bp": "e", "cat": "mpi", "name", "id", "pid", "tid", "ts"},
+ *                                  a job's messages and collectives (mpi_flows)
  *   ], "displayTimeUnit": "ns", "otherData": {...}}
  *
  * Written compact (no space after ':' or ','; one event a line): the
@@ -53,6 +56,7 @@
 
 #include "arrays.h"
 #include "export-options.h"
+#include "mpi-calls.h"
 #include "report.h"
 #include "thin.h"
 #include "writers.h"
@@ -269,8 +273,14 @@ static void process_name(struct cexp *c)
     /* tid = pid: the main thread (a tid of 0 made a phantom thread in Perfetto). */
     put(c, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64
            ",\"args\":{\"name\":", d->hdr.pid, d->hdr.pid);
-    str(c, instr_basename(d->hdr.exe_path));
+    char label[128];
+    str(c, instr_process_label(d, label, sizeof label));
     put(c, "}}");
+    if (instr_dump_is_rank(d)) { /* ranks in rank order (chrome://tracing; Perfetto orders by activity) */
+        begin_event(c);
+        put(c, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64
+               ",\"args\":{\"sort_index\":%d}}", d->hdr.pid, d->hdr.pid, d->hdr.job_rank);
+    }
 }
 
 static void thread_name(struct cexp *c, uint32_t t)
@@ -794,6 +804,55 @@ static void hook_gaps(struct cexp *c, const struct instr_session *s)
     }
 }
 
+/* A job's messages and collectives, after the walk, from libinstr-mpi's
+ * records (mpi-calls.h, matched by the wait states): a flow arrow from
+ * each send's start to its receive's end, and one from the last rank into
+ * an N x N collective of MPI_COMM_WORLD to each other rank's exit from it
+ * (what the others waited for).  "s" binds to the call-site slice the send
+ * began in, "f" ("bp": "e") to the one the receive ended in. */
+static int mpi_flows(struct cexp *c, const struct instr_session *s)
+{
+    if (!s->job)
+        return 0;
+    struct instr_mpi_calls m;
+    int rc = instr_mpi_calls_build(s, &m);
+    if (rc < 0)
+        return rc;
+    uint64_t id = 0;
+    for (size_t i = 0; i < m.nrecs; i++) {
+        const struct instr_mpi_rec *to = &m.recs[i];
+        if (to->partner >= m.nrecs || to->partner == i)
+            continue;
+        const struct instr_mpi_rec *from = &m.recs[to->partner];
+        int msg = to->call != from->call || !instr_mpi_is_collective(to->call);
+        char name[96];
+        if (msg)
+            snprintf(name, sizeof name, "message %" PRId64 " B", to->f[INSTR_MPI_FIELD_RECEIVED]);
+        else
+            snprintf(name, sizeof name, "%s #%" PRId64 ": last in", instr_mpi_call_name(to->call),
+                     to->f[INSTR_MPI_FIELD_SEQ]);
+        double t0 = from->start / 1e3, t1 = to->end / 1e3;
+        if (!in_range(c, t0 < t1 ? t0 : t1, t0 < t1 ? t1 : t0))
+            continue;
+        id++;
+        const struct instr_rec_end {
+            const struct instr_mpi_rec *r;
+            double t;
+            const char *ph;
+        } ends[2] = {{from, t0, "s"}, {to, t1, "f\",\"bp\":\"e"}};
+        for (int k = 0; k < 2; k++) {
+            uint64_t pid = s->dumps[s->job->ranks[ends[k].r->rank].dump].hdr.pid;
+            begin_event(c);
+            put(c, "{\"ph\":\"%s\",\"cat\":\"mpi\",\"name\":", ends[k].ph);
+            str(c, name);
+            put(c, ",\"id\":%" PRIu64 ",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":%.3f}", id, pid,
+                ends[k].r->tid, clip(c, ends[k].t));
+        }
+    }
+    instr_mpi_calls_free(&m);
+    return 0;
+}
+
 static int finish(struct cexp *c, FILE *out, int rc)
 {
     if (c->thinned.calls) {
@@ -829,9 +888,12 @@ int instr_export_chrome_walk(FILE *out, struct instr_session *s, const struct in
     uint64_t cap = default_cap(c.co);
     if (!cap || !instr_thin_may_exceed(dumps, n, cap)) {
         int rc = instr_session_build_observed(s, dumps, n, x, &obs, err, errlen);
-        if (rc == 0)
+        int fr = 0;
+        if (rc == 0) {
             hook_gaps(&c, s);
-        *wrc = finish(&c, out, 0);
+            fr = mpi_flows(&c, s);
+        }
+        *wrc = finish(&c, out, fr);
         return rc;
     }
     /* Perhaps too many calls: the session's walk counts them, a second writes. */
@@ -842,8 +904,10 @@ int instr_export_chrome_walk(FILE *out, struct instr_session *s, const struct in
     if (rc == 0)
         cut(&c, cap);
     int wr = rc == 0 ? instr_session_rewalk(s, &obs) : 0;
-    if (rc == 0 && wr == 0)
+    if (rc == 0 && wr == 0) {
         hook_gaps(&c, s);
+        wr = mpi_flows(&c, s);
+    }
     *wrc = finish(&c, out, wr);
     return rc;
 }
@@ -865,7 +929,9 @@ int instr_export_chrome(FILE *out, const struct instr_session *s, const struct i
         if ((rc = instr_session_rewalk(s, &count)) == 0)
             cut(&c, cap);
     }
-    if (!rc && !(rc = instr_session_rewalk(s, &obs)))
+    if (!rc && !(rc = instr_session_rewalk(s, &obs))) {
         hook_gaps(&c, s);
+        rc = mpi_flows(&c, s);
+    }
     return finish(&c, out, rc);
 }

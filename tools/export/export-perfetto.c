@@ -67,6 +67,7 @@
 #include "arrays.h"
 #include "export-options.h"
 #include "formats.h"
+#include "mpi-calls.h"
 #include "protobuf.h"
 #include "report.h"
 #include "writers.h"
@@ -114,7 +115,8 @@ enum {
     PD_PID = 1, PD_CMDLINE = 2, PD_NAME = 6,
     THD_PID = 1, THD_TID = 2, THD_NAME = 5,
     TE_CATEGORY_IIDS = 3, TE_DEBUG = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK = 11, TE_CATEGORIES = 22,
-    TE_NAME = 23, TE_COUNTER_VALUE = 30, TE_SOURCE_LOCATION_IID = 34,
+    TE_NAME = 23, TE_COUNTER_VALUE = 30, TE_SOURCE_LOCATION_IID = 34, TE_FLOW_IDS = 47,
+    TE_TERMINATING_FLOW_IDS = 48,
     TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
     ID_CATEGORIES = 1, ID_NAMES = 2, ID_SOURCE_LOCATIONS = 4, /* InternedData */
     IID = 1, IID_NAME = 2,                                   /* EventName, EventCategory */
@@ -296,7 +298,8 @@ static void describe_process(struct pexp *c)
     instr_pb_u64(&c->pkt, PD_PID, d->hdr.pid);
     for (size_t k = 0; d->argv && k < d->argc; k++)
         instr_pb_str(&c->pkt, PD_CMDLINE, d->argv[k]);
-    instr_pb_str(&c->pkt, PD_NAME, instr_basename(d->hdr.exe_path));
+    char label[128];
+    instr_pb_str(&c->pkt, PD_NAME, instr_process_label(d, label, sizeof label)); /* "rank 3 (node1)" */
     instr_pb_end(&c->pkt);
     instr_pb_end(&c->pkt);
     packet_end(c);
@@ -688,6 +691,82 @@ static void hook_gaps(struct pexp *c, size_t dump, const struct instr_profile *p
     }
 }
 
+/* A fixed64 field. */
+static void pb_fixed64(struct instr_pb *p, unsigned field, uint64_t v)
+{
+    uint8_t b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)(v >> (8 * i));
+    instr_pb_tag(p, field, 1);
+    instr_pb_raw(p, b, sizeof b);
+}
+
+/* A job's messages and collectives, after the walk (libinstr-mpi's
+ * records, matched by the wait states: mpi-calls.h): under each rank's
+ * process a track "MPI" with an instant at each send's start and each
+ * receive's end, joined by a flow (an arrow in the UI); and, for an N x N
+ * collective of MPI_COMM_WORLD, from the last rank in to each other rank's
+ * exit.  On a sequence of their own, absolute timestamps. */
+static int mpi_flows(struct pexp *c, const struct instr_session *s)
+{
+    if (!s->job || c->rc || !c->process_uuids)
+        return c->rc;
+    struct instr_mpi_calls m;
+    int rc = instr_mpi_calls_build(s, &m);
+    if (rc < 0)
+        return rc;
+    uint64_t *tracks = calloc(m.nranks ? m.nranks : 1, sizeof *tracks), flow = 0;
+    if (!tracks) {
+        instr_mpi_calls_free(&m);
+        return INSTR_ENOMEM;
+    }
+    c->seq = c->next_seq++;
+    c->first_packet = 1;
+    for (size_t i = 0; i < m.nrecs; i++) {
+        const struct instr_mpi_rec *to = &m.recs[i];
+        if (to->partner >= m.nrecs || to->partner == i)
+            continue;
+        const struct instr_mpi_rec *from = &m.recs[to->partner];
+        int msg = to->call != from->call || !instr_mpi_is_collective(to->call);
+        char name[96];
+        if (msg)
+            snprintf(name, sizeof name, "message %" PRId64 " B", to->f[INSTR_MPI_FIELD_RECEIVED]);
+        else
+            snprintf(name, sizeof name, "%s #%" PRId64 ": last in", instr_mpi_call_name(to->call),
+                     to->f[INSTR_MPI_FIELD_SEQ]);
+        flow++;
+        const struct instr_mpi_rec *end[2] = {from, to};
+        for (int k = 0; k < 2; k++) {
+            uint32_t r = end[k]->rank;
+            size_t dump = s->job->ranks[r].dump;
+            if (!tracks[r]) { /* the rank's track, described once */
+                tracks[r] = c->next_uuid++;
+                packet_begin(c);
+                instr_pb_begin(&c->pkt, PKT_TRACK_DESCRIPTOR);
+                instr_pb_u64(&c->pkt, TD_UUID, tracks[r]);
+                instr_pb_str(&c->pkt, TD_NAME, "MPI");
+                instr_pb_u64(&c->pkt, TD_PARENT, c->process_uuids[dump]);
+                instr_pb_end(&c->pkt);
+                packet_end(c);
+            }
+            double t = k ? end[k]->end : end[k]->start;
+            packet_begin(c);
+            instr_pb_u64(&c->pkt, PKT_TIMESTAMP, t > 0 ? (uint64_t)llround(t) : 0);
+            instr_pb_begin(&c->pkt, PKT_TRACK_EVENT);
+            instr_pb_u64(&c->pkt, TE_TYPE, TYPE_INSTANT);
+            instr_pb_u64(&c->pkt, TE_TRACK, tracks[r]);
+            instr_pb_str(&c->pkt, TE_CATEGORIES, "mpi");
+            instr_pb_str(&c->pkt, TE_NAME, name);
+            pb_fixed64(&c->pkt, k ? TE_TERMINATING_FLOW_IDS : TE_FLOW_IDS, flow);
+            instr_pb_end(&c->pkt);
+            packet_end(c);
+        }
+    }
+    free(tracks);
+    instr_mpi_calls_free(&m);
+    return c->rc;
+}
+
 static void start(struct pexp *c, FILE *out, const struct instr_dump *dumps, size_t n,
                   const struct instr_report_opts *o)
 {
@@ -727,7 +806,7 @@ int instr_export_perfetto_walk(FILE *out, struct instr_session *s, const struct 
     int rc = instr_session_build_observed(s, dumps, n, x, &obs, err, errlen);
     for (size_t k = 0; rc == 0 && k < n; k++)
         hook_gaps(&c, k, &s->profiles[k]);
-    *wrc = finish(&c, 0);
+    *wrc = finish(&c, rc == 0 ? mpi_flows(&c, s) : 0);
     return rc;
 }
 
@@ -750,5 +829,7 @@ int instr_export_perfetto(FILE *out, const struct instr_session *s, const struct
             instr_profile_free(&p);
         }
     }
+    if (rc == 0)
+        rc = mpi_flows(&c, s);
     return finish(&c, rc);
 }

@@ -98,6 +98,17 @@ int instr_dump_is_rank(const struct instr_dump *d)
     return d->hdr.job_size > 0 && d->hdr.job_rank >= 0 && (uint32_t)d->hdr.job_rank < d->hdr.job_size;
 }
 
+const char *instr_process_label(const struct instr_dump *d, char *buf, size_t len)
+{
+    if (!instr_dump_is_rank(d))
+        return instr_basename(d->hdr.exe_path);
+    if (d->hdr.host[0])
+        snprintf(buf, len, "rank %d (%.*s)", d->hdr.job_rank, (int)sizeof d->hdr.host, d->hdr.host);
+    else
+        snprintf(buf, len, "rank %d", d->hdr.job_rank);
+    return buf;
+}
+
 /* A rank's MPI and useful time from its profile's call paths. */
 static int rank_times(const struct instr_session *s, const struct instr_job *j, struct instr_rank *r)
 {

@@ -35,6 +35,10 @@ void instr_job_missing_text(const struct instr_job *j, char *buf, size_t len);
  * defaults): an MPI function's. */
 int instr_is_mpi_name(const char *prefixes, const char *name);
 
+/* How timelines name dump d's process: "rank 3 (node1)" for a job's rank,
+ * else its program's file name; buf holds the first. */
+const char *instr_process_label(const struct instr_dump *d, char *buf, size_t len);
+
 /* Whether dump d was written by a job's rank (rank and size in its header;
  * dumps older than the fields have size 0). */
 int instr_dump_is_rank(const struct instr_dump *d);

@@ -40,6 +40,11 @@ static int call_class(unsigned call)
     return -1;
 }
 
+int instr_mpi_is_collective(unsigned call)
+{
+    return call_class(call) == INSTR_MPI_CLASS_COLL;
+}
+
 /* One call being read: its event and the fields seen so far. */
 struct pending {
     int open;
@@ -62,6 +67,7 @@ struct walk {
     struct instr_mpi_rank *rank;
     const struct instr_dump *d;
     uint32_t job_size;
+    uint64_t tid; /* the thread walked */
 };
 
 static struct instr_mpi_site *site_of(struct instr_mpi_calls *m, unsigned call, const char *caller, uint64_t line)
@@ -110,6 +116,8 @@ static int keep(struct walk *w, const struct pending *p, uint32_t site, double n
     r->start = r->end - ns * w->axis->d[w->dump].scale;
     memcpy(r->f, p->f, sizeof r->f);
     r->seen = p->seen;
+    r->tid = w->tid;
+    r->partner = SIZE_MAX;
     return 0;
 }
 
@@ -224,6 +232,7 @@ static void top_site(const struct walk *w, const struct frame *stack, size_t dep
 
 static int walk_thread(struct walk *w, const struct instr_thread_info *th)
 {
+    w->tid = th->tid;
     struct instr_event_iter it;
     struct instr_event ev;
     struct pending p = {0};
@@ -339,7 +348,7 @@ int instr_mpi_calls_build(const struct instr_session *s, struct instr_mpi_calls 
     m->job_size = j->size;
     for (size_t i = 0; i < j->nranks; i++) {
         struct walk w = {m,        (uint32_t)i,         &s->axis, s->dumps, j->ranks[i].dump, &m->ranks[i],
-                         &s->dumps[j->ranks[i].dump], j->size};
+                         &s->dumps[j->ranks[i].dump], j->size, 0};
         m->ranks[i].rank = j->ranks[i].rank;
         for (size_t t = 0; t < w.d->nthreads; t++) {
             int rc = walk_thread(&w, &w.d->threads[t]);

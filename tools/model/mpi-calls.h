@@ -22,6 +22,11 @@ struct instr_mpi_rec {
     double start, end;
     int64_t f[INSTR_MPI_FIELD_MAX + 1];
     uint32_t seen;
+    uint64_t tid;   /* the thread that made the call (its kernel id) */
+    /* Set by the wait states: a receive's matching send; a whole N x N
+     * collective's last rank in (the one the others waited for);
+     * SIZE_MAX: none. */
+    size_t partner;
 };
 
 struct instr_mpi_site {
@@ -77,6 +82,8 @@ void instr_mpi_calls_free(struct instr_mpi_calls *m);
 /* The wait states from m->recs, charged to m->sites (unsorted yet):
  * wait-states.c.  0 or INSTR_ENOMEM. */
 int instr_mpi_wait_states(struct instr_mpi_calls *m);
+/* Whether call is a collective (INSTR_MPI_CLASS_COLL). */
+int instr_mpi_is_collective(unsigned call);
 /* "MPI_Send" for INSTR_MPI_SEND; "?" if unknown. */
 const char *instr_mpi_call_name(unsigned call);
 

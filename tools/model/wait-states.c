@@ -149,7 +149,8 @@ static int late_sender_matched(struct instr_mpi_calls *m, const struct posted *p
                 break;
             }
             const struct instr_mpi_rec *snd = &m->recs[sends[a].rec];
-            const struct instr_mpi_rec *rcv = &m->recs[recvs[k].rec];
+            struct instr_mpi_rec *rcv = &m->recs[recvs[k].rec];
+            rcv->partner = sends[a].rec;
             double s0 = snd->start;
             double r0 = rcv->start;
             double r1 = rcv->end;
@@ -198,12 +199,12 @@ static int wait_at_collective(struct instr_mpi_calls *m, uint32_t job_size)
     size_t n = 0;
     for (size_t i = 0; i < m->nrecs; i++)
         n++;
-    const struct instr_mpi_rec **c = malloc((n ? n : 1) * sizeof *c);
+    struct instr_mpi_rec **c = malloc((n ? n : 1) * sizeof *c);
     if (!c)
         return INSTR_ENOMEM;
     size_t nc = 0;
     for (size_t i = 0; i < m->nrecs; i++) {
-        const struct instr_mpi_rec *r = &m->recs[i];
+        struct instr_mpi_rec *r = &m->recs[i];
         if (is_nxn(r->call) && has(r, INSTR_MPI_FIELD_SEQ) && has(r, INSTR_MPI_FIELD_COMM) &&
             r->f[INSTR_MPI_FIELD_COMM] == 0)
             c[nc++] = r;
@@ -212,9 +213,11 @@ static int wait_at_collective(struct instr_mpi_calls *m, uint32_t job_size)
     for (size_t b = 0; b < nc;) {
         size_t e = b;
         double last = -INFINITY;
+        size_t last_in = SIZE_MAX;
         while (e < nc && c[e]->f[INSTR_MPI_FIELD_SEQ] == c[b]->f[INSTR_MPI_FIELD_SEQ]) {
             double s0 = c[e]->start;
-            last = s0 > last ? s0 : last;
+            if (s0 > last)
+                last = s0, last_in = (size_t)(c[e] - m->recs);
             e++;
         }
         /* Every rank of the job there, each once, the same call. */
@@ -225,6 +228,7 @@ static int wait_at_collective(struct instr_mpi_calls *m, uint32_t job_size)
             m->unmatched += e - b;
         } else {
             for (size_t k = b; k < e; k++) {
+                c[k]->partner = last_in;
                 double s0 = c[k]->start;
                 double s1 = c[k]->end;
                 double w = (last < s1 ? last : s1) - s0;
