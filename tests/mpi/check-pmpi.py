@@ -15,12 +15,21 @@ Then --view mpi of the job: each rank's messages and bytes sent and
 received, the sites' bytes and min/max.  --traces: hand-made dumps
 (mpi-traces/) with known answers and invalid events, no MPI needed.
 
-usage: check-pmpi.py MPI(openmpi|mpich) --bin DIR --plugin SO --src DIR --work DIR [--uid 65534] [--traces]
+--hosts: the ranks as hosts of their own (a UTS namespace each, host name
+testhostR, unshare(1)), rank 2's real-time clock 5 s off: the header's
+Clocks: line and session.clock say 4 hosts on rank 0's clock by
+ping-pong, the job's runtime is not 5 s, and the Chrome and Perfetto
+exports name the ranks "rank R (testhostR)" and draw every message as a
+flow from its send's start to its receive's end, never back in time.
+
+usage: check-pmpi.py MPI(openmpi|mpich) --bin DIR --plugin SO --src DIR --work DIR [--uid 65534] [--traces|--hosts]
 Exit 77: this MPI or its wrapper library is not there.
 """
 import argparse, csv, io, json, os, re, shutil, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from exchange_common import pb_fields  # noqa: E402
 import importlib
 cm = importlib.import_module("check-mpi")
 
@@ -224,6 +233,90 @@ def check_traces(a, work):
     print("traces: %d sites, 3 invalid events left out" % len(got))
 
 
+def check_hosts(a, m, env, libdir, work):
+    if not shutil.which("unshare"):
+        print("no unshare: skipped")
+        sys.exit(77)
+    if a.uid is not None or os.geteuid() != 0:
+        # an ordinary user's UTS namespace is inside a user namespace, where Open MPI's PMIx
+        # server refuses the ranks ("OPAL ERROR: Unreachable" in MPI_Init); what is tested
+        # (uname, the clocks) does not depend on privileges
+        print("host namespaces for ranks need root: skipped")
+        sys.exit(77)
+    if cm.run(["unshare", "--uts", "true"], check=False).returncode != 0:
+        print("no UTS namespaces here: skipped")
+        sys.exit(77)
+    exe = os.path.join(work, "msgs")
+    cm.run([m["cc"], "-O2", "-g", "-fplugin=" + a.plugin, os.path.join(a.src, "msgs.c"), "-o", exe,
+            "-L" + libdir, "-linstr-mpi-" + a.mpi, "-Wl,-rpath," + libdir], env=env)
+    wrap = os.path.join(work, "as-host.sh")
+    with open(wrap, "w") as f:  # the rank in a namespace of its own, named for its rank
+        f.write('#!/bin/sh\nr=${OMPI_COMM_WORLD_RANK:-$PMI_RANK}\n'
+                'exec unshare --uts sh -c \'hostname testhost$0 && exec "$@"\' "$r" "$@"\n')
+    for f in (exe, wrap):
+        os.chmod(f, 0o755)
+    run_dir = os.path.join(work, "hosts")
+    os.makedirs(run_dir)
+    if a.uid is not None:
+        os.chmod(run_dir, 0o777)
+    args = [shutil.which(m["run"])] + m["run_args"]
+    if os.geteuid() == 0 and a.uid is None:
+        args += m["root_args"]
+    if a.mpi == "openmpi":
+        args += ["-x", "INSTR_TEST_CLOCK_SHIFT"]
+    cm.run(args + ["-np", str(NRANKS), wrap, exe, "1"], uid=a.uid, cwd=run_dir,
+           env=cm.job_env(m, work, a.uid, {"INSTR_TEST_CLOCK_SHIFT": "2:%d" % SHIFT}))
+    jdir = os.path.join(run_dir, next(e for e in os.listdir(run_dir) if e.endswith(".instr.d")))
+    session = json.loads(report(a, "--format", "json", jdir))["session"]
+    clk, pop = session["clock"], session["pop"]
+    if clk["method"] != "ping-pong" or clk["hosts"] != NRANKS or not 0 < clk["bound_ns"] < 50e6 or \
+            abs(clk["largest_offset_ns"] - SHIFT) > clk["bound_ns"] + 1e6:
+        cm.fail("hosts: clock %s" % clk)
+    if not 0 < pop["job_runtime_ns"] < SHIFT - 1e9:  # over 5 s on the clocks as they were
+        cm.fail("hosts: the job's runtime %s" % pop)
+    text = report(a, jdir)
+    if not re.search(r"^Clocks: +%d hosts on rank 0's clock by ping-pong at MPI_Init and MPI_Finalize: within "
+                     r"[\d.]+ us \(half the worst round trip\); largest offset \d+\.\d+ us" % NRANKS, text, re.M) \
+            or not re.search(r"^Job: .* on %d hosts" % NRANKS, text, re.M):
+        cm.fail("hosts: no Clocks: line\n" + text)
+    # Chrome: ranks named and in order; every message a flow forward in time (to the bound)
+    out = os.path.join(work, "hosts.json")
+    report(a, "--export", "chrome", "-o", out, jdir)
+    ev = json.load(open(out))["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in ev if e.get("name") == "process_name"}
+    order = {e["pid"]: e["args"]["sort_index"] for e in ev if e.get("name") == "process_sort_index"}
+    if sorted(names.values()) != ["rank %d (testhost%d)" % (r, r) for r in range(NRANKS)] or \
+            {names[p]: o for p, o in order.items()} != {"rank %d (testhost%d)" % (r, r): r for r in range(NRANKS)}:
+        cm.fail("hosts: process names %s, sort indexes %s" % (names, order))
+    flows = {}
+    for e in ev:
+        if e["ph"] in "sf":
+            flows.setdefault(e["id"], {})[e["ph"]] = e
+    msgs = [f for f in flows.values() if f["s"]["name"].startswith("message")]
+    colls = [f for f in flows.values() if "last in" in f["s"]["name"]]
+    # 3 messages from each rank (Send, Isend, the tag-200 Send); Barrier x2, Allreduce: 3 ranks each
+    # wait for the last in (the Barrier while recording was off is not there)
+    if len(msgs) != 3 * NRANKS or len(colls) != 3 * (NRANKS - 1) or len(flows) != len(msgs) + len(colls):
+        cm.fail("hosts: %d message flows, %d collective flows: %s" % (len(msgs), len(colls), flows))
+    slack = clk["bound_ns"] / 1e3 + 1
+    back = [f for f in flows.values() if f["f"]["ts"] < f["s"]["ts"] - slack]
+    if back or any(not 0 <= e["ts"] < (SHIFT - 1e9) / 1e3 for e in ev if "ts" in e):
+        cm.fail("hosts: flows back in time %s, or events 5 s off" % back)
+    # Perfetto: the same flows, begun (47) and ended (48) once each
+    out = os.path.join(work, "hosts.pftrace")
+    report(a, "--export", "perfetto", "--no-compress", "-o", out, jdir)
+    begun, ended = [], []
+    for _, _, pkt in pb_fields(open(out, "rb").read()):
+        for f, _, te in pb_fields(pkt):
+            if f == 11:
+                for g, _, v in pb_fields(te):
+                    (begun if g == 47 else ended if g == 48 else [0]).append(v)
+    if sorted(begun) != sorted(ended) or len(set(begun)) != len(flows):
+        cm.fail("hosts: perfetto flows begun %s, ended %s" % (begun, ended))
+    print("hosts: %d hosts on rank 0's clock to %.1f us, %d message and %d collective flows" %
+          (clk["hosts"], clk["bound_ns"] / 1e3, len(msgs), len(colls)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mpi", choices=sorted(cm.MPIS))
@@ -233,6 +326,7 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--uid", type=int)
     ap.add_argument("--traces", action="store_true", help="the hand-made dumps only (no MPI needed)")
+    ap.add_argument("--hosts", action="store_true", help="the ranks as hosts of their own (UTS namespaces)")
     a = ap.parse_args()
     m = cm.MPIS[a.mpi]
     if a.traces:
@@ -256,9 +350,13 @@ def main():
     if a.uid is not None:
         os.chmod(work, 0o755)
         os.chown(os.path.join(work, "home"), a.uid, a.uid)
-    exe = os.path.join(work, "msgs")
     env = dict(os.environ)
     env.update(m["env"])
+    if a.hosts:
+        check_hosts(a, m, env, libdir, work)
+        print("ok")
+        return
+    exe = os.path.join(work, "msgs")
     cm.run([m["cc"], "-O2", "-g", "-fplugin=" + a.plugin, os.path.join(a.src, "msgs.c"), "-o", exe,
             "-L" + libdir, "-linstr-mpi-" + a.mpi, "-Wl,-rpath," + libdir], env=env)
     os.chmod(exe, 0o755)
@@ -293,8 +391,10 @@ def main():
             cm.fail("\n".join(fail_lines))
         if switches != [0, 1]:
             cm.fail("rank %d: switch events %s, not off then on (MPI_Pcontrol)" % (r, switches))
-        # the ticks a call took: Init's the longest of the small job's calls but Finalize's
-        if not all(c[1] >= 0 for c in calls) or calls[0][1] < max(c[1] for c in calls[1:-1]):
+        # the ticks a call took: Init's longer than most of the small job's calls (a receive
+        # can wait longer when the loaded machine runs its sender late)
+        mid = sorted(c[1] for c in calls[1:-1])[len(calls[1:-1]) // 2]
+        if not all(c[1] >= 0 for c in calls) or calls[0][1] < mid:
             cm.fail("rank %d: call ticks %s" % (r, [(c[0], c[1]) for c in calls]))
     check_report(a, jdir)
     check_waits(a, m, env, libdir, work)

@@ -452,7 +452,9 @@ static void windows_lines(FILE *out, const struct instr_session *s, enum instr_u
                 p->nwindows, p->nwindows == 1 ? "" : "s", a, b, instr_units_name(u),
                 "recording was on", off ? "off at the start, " : "",
                 p->switched_at, p->switched_at == 1 ? "" : "es",
-                trig ? "INSTR_TRIGGER or instr_start/instr_stop" : "instr_start/instr_stop or INSTR_SIGNAL");
+                trig                     ? "INSTR_TRIGGER or instr_start/instr_stop"
+                : instr_dump_is_rank(d) ? "instr_start/instr_stop, INSTR_SIGNAL or MPI_Pcontrol"
+                                        : "instr_start/instr_stop or INSTR_SIGNAL");
         for (size_t k = 0; k < p->nwindows && k < 8; k++) {
             uint64_t from = p->windows[k].from - d->hdr.start_tsc, to = p->windows[k].to - d->hdr.start_tsc;
             instr_fmt_value(a, sizeof a, from, (double)from * ns, u);
