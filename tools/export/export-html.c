@@ -374,7 +374,8 @@ static int walk(struct hexp *h)
         h->ns_per_tick = (instr_session_us(h->s, i, 1000000) - instr_session_us(h->s, i, 0)) * 1e-3;
         const struct instr_dump *d = &h->s->dumps[i];
         h->procs[i].pid = d->hdr.pid;
-        if ((h->procs[i].name = instr_strtab_id(&h->st, instr_basename(d->hdr.exe_path))) == UINT32_MAX)
+        char label[128]; /* "rank 3 (node1)" for a job's rank */
+        if ((h->procs[i].name = instr_strtab_id(&h->st, instr_process_label(d, label, sizeof label))) == UINT32_MAX)
             return INSTR_ENOMEM;
         if ((rc = instr_profile_build_timeline(&p, d, h->s->exclude, &tl, err, sizeof err)) < 0)
             return rc;
