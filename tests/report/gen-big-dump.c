@@ -1,4 +1,4 @@
-/* gen-big-dump OUT N_EVENTS [THREADS] - a large synthetic dump for speed
+/* gen-big-dump OUT N_EVENTS [THREADS [PID]] - a large synthetic dump for speed
  * measurements: 200 functions in a fixed call graph (each calls one of 3
  * others), call depth 1..8 (a few thousand call paths), one interval in 16
  * flagged. */
@@ -13,13 +13,13 @@
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: gen-big-dump OUT N_EVENTS [THREADS]\n");
+        fprintf(stderr, "usage: gen-big-dump OUT N_EVENTS [THREADS [PID]]\n");
         return 1;
     }
     unsigned long long n = strtoull(argv[2], NULL, 0);
     unsigned nthreads = argc > 3 ? (unsigned)atoi(argv[3]) : 1;
     struct instr_dump_header h = {0};
-    h.pid = 1;
+    h.pid = argc > 4 ? strtoull(argv[4], NULL, 0) : 1; /* several dumps: several processes */
     h.end_tsc = 2600000000ull;
     h.end_mono_ns = 1000000000ull;
     h.flags = INSTR_DUMP_COMPLETE;

@@ -91,6 +91,8 @@ struct instr_session {
     int wall_on;               /* profiles record Wall Inclusive (several threads; else it is EI): 1
                                   segments, 2 one process's threads merged in time order */
     int wall_known;            /* Wall Inclusive computed (else unknown: too many activations, no memory) */
+    int wall_hosts;            /* Wall unknown: the processes ran on several hosts, whose ticks
+                                  are not one clock (their segments cannot be united) */
     uint64_t total_wall_t;     /* Session Wall Inclusive: time with some stack non-empty, ticks */
     double total_wall_ns;
     double total_ns[2];        /* the same in ns */
@@ -126,6 +128,9 @@ int instr_session_wall(struct instr_session *s);
 /* Whether the profiles must record Wall Inclusive: several threads. */
 int instr_session_wants_wall(const struct instr_dump *dumps, size_t n);
 
+/* The threads that walk a session's dumps at once: INSTR_REPORT_THREADS, or
+ * the processors online; at most ndumps and 64. */
+unsigned instr_session_threads(size_t ndumps);
 /* Builds profiles and rows for dumps[0..n).  The dumps must outlive s. */
 int instr_session_build(struct instr_session *s, const struct instr_dump *dumps, size_t n, char *err,
                         size_t errlen);

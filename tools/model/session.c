@@ -5,9 +5,11 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "arrays.h"
 #include "demangle.h"
@@ -237,34 +239,56 @@ static int cache_note(struct instr_session *s, const char *why, const char *what
     return add_warning(s, "profile cache: %s: %s", why, what);
 }
 
-/* Step 1, per dump: its profile, and what the session adds up from it
- * (counters, repairs, totals, warnings, its process row). */
-static int add_process(struct instr_session *s, size_t i, const struct instr_exclusions *x,
-                       const struct instr_session_observer *obs, char *err, size_t errlen)
+/* A dump's walk (step 1's first half): its profile, kept from an earlier
+ * report of it or walked, and what the cache said. */
+struct walked {
+    int rc;            /* < 0: the walk failed, err says why */
+    int load_refused;  /* the cache had a damaged or refused profile: why_load */
+    int save_refused;  /* nothing kept: why_save */
+    char err[600], why_load[512], why_save[512];
+};
+
+static void walk_one(struct instr_session *s, size_t i, const struct instr_exclusions *x,
+                     const struct instr_session_observer *obs, struct walked *w)
 {
     const struct instr_dump *d = &s->dumps[i];
-    int rc;
-    if (obs && (rc = obs->dump_begin(obs->ctx, i, &s->profiles[i])) < 0) {
-        snprintf(err, errlen, "%s", instr_tool_strerror(rc));
-        return rc;
+    w->rc = 0;
+    w->load_refused = w->save_refused = 0;
+    w->err[0] = w->why_load[0] = w->why_save[0] = 0;
+    if (obs && (w->rc = obs->dump_begin(obs->ctx, i, &s->profiles[i])) < 0) {
+        snprintf(w->err, sizeof w->err, "%s", instr_tool_strerror(w->rc));
+        return;
     }
     const struct instr_profile_opts po = {.x = instr_exclusions_walk(x) ? x : NULL, .tl = obs ? &obs->tl : NULL,
                                           .wall = s->wall_on};
     /* The plain views: a profile kept from an earlier report of d, or the
      * walk, kept for the next one (profile-cache.h). */
     int cacheable = !obs && !po.x, kept = 0;
-    char why[512] = "";
     if (cacheable)
-        kept = instr_profile_cache_load(&s->profiles[i], d, s->wall_on, why, sizeof why);
-    if (kept < 0 && (rc = cache_note(s, why, "ignored; the dump was walked")) < 0)
-        return rc;
+        kept = instr_profile_cache_load(&s->profiles[i], d, s->wall_on, w->why_load, sizeof w->why_load);
+    w->load_refused = kept < 0;
     if (kept <= 0) {
-        if ((rc = instr_profile_build_opts(&s->profiles[i], d, &po, err, errlen)) < 0)
-            return rc;
-        if (cacheable && instr_profile_cache_save(&s->profiles[i], s->wall_on, why, sizeof why) < 0 &&
-            (rc = cache_note(s, why, "nothing kept")) < 0)
-            return rc;
+        if ((w->rc = instr_profile_build_opts(&s->profiles[i], d, &po, w->err, sizeof w->err)) < 0)
+            return;
+        w->save_refused = cacheable && instr_profile_cache_save(&s->profiles[i], s->wall_on, w->why_save,
+                                                                sizeof w->why_save) < 0;
     }
+}
+
+/* Step 1's second half, per dump walked: what the session adds up from its
+ * profile (counters, repairs, totals, warnings, its process row). */
+static int add_walked(struct instr_session *s, size_t i, const struct walked *w, char *err, size_t errlen)
+{
+    const struct instr_dump *d = &s->dumps[i];
+    int rc;
+    if (w->load_refused && (rc = cache_note(s, w->why_load, "ignored; the dump was walked")) < 0)
+        return rc;
+    if (w->rc < 0) {
+        snprintf(err, errlen, "%s", w->err);
+        return w->rc;
+    }
+    if (w->save_refused && (rc = cache_note(s, w->why_save, "nothing kept")) < 0)
+        return rc;
     s->ndumps++;
     const struct instr_profile *p = &s->profiles[i];
     s->events += p->events;
@@ -501,6 +525,79 @@ static int mark_shared_names(struct instr_session *s)
     return 0;
 }
 
+/* Step 1 for every dump.  With an observer (an export streaming the
+ * timelines) one dump after the other, in order; without, the dumps are
+ * walked by up to instr_session_threads() threads at once (each profile
+ * its own: the walks share nothing but the dumps, read only), then added
+ * up in order, as one after the other would. */
+struct pool {
+    struct instr_session *s;
+    const struct instr_exclusions *x;
+    struct walked *w;
+    size_t n, next;
+    pthread_mutex_t lock;
+};
+
+static void *walker(void *arg)
+{
+    struct pool *pl = arg;
+    for (;;) {
+        pthread_mutex_lock(&pl->lock);
+        size_t i = pl->next < pl->n ? pl->next++ : SIZE_MAX;
+        pthread_mutex_unlock(&pl->lock);
+        if (i == SIZE_MAX)
+            return NULL;
+        walk_one(pl->s, i, pl->x, NULL, &pl->w[i]);
+    }
+}
+
+unsigned instr_session_threads(size_t ndumps)
+{
+    const char *e = getenv("INSTR_REPORT_THREADS");
+    long t = e && *e ? strtol(e, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    if (t < 1)
+        t = 1;
+    if (t > 64)
+        t = 64;
+    return (unsigned)((size_t)t < ndumps ? (size_t)t : ndumps);
+}
+
+static int add_processes(struct instr_session *s, size_t n, const struct instr_exclusions *x,
+                         const struct instr_session_observer *obs, int *walk_failed, char *err, size_t errlen)
+{
+    unsigned nt = obs ? 1 : instr_session_threads(n);
+    struct walked *w = malloc((nt > 1 ? n : 1) * sizeof *w);
+    if (!w)
+        return INSTR_ENOMEM;
+    int rc = 0;
+    if (nt > 1) {
+        struct pool pl = {s, x, w, n, 0, PTHREAD_MUTEX_INITIALIZER};
+        pthread_t th[64];
+        unsigned started = 0;
+        for (; started < nt; started++)
+            if (pthread_create(&th[started], NULL, walker, &pl))
+                break;
+        if (!started)
+            walker(&pl); /* no thread to be had: this one walks them all */
+        for (unsigned k = 0; k < started; k++)
+            pthread_join(th[k], NULL);
+        for (size_t i = 0; i < n && rc == 0; i++)
+            if ((rc = add_walked(s, i, &w[i], err, errlen)) < 0)
+                *walk_failed = w[i].rc < 0;
+        for (size_t i = s->ndumps; i < n; i++) /* walked after the one that failed: not the session's */
+            if (w[i].rc == 0)
+                instr_profile_free(&s->profiles[i]);
+    } else {
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            walk_one(s, i, x, obs, w);
+            if ((rc = add_walked(s, i, w, err, errlen)) < 0)
+                *walk_failed = w->rc < 0;
+        }
+    }
+    free(w);
+    return rc;
+}
+
 int instr_session_build_observed(struct instr_session *s, const struct instr_dump *dumps, size_t n,
                                  const struct instr_exclusions *x, const struct instr_session_observer *obs,
                                  char *err, size_t errlen)
@@ -519,12 +616,11 @@ int instr_session_build_observed(struct instr_session *s, const struct instr_dum
     if (!(s->profiles = calloc(n, sizeof *s->profiles)) || !(s->processes = calloc(n, sizeof *s->processes)) ||
         instr_axis_build(&s->axis, dumps, n) < 0)
         goto fail;
-    for (size_t i = 0; i < n; i++) {
-        if ((rc = add_process(s, i, x, obs, err, errlen)) < 0) {
-            if (s->ndumps == i) /* the profile failed: err says why */
-                goto fail_quiet;
-            goto fail;
-        }
+    int walk_failed = 0;
+    if ((rc = add_processes(s, n, x, obs, &walk_failed, err, errlen)) < 0) {
+        if (walk_failed) /* the profile failed: err says why */
+            goto fail_quiet;
+        goto fail;
     }
     s->duration_ns = session_duration(s, n);
     if ((rc = add_threads(s)) < 0 || (rc = add_functions_and_modules(s)) < 0 || (rc = instr_session_wall(s)) < 0)
