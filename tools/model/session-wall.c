@@ -100,6 +100,8 @@ int instr_session_wall(struct instr_session *s)
     for (size_t i = 0; i < s->ndumps; i++)
         if (s->profiles[i].wall.overflow || s->profiles[i].wall.nomem || s->profiles[i].merged.nomem)
             s->wall_known = 0;
+    if (s->axis.nhosts > 1) /* several hosts' ticks: no one clock to unite their segments on */
+        s->wall_known = 0, s->wall_hosts = 1;
     if (s->wall_known && s->ndumps == 1 && s->profiles[0].wall_merged)
         return merged_wall(s);
     if (!s->wall_known) {
