@@ -117,6 +117,8 @@ static void hook_costs(struct instr_json *j, const struct instr_dump *d)
         instr_json_close(j);
     }
     instr_json_close(j);
+    instr_json_key_str(j, "hook_cost_path",
+                       d->hdr.calibration_path == INSTR_CALIBRATION_PATH_FILTERING ? "filtering" : "fast");
 }
 
 /* The process's command line (its PROCESS record) as an array of its

@@ -268,7 +268,10 @@ static char *hook_cost_line(const struct instr_session *s, size_t i, size_t *fir
     if (!any)
         snprintf(buf, sizeof buf, "Hook cost:  unknown (no start-up calibration in the dump)");
     else
-        snprintf(buf + n, sizeof buf - n, " ticks (before+after its tick, %s)",
+        snprintf(buf + n, sizeof buf - n, " ticks (before+after its tick, %s%s)",
+                 d->hdr.calibration_path == INSTR_CALIBRATION_PATH_FILTERING
+                     ? "on the slow path the filters take, "
+                     : "",
                  d->hdr.calibration == INSTR_CALIBRATION_CACHED
                      ? "measured by an earlier process this boot on this CPU: cached"
                      : "measured at start");
