@@ -70,6 +70,9 @@
 #define INSTR_DUMP_SWITCHED_OFF 0x100u /* the switchable code's hooks were off when the dump began
                                           (INSTR_START=off, or instr_stop before a fork); EXT SWITCH
                                           events say when they were switched */
+#define INSTR_DUMP_SLOW_PATH_JOINED 0x200u /* the switch went off on code not built switchable: from then on
+                                              every hook took the slow path (runtime/filter.c), measured
+                                              only if calibration_path says FILTERING */
 
 /* Header arch: the instruction set the program ran as. */
 #define INSTR_ARCH_X86_64 1u

@@ -20,6 +20,11 @@ calibrating afresh.  Checks:
 Application time leaves out the intervals the OS acted in (a loaded
 machine's preemptions); ticks throughout, so no clock conversion.
 
+A run that switches recording off and on before the loop makes the
+hooks of this build (not switchable) take the slow path from then on,
+with the fast path's cost measured at start: the report says so (JSON
+slow_path_unmeasured, a line under Compensation), and only then.
+
   check-compensation.py --exe EXE --report INSTR-REPORT --work DIR [--runs N]
 """
 import argparse
@@ -43,10 +48,11 @@ FILTERS = {
 KINDS = ("call", "enter", "exit", "return")
 
 
-def one_run(args, name, env_extra, r):
+def one_run(args, name, env_extra, r, switch=False):
     dump = os.path.join(args.work, f"{name}.{r}.instr")
     env = dict(os.environ, INSTR_OUTPUT=dump, INSTR_CALIBRATE="fresh", **env_extra)
-    p = subprocess.run([args.exe, str(CALLS)], env=env, capture_output=True, text=True, timeout=120)
+    argv = [args.exe, str(CALLS)] + (["switch"] if switch else [])
+    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     check(p.returncode == 0, f"{name} run {r}: exit status 0")
     rep = subprocess.run([args.report, "--format", "json", dump], capture_output=True, text=True, timeout=120)
     check(rep.returncode == 0, f"{name} run {r}: report exit status 0 {rep.stderr.strip()}")
@@ -57,6 +63,11 @@ def one_run(args, name, env_extra, r):
     want = "fast" if not env_extra else "filtering"
     check(prog.get("hook_cost_path") == want, f"{name} run {r}: hook costs measured on the {want} path "
           f"(hook_cost_path {prog.get('hook_cost_path')})")
+    check(prog.get("slow_path_unmeasured") is switch,
+          f"{name} run {r}: slow_path_unmeasured {prog.get('slow_path_unmeasured')}")
+    text = subprocess.run([args.report, dump], capture_output=True, text=True, timeout=120).stdout
+    said = "the hooks took their slow path once the switch went off" in text
+    check(said == switch, f"{name} run {r}: the slow path {'said' if switch else 'not said'} under Compensation")
     hc = prog.get("hook_cost") or {}
     whole = sum(hc[k]["before_ticks"] + hc[k]["after_ticks"] for k in KINDS if hc.get(k))
     per_call = leaf[0]["application_exclusive_ticks"] / CALLS if leaf else float("nan")
@@ -77,6 +88,8 @@ def main():
     for r in range(args.runs):
         for name, extra in FILTERS.items():
             got[name].append(one_run(args, name, extra, r))
+    # The switch: said, once is enough (no timing).
+    one_run(args, "switch", {}, 0, switch=True)
     med = {name: statistics.median(v[0] for v in runs) for name, runs in got.items()}
     cost = {name: statistics.median(v[1] for v in runs) for name, runs in got.items()}
     for name, runs in got.items():

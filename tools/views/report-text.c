@@ -279,6 +279,22 @@ static char *hook_cost_line(const struct instr_session *s, size_t i, size_t *fir
     return strdup(buf);
 }
 
+/* A process whose hooks took the slow path after the switch went off on
+ * code not built switchable, with the fast path's cost measured
+ * (instr_comp_slow_unmeasured): said under the Compensation line. */
+static void slow_path_line(FILE *out, const struct instr_session *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->ndumps; i++)
+        n += instr_comp_slow_unmeasured(&s->dumps[i]) != 0;
+    if (!n)
+        return;
+    fprintf(out, "  the hooks took their slow path once the switch went off on code not built switchable");
+    if (s->ndumps > 1)
+        fprintf(out, " (%zu of %zu processes)", n, s->ndumps);
+    fprintf(out, ", and only the fast path's cost was measured at start: part of their cost stays in the values\n");
+}
+
 /* Each distinct text of f once, in the order of the first process having
  * it, followed by the processes sharing it: "(pid P)" for one, "(N
  * processes: pids P, Q...)" for more (the first 8 pids). */
@@ -651,6 +667,8 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
             fprintf(out, "Compensation: not subtracted (--raw): %s %s of the values are hook costs "
                          "(Probe Overhead column)\n", a, instr_units_name(u));
     }
+    if (s->comp.known)
+        slow_path_line(out, s);
     for (size_t i = 0; i < s->nwarnings; i++)
         fprintf(out, "Warning:    %s\n", s->warnings[i]);
     instr_fmt_value(a, sizeof a, s->total.ei, s->total_ns[0], u);
