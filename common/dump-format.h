@@ -70,6 +70,9 @@
 #define INSTR_DUMP_SWITCHED_OFF 0x100u /* the switchable code's hooks were off when the dump began
                                           (INSTR_START=off, or instr_stop before a fork); EXT SWITCH
                                           events say when they were switched */
+#define INSTR_DUMP_SLOW_PATH_JOINED 0x200u /* the switch went off on code not built switchable: from then on
+                                              every hook took the slow path (runtime/filter.c), measured
+                                              only if calibration_path says FILTERING */
 
 /* Header arch: the instruction set the program ran as. */
 #define INSTR_ARCH_X86_64 1u
@@ -85,6 +88,11 @@
 #define INSTR_CALIBRATION_FRESH 1u   /* measured by this process (or the parent it forked from) */
 #define INSTR_CALIBRATION_CACHED 2u  /* read from the user's calibration cache: measured by an earlier
                                         process this boot, on this CPU, with these detectors */
+/* Header calibration_path: which path of the hooks the HOOK_COST records
+ * measured, the one this run's hooks took (runtime/calibrate.c). */
+#define INSTR_CALIBRATION_PATH_FAST 0u      /* the fast path (also every dump older than the field) */
+#define INSTR_CALIBRATION_PATH_FILTERING 1u /* the slow path of a filtering thread (INSTR_DEPTH,
+                                               INSTR_MIN_DURATION or INSTR_TRIGGER set), with those filters */
 
 struct instr_dump_header {
     char magic[8];                /* INSTR_DUMP_MAGIC */
@@ -146,7 +154,8 @@ struct instr_dump_header {
     char job_id[64];              /* NUL-terminated job id from the launcher, "" if none */
     char job_launcher[16];        /* NUL-terminated: the launcher that said so (runtime/job.c:
                                      "openmpi", "pmix", "hydra", "slurm"), "" if none */
-    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 2156];
+    uint32_t calibration_path;    /* INSTR_CALIBRATION_PATH_*: the hooks' path the HOOK_COST records measured */
+    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 2160];
 };
 
 /* Chunk kinds. */
@@ -421,7 +430,8 @@ enum instr_detector {
  * mticks it adds to the interval that starts there (its work after the
  * read); spread: mticks, the interquartile range of before + after over the
  * rounds; rounds: hooks of that kind measured.  Measured in this process,
- * with its detectors, when the runtime started.  A dump without these
+ * with its detectors, when the runtime started, on the path its hooks take
+ * (the header's calibration_path).  A dump without these
  * records (older runtimes, converted inputs) has no known hook cost. */
 
 /* CLOCK_SYNC record (libinstr-mpi's ping-pong at the end of MPI_Init and

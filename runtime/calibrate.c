@@ -47,6 +47,23 @@
  * A scale outside [SCALE_MIN, SCALE_MAX] is taken as a disturbed
  * measurement and left at 1.
  *
+ * The hooks measured take the path the program's hooks will take.  With
+ * a record-time filter set (INSTR_DEPTH, INSTR_MIN_DURATION,
+ * INSTR_TRIGGER: filter.c) every hook of every thread takes the slow
+ * path, where the filters are decided: the private state filters too, so
+ * the rounds run that path, with the filters' own checks, as a call that
+ * is recorded runs it (calls left out are no interval of their own to
+ * compensate).  For that, while it measures (nothing else records yet),
+ * recording is on, a depth limit lets the rounds' two levels through
+ * (depth_reached still walks them at INSTR_DEPTH=1 or 2), and a minimum
+ * duration of one tick keeps every call: each exit still looks whether
+ * its call could be taken back, in a scratch that is a chunk, as a real
+ * one's does.  On this project's VM a whole call (call-site hooks too)
+ * cost 550-640 ticks on the slow path against 260 on the fast one; with
+ * the fast path's cost subtracted, a 1-ns leaf's compensated Exclusive
+ * under INSTR_TRIGGER was 115 ns a call against 15 unfiltered
+ * (docs/performance.md, "Record-time filters").
+ *
  * About 1 ms of CPU time on a loaded virtual machine (0.4 ms of it the
  * rounds and calls), arming the detectors included.  A signal handler that
  * runs meanwhile records into the scratch buffer, and is lost.
@@ -69,6 +86,7 @@
 #define ROUNDS 1000u
 #define WARMUP 100u
 #define SCRATCH (8u * 1024u) /* event bytes written before the buffer rolls over */
+#define CHUNK INSTR_RT_CHUNK_SIZE /* the scratch lies in one, as a thread's events do */
 #define STACK_FRAMES 16u
 #define CALLS 16u  /* calls per timed reading of a whole-call shape */
 #define REPS 160u  /* readings per shape, after CALL_WARMUP */
@@ -86,6 +104,7 @@ static struct {
 } cost[NKINDS];
 static int measured;
 static uint32_t source; /* INSTR_CALIBRATION_* */
+static uint64_t path;   /* run_path() measured */
 
 
 /* The k-th smallest of a[0..n) (quickselect, Hoare partition; a is
@@ -194,7 +213,10 @@ static void measure(struct instr__thread *t, uint8_t *scratch, struct samples *s
         char names[16];
     } caller = {{.id = 1, .abi = INSTR_HOOK_ABI_VERSION}, "\0\0\0"},
       callee = {{.id = 2, .abi = INSTR_HOOK_ABI_VERSION}, "\0\0\0"};
-    static struct instr_site_desc site = {.id = 1, .abi = INSTR_HOOK_ABI_VERSION, .caller = &caller.d};
+    /* A direct call of callee: a filtering thread's enter compares the
+     * names (once: names_callee keeps the answer). */
+    static struct instr_site_desc site = {
+        .id = 1, .abi = INSTR_HOOK_ABI_VERSION, .caller = &caller.d, .callee = callee.names};
     /* CFAs as a caller and its callee would have them. */
     void *cfa_caller = (void *)base, *cfa_callee = (void *)(base - 64);
 
@@ -338,13 +360,50 @@ static void disarm(struct instr__thread *t)
     instr__detector_none_thread(t);
 }
 
+/* The path this run's hooks take, as the cache keys it: 0 the fast path;
+ * a filtering thread's slow path with what changes its cost: the depth
+ * limit as measured (calib_filters()) and a minimum duration.  (Triggers
+ * do not: every filtering hook checks its function's trigger flags.) */
+#define PATH_FILTERING 1u
+#define PATH_MIN_DURATION 2u
+static uint32_t calib_depth(void)
+{
+    return instr__filter.depth && instr__filter.depth < 2 ? 2 : instr__filter.depth;
+}
+
+static uint64_t run_path(void)
+{
+    if (!instr__filter.any)
+        return 0;
+    return PATH_FILTERING | (instr__filter.min_ticks ? PATH_MIN_DURATION : 0) | (uint64_t)calib_depth() << 32;
+}
+
+/* The filters as the rounds need them (see the top), and back as they
+ * were (user). */
+static void calib_filters(void)
+{
+    __atomic_store_n(&instr__filter.on, 1, __ATOMIC_RELAXED);
+    instr__filter.depth = calib_depth();
+    if (instr__filter.min_ticks)
+        instr__filter.min_ticks = 1;
+}
+
+static void restore_filters(const struct instr__filter *user)
+{
+    __atomic_store_n(&instr__filter.on, user->on, __ATOMIC_RELAXED);
+    instr__filter.depth = user->depth;
+    instr__filter.min_ticks = user->min_ticks;
+}
+
 /* The records (meta lock held): at start, and again in a fork child's dump. */
 void instr__calibrate_reemit(void)
 {
     if (!measured)
         return;
-    if (instr__rt.header)
+    if (instr__rt.header) {
         instr__rt.header->calibration = source;
+        instr__rt.header->calibration_path = path ? INSTR_CALIBRATION_PATH_FILTERING : INSTR_CALIBRATION_PATH_FAST;
+    }
     for (int k = 0; k < NKINDS; k++) {
         uint64_t v[5] = {kind_event[k], cost[k].before, cost[k].after, cost[k].spread, cost[k].rounds};
         instr__meta_hook_cost(v);
@@ -357,21 +416,30 @@ void instr__calibrate(void)
     _Static_assert(sizeof cost == 16 * sizeof(uint64_t), "cost[] is the cache's 16 values");
     const char *how = secure_getenv("INSTR_CALIBRATE");
     int fresh = how && !strcmp(how, "fresh");
-    if (!fresh && !instr__calib_cache_load(&cost[0].before, instr__detector.set)) {
+    path = run_path();
+    if (!fresh && !instr__calib_cache_load(&cost[0].before, instr__detector.set, path)) {
         source = INSTR_CALIBRATION_CACHED;
         goto done;
     }
     struct instr__thread *prev = instr__tls;
     size_t head = (sizeof(struct instr__thread) + 4095) & ~(size_t)4095;
-    size_t size = head + STACK_FRAMES * sizeof(struct instr__frame) + 2 * SCRATCH + sizeof(struct samples);
+    _Static_assert(INSTR_CHUNK_HEADER_SIZE + 2 * SCRATCH <= CHUNK, "the scratch fits in its chunk");
+    size_t size = head + STACK_FRAMES * sizeof(struct instr__frame) + CHUNK + sizeof(struct samples);
     size = (size + 4095) & ~(size_t)4095;
     uint8_t *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (m == MAP_FAILED)
         goto out;
     struct instr__thread *t = (struct instr__thread *)m;
-    uint8_t *scratch = m + head + STACK_FRAMES * sizeof(struct instr__frame);
-    struct samples *s = (struct samples *)(scratch + 2 * SCRATCH);
+    uint8_t *chunk = m + head + STACK_FRAMES * sizeof(struct instr__frame);
+    uint8_t *scratch = chunk + INSTR_CHUNK_HEADER_SIZE;
+    struct samples *s = (struct samples *)(chunk + CHUNK);
     t->map_size = size; /* the perf detector: faults on it are ours */
+    /* A staging area of one chunk, never handed out: INSTR_MIN_DURATION's
+     * rewinds find their events in it (hooks.c, rewind_mark). */
+    t->stage.base = chunk;
+    t->stage.n = 1;
+    t->stage.next = 1;
+    t->stage.gen = instr__rt.dump_gen;
     t->base = (struct instr__frame *)(m + head) + 1;
     t->base[-1].desc = NULL;
     t->base[-1].cfa = UINTPTR_MAX;
@@ -398,17 +466,24 @@ void instr__calibrate(void)
     arm(t);
     t->last_tsc = instr__tsc();
     instr__detector_rearm(t);
+    struct instr__filter user = instr__filter;
+    if (path) {
+        t->pending_bits = INSTR__FILTERING;
+        calib_filters();
+    }
     t->busy = 0;
 
     measure(t, scratch, s, base);
 
     t->busy = INSTR__BUSY_RUNTIME;
+    if (path)
+        restore_filters(&user);
     disarm(t);
     instr__tls = prev;
     summarise(s);
     munmap(m, size);
     source = INSTR_CALIBRATION_FRESH;
-    instr__calib_cache_store(&cost[0].before, instr__detector.set);
+    instr__calib_cache_store(&cost[0].before, instr__detector.set, path);
 done:
     measured = 1;
     pthread_mutex_lock(&instr__rt.meta_lock);

@@ -180,6 +180,8 @@ void instr__filter_join(void)
     if (__atomic_exchange_n(&instr__filter.switched, 1, __ATOMIC_RELAXED))
         return;
     __atomic_store_n(&instr__filter.any, 1, __ATOMIC_RELEASE);
+    if (instr__rt.header) /* the hook costs measured at start are the fast path's: the report says so */
+        __atomic_fetch_or(&instr__rt.header->flags, INSTR_DUMP_SLOW_PATH_JOINED, __ATOMIC_RELEASE);
     struct instr__thread *t = instr__thread_own(instr__tls);
     if (t)
         instr__thread_join_filtering(t);
@@ -189,6 +191,8 @@ void instr__filter_header(struct instr_dump_header *h)
 {
     if ((instr__filter.triggers || instr__filter.switched) && !__atomic_load_n(&instr__filter.on, __ATOMIC_RELAXED))
         h->flags |= INSTR_DUMP_SWITCHED_OFF; /* a trigger has recording off: the windows start off */
+    if (instr__filter.switched)
+        h->flags |= INSTR_DUMP_SLOW_PATH_JOINED; /* a fork child's dump: its hooks filter from the start */
     h->filter_depth = instr__filter.depth;
     h->filter_min_ticks = instr__filter.min_ticks;
     h->filter_triggers = instr__filter.triggers;

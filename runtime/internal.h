@@ -470,10 +470,11 @@ int instr__lifecycle_init(void);
  * at start; _reemit writes the records again (meta lock held: fork child). */
 void instr__calibrate(void);
 void instr__calibrate_reemit(void);
-/* calib-cache.c: calibrate.c's cost[] (16 values) kept per boot, CPU and
- * detector set in a directory only the user can write; load: 0 if found valid. */
-int instr__calib_cache_load(uint64_t *values, uint32_t detector_set);
-void instr__calib_cache_store(const uint64_t *values, uint32_t detector_set);
+/* calib-cache.c: calibrate.c's cost[] (16 values) kept per boot, CPU,
+ * detector set and hook path (calibrate.c's run_path(): 0 the fast one) in
+ * a directory only the user can write; load: 0 if found valid. */
+int instr__calib_cache_load(uint64_t *values, uint32_t detector_set, uint64_t path);
+void instr__calib_cache_store(const uint64_t *values, uint32_t detector_set, uint64_t path);
 void instr__meta_hook_cost(const uint64_t v[5]); /* metadata.c: one HOOK_COST record */
 void instr__meta_sampling(uint64_t rate_hz, uint64_t period_ns, uint64_t stack_bytes,
                           const char *unwinder); /* metadata.c: the SAMPLING record, lock held */

@@ -52,6 +52,16 @@ suggest)
     "$report" --raw --suggest-exclude=1 hot.instr >raw.txt || fail "--raw --suggest-exclude"
     [ "$(grep '^# hook cost' list.txt)" = "$(grep '^# hook cost' raw.txt)" ] ||
         fail "the hook cost differs with --raw: $(grep '^# hook cost' list.txt raw.txt)"
+    grep -q '^# hook cost per call: .*slow path' list.txt && fail "unfiltered: the slow path's cost"
+    # Under a record-time filter every hook takes the slow path: the cost
+    # the list weighs calls by is that path's, as measured and subtracted
+    # (issue 37 §3), and it says so; the list is the same.
+    INSTR_DEPTH=100 INSTR_OUTPUT="$work/filtered.instr" ./hot || fail "run hot with INSTR_DEPTH"
+    "$report" --suggest-exclude=1 filtered.instr >filtered.txt || fail "--suggest-exclude, filtered"
+    cat filtered.txt
+    [ "$(grep -v '^#' filtered.txt)" = tiny ] || fail "filtered: expected exactly 'tiny' in the list"
+    grep -q '^# hook cost per call: .* ns (measured by the runtime at start: the dump.s hook costs, on the slow path' \
+        filtered.txt || fail "filtered: no slow-path hook cost line"
     # Nothing costs more than 99% of the run: an empty list (comments only).
     "$report" --suggest-exclude=99 hot.instr | grep -v '^#' | grep -q . && fail "list at 99%"
     # Rebuilt with the list: tiny is gone from the report (no frame, no

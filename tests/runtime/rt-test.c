@@ -150,16 +150,24 @@ static int test_nesting(void)
 }
 
 /* The calibration cache (runtime/calib-cache.c): where the hooks' cost of
- * a process came from, read from its dump's header. */
-static int calibration_of_child(void)
+ * a process came from, read from its dump's header; and which path of
+ * the hooks it measured (INSTR_CALIBRATION_PATH_*, in *path). */
+static int calibration_of_child_path(int *path)
 {
     pid_t pid;
     struct td_dump d;
     if (in_child(child_nesting, &pid) || read_pid_dump(pid, ".instr", &d))
         return -1;
     int c = (int)d.h.calibration;
+    *path = (int)d.h.calibration_path;
     td_free(&d);
     return c;
+}
+
+static int calibration_of_child(void)
+{
+    int path;
+    return calibration_of_child_path(&path);
 }
 
 static int copy_file(const char *from, const char *to)
@@ -193,7 +201,25 @@ static int test_calibration_cache(void)
     setenv("INSTR_CALIBRATE", "fresh", 1);
     CHECK_INT(calibration_of_child(), INSTR_CALIBRATION_FRESH);
     unsetenv("INSTR_CALIBRATE");
+    int path = -1;
+    CHECK_INT(calibration_of_child_path(&path), INSTR_CALIBRATION_CACHED);
+    CHECK_INT(path, INSTR_CALIBRATION_PATH_FAST);
+    /* A filter set: every hook takes the slow path, which is measured and
+     * kept apart; the fast path's record stays.  Another filter set is
+     * another path: measured again. */
+    setenv("INSTR_DEPTH", "50", 1);
+    CHECK_INT(calibration_of_child_path(&path), INSTR_CALIBRATION_FRESH);
+    CHECK_INT(path, INSTR_CALIBRATION_PATH_FILTERING);
+    CHECK_INT(calibration_of_child_path(&path), INSTR_CALIBRATION_CACHED);
+    CHECK_INT(path, INSTR_CALIBRATION_PATH_FILTERING);
+    unsetenv("INSTR_DEPTH");
+    CHECK_INT(calibration_of_child_path(&path), INSTR_CALIBRATION_CACHED);
+    CHECK_INT(path, INSTR_CALIBRATION_PATH_FAST);
+    setenv("INSTR_MIN_DURATION", "1us", 1);
+    CHECK_INT(calibration_of_child_path(&path), INSTR_CALIBRATION_FRESH);
+    CHECK_INT(path, INSTR_CALIBRATION_PATH_FILTERING);
     CHECK_INT(calibration_of_child(), INSTR_CALIBRATION_CACHED);
+    unsetenv("INSTR_MIN_DURATION");
     CHECK(copy_file(file, copy) == 0);
     /* Tampered: one byte of the values changed, the checksum not.  Refused,
      * measured again and the file replaced by a good one. */

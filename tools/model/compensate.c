@@ -10,6 +10,11 @@ static uint32_t walk_units(uint64_t mticks)
     return (uint32_t)(((mticks << INSTR_COMP_SHIFT) + 500) / 1000);
 }
 
+int instr_comp_slow_unmeasured(const struct instr_dump *d)
+{
+    return (d->hdr.flags & INSTR_DUMP_SLOW_PATH_JOINED) && d->hdr.calibration_path != INSTR_CALIBRATION_PATH_FILTERING;
+}
+
 void instr_compensator_init(struct instr_compensator *c, struct instr_compensation *out, const struct instr_dump *d)
 {
     static const unsigned hooks[] = {INSTR_EV_ENTER, INSTR_EV_EXIT, INSTR_EV_CALL, INSTR_EV_RETURN};

@@ -75,6 +75,13 @@ struct instr_compensation {
  * subtracted.  Sets out->known and out->applied. */
 void instr_compensator_init(struct instr_compensator *c, struct instr_compensation *out, const struct instr_dump *d);
 
+/* Whether d's hooks took the slow path for a part of the run its hook
+ * costs do not hold: the switch went off on code not built switchable
+ * (its hooks then filter, runtime/filter.c), and the runtime had measured
+ * the fast path at start.  Part of the hooks' cost then stays in the
+ * values; the report says so. */
+int instr_comp_slow_unmeasured(const struct instr_dump *d);
+
 /* A thread starts: no interval open yet. */
 static inline void instr_compensator_thread(struct instr_compensator *c)
 {

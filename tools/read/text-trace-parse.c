@@ -194,7 +194,7 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
                                        "signal_tid", "detectors", "unrecorded_threads", "stopped",
                                        "filter_depth", "filter_min_ticks", "filter_triggers", "filtered_depth",
                                        "filtered_short", "filtered_off", "host", "rank", "size", "job", "launcher",
-                                       "arch", "ticks", NULL};
+                                       "arch", "ticks", "hook_cost_path", NULL};
     int rc;
     uint64_t cs = 0, es = 0;
     uint64_t last_tsc = UINT64_MAX, last_ns = UINT64_MAX;
@@ -247,6 +247,11 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
         return perr(ps, "filter_depth or filter_triggers out of range");
     h->filter_depth = (uint32_t)depth;
     h->filter_triggers = (uint32_t)triggers;
+    if ((v = kv(ln, 1, "hook_cost_path"))) {
+        if (strcmp(v, "filtering") && strcmp(v, "fast"))
+            return perr(ps, "hook_cost_path: neither fast nor filtering: '%s'", v);
+        h->calibration_path = strcmp(v, "fast") ? INSTR_CALIBRATION_PATH_FILTERING : INSTR_CALIBRATION_PATH_FAST;
+    }
     if ((v = kv(ln, 1, "exe")))
         snprintf(h->exe_path, sizeof h->exe_path, "%s", v);
     if ((v = kv(ln, 1, "detail")))
@@ -323,6 +328,8 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
                 h->flags |= INSTR_DUMP_SAMPLED;
             else if (n == 12 && !strncmp(v, "switched_off", n))
                 h->flags |= INSTR_DUMP_SWITCHED_OFF;
+            else if (n == 16 && !strncmp(v, "slow_path_joined", n))
+                h->flags |= INSTR_DUMP_SLOW_PATH_JOINED;
             else
                 return perr(ps, "unknown flag '%.*s'", (int)n, v);
             v += n;

@@ -93,7 +93,7 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
     }
     fprintf(out, " sees=%s flags=", instr_os_bits_str(h->detector_sees, bits, sizeof bits));
     const char *sep = "";
-    if (!(h->flags & (63 | INSTR_DUMP_SWITCHED_OFF)))
+    if (!(h->flags & (63 | INSTR_DUMP_SWITCHED_OFF | INSTR_DUMP_SLOW_PATH_JOINED)))
         fputs("none", out);
     if (h->flags & INSTR_DUMP_COMPLETE)
         fputs("complete", out), sep = ",";
@@ -108,7 +108,11 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
     if (h->flags & INSTR_DUMP_SAMPLED)
         fprintf(out, "%ssampled", sep), sep = ",";
     if (h->flags & INSTR_DUMP_SWITCHED_OFF)
-        fprintf(out, "%sswitched_off", sep);
+        fprintf(out, "%sswitched_off", sep), sep = ",";
+    if (h->flags & INSTR_DUMP_SLOW_PATH_JOINED)
+        fprintf(out, "%sslow_path_joined", sep);
+    if (h->calibration_path == INSTR_CALIBRATION_PATH_FILTERING) /* absent: the fast path */
+        fputs(" hook_cost_path=filtering", out);
     if (h->arch > INSTR_ARCH_X86_64 || h->tick_source > INSTR_TICKS_TSC) /* absent: x86-64's TSC */
         fprintf(out, " arch=%s ticks=%s", instr_arch_name(h->arch), instr_tick_source_name(h->tick_source));
     if (h->end_signal || h->end_signal_tid)

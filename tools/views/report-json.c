@@ -117,6 +117,9 @@ static void hook_costs(struct instr_json *j, const struct instr_dump *d)
         instr_json_close(j);
     }
     instr_json_close(j);
+    instr_json_key_str(j, "hook_cost_path",
+                       d->hdr.calibration_path == INSTR_CALIBRATION_PATH_FILTERING ? "filtering" : "fast");
+    instr_json_key_bool(j, "slow_path_unmeasured", instr_comp_slow_unmeasured(d));
 }
 
 /* The process's command line (its PROCESS record) as an array of its

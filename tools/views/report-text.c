@@ -268,12 +268,31 @@ static char *hook_cost_line(const struct instr_session *s, size_t i, size_t *fir
     if (!any)
         snprintf(buf, sizeof buf, "Hook cost:  unknown (no start-up calibration in the dump)");
     else
-        snprintf(buf + n, sizeof buf - n, " ticks (before+after its tick, %s)",
+        snprintf(buf + n, sizeof buf - n, " ticks (before+after its tick, %s%s)",
+                 d->hdr.calibration_path == INSTR_CALIBRATION_PATH_FILTERING
+                     ? "on the slow path the filters take, "
+                     : "",
                  d->hdr.calibration == INSTR_CALIBRATION_CACHED
                      ? "measured by an earlier process this boot on this CPU: cached"
                      : "measured at start");
     *first = strlen(buf);
     return strdup(buf);
+}
+
+/* A process whose hooks took the slow path after the switch went off on
+ * code not built switchable, with the fast path's cost measured
+ * (instr_comp_slow_unmeasured): said under the Compensation line. */
+static void slow_path_line(FILE *out, const struct instr_session *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->ndumps; i++)
+        n += instr_comp_slow_unmeasured(&s->dumps[i]) != 0;
+    if (!n)
+        return;
+    fprintf(out, "  the hooks took their slow path once the switch went off on code not built switchable");
+    if (s->ndumps > 1)
+        fprintf(out, " (%zu of %zu processes)", n, s->ndumps);
+    fprintf(out, ", and only the fast path's cost was measured at start: part of their cost stays in the values\n");
 }
 
 /* Each distinct text of f once, in the order of the first process having
@@ -659,6 +678,8 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
             fprintf(out, "Compensation: not subtracted (--raw): %s %s of the values are hook costs "
                          "(Probe Overhead column)\n", a, instr_units_name(u));
     }
+    if (s->comp.known)
+        slow_path_line(out, s);
     for (size_t i = 0; i < s->nwarnings; i++)
         fprintf(out, "Warning:    %s\n", s->warnings[i]);
     instr_fmt_value(a, sizeof a, s->total.ei, s->total_ns[0], u);

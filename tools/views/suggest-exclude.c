@@ -25,8 +25,11 @@ static int is_leaf(const struct instr_row *r)
 
 /* A call's hooks as the runtime measured them at start (the dump's
  * HOOK_COST records: enter and exit, each before and after its clock
- * read), in ticks of the first dump that has them; 0 if none has. */
-static double measured(const struct instr_session *s, double *ns)
+ * read), in ticks of the first dump that has them; 0 if none has.  They
+ * are the path the run's hooks took: with a record-time filter set, the
+ * slow one (*filtering), whose cost the list weighs the calls by, as the
+ * values had it subtracted. */
+static double measured(const struct instr_session *s, double *ns, int *filtering)
 {
     for (size_t i = 0; i < s->ndumps; i++) {
         const struct instr_dump *d = &s->dumps[i];
@@ -35,6 +38,7 @@ static double measured(const struct instr_session *s, double *ns)
             continue;
         double ticks = (double)(en->before + en->after + ex->before + ex->after) / 1e3;
         *ns = d->tick_hz > 0 ? ticks * 1e9 / d->tick_hz : NAN;
+        *filtering = d->hdr.calibration_path == INSTR_CALIBRATION_PATH_FILTERING;
         return ticks;
     }
     return 0;
@@ -43,11 +47,14 @@ static double measured(const struct instr_session *s, double *ns)
 int instr_suggest_build(const struct instr_session *s, double pct, struct instr_suggestions *out)
 {
     *out = (struct instr_suggestions){.hook_ns = NAN, .hook_source = "no leaf function with enough calls"};
-    double per_ns = NAN, per = measured(s, &per_ns);
+    int filtering = 0;
+    double per_ns = NAN, per = measured(s, &per_ns, &filtering);
     /* The run as it ran: the hook costs the values had taken out put back. */
     double run = (double)s->total.ei + (s->comp.applied ? (double)s->comp.ticks : 0);
     if (per > 0) {
-        out->hook_source = "measured by the runtime at start: the dump's hook costs";
+        out->hook_source = filtering ? "measured by the runtime at start: the dump's hook costs, on the slow path "
+                                       "the record-time filters take"
+                                     : "measured by the runtime at start: the dump's hook costs";
         goto pick;
     }
     /* Without them, the estimate: the cheapest call of a leaf function. */
