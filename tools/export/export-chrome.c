@@ -820,17 +820,10 @@ static int mpi_flows(struct cexp *c, const struct instr_session *s)
         return rc;
     uint64_t id = 0;
     for (size_t i = 0; i < m.nrecs; i++) {
-        const struct instr_mpi_rec *to = &m.recs[i];
-        if (to->partner >= m.nrecs || to->partner == i)
-            continue;
-        const struct instr_mpi_rec *from = &m.recs[to->partner];
-        int msg = to->call != from->call || !instr_mpi_is_collective(to->call);
         char name[96];
-        if (msg)
-            snprintf(name, sizeof name, "message %" PRId64 " B", to->f[INSTR_MPI_FIELD_RECEIVED]);
-        else
-            snprintf(name, sizeof name, "%s #%" PRId64 ": last in", instr_mpi_call_name(to->call),
-                     to->f[INSTR_MPI_FIELD_SEQ]);
+        if (!instr_mpi_flow(&m, i, name, sizeof name))
+            continue;
+        const struct instr_mpi_rec *to = &m.recs[i], *from = &m.recs[to->partner];
         double t0 = from->start / 1e3, t1 = to->end / 1e3;
         if (!in_range(c, t0 < t1 ? t0 : t1, t0 < t1 ? t1 : t0))
             continue;

@@ -8,7 +8,9 @@
  * size, a field twice or unknown) is counted invalid and left out. */
 #include "mpi-calls.h"
 
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,9 +42,17 @@ static int call_class(unsigned call)
     return -1;
 }
 
-int instr_mpi_is_collective(unsigned call)
+int instr_mpi_flow(const struct instr_mpi_calls *m, size_t i, char *name, size_t len)
 {
-    return call_class(call) == INSTR_MPI_CLASS_COLL;
+    const struct instr_mpi_rec *to = &m->recs[i];
+    if (to->partner >= m->nrecs || to->partner == i)
+        return 0;
+    const struct instr_mpi_rec *from = &m->recs[to->partner];
+    if (to->call != from->call || call_class(to->call) != INSTR_MPI_CLASS_COLL)
+        snprintf(name, len, "message %" PRId64 " B", to->f[INSTR_MPI_FIELD_RECEIVED]);
+    else
+        snprintf(name, len, "%s #%" PRId64 ": last in", instr_mpi_call_name(to->call), to->f[INSTR_MPI_FIELD_SEQ]);
+    return 1;
 }
 
 /* One call being read: its event and the fields seen so far. */

@@ -82,8 +82,10 @@ void instr_mpi_calls_free(struct instr_mpi_calls *m);
 /* The wait states from m->recs, charged to m->sites (unsorted yet):
  * wait-states.c.  0 or INSTR_ENOMEM. */
 int instr_mpi_wait_states(struct instr_mpi_calls *m);
-/* Whether call is a collective (INSTR_MPI_CLASS_COLL). */
-int instr_mpi_is_collective(unsigned call);
+/* The flow (the timelines' arrow) that ends at recs[i], from recs[i].partner:
+ * 1 with its name ("message 800 B", "MPI_Allreduce #3: last in") in name,
+ * or 0 when none ends there (no partner matched, the last rank in itself). */
+int instr_mpi_flow(const struct instr_mpi_calls *m, size_t i, char *name, size_t len);
 /* "MPI_Send" for INSTR_MPI_SEND; "?" if unknown. */
 const char *instr_mpi_call_name(unsigned call);
 
