@@ -279,6 +279,9 @@ def check_hosts(a, m, env, libdir, work):
                      r"[\d.]+ us \(half the worst round trip\); largest offset \d+\.\d+ us" % NRANKS, text, re.M) \
             or not re.search(r"^Job: .* on %d hosts" % NRANKS, text, re.M):
         cm.fail("hosts: no Clocks: line\n" + text)
+    # Wall Inclusive unites spans in ticks, which the hosts do not share: unknown, and why
+    if "Wall:       unknown (processes of %d hosts: their ticks are not one clock" % NRANKS not in report(a, "-v", jdir):
+        cm.fail("hosts: Wall not said unknown")
     # Chrome: ranks named and in order; every message a flow forward in time (to the bound)
     out = os.path.join(work, "hosts.json")
     report(a, "--export", "chrome", "-o", out, jdir)

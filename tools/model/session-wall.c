@@ -87,7 +87,14 @@ static int merged_wall(struct instr_session *s)
 int instr_session_wall(struct instr_session *s)
 {
     thread_shares(s);
-    s->wall_known = 1;
+    s->wall_known = !s->wall_hosts;
+    if (s->wall_hosts) { /* processes of several hosts: unknown (session.c) */
+        for (size_t r = 0; r < s->nfunctions; r++) {
+            s->functions[r].wall_t = 0;
+            s->functions[r].wall_ns = NAN;
+        }
+        return 0;
+    }
     if (!s->wall_on) {
         for (size_t r = 0; r < s->nfunctions; r++) {
             s->functions[r].wall_t = s->functions[r].v.ei;
@@ -100,8 +107,6 @@ int instr_session_wall(struct instr_session *s)
     for (size_t i = 0; i < s->ndumps; i++)
         if (s->profiles[i].wall.overflow || s->profiles[i].wall.nomem || s->profiles[i].merged.nomem)
             s->wall_known = 0;
-    if (s->axis.nhosts > 1) /* several hosts' ticks: no one clock to unite their segments on */
-        s->wall_known = 0, s->wall_hosts = 1;
     if (s->wall_known && s->ndumps == 1 && s->profiles[0].wall_merged)
         return merged_wall(s);
     if (!s->wall_known) {
