@@ -64,6 +64,17 @@ def child(args):
     return cd
 
 
+def job_dumps(args):
+    """Two ranks of a job on two hosts (tests/mpi/mpi-traces), rank 1's first."""
+    out = []
+    for r in (1, 0):
+        d = os.path.join(args.work, "rank%d.instr" % r)
+        run([os.path.join(args.bin, "instr-dump"), "--from-text",
+             os.path.join(args.src, "..", "mpi", "mpi-traces", "rank%d.txt" % r), "-o", d])
+        out.append(d)
+    return out
+
+
 def export(args, dumps, out, *extra):
     t = time.monotonic()
     run([os.path.join(args.bin, "instr-report"), "--export", "html", "-o", out, *extra, *dumps], ok=(0, 3))
@@ -210,6 +221,20 @@ def check_data(args):
           all(f[8] is None and f[9] is None and f[6] is not None for f in d4["funcs"]) and calls_of(d4),
           "a visualiser file: calls, Elapsed values, Application null")
 
+    # A job (tests/mpi/mpi-traces: ranks 1 and 0 given in that order, on node1 and node0): the
+    # processes named "rank N (host)" with their ranks (the page puts them in rank order), and the
+    # rank table the report's --view ranks gives
+    jdumps = job_dumps(args)
+    _, dj = embedded(export(args, jdumps, os.path.join(args.work, "job.html")))
+    vr = json.loads(run([os.path.join(args.bin, "instr-report"), "--view", "ranks", "--format", "json",
+                         *jdumps], ok=(0, 3)).stdout)
+    want = [[r["rank"], r["host"], r["elapsed_ns"], r["useful_ns"], r["mpi_ns"]] for r in vr["ranks"]]
+    check(sorted((p["rank"], dj["strings"][p["name"]]) for p in dj["procs"]) == [(0, "rank 0 (node0)"), (1, "rank 1 (node1)")]
+          and dj["job"]["ranks"] == want and dj["job"]["size"] == 2 and
+          dj["job"]["pop"] == [round(vr["session"]["pop"][k], 4) for k in
+                               ("load_balance", "communication_efficiency", "parallel_efficiency")],
+          f"a job: ranks in order and named, the rank table of --view ranks ({dj.get('job')}, want {want})")
+
     # Thinning: 1.6 M calls -> at most 1 M, the shortest left out, callers kept.
     # --raw: the calls as recorded, so the threshold is above 0 ns
     # (compensated, a loaded machine's clamped intervals once made over
@@ -287,6 +312,14 @@ def check_chromium(args):
              "hoverAt": [[500, mark_y], [5000, ctr_y]], "fold": 0}
     out, console = page_test(args, path, steps)
     screenshot(args, path, os.path.join(args.work, "small.png"), {"hover": ["rec", 1], "select": "rec"})
+    # a job's page: its ranks in rank order (given rank 1 first) and the rank table
+    jpath = export(args, job_dumps(args), os.path.join(args.work, "job.html"))
+    jout, jconsole = page_test(args, jpath, {})
+    procs = [l[1] for l in jout.get("lanes", []) if l[0] == "proc"]
+    check(not jout["errors"] and not jconsole and procs == ["pid 200  rank 0 (node0)", "pid 201  rank 1 (node1)"] and
+          [r[:2] for r in jout["ranks"]] == [["0", "node0"], ["1", "node1"]] and
+          jout["ranksHead"].startswith("Job 50: 2 of 2 ranks · load balance 0.994"),
+          f"a job's page: lanes {procs}, rank table {jout.get('ranks')}, {jout.get('ranksHead')!r} ({jout['errors']})")
     check(not out["errors"] and not console, f"small: no errors ({out['errors']}, {console})")
     v = out["view"]
     # The whole run is shown first: [-1%, 101%] of its 10 µs.

@@ -11,7 +11,9 @@
  *    "funcs": [[name, module, file, line, pseudo, calls, ei, ee, ai, ae, ci, ce], ...]
  *                                        ns, by function row key (ai/ae null without Application data,
  *                                        ci/ce without CPU data: meta "cpu")
- *    "procs": [{"pid", "name", "end" (its process's end),
+ *    "job": {"id", "size", "pop": [load balance, communication, parallel efficiency],
+ *            "ranks": [[rank, host, Elapsed, useful, MPI ns], ...]}   a job's (job.h), else absent
+ *    "procs": [{"pid", "name", "rank" (a job's rank, else null), "end" (its process's end),
  *               "windows": [from, to, ...] (a switchable run's recorded windows, p->windows in ns;
  *                          null if its hooks were never switched),
  *               "threads": [{"tid", "name",
@@ -582,10 +584,36 @@ static int write_json(FILE *out, struct hexp *h)
         fputc(']', out);
     }
     free(fs);
-    fprintf(out, "],\n\"procs\":[");
+    fprintf(out, "],\n");
+    if (s->job) { /* the rank table of the page */
+        const struct instr_job *j = s->job;
+        fprintf(out, "\"job\":{\"id\":");
+        jstr(out, j->id);
+        fprintf(out, ",\"size\":%u,\"pop\":[", j->size);
+        const double pop[3] = {j->load_balance, j->communication_efficiency, j->parallel_efficiency};
+        for (int v = 0; v < 3; v++)
+            fprintf(out, isnan(pop[v]) ? "%snull" : "%s%.4f", v ? "," : "", pop[v]);
+        fprintf(out, "],\"ranks\":[");
+        for (size_t k = 0; k < j->nranks; k++) {
+            fprintf(out, "%s[%d,", k ? "," : "", j->ranks[k].rank);
+            jstr(out, j->ranks[k].host);
+            for (int v = 0; v < 3; v++) {
+                fputc(',', out);
+                jnum(out, v == 0 ? j->ranks[k].elapsed_ns : v == 1 ? j->ranks[k].useful_ns : j->ranks[k].mpi_ns);
+            }
+            fputc(']', out);
+        }
+        fprintf(out, "]},\n");
+    }
+    fprintf(out, "\"procs\":[");
     for (size_t i = 0; i < s->ndumps; i++) {
         const struct hproc *pr = &h->procs[i];
-        fprintf(out, "%s{\"pid\":%" PRIu64 ",\"name\":%u,\"end\":", i ? ",\n" : "", pr->pid, pr->name);
+        fprintf(out, "%s{\"pid\":%" PRIu64 ",\"name\":%u,\"rank\":", i ? ",\n" : "", pr->pid, pr->name);
+        if (instr_dump_is_rank(&s->dumps[i]))
+            fprintf(out, "%d", s->dumps[i].hdr.job_rank);
+        else
+            fputs("null", out);
+        fprintf(out, ",\"end\":");
         jnum(out, instr_session_end_ns(s, i));
         fprintf(out, ",\"windows\":%s", pr->windows ? "[" : "null");
         for (size_t w = 0; pr->windows && w < pr->nwindows; w++)
