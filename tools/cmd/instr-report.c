@@ -504,7 +504,12 @@ static int split_self(const struct cli *c, struct instr_dump *dumps, size_t *nd,
     return EXIT_OK;
 }
 
-int main(int argc, char **argv)
+/* instr-report-mpi (instr-report-mpi.c) builds this file with its main renamed. */
+#ifndef INSTR_REPORT_MAIN
+#define INSTR_REPORT_MAIN main
+#endif
+int INSTR_REPORT_MAIN(int argc, char **argv);
+int INSTR_REPORT_MAIN(int argc, char **argv)
 {
     struct cli c = {0};
     int pr = report_parse_args(&c, argc, argv);

@@ -514,6 +514,19 @@ static void put_body(struct out *o, const struct instr_profile *p)
     put(o, p->merged.len, sizeof *p->merged.len * (size_t)sc.merged_nfn);
 }
 
+int instr_profile_serialize(const struct instr_profile *p, unsigned char **body, size_t *len)
+{
+    struct out o = {.ok = 1};
+    put_body(&o, p);
+    if (!o.ok) {
+        free(o.buf);
+        return -1;
+    }
+    *body = o.buf;
+    *len = o.len;
+    return 0;
+}
+
 /* Writes the file of dump d (wall mode `wall`) with the body
  * body[0..len): head, the dump's absolute path, the body; under a new
  * name, renamed into place; then bounds the directory. */

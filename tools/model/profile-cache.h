@@ -55,6 +55,11 @@ long instr_profile_cache_clear(const char **dir, char *why, size_t whylen);
 int instr_profile_cache_parse(struct instr_profile *p, const struct instr_dump *d, const unsigned char *body,
                               size_t len);
 
+/* p as the bytes instr_profile_cache_parse reads back (the MPI report's
+ * ranks send their profiles so: tools/cmd/instr-report-mpi.c): 0 with
+ * *body (malloc'd) and *len, or -1 (no memory). */
+int instr_profile_serialize(const struct instr_profile *p, unsigned char **body, size_t *len);
+
 /* For the fuzz target (fuzz/fuzz-profile-cache.c) only: writes body (len
  * bytes, any bytes) as the kept profile of d walked in wall mode `wall`,
  * with the right head, key and checksum, so that the next report of d

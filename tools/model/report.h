@@ -93,6 +93,7 @@ struct instr_session {
     int wall_known;            /* Wall Inclusive computed (else unknown: too many activations, no memory) */
     int wall_hosts;            /* Wall unknown: the processes ran on several hosts, whose ticks
                                   are not one clock (their segments cannot be united) */
+    const char *wall_why;      /* Wall unknown, for another reason said so (the MPI report) */
     uint64_t total_wall_t;     /* Session Wall Inclusive: time with some stack non-empty, ticks */
     double total_wall_ns;
     double total_ns[2];        /* the same in ns */
@@ -127,6 +128,19 @@ struct instr_session {
 int instr_session_wall(struct instr_session *s);
 /* Whether the profiles must record Wall Inclusive: several threads. */
 int instr_session_wants_wall(const struct instr_dump *dumps, size_t n);
+
+/* Walks a session's dumps elsewhere: the MPI report (instr-report-mpi),
+ * whose ranks walk a share each and send rank 0 their profiles.  walk
+ * fills profiles[0..n) of dumps[0..n) walked with opts (no exclusions, no
+ * observer, no Wall segments): 0, or < 0 with err; 1: not here, walk them
+ * as usual.  Set once by the MPI front end; NULL otherwise. */
+struct instr_session_remote {
+    int (*walk)(void *ctx, const struct instr_dump *dumps, size_t n, const struct instr_profile_opts *opts,
+                struct instr_profile *profiles, char *err, size_t errlen);
+    void *ctx;
+    const char *wall_why; /* why Wall Inclusive is then unknown */
+};
+extern struct instr_session_remote instr_session_remote;
 
 /* The threads that walk a session's dumps at once: INSTR_REPORT_THREADS, or
  * the processors online; at most ndumps and 64. */

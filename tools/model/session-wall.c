@@ -87,8 +87,8 @@ static int merged_wall(struct instr_session *s)
 int instr_session_wall(struct instr_session *s)
 {
     thread_shares(s);
-    s->wall_known = !s->wall_hosts;
-    if (s->wall_hosts) { /* processes of several hosts: unknown (session.c) */
+    s->wall_known = !s->wall_hosts && !s->wall_why;
+    if (!s->wall_known) { /* processes of several hosts, walked elsewhere: unknown (session.c) */
         for (size_t r = 0; r < s->nfunctions; r++) {
             s->functions[r].wall_t = 0;
             s->functions[r].wall_ns = NAN;

@@ -562,15 +562,42 @@ unsigned instr_session_threads(size_t ndumps)
     return (unsigned)((size_t)t < ndumps ? (size_t)t : ndumps);
 }
 
+struct instr_session_remote instr_session_remote;
+
+/* The dumps walked elsewhere (instr_session_remote): 0, 1 (not: walk
+ * them here), or < 0. */
+static int walk_remote(struct instr_session *s, size_t n, const struct instr_exclusions *x, struct walked *w)
+{
+    if (!instr_session_remote.walk || n < 2 || instr_exclusions_walk(x))
+        return 1;
+    const struct instr_profile_opts po = {.x = NULL, .tl = NULL, .wall = 0};
+    int rc = instr_session_remote.walk(instr_session_remote.ctx, s->dumps, n, &po, s->profiles, w[0].err,
+                                       sizeof w[0].err);
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < n; i++)
+        w[i] = (struct walked){0};
+    s->wall_on = 0;
+    s->wall_why = instr_session_remote.wall_why;
+    return 0;
+}
+
 static int add_processes(struct instr_session *s, size_t n, const struct instr_exclusions *x,
                          const struct instr_session_observer *obs, int *walk_failed, char *err, size_t errlen)
 {
     unsigned nt = obs ? 1 : instr_session_threads(n);
-    struct walked *w = malloc((nt > 1 ? n : 1) * sizeof *w);
+    struct walked *w = malloc((obs ? 1 : n) * sizeof *w);
     if (!w)
         return INSTR_ENOMEM;
-    int rc = 0;
-    if (nt > 1) {
+    int rc = 0, remote = obs ? 1 : walk_remote(s, n, x, w);
+    if (remote < 0) {
+        snprintf(err, errlen, "%s", w[0].err);
+        *walk_failed = 1;
+        rc = remote;
+    } else if (remote == 0) {
+        for (size_t i = 0; i < n && rc == 0; i++)
+            rc = add_walked(s, i, &w[i], err, errlen);
+    } else if (nt > 1) {
         struct pool pl = {s, x, w, n, 0, PTHREAD_MUTEX_INITIALIZER};
         pthread_t th[64];
         unsigned started = 0;

@@ -709,6 +709,8 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
         fprintf(out, "Wall:       %s %s with a frame open in some thread%s; concurrency %.2f (Elapsed / Wall "
                      "Inclusive)\n", w, instr_units_name(u), d,
                 s->total_wall_t ? (double)s->total.ei / (double)s->total_wall_t : 0.0);
+    } else if (s->wall_why) {
+        fprintf(out, "Wall:       unknown (%s)\n", s->wall_why);
     } else if (s->wall_hosts) {
         fprintf(out, "Wall:       unknown (processes of %zu hosts: their ticks are not one clock to unite them on)\n",
                 s->axis.nhosts);
