@@ -257,8 +257,17 @@ static uint64_t max_size(int fd)
                   : *end == 'G' || *end == 'g' ? 30 : 0;
         if (shift)
             end++;
-        if (!errno && end != s && !*end && v <= (UINT64_MAX >> shift))
-            return v ? (uint64_t)v << shift : UINT64_MAX;
+        if (!errno && end != s && !*end && v <= (UINT64_MAX >> shift)) {
+            uint64_t cap = v ? (uint64_t)v << shift : UINT64_MAX;
+            /* The header, the metadata chunk and one thread's chunk: less,
+             * and no call is recorded at all; said, the limit kept. */
+            if (cap < INSTR_DUMP_HEADER_SIZE + 2ull * INSTR_RT_CHUNK_SIZE)
+                instr__say("INSTR_MAX_SIZE=", s,
+                           ": below the smallest dump that records a thread (68K: the header, a metadata chunk "
+                           "and one chunk of events); no call will be recorded",
+                           "");
+            return cap;
+        }
         instr__say("INSTR_MAX_SIZE=", s, ": not a size; using the default", "");
     }
     struct statvfs sv;

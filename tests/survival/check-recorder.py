@@ -132,6 +132,20 @@ def case_max_size(a, work):
           f"one line naming INSTR_MAX_SIZE ({inst.instr_lines})")
 
 
+def case_max_size_tiny(a, work):
+    """INSTR_MAX_SIZE below the smallest dump that records a thread (68K):
+    the limit is kept, nothing is recorded, and the report says why (the
+    runtime's note, in the dump) and exits 3."""
+    inst, d = both(a, ["lots"], work, env_extra={"INSTR_MAX_SIZE": "20K"})
+    dumps = glob.glob(os.path.join(d, "*.instr"))
+    check(len(dumps) == 1 and os.path.getsize(dumps[0]) <= 20 << 10, f"one dump within 20 KiB ({dumps})")
+    if dumps:
+        p = subprocess.run([a.report, dumps[0]], capture_output=True, text=True)
+        said = [l for l in p.stdout.splitlines() if "below the smallest dump that records a thread" in l]
+        check(p.returncode == 3 and len(said) == 1 and "INSTR_MAX_SIZE=20K" in said[0],
+              f"the report says why nothing was recorded, exit 3 ({p.returncode}, {said})")
+
+
 def tmpfs(path, size):
     """A tmpfs of `size` at path (made), or None with the reason printed."""
     os.mkdir(path)
@@ -311,7 +325,7 @@ def case_full_tmpfs(a, work):
 
 CASES = {"small-limits": case_small_limits, "full-tmpfs": case_full_tmpfs,
          "default-size": case_default_size, "chroot": case_chroot, "fork-exec-space": case_fork_exec_space, "preempt": case_preempt,
-         "planted-names": case_planted_names, "max-size": case_max_size}
+         "planted-names": case_planted_names, "max-size": case_max_size, "max-size-tiny": case_max_size_tiny}
 
 
 def main():
