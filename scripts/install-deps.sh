@@ -1,6 +1,13 @@
 #!/bin/sh
 # Installs the Debian packages instr needs to build and test, if any are
 # missing.  Run as root, or with sudo available.
+#
+#   scripts/install-deps.sh [--list]
+#   --list: print the list and install nothing (scripts/test-newer-gcc.sh
+#   installs the same list in its chroot: one list).
+# INSTR_GCC_MAJOR (12), INSTR_WITH_GCC11 (1), INSTR_WITH_BROWSERS (1),
+# INSTR_WITH_AARCH64 (0), INSTR_WITH_FUZZ (0), INSTR_WITH_SPEEDSCOPE (1)
+# choose the parts.
 set -eu
 GCC_MAJOR=${INSTR_GCC_MAJOR:-12}
 PACKAGES="gcc-$GCC_MAJOR g++-$GCC_MAJOR gcc-$GCC_MAJOR-plugin-dev cmake make python3 libiberty-dev libunwind-dev binutils"
@@ -21,7 +28,7 @@ PACKAGES="$PACKAGES libdw-dev"
 PACKAGES="$PACKAGES openmpi-bin libopenmpi-dev mpich libmpich-dev"
 # chromium, firefox-esr: the --export html page is loaded headless in both
 # (tests/exchange: exchange-html-chromium, exchange-html-firefox).
-PACKAGES="$PACKAGES chromium firefox-esr"
+[ "${INSTR_WITH_BROWSERS:-1}" = 1 ] && PACKAGES="$PACKAGES chromium firefox-esr"
 # nodejs, npm: speedscope's importer reads our chrome and folded exports
 # (tests/exchange check-speedscope.py; the npm package is installed below).
 # A node that did not come from Debian (with its own npm) is kept.
@@ -35,6 +42,11 @@ command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
 [ "${INSTR_WITH_AARCH64:-0}" = 1 ] && PACKAGES="$PACKAGES gcc-$GCC_MAJOR-aarch64-linux-gnu g++-$GCC_MAJOR-aarch64-linux-gnu gcc-$GCC_MAJOR-plugin-dev-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static"
 # Fuzzing (scripts/ci-extra.sh): clang's libFuzzer.
 [ "${INSTR_WITH_FUZZ:-0}" = 1 ] && PACKAGES="$PACKAGES clang libclang-rt-14-dev"
+
+if [ "${1:-}" = --list ]; then
+    echo "$PACKAGES"
+    exit 0
+fi
 
 # speedscope from npm, once node is there (after the Debian packages).
 install_speedscope() {

@@ -38,8 +38,14 @@ for m in proc sys dev dev/pts; do
     fi
 done
 
-pkgs="cmake make python3 libunwind-dev libiberty-dev zlib1g-dev libelf-dev pkg-config"
-for v in $majors; do pkgs="$pkgs g++-$v gcc-$v-plugin-dev"; done
+# The packages scripts/install-deps.sh installs (one list), for each GCC,
+# without the browsers and the second GCC the chroot's tests do not use.
+pkgs=""
+for v in $majors; do
+    pkgs="$pkgs $(INSTR_GCC_MAJOR=$v INSTR_WITH_GCC11=0 INSTR_WITH_BROWSERS=0 INSTR_WITH_SPEEDSCOPE=0 \
+                  sh "$src/scripts/install-deps.sh" --list)"
+done
+pkgs=$(echo $pkgs | tr ' ' '\n' | sort -u | tr '\n' ' ')
 chroot "$root" sh -c "DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $pkgs >/dev/null"
 
