@@ -279,6 +279,12 @@ def check_hosts(a, m, env, libdir, work):
                      r"[\d.]+ us \(half the worst round trip\); largest offset \d+\.\d+ us" % NRANKS, text, re.M) \
             or not re.search(r"^Job: .* on %d hosts" % NRANKS, text, re.M):
         cm.fail("hosts: no Clocks: line\n" + text)
+    # the POP figures as JSON has them, a tiny one in significant digits, not 0.000 (msgs.c computes little)
+    m = re.search(r"^POP: +load balance (\S+), communication efficiency (\S+), parallel efficiency (\S+)$", text, re.M)
+    keys = ("load_balance", "communication_efficiency", "parallel_efficiency")
+    if not m or any(abs(float(v) - pop[k]) > max(5e-4, 0.02 * pop[k]) or (pop[k] > 0 and float(v) == 0)
+                    for v, k in zip(m.groups(), keys)):
+        cm.fail("hosts: POP line %s against %s" % (m and m.group(0), pop))
     # Wall Inclusive unites spans in ticks, which the hosts do not share: unknown, and why
     if "Wall:       unknown (processes of %d hosts: their ticks are not one clock" % NRANKS not in report(a, "-v", jdir):
         cm.fail("hosts: Wall not said unknown")

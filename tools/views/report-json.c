@@ -257,9 +257,9 @@ static void job(struct instr_json *j, const struct instr_session *s)
     instr_json_key_u64(j, "other_jobs_dumps", jb->other_jobs);
     instr_json_close(j);
     instr_json_open(j, "pop", '{', INSTR_JSON_INLINE);
-    instr_json_key_num(j, "load_balance", "%.4f", jb->load_balance);
-    instr_json_key_num(j, "communication_efficiency", "%.4f", jb->communication_efficiency);
-    instr_json_key_num(j, "parallel_efficiency", "%.4f", jb->parallel_efficiency);
+    instr_json_key_num(j, "load_balance", "%.4g", jb->load_balance);
+    instr_json_key_num(j, "communication_efficiency", "%.4g", jb->communication_efficiency);
+    instr_json_key_num(j, "parallel_efficiency", "%.4g", jb->parallel_efficiency);
     instr_json_key_ns(j, "job_runtime_ns", jb->runtime_ns);
     instr_json_key_str(j, "useful", s->cpu_known ? "cpu_outside_mpi" : "elapsed_outside_mpi");
     /* The prefixes that made a frame MPI time (--mpi-prefixes, else the defaults). */

@@ -541,14 +541,18 @@ static void job_lines(FILE *out, const struct instr_session *s)
     char ends[1024];
     if (!instr_job_ends_text(j, ends, sizeof ends) && ends[0])
         fprintf(out, "Ends:       %s\n", ends);
+    /* Three decimals; a figure below 0.001 in two significant digits, not 0.000 */
+    char pop[3][32];
+    const double popv[3] = {j->load_balance, j->communication_efficiency, j->parallel_efficiency};
+    for (int k = 0; k < 3; k++)
+        snprintf(pop[k], sizeof pop[k], popv[k] > 0 && popv[k] < 0.001 ? "%.2g" : "%.3f", popv[k]);
     if (isnan(j->load_balance))
         fprintf(out, "POP:        unknown (no tick rate, or no useful time)\n");
     else
-        fprintf(out, "POP:        load balance %.3f, communication efficiency %.3f, parallel efficiency %.3f\n"
+        fprintf(out, "POP:        load balance %s, communication efficiency %s, parallel efficiency %s\n"
                      "            (%s%suseful: %s time outside MPI frames; the job's %.3f ms from its first rank's start\n"
                      "            to its last rank's end, on the one clock of the Clocks: line)\n",
-                j->load_balance, j->communication_efficiency, j->parallel_efficiency,
-                j->nmissing ? "of the ranks present only" : "", j->nmissing ? "; " : "", s->cpu_known ? "CPU" : "Elapsed", j->runtime_ns / 1e6);
+                pop[0], pop[1], pop[2], j->nmissing ? "of the ranks present only" : "", j->nmissing ? "; " : "", s->cpu_known ? "CPU" : "Elapsed", j->runtime_ns / 1e6);
     if (strcmp(j->mpi_prefixes, instr_mpi_prefixes_default))
         fprintf(out, "MPI frames: %s%s (--mpi-prefixes)\n", j->mpi_prefixes[0] ? "names beginning " : "none",
                 j->mpi_prefixes);
