@@ -179,6 +179,14 @@ static int cmp_seg(const void *a, const void *b)
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
+static int sorted(const struct instr_wall_seg *s, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (s[i].start < s[i - 1].start)
+            return 0;
+    return 1;
+}
+
 int instr_wall_settle(struct instr_wall_list *a)
 {
     if (a->settled == a->n)
@@ -188,7 +196,8 @@ int instr_wall_settle(struct instr_wall_list *a)
         return -1;
     struct instr_wall_seg *h = a->s, *t = a->s + a->settled;
     size_t nh = a->settled, nt = a->n - a->settled;
-    qsort(t, nt, sizeof *t, cmp_seg);
+    if (!sorted(t, nt)) /* a sorted tail (one thread's, one process's union) merges as it is */
+        qsort(t, nt, sizeof *t, cmp_seg);
     size_t i = 0, j = 0, n = 0;
     while (i < nh || j < nt) {
         struct instr_wall_seg s = j >= nt || (i < nh && h[i].start <= t[j].start) ? h[i++] : t[j++];
@@ -219,10 +228,13 @@ int instr_wall_union(struct instr_wall_list *a, const struct instr_wall_list *b)
         a->s = s;
         a->cap = nc;
     }
+    int linear = a->settled == a->n && sorted(b->s, b->n);
     memcpy(a->s + a->n, b->s, b->n * sizeof *b->s);
     a->n += b->n;
-    /* The tail as long as the head: merging now costs what was added. */
-    if (a->n - a->settled >= a->settled && instr_wall_settle(a) < 0) {
+    /* A settled union and a sorted list merge in one pass, at once; else
+     * once the tail is as long as the head: merging then costs what was
+     * added. */
+    if ((linear || a->n - a->settled >= a->settled) && instr_wall_settle(a) < 0) {
         a->n -= b->n;
         return -1;
     }
