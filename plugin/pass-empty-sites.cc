@@ -80,10 +80,42 @@ static rtx_insn *empty_pair_end(rtx_insn *call)
     return NULL;
 }
 
+/* The site arguments of the function's __instr_return hooks. */
+static std::vector<rtx> return_sites(void)
+{
+    std::vector<rtx> v;
+    for (rtx_insn *i = get_insns(); i; i = NEXT_INSN(i)) {
+        const char *name = CALL_P(i) ? direct_callee(i) : NULL;
+        if (name && !strcmp(name, INSTR_HOOK_RETURN)) {
+            rtx a = first_argument(i);
+            if (a)
+                v.push_back(a);
+        }
+    }
+    return v;
+}
+
+/* How many of the __instr_return hooks pass site a. */
+static size_t returns_of(const std::vector<rtx> &v, rtx a)
+{
+    size_t n = 0;
+    for (rtx r : v)
+        n += rtx_equal_p(r, a);
+    return n;
+}
+
 static unsigned remove_empty_pairs(void)
 {
     unsigned removed = 0;
     rtx_insn *insn, *next;
+    /* A site whose call statement GIMPLE split into blocks of its own
+     * (tree-call-cdce: an inline sqrt, the errno library call in another
+     * block) has an __instr_return on each path: the first found after the
+     * __instr_call may end an empty path while another path makes the
+     * call, and removing the __instr_call would leave that path's return
+     * unmatched.  Such a site keeps its hooks (an empty frame on the inline
+     * path, as it has). */
+    std::vector<rtx> returns = return_sites();
     for (insn = get_insns(); insn; insn = next) {
         next = NEXT_INSN(insn);
         if (!CALL_P(insn))
@@ -94,6 +126,13 @@ static unsigned remove_empty_pairs(void)
         rtx_insn *end = empty_pair_end(insn);
         if (!end)
             continue;
+        rtx site = first_argument(insn);
+        if (!site || returns_of(returns, site) != 1) {
+            if (dump_file)
+                fprintf(dump_file, "instr: call-site hooks kept: the site of insn %d returns on several paths\n",
+                        INSN_UID(insn));
+            continue;
+        }
         if (dump_file)
             fprintf(dump_file, "instr: call-site hooks removed: no call between insns %d and %d\n",
                     INSN_UID(insn), INSN_UID(end));

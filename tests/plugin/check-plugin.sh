@@ -129,6 +129,21 @@ run)
     ./two-plain 3 >two-plain.out; tp=$?
     [ "$t" = "$tp" ] && cmp -s two.out two-plain.out || fail "two: exit $t vs $tp"
     ;;
+split-call)
+    # Every call site's frame closes by its return hook, on every path: no
+    # frame left open for the report to unwind (pass-empty-sites.cc kept the
+    # call hook but removed the inline path's return).
+    dump=$1
+    shift
+    "$cc" -fplugin="$plugin" "$@" "$srcdir/split-call.c" -o split -lm || fail "build"
+    rm -f split.instr
+    INSTR_OUTPUT=split.instr ./split 4 || fail "run"
+    "$dump" split.instr >split.txt || fail "instr-dump"
+    calls=$(grep -cE '^[0-9]+ [0-9]+ call ' split.txt) returns=$(grep -cE '^[0-9]+ [0-9]+ return' split.txt)
+    unwinds=$(grep -c unwind split.txt)
+    [ "$calls" = "$returns" ] && [ "$unwinds" = 0 ] ||
+        fail "$calls call hooks, $returns returns, $unwinds unwinds"
+    ;;
 source-path)
     # The function records name the source file as the debug information
     # does: absolute (a relative name joined to the compile directory),
