@@ -228,12 +228,15 @@ int instr_wall_union(struct instr_wall_list *a, const struct instr_wall_list *b)
         a->s = s;
         a->cap = nc;
     }
-    int linear = a->settled == a->n && sorted(b->s, b->n);
+    /* A settled union and a sorted list at least a quarter its size (a
+     * process's union into a session's) merge in one pass, at once: that
+     * costs at most five times what was added.  A smaller one (a thread's
+     * list into its process's union, thousands of them) waits in the tail,
+     * merged once the tail is as long as the head: merging each at once
+     * would cost the whole union every time. */
+    int linear = a->settled == a->n && 4 * b->n >= a->settled && sorted(b->s, b->n);
     memcpy(a->s + a->n, b->s, b->n * sizeof *b->s);
     a->n += b->n;
-    /* A settled union and a sorted list merge in one pass, at once; else
-     * once the tail is as long as the head: merging then costs what was
-     * added. */
     if ((linear || a->n - a->settled >= a->settled) && instr_wall_settle(a) < 0) {
         a->n -= b->n;
         return -1;
