@@ -394,11 +394,8 @@ static int maybe_split(struct cexp *c, double t)
  * used while the session is being built). */
 static double us(const struct cexp *c, uint64_t tick)
 {
-    const struct instr_dump *d = &c->dumps[c->dump];
-    if (d->tick_hz <= 0 || !c->axis.d) /* no rate; no memory for the axis */
-        return NAN;
-    double rel = ((double)tick - (double)d->hdr.start_tsc) * 1e6 / d->tick_hz;
-    return rel * c->axis.d[c->dump].scale + c->axis.d[c->dump].start_ns / 1e3;
+    /* NAN without a rate, or with no memory for the axis */
+    return c->axis.d ? instr_axis_tick_us(&c->axis, c->dumps, c->dump, tick) : NAN;
 }
 
 /* The name of a function of the current profile. */

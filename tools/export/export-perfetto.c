@@ -266,11 +266,8 @@ static void packet_end(struct pexp *c)
 /* ns since the session's start of a tick of the current dump. */
 static uint64_t ns_of(const struct pexp *c, uint64_t tick)
 {
-    const struct instr_dump *d = &c->dumps[c->dump];
-    double rel = ((double)tick - (double)d->hdr.start_tsc) * 1e9 / d->tick_hz;
-    if (!c->axis.d) /* no memory for it: c->rc says so */
-        return 0;
-    double t = rel * c->axis.d[c->dump].scale + c->axis.d[c->dump].start_ns;
+    /* 0 with no memory for the axis: c->rc says so */
+    double t = c->axis.d ? instr_axis_tick_ns(&c->axis, c->dumps, c->dump, tick) : 0;
     return t > 0 ? (uint64_t)llround(t) : 0;
 }
 

@@ -64,11 +64,7 @@ struct vexp {
  * used while the session is being built), rounded. */
 static long long us(const struct vexp *v, uint64_t tick)
 {
-    const struct instr_dump *d = &v->dumps[v->dump];
-    if (d->tick_hz <= 0)
-        return 0;
-    double t = ((double)tick - (double)d->hdr.start_tsc) * 1e6 / d->tick_hz * v->axis.d[v->dump].scale +
-               v->axis.d[v->dump].start_ns / 1e3;
+    double t = instr_axis_tick_us(&v->axis, v->dumps, v->dump, tick);
     return isnan(t) || t < 0 ? 0 : llround(t);
 }
 

@@ -198,6 +198,15 @@ void instr_axis_free(struct instr_axis *a)
     memset(a, 0, sizeof *a);
 }
 
+double instr_axis_tick_us(const struct instr_axis *a, const struct instr_dump *dumps, size_t i, uint64_t tick)
+{
+    const struct instr_dump *d = &dumps[i];
+    if (d->tick_hz <= 0)
+        return NAN;
+    double rel = ((double)tick - (double)d->hdr.start_tsc) * 1e6 / d->tick_hz;
+    return rel * a->d[i].scale + a->d[i].start_ns / 1e3;
+}
+
 double instr_axis_tick_ns(const struct instr_axis *a, const struct instr_dump *dumps, size_t i, uint64_t tick)
 {
     const struct instr_dump *d = &dumps[i];

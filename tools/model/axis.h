@@ -55,6 +55,10 @@ static inline double instr_axis_at(const struct instr_axis *a, size_t i, double 
     return a->d[i].start_ns + rel_ns * a->d[i].scale;
 }
 
+/* Dump i's ticks on the axis, in microseconds (NAN without a tick rate):
+ * the timelines' unit, computed in it (not ns / 1e3, which rounds
+ * otherwise). */
+double instr_axis_tick_us(const struct instr_axis *a, const struct instr_dump *dumps, size_t i, uint64_t tick);
 /* Dump i's ticks on the axis, ns (NAN without a tick rate). */
 double instr_axis_tick_ns(const struct instr_axis *a, const struct instr_dump *dumps, size_t i, uint64_t tick);
 /* Dump i's end (its exit, or the last calibration of a process killed) on the axis, ns.

@@ -19,11 +19,7 @@
 
 double instr_session_us(const struct instr_session *s, size_t i, uint64_t tick)
 {
-    const struct instr_dump *d = &s->dumps[i];
-    if (d->tick_hz <= 0)
-        return NAN;
-    double rel = ((double)tick - (double)d->hdr.start_tsc) * 1e6 / d->tick_hz;
-    return rel * s->axis.d[i].scale + s->axis.d[i].start_ns / 1e3;
+    return instr_axis_tick_us(&s->axis, s->dumps, i, tick);
 }
 
 /* The warnings of dump d (file prefixed) and of its profile p. */
