@@ -91,9 +91,8 @@ struct instr_session {
     int wall_on;               /* profiles record Wall Inclusive (several threads; else it is EI): 1
                                   segments, 2 one process's threads merged in time order */
     int wall_known;            /* Wall Inclusive computed (else unknown: too many activations, no memory) */
-    int wall_hosts;            /* Wall unknown: the processes ran on several hosts, whose ticks
-                                  are not one clock (their segments cannot be united) */
-    const char *wall_why;      /* Wall unknown, for another reason said so (the MPI report) */
+    const char *wall_why;      /* Wall unknown, for a reason said so (the MPI report); also unknown
+                                  when axis.nhosts > 1: several hosts' ticks are not one clock */
     uint64_t total_wall_t;     /* Session Wall Inclusive: time with some stack non-empty, ticks */
     double total_wall_ns;
     double total_ns[2];        /* the same in ns */

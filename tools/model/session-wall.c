@@ -87,7 +87,7 @@ static int merged_wall(struct instr_session *s)
 int instr_session_wall(struct instr_session *s)
 {
     thread_shares(s);
-    s->wall_known = !s->wall_hosts && !s->wall_why;
+    s->wall_known = s->axis.nhosts <= 1 && !s->wall_why;
     if (!s->wall_known) { /* processes of several hosts, walked elsewhere: unknown (session.c) */
         for (size_t r = 0; r < s->nfunctions; r++) {
             s->functions[r].wall_t = 0;

@@ -640,7 +640,7 @@ int instr_session_build_observed(struct instr_session *s, const struct instr_dum
         instr_axis_build(&s->axis, dumps, n) < 0)
         goto fail;
     if (s->axis.nhosts > 1) /* several hosts' ticks: no one clock to unite Wall segments on; none kept */
-        s->wall_on = 0, s->wall_hosts = 1;
+        s->wall_on = 0;
     int walk_failed = 0;
     if ((rc = add_processes(s, n, x, obs, &walk_failed, err, errlen)) < 0) {
         if (walk_failed) /* the profile failed: err says why */

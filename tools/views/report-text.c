@@ -715,7 +715,7 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
                 s->total_wall_t ? (double)s->total.ei / (double)s->total_wall_t : 0.0);
     } else if (s->wall_why) {
         fprintf(out, "Wall:       unknown (%s)\n", s->wall_why);
-    } else if (s->wall_hosts) {
+    } else if (s->axis.nhosts > 1) {
         fprintf(out, "Wall:       unknown (processes of %zu hosts: their ticks are not one clock to unite them on)\n",
                 s->axis.nhosts);
     } else if (s->wall_on) {
