@@ -357,6 +357,12 @@ void instr__count_flush(void)
                                                   "takes no samples (instr-sample samples any build)");
 }
 
+/* Whether a count-mode module is bound: its counts need no hook. */
+int instr__count_active(void)
+{
+    return cmodules != NULL;
+}
+
 /* Fork child: it counts from zero in its own dump.  Only the forking
  * thread is left: the other threads' copies are free again, and so are
  * their TLS entries. */

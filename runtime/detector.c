@@ -56,26 +56,35 @@ static const struct instr__detector_ops *const backends[] = {
 };
 #define NBACKENDS (sizeof backends / sizeof backends[0])
 
-/* Fork child: each backend's own rule (SUD and perf events belong to the
- * parent's thread, rseq_cs is inherited).  Runs before lifecycle.c's child
- * handler (registered earlier), which re-arms. */
-static void child_after_fork(void)
+/* Fork child, the forking thread t (lifecycle.c): each backend's own rule
+ * (SUD and perf events belong to the parent's thread, rseq_cs is
+ * inherited).  At the fork, what the parent's thread held is let go of
+ * (the perf ring is not mapped in a child: its range is freed before the
+ * child maps anything there); on the child's thread, when it records
+ * again, each backend arms anew, and the restart that follows re-arms. */
+void instr__detector_fork_forget(struct instr__thread *t)
 {
-    struct instr__thread *t = instr__thread_own(instr__tls);
-    if (!t)
-        return;
+    int saved = errno;
+    for (size_t i = 0; i < NBACKENDS; i++) {
+        const struct instr__detector_ops *b = backends[i];
+        if ((instr__detector.set & (1u << b->id)) && !b->fork_child && b->restart &&
+            (t->det.on & b->on) && b->thread_end)
+            b->thread_end(t);
+    }
+    errno = saved;
+}
+
+void instr__detector_fork_child(struct instr__thread *t)
+{
     int saved = errno;
     for (size_t i = 0; i < NBACKENDS; i++) {
         const struct instr__detector_ops *b = backends[i];
         if (!(instr__detector.set & (1u << b->id)))
             continue;
-        if (b->fork_child) {
+        if (b->fork_child)
             b->fork_child(t);
-        } else if (b->restart) { /* the parent's thread's: a new one for the child */
-            if ((t->det.on & b->on) && b->thread_end)
-                b->thread_end(t);
+        else if (b->restart) /* the parent's thread's: a new one for the child */
             b->thread(t);
-        }
     }
     errno = saved;
 }
@@ -133,8 +142,6 @@ void instr__detector_init(void)
                 instr__say("detector ", b->name, " unavailable: ", why);
         }
     }
-    if (info->set)
-        pthread_atfork(NULL, NULL, child_after_fork);
 }
 
 void instr__detector_withdraw(void)

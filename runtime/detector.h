@@ -60,6 +60,9 @@ void instr__detector_init(void);
 void instr__detector_withdraw(void); /* no recording after all (no dump): init undone */
 void instr__detector_thread(struct instr__thread *t);
 void instr__detector_thread_end(struct instr__thread *t);
+/* lifecycle.c, the forking thread in a fork child: at the fork, and when it records again. */
+void instr__detector_fork_forget(struct instr__thread *t);
+void instr__detector_fork_child(struct instr__thread *t);
 unsigned instr__detector_fired(struct instr__thread *t, uint64_t v, uint64_t p);
 
 /* One detector backend: one file (detector-NAME.c) defines its operations,

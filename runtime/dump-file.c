@@ -371,6 +371,13 @@ static int dir_for(const char *dir, int *opened)
     return d;
 }
 
+void instr__dump_detach(void)
+{
+    drop_parent_fd();
+    instr__rt.header = NULL;
+    instr__rt.stopped = 1;
+}
+
 int instr__dump_create(uint32_t flags)
 {
     char base[sizeof instr__rt.path];

@@ -119,6 +119,8 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
         return;
     int saved = errno;
     int calls = instr__may_syscall(); /* sandbox.c: in a sandbox, header stores only */
+    if (calls && !instr__rt.header)
+        instr__fork_child_signalled(); /* a fork child's dump, made now (lifecycle.c) */
     struct instr_dump_header *h = instr__rt.header;
     /* Not in a vfork child (the header is its parent's), and only once. */
     if (h && (!calls || h->pid == (uint64_t)instr__getpid()) &&

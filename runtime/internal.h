@@ -246,6 +246,7 @@ struct instr__process {
     pthread_key_t key;                 /* thread-exit destructor */
     uint64_t stack_overflows;          /* frames not tracked (shadow stack full) */
     int space_warned;
+    int fork_pending;                  /* a fork child's dump waits for its first hook (lifecycle.c) */
 };
 
 extern struct instr__process instr__rt;
@@ -272,6 +273,7 @@ int instr__process_init(void);
 
 /* dump-file.c */
 int instr__dump_create(uint32_t flags);
+void instr__dump_detach(void); /* a fork child: the parent's dump let go of, none made yet */
 int instr__dump_allowed(void);
 /* The next chunk of the stream that owns s, header filled in (NULL when not
  * recording).  The caller has already set the previous chunk's used_bytes:
@@ -465,6 +467,8 @@ void instr__clock_pair(uint64_t *tsc, uint64_t *mono_ns, uint64_t *real_ns);
  * by the sud trap): record its end if the exit path did not */
 void instr__exit_group_seen(int status);
 int instr__lifecycle_init(void);
+struct instr__thread *instr__fork_child_resume(void);
+void instr__fork_child_signalled(void);
 
 /* calibrate.c: the hooks' cost in this process (HOOK_COST records), once
  * at start; _reemit writes the records again (meta lock held: fork child). */
@@ -511,6 +515,7 @@ void instr__count_arm(const struct instr_count_module *m, uint8_t *armed, uintpt
 /* The slot's entry, instr__count_arm with every register kept: arch.h. */
 void instr__count_flush(void);      /* at exit: FN_CALLS/SITE_CALLS records, flag COUNTS */
 void instr__count_fork_child(void); /* the child counts from zero */
+int instr__count_active(void);      /* a count-mode module is bound */
 /* metadata.c: one FN_CALLS / SITE_CALLS record (meta lock taken). */
 void instr__meta_fn_calls(uint32_t fn, uint64_t calls);
 void instr__meta_site_calls(uint32_t caller, uint32_t line, uint32_t flags, const char *callee,

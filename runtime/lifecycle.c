@@ -22,10 +22,12 @@
  *
  * Fork: the child gets a dump of its own (INSTR_OUTPUT expanded again with
  * its pid), flagged FORK_CHILD, with the MODULE and FUNCTION records written
- * again under the same ids; the forking thread, the only one left, re-enters
- * its open frames.  The parent's dump is never written by the child.
- * Sent signals wait (blocked) from before the fork to the end of the
- * child's setup: one that arrives meanwhile then ends a readable dump.
+ * again under the same ids, at its first hook (a child that execs or exits
+ * without running instrumented code has none); the forking thread, the
+ * only one left, re-enters its open frames then.  The parent's dump is
+ * never written by the child.  Sent signals wait (blocked) from before the
+ * fork to the end of the child's handler, and again while its dump is
+ * made; a fatal one before the first hook makes the dump and ends it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -144,16 +146,120 @@ static void parent_after_fork(void)
     errno = saved;
 }
 
+/* The forking thread's state in a fork child whose dump is not made yet,
+ * and whether one is to be made (pending.on: instr__rt.fork_pending). */
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    int made;                  /* the dump was tried */
+    pthread_t self;            /* the forking thread */
+    struct instr__thread *t;   /* its state, its open frames kept; NULL once resumed */
+} pending;
+
+/* The forking thread goes on in the child's new dump: its detectors are
+ * the child's (SUD and perf events belong to the parent's thread), its
+ * open frames are entered again, and it samples again. */
+static void resume_thread(struct instr__thread *t)
+{
+    instr__detector_fork_child(t);
+    pthread_mutex_lock(&instr__rt.meta_lock);
+    t->next = instr__rt.threads;
+    instr__rt.threads = t;
+    pthread_mutex_unlock(&instr__rt.meta_lock);
+    pthread_setspecific(instr__rt.key, t);
+    instr__thread_restart(t);
+    instr__sampler_fork_child(t);
+    t->busy = 0;
+}
+
+/* The child's dump: created, with the MODULE and FUNCTION records written
+ * again under the same ids.  -1 if it cannot be made (nothing recorded). */
+static int child_dump(void)
+{
+    if (instr__dump_create(INSTR_DUMP_FORK_CHILD)) {
+        instr__chunk_unmap(&instr__rt.meta_stage);
+        instr__rt.meta = NULL;
+        return -1;
+    }
+    instr__count_fork_child();
+    pthread_mutex_lock(&instr__rt.meta_lock);
+    instr__meta_reemit();
+    instr__labels_reemit();
+    pthread_mutex_unlock(&instr__rt.meta_lock);
+    return 0;
+}
+
+/* A hook (or the API) of a fork child whose dump is pending, on a thread
+ * without a state (thread-state.c): the dump is made now, by whichever
+ * thread comes first; the forking thread takes its state back, which is
+ * returned (NULL for any other thread, which makes one of its own).  Sent
+ * signals wait meanwhile, as during an eager child's set-up.  From a
+ * fatal signal's handler (in_signal): only if no other thread is at it,
+ * and the forking thread's state becomes the thread's own at once. */
+static struct instr__thread *resume(int in_signal)
+{
+    struct instr__thread *mine = NULL;
+    if (!in_signal)
+        block_sent_signals();
+    if (in_signal ? pthread_mutex_trylock(&pending_lock) : pthread_mutex_lock(&pending_lock))
+        return NULL;
+    if (!pending.made) {
+        pending.made = 1;
+        if (child_dump() && pending.t) {
+            instr__chunk_unmap(&pending.t->stage);
+            instr__thread_unmap(pending.t);
+            pending.t = NULL;
+        }
+    }
+    if (pending.t && pthread_equal(pthread_self(), pending.self)) {
+        mine = pending.t;
+        pending.t = NULL;
+        resume_thread(mine);
+        if (in_signal)
+            instr__tls = mine;
+    }
+    if (!pending.t)
+        __atomic_store_n(&instr__rt.fork_pending, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&pending_lock);
+    if (!in_signal)
+        unblock_sent_signals();
+    return mine;
+}
+
+struct instr__thread *instr__fork_child_resume(void)
+{
+    return resume(0);
+}
+
+/* A fatal signal in a fork child that has not hooked yet (fatal-signals.c):
+ * its dump is made, so that it says how the child ended (a child killed as
+ * it is born, before it returns from fork into instrumented code). */
+void instr__fork_child_signalled(void)
+{
+    if (__atomic_load_n(&instr__rt.fork_pending, __ATOMIC_ACQUIRE) && instr__thread_own(instr__tls) == NULL &&
+        instr__tls != &instr__idle_thread)
+        resume(1);
+}
+
+/* Fork child.  Its dump waits for its first hook (instr__fork_child_resume):
+ * a child that runs no instrumented code leaves none, so a fork and exec
+ * made inside an uninstrumented library (Tcl's exec, a spawn helper)
+ * leaves no dump without an end, and costs what a plain fork costs.  Until
+ * then nothing of the parent's dump is mapped or written.  Count mode
+ * counts without hooks: its child's dump is made at once, as is the dump
+ * of a child whose forking thread records nothing. */
 static void child_after_fork(void)
 {
     int saved = errno;
     pthread_mutex_init(&instr__rt.chunk_lock, NULL);
     pthread_mutex_init(&instr__rt.meta_lock, NULL);
+    pthread_mutex_init(&pending_lock, NULL);
     if (!instr__rt.header)
         goto out;
     struct instr__thread *t = instr__thread_own(instr__tls);
-    if (t)
+    if (t) {
         t->busy = 1;
+        instr__detector_fork_forget(t);
+    }
     /* A thread stopped by the parent's limit (instr__thread_stopped) has
      * a state whose shadow stack stopped following its calls: the child
      * lets it go with the others and starts this thread afresh at its
@@ -163,37 +269,51 @@ static void child_after_fork(void)
                 pthread_getspecific(instr__rt.key);
     if (fresh)
         pthread_setspecific(instr__rt.key, NULL);
+    /* Made now when no hook would make it: count mode, or a forking
+     * thread that records nothing (the runtime's own, or lost for good:
+     * its events are counted as dropped in the child's dump). */
+    int eager = instr__count_active() || !(t || fresh || !instr__tls);
     /* Let go of the parent's file without touching it. */
     munmap(instr__rt.header, INSTR_DUMP_HEADER_SIZE);
     instr__rt.header = NULL;
     instr__thread_drop_others(t);
     instr__rt.next_thread_index = 0;
     instr__rt.stack_overflows = 0;
-    if (instr__dump_create(INSTR_DUMP_FORK_CHILD)) {
-        instr__chunk_unmap(&instr__rt.meta_stage);
-        instr__rt.meta = NULL;
-        if (t) {
-            instr__chunk_unmap(&t->stage);
-            instr__rt.threads = NULL;
-            instr__tls = &instr__idle_thread;
-            instr__thread_unmap(t);
+    if (eager) {
+        if (child_dump()) {
+            if (t) {
+                instr__chunk_unmap(&t->stage);
+                instr__rt.threads = NULL;
+                instr__tls = &instr__idle_thread;
+                instr__thread_unmap(t);
+            }
+            if (fresh)
+                instr__tls = &instr__idle_thread;
+            goto out;
         }
         if (fresh)
-            instr__tls = &instr__idle_thread;
+            instr__tls = NULL;
+        if (t) {
+            instr__rt.threads = NULL; /* resume_thread puts it back */
+            resume_thread(t);
+        }
         goto out;
     }
-    if (fresh)
-        instr__tls = NULL;
-    instr__count_fork_child();
-    pthread_mutex_lock(&instr__rt.meta_lock);
-    instr__meta_reemit();
-    instr__labels_reemit();
-    pthread_mutex_unlock(&instr__rt.meta_lock);
+    instr__dump_detach();
+    instr__chunk_unmap(&instr__rt.meta_stage);
+    instr__rt.meta = NULL;
+    instr__rt.threads = NULL;
+    pending.made = 0;
+    pending.self = pthread_self();
+    pending.t = t;
     if (t) {
-        instr__thread_restart(t);
-        instr__sampler_fork_child(t);
-        t->busy = 0;
+        instr__chunk_unmap(&t->stage); /* the parent's: leave it as it is */
+        t->chunk = NULL;
+        pthread_setspecific(instr__rt.key, NULL); /* its end, if before any hook: nothing */
     }
+    if (t || fresh)
+        instr__tls = NULL;
+    __atomic_store_n(&instr__rt.fork_pending, 1, __ATOMIC_RELEASE);
 out:
     unblock_sent_signals(); /* a signal sent meanwhile is delivered now */
     errno = saved;

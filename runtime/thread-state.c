@@ -271,6 +271,13 @@ struct instr__thread *instr__thread_create(void)
     char name[64];
     /* While we build it, hooks on this thread (a signal handler) do nothing. */
     instr__tls = &instr__idle_thread;
+    if (__atomic_load_n(&instr__rt.fork_pending, __ATOMIC_ACQUIRE)) {
+        struct instr__thread *mine = instr__fork_child_resume(); /* the child's dump, made now */
+        if (mine) {
+            instr__tls = mine;
+            goto out;
+        }
+    }
     if (!instr__rt.header)
         goto out;
     if (instr__rt.stopped) { /* a limit or a sandbox: its events are lost, and counted */
@@ -388,7 +395,8 @@ void instr__thread_drop_others(struct instr__thread *keep)
 }
 
 /* Fork child: the forking thread starts over in the child's new dump as
- * thread 0 and re-enters its open frames, bottom to top. */
+ * thread 0 (or after the threads that hooked before it) and re-enters its
+ * open frames, bottom to top. */
 int instr__thread_restart(struct instr__thread *t)
 {
     char name[64];
