@@ -245,8 +245,9 @@ void instr__fork_child_signalled(void)
  * made inside an uninstrumented library (Tcl's exec, a spawn helper)
  * leaves no dump without an end, and costs what a plain fork costs.  Until
  * then nothing of the parent's dump is mapped or written.  Count mode
- * counts without hooks: its child's dump is made at once, as is the dump
- * of a child whose forking thread records nothing. */
+ * counts without hooks, and switchable code calls none while the switch
+ * is off: their child's dump is made at once, as is the dump of a child
+ * whose forking thread records nothing. */
 static void child_after_fork(void)
 {
     int saved = errno;
@@ -269,10 +270,11 @@ static void child_after_fork(void)
                 pthread_getspecific(instr__rt.key);
     if (fresh)
         pthread_setspecific(instr__rt.key, NULL);
-    /* Made now when no hook would make it: count mode, or a forking
-     * thread that records nothing (the runtime's own, or lost for good:
-     * its events are counted as dropped in the child's dump). */
-    int eager = instr__count_active() || !(t || fresh || !instr__tls);
+    /* Made now when no hook may make it: count mode, the switch off
+     * (switchable code's hooks are not called then), or a forking thread
+     * that records nothing (the runtime's own, or lost for good: its
+     * events are counted as dropped in the child's dump). */
+    int eager = instr__count_active() || instr__switch_off() || !(t || fresh || !instr__tls);
     /* Let go of the parent's file without touching it. */
     munmap(instr__rt.header, INSTR_DUMP_HEADER_SIZE);
     instr__rt.header = NULL;
