@@ -27,6 +27,10 @@
  *     include/instr/instr.h (slots INSTR_SLOT_EVENT/INSTR_SLOT_COUNTER), so
  *     code built with the plugin needs no link flag for them either;
  *     instr_start/instr_stop the same way (slots INSTR_SLOT_START/STOP);
+ *   - a hidden trampoline __instr_ending (slot INSTR_SLOT_ENDING), called
+ *     with the status right before a call of _exit, _Exit or quick_exit,
+ *     which run no exit handler (a module bound with fewer slots, from an
+ *     older plugin, simply has none);
  *   - the table, initialised to a hidden no-op (__instr_nop), so code that
  *     runs before binding, or when the runtime cannot be loaded, is merely
  *     not recorded;
@@ -96,6 +100,7 @@
 #define INSTR_API_START "instr_start" /* switchable= (plugin/pass-switch.cc) */
 #define INSTR_API_STOP "instr_stop"
 #define INSTR_SWITCH_ON "__instr_on"  /* the hook table's INSTR_SLOT_ON, by name */
+#define INSTR_HOOK_ENDING "__instr_ending" /* INSTR_SLOT_ENDING's trampoline */
 #define INSTR_BIND_SYMBOL "instr__bind"
 #define INSTR_RUNTIME_SONAME "libinstr-rt.so"
 #define INSTR_BIND_PRIORITY 100 /* the last reserved priority: before every user constructor */
@@ -121,7 +126,9 @@ enum instr_hook_slot {
     INSTR_SLOT_ON = 11,
     INSTR_SLOT_COUNT_ARM = 12, /* void count_arm(const struct instr_count_module *, uint8_t *armed,
                                   uintptr_t tp): count mode's TLS cells, a thread's first count */
-    INSTR_SLOT_COUNT = 13
+    INSTR_SLOT_ENDING = 13, /* void ending(long status): right before a call of _exit, _Exit or
+                               quick_exit (noreturn: no call-site hooks), the process's end */
+    INSTR_SLOT_COUNT = 14
 };
 
 struct instr_fn_desc {

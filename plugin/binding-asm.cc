@@ -14,6 +14,7 @@
  *   instr_counter:   jmp *__instr_hook_table+8*INSTR_SLOT_COUNTER(%rip)
  *   instr_start:     jmp *__instr_hook_table+8*INSTR_SLOT_START(%rip)
  *   instr_stop:      jmp *__instr_hook_table+8*INSTR_SLOT_STOP(%rip)
+ *   __instr_ending:  jmp *__instr_hook_table+8*INSTR_SLOT_ENDING(%rip)
  *   __instr_nop:     ret
  *   __instr_count_early: movb $0, (%rsi); ret   (count mode, see hook-abi.h)
  *   __instr_hook_table: INSTR_SLOT_COUNT x .quad __instr_nop, but
@@ -133,6 +134,7 @@ std::string instr_binding_asm(const std::string &runtime_path)
     s += trampoline(INSTR_API_COUNTER, INSTR_SLOT_COUNTER);
     s += trampoline(INSTR_API_START, INSTR_SLOT_START);
     s += trampoline(INSTR_API_STOP, INSTR_SLOT_STOP);
+    s += trampoline(INSTR_HOOK_ENDING, INSTR_SLOT_ENDING);
     s += hidden_weak(INSTR_HOOK_NOP, "@function");
     s += INSTR_HOOK_NOP ":\n" + instr_arch_nop() + "\t.size\t" INSTR_HOOK_NOP ", .-" INSTR_HOOK_NOP "\n";
     /* Slot INSTR_SLOT_COUNT_ARM until the constructor runs: a count-mode

@@ -28,6 +28,7 @@ static GTY(()) tree hook_exit;
 static GTY(()) tree hook_landing;
 static GTY(()) tree hook_call;
 static GTY(()) tree hook_return;
+static GTY(()) tree hook_ending;
 
 const struct ggc_root_tab instr_pass_gc_roots[] = {
     {&hook_enter, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
@@ -35,6 +36,7 @@ const struct ggc_root_tab instr_pass_gc_roots[] = {
     {&hook_landing, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
     {&hook_call, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
     {&hook_return, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
+    {&hook_ending, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
     LAST_GGC_ROOT_TAB,
 };
 
@@ -91,6 +93,17 @@ static void build_hook_decls(void)
     hook_landing = build_hook_decl(INSTR_HOOK_LANDING);
     hook_call = build_hook_decl(INSTR_HOOK_CALL, true);
     hook_return = build_hook_decl(INSTR_HOOK_RETURN);
+    /* void __instr_ending (long status): hidden, nothrow and leaf too. */
+    tree type = build_function_type_list(void_type_node, long_integer_type_node, NULL_TREE);
+    hook_ending = build_fn_decl(INSTR_HOOK_ENDING, type);
+    TREE_PUBLIC(hook_ending) = 1;
+    DECL_EXTERNAL(hook_ending) = 1;
+    DECL_ARTIFICIAL(hook_ending) = 1;
+    TREE_NOTHROW(hook_ending) = 1;
+    DECL_VISIBILITY(hook_ending) = VISIBILITY_HIDDEN;
+    DECL_VISIBILITY_SPECIFIED(hook_ending) = 1;
+    DECL_ATTRIBUTES(hook_ending) = tree_cons(get_identifier("leaf"), NULL_TREE,
+                                             tree_cons(get_identifier("nothrow"), NULL_TREE, NULL_TREE));
 }
 
 /* Why a function gets no hooks, or NULL if it gets them. */
@@ -508,6 +521,46 @@ static unsigned instrument_call_sites(function *fun, tree fn_desc, bool late = f
     return count;
 }
 
+/* Calls that end the process without running any exit handler (_exit,
+ * _Exit; quick_exit runs only its own): noreturn, so they get no call-site
+ * hooks, and the runtime would see no end (only the sud detector catches
+ * the exit_group that follows a hook).  Before each, __instr_ending
+ * (status) records the end as exit() would, whatever the callsites= and
+ * the detectors.  Returns how many were found. */
+static unsigned instrument_endings(function *fun)
+{
+    unsigned n = 0;
+    basic_block bb;
+    FOR_EACH_BB_FN(bb, fun) {
+        for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi); gsi_next(&gsi)) {
+            gcall *call = dyn_cast<gcall *>(gsi_stmt(gsi));
+            tree fndecl = call ? gimple_call_fndecl(call) : NULL_TREE;
+            if (!fndecl || gimple_call_num_args(call) != 1 || !(gimple_call_flags(call) & ECF_NORETURN))
+                continue;
+            const char *name = IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(fndecl));
+            if (strcmp(name, "_exit") && strcmp(name, "_Exit") && strcmp(name, "quick_exit"))
+                continue;
+            location_t loc = or_fallback(gimple_location(call), DECL_SOURCE_LOCATION(fun->decl));
+            tree arg = gimple_call_arg(call, 0), status;
+            if (is_gimple_min_invariant(arg)) {
+                status = fold_convert(long_integer_type_node, arg);
+            } else {
+                status = make_ssa_name(long_integer_type_node);
+                gassign *conv = gimple_build_assign(status, NOP_EXPR, arg);
+                gimple_set_location(conv, loc);
+                gsi_insert_before(&gsi, conv, GSI_SAME_STMT);
+            }
+            gcall *hook = gimple_build_call(hook_ending, 1, status);
+            gimple_set_location(hook, loc);
+            gsi_insert_before(&gsi, hook, GSI_SAME_STMT);
+            cgraph_node::get(current_function_decl)
+                ->create_edge(cgraph_node::get_create(hook_ending), hook, gimple_bb(hook)->count);
+            n++;
+        }
+    }
+    return n;
+}
+
 /* The entry hook must run once per call, so it needs a block that is not a
  * loop header: if the first block has PHIs or several predecessors (a loop
  * starting at the first statement), a fresh block on the entry edge. */
@@ -651,6 +704,10 @@ static unsigned count_mode(function *fun, tree desc)
     std::vector<instr_count_site> sites = count_sites(fun, false);
     counted_desc[fun->decl] = desc;
     unsigned todo = instr_count_function(fun, desc, sites);
+    if (instrument_endings(fun)) { /* the counts are written at the end */
+        mark_virtual_operands_for_renaming(fun);
+        todo |= TODO_update_ssa_only_virtuals;
+    }
     instrumented_count++;
     if (dump_file)
         fprintf(dump_file, "instr: counted: entry and %u call sites\n\n", (unsigned)sites.size());
@@ -719,6 +776,7 @@ public:
             return count_mode(fun, desc);
         /* Call sites first: they collect the calls that are in the body now. */
         unsigned sites = instrument_call_sites(fun, desc);
+        instrument_endings(fun);
         unsigned landings = instrument_landing_pads(fun, desc);
         unsigned exits = instrument_returns(fun, desc);
         instrument_entry(fun, desc);

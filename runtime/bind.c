@@ -135,6 +135,8 @@ __attribute__((visibility("default"))) int instr__bind(instr_hook_fn *table, uns
         table[INSTR_SLOT_START] = (instr_hook_fn)(void (*)(void))instr__api_start;
         table[INSTR_SLOT_STOP] = (instr_hook_fn)(void (*)(void))instr__api_stop;
     }
+    if (on && slots > INSTR_SLOT_ENDING) /* _exit and kin (lifecycle.c) */
+        table[INSTR_SLOT_ENDING] = (instr_hook_fn)(void (*)(void))instr__hook_ending;
     if (slots > INSTR_SLOT_ON) /* switchable (switch.c) */
         instr__switch_bind(table, on);
     return 0;

@@ -469,6 +469,7 @@ void instr__exit_group_seen(int status);
 int instr__lifecycle_init(void);
 struct instr__thread *instr__fork_child_resume(void);
 void instr__fork_child_signalled(void);
+void instr__hook_ending(long status); /* slot INSTR_SLOT_ENDING: _exit and kin next */
 
 /* calibrate.c: the hooks' cost in this process (HOOK_COST records), once
  * at start; _reemit writes the records again (meta lock held: fork child). */

@@ -10,10 +10,12 @@
  * the child shares the parent's memory, and the header is the parent's.
  * A process ended by a fatal signal never gets here: fatal-signals.c.
  *
- * _exit (a fork child's usual end: Redis's BGSAVE) skips on_exit.  Its
- * exit_group is seen before it runs when it is the first system call after
- * a hook, which it is when an instrumented function calls _exit (the call
- * hook re-arms the sud trap, detector-sud.c): instr__exit_group_seen then
+ * _exit (a fork child's usual end: Redis's BGSAVE) skips on_exit.  Called
+ * from instrumented code, the plugin's __instr_ending hook before it ends
+ * the dump as at_exit does (instr__hook_ending).  From uninstrumented
+ * code (a library's), its exit_group is seen before it runs when it is the
+ * first system call after a hook (the call hook re-arms the sud trap,
+ * detector-sud.c): instr__exit_group_seen then
  * records the end as at_exit would, with header stores only (it runs in
  * the SIGSYS handler).  What it leaves out: the thread names (read at the
  * report from the dump's tids only).  Not seen (no
@@ -79,6 +81,15 @@ static void at_exit(int status, void *arg)
         t->busy = was_busy;
     }
     errno = saved;
+}
+
+/* Slot INSTR_SLOT_ENDING: instrumented code calls _exit, _Exit or
+ * quick_exit next, which run no exit handler: the end is recorded here as
+ * exit() would record it (a vfork child's is its parent's header: left
+ * alone, as at exit). */
+void instr__hook_ending(long status)
+{
+    at_exit((int)status, NULL);
 }
 
 void instr__exit_group_seen(int status)

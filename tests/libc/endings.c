@@ -1,6 +1,6 @@
 /* endings.c - processes that end in a call that does not return (issue 38
  * §2): argv[1] says how.  exec: execl of /bin/true from run_exec; exit:
- * _exit from leave; daemon: daemon() from detach (the daemon writes a file
+ * _exit(7) from leave; daemon: daemon() from detach (the daemon writes a file
  * named argv[2] and exits); kill: SIGKILL from die (not a known ending);
  * exec-fails: an execl that fails and returns, then a normal exit. */
 #define _GNU_SOURCE
@@ -28,7 +28,7 @@ __attribute__((noinline)) static void run_exec(const char *path)
 __attribute__((noinline)) static void leave(void)
 {
     work(1000);
-    _exit(0);
+    _exit(7);
 }
 
 __attribute__((noinline)) static void detach(const char *done)
