@@ -126,6 +126,23 @@ INSTR_OUTPUT="$work/early.instr" $runner ./early || fail "run early"
 "$report" early.instr >early.txt || { cat early.txt; fail "report early"; }
 grep -Eq '^ +11  f ' early.txt || { cat early.txt; fail "early.c: f is not 11"; }
 
+# Cells far from the thread pointer: 300 KB of the program's own TLS
+# come first, so each cell's offset needs more than 12 bits (aarch64's
+# records hold it as two 12-bit halves): all 8000 calls of f, from two
+# threads, are in the dump.
+cat >bigtls.c <<'EOF'
+#include <pthread.h>
+__thread char big[300000] = {1};
+volatile long sink;
+__attribute__((noinline)) int f(int x) { big[x % 300000]++; return x + big[x % 300000]; }
+static void *w(void *a) { for (int i = 0; i < 5000; i++) sink += f(i); return a; }
+int main(void) { pthread_t t; pthread_create(&t, 0, w, 0); for (int i = 0; i < 3000; i++) sink += f(i); pthread_join(t, 0); return 0; }
+EOF
+"$cc" "$opt" -pthread -fplugin="$plugin" "$arg-mode=count" bigtls.c -o bigtls || fail "build bigtls.c"
+INSTR_OUTPUT="$work/bigtls.instr" $runner ./bigtls || fail "run bigtls"
+"$report" bigtls.instr >bigtls.txt || fail "report bigtls"
+grep -Eq '^ +8000  f ' bigtls.txt || { cat bigtls.txt; fail "bigtls.c: f is not 8000"; }
+
 # Churn: threads that end by pthread_exit or cancellation, while a signal
 # handler counts too; the program prints how many calls of f it made.
 # Three runs of each form, each under a time limit: a signal between a
