@@ -206,17 +206,22 @@ struct instr_unit_desc {
  *
  *   entry:      [if fn can begin a thread: public or its address taken]
  *                 if (!__instr_count_armed) __instr_count_arm ();  (asm)
- *               fn_cell += 1;              (local-exec TLS: %fs:cell@tpoff)
+ *               fn_cell += 1;              (local-exec TLS: %fs:cell@tpoff;
+ *                                           aarch64: from tpidr_el0, an
+ *                                           ldxr/stxr loop)
  *   each call:  site_cell += 1;  CALL
  *
  * Their records (flag INSTR_COUNT_TLS) hold in counter the cell's offset
- * from the thread pointer.  __instr_count_arm (COMDAT group
+ * from the thread pointer (aarch64: as two words whose add-immediate
+ * fields hold its low and high 12 bits; the runtime's arch-inline.h,
+ * instr__count_tls_offset, reads either).  __instr_count_arm (COMDAT group
  * __instr_count_arm_binding, with the TLS byte __instr_count_armed) sets
  * the byte and calls slot INSTR_SLOT_COUNT_ARM with the module, the byte's
  * address and the thread pointer, keeping the general registers, the
- * flags and xmm0-15; the runtime's entry for that slot keeps the rest of
- * the extended state, ymm and zmm included (runtime/arch/x86_64/count-arm.c: libc
- * routines it calls may run vzeroupper);
+ * flags and xmm0-15 (aarch64: x0-x18 and NZCV; the arming test keeps x30);
+ * the runtime's entry for that slot keeps the rest of the extended state,
+ * ymm and zmm included (runtime/arch/x86_64/count-arm.c: libc routines it
+ * calls may run vzeroupper; aarch64's: q0-q31, FPCR and FPSR);
  * a thread can only reach counted code through such a function, so the
  * runtime knows every thread that counted, adds its cells up when it ends
  * and reads those still running at exit.  Until the module's binding

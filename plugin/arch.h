@@ -43,14 +43,30 @@ unsigned instr_arch_first_arg_regno(void);
  * target has it, else why not (the plugin then refuses mode=count, and
  * the functions below are not called). */
 const char *instr_arch_count_refusal(void);
-/* The asm template adding 1 to the 64-bit memory operand %0 in one
- * instruction (a signal handler of the thread cannot come between a
- * load and a store). */
-const char *instr_arch_count_increment(void);
-/* The asm template of the arming test: if the TLS byte INSTR_COUNT_ARMED
- * is 0, call INSTR_COUNT_ARM, with every register and the flags kept. */
-const char *instr_arch_count_arming(void);
-/* sym's offset from the thread pointer, as an operand of .quad. */
+/* An asm statement of count mode: its template, the constraint of its
+ * memory operand %0 (NULL: none), how many scratch general registers it
+ * needs, given to it as early-clobber outputs after the memory operand
+ * (%1, %2...; from %0 where there is no memory operand) so that the
+ * compiler allocates around them, and the registers it clobbers beside
+ * the flags (a NULL-terminated list, or NULL). */
+struct instr_arch_count_asm {
+    const char *text;
+    const char *mem;
+    unsigned scratch;
+    const char *const *clobbers;
+};
+/* The increment: adds 1 to the 64-bit memory operand %0 so that a signal
+ * handler of the thread that counts between its load and its store loses
+ * no count (x86-64: one instruction; aarch64: a load/store-exclusive loop
+ * that retries). */
+const struct instr_arch_count_asm *instr_arch_count_increment(void);
+/* The arming test: if the TLS byte INSTR_COUNT_ARMED is 0, call
+ * INSTR_COUNT_ARM, with every register but the scratch ones and the flags
+ * kept. */
+const struct instr_arch_count_asm *instr_arch_count_arming(void);
+/* The 8-byte field of a count record holding sym's offset from the
+ * thread pointer (lines of assembly; runtime/arch/<cpu>/arch-inline.h's
+ * instr__count_tls_offset reads it back). */
 std::string instr_arch_tls_offset(const char *sym);
 /* The bodies of INSTR_COUNT_ARM (sets the byte, keeps the call-clobbered
  * registers and the flags, calls slot INSTR_SLOT_COUNT_ARM with

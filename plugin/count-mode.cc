@@ -3,7 +3,9 @@
  * What the code added does, and how the runtime reads it, is in hook-abi.h
  * ("Count mode").  Two forms, by what the unit is compiled into.
  *
- * (x86-64's instructions shown: each target's are in plugin/arch/<cpu>.cc.)
+ * (x86-64's instructions shown: each target's are in plugin/arch/<cpu>.cc;
+ * aarch64's count is an ldxr/stxr loop on the cell, its records' offsets
+ * two add-immediate words, its trampoline's frame x0-x18 and NZCV.)
  *
  * Code for an executable (not -fPIC): each counter is a local-exec TLS
  * variable, so a count is one instruction, `addq $1, %fs:cell@tpoff`, with
@@ -36,7 +38,10 @@
  * the counters (a `lock add` costs 7-9 ns per increment on this machine
  * class, measured in bench/count-atomic.c, more than the whole budget of
  * a call), and one instruction, so a signal handler of the same thread
- * cannot count between its load and its store, at -O0 either. */
+ * cannot count between its load and its store, at -O0 either (aarch64:
+ * a load/store-exclusive loop, which a handler in between makes retry).
+ * The asm's scratch registers, where the target needs some, are its
+ * outputs: the compiler allocates around them. */
 #include "count-mode.h"
 
 #include "arch.h"
@@ -170,8 +175,7 @@ static tree new_tls_counter(tree fn_desc, const char *callee, unsigned flags, lo
         callee_ref = ".Linstr_callee." + std::to_string(cell_count);
         tls_strings += callee_ref + ":\n\t.string\t\"" + callee + "\"\n";
     }
-    tls_records += "\t.quad\t" + instr_arch_tls_offset(name) + ", " +
-                   IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(fn_desc)) + ", " + callee_ref + "\n\t.long\t" +
+    tls_records += instr_arch_tls_offset(name) + "\t.quad\t" + IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(fn_desc)) + ", " + callee_ref + "\n\t.long\t" +
                    std::to_string((flags & INSTR_COUNT_SITE) ? xl.line : 0) + ", " +
                    std::to_string(flags | INSTR_COUNT_TLS) + "\n";
     cell_count++;
@@ -206,25 +210,46 @@ static tree new_counter(tree fn_desc, const char *callee, unsigned flags, locati
     return cell;
 }
 
-/* A volatile asm statement with operands in and out that clobbers the
- * flags: count mode's TLS increment and arming test. */
-static gasm *volatile_asm(const char *text, vec<tree, va_gc> *in, vec<tree, va_gc> *out, location_t loc)
+/* A volatile asm statement of count mode (arch.h) that clobbers the flags,
+ * before *gsi: the memory operand mem (NULL_TREE: none), as an output and
+ * again as an input (a tree is not shared between two operands, so
+ * mem_again builds it once more), then a.scratch early-clobber scratch
+ * registers, outputs defining SSA names nothing reads, and the
+ * registers a clobbers. */
+static void insert_asm(gimple_stmt_iterator *gsi, const instr_arch_count_asm &a, tree mem, tree mem_again,
+                       location_t loc)
 {
     if (!cc_clobber)
         cc_clobber = tree_cons(NULL_TREE, build_string(3, "cc"), NULL_TREE);
-    vec<tree, va_gc> *clob = NULL;
+    vec<tree, va_gc> *out = NULL, *in = NULL, *clob = NULL;
     vec_safe_push(clob, cc_clobber);
-    gasm *a = gimple_build_asm_vec(text, in, out, clob, NULL);
-    gimple_asm_set_volatile(a, true);
-    gimple_set_location(a, loc);
-    return a;
+    for (const char *const *c = a.clobbers; c && *c; c++)
+        vec_safe_push(clob, tree_cons(NULL_TREE, build_string(strlen(*c) + 1, *c), NULL_TREE));
+    if (mem) {
+        std::string o = std::string("=") + a.mem;
+        vec_safe_push(out, build_tree_list(build_tree_list(NULL_TREE, build_string(o.size() + 1, o.c_str())), mem));
+        vec_safe_push(in, build_tree_list(build_tree_list(NULL_TREE, build_string(strlen(a.mem) + 1, a.mem)),
+                                          mem_again));
+    }
+    std::vector<tree> scratch;
+    for (unsigned i = 0; i < a.scratch; i++) {
+        scratch.push_back(make_ssa_name(uint64_type_node));
+        vec_safe_push(out, build_tree_list(build_tree_list(NULL_TREE, build_string(4, "=&r")), scratch.back()));
+    }
+    gasm *g = gimple_build_asm_vec(a.text, in, out, clob, NULL);
+    gimple_asm_set_volatile(g, true);
+    gimple_set_location(g, loc);
+    for (tree t : scratch)
+        SSA_NAME_DEF_STMT(t) = g;
+    gsi_insert_before(gsi, g, GSI_SAME_STMT);
 }
 
 /* "*(cell + d) += 1" before *gsi (d NULL: a TLS cell, "cell += 1"), as
- * one `addq $1, mem` at every optimisation level: an asm statement, since
- * -O0 would load, add and store, and a signal handler counting in between
- * would lose its count.  The TLS form's operand is %fs:cell@tpoff, the
- * per-thread copies' (cell + d) in a register. */
+ * the target's increment (arch.h) at every optimisation level: an asm
+ * statement, since -O0 would load, add and store, and a signal handler
+ * counting in between would lose its count.  The TLS form's operand is
+ * the cell (x86-64: %fs:cell@tpoff), the per-thread copies' (cell + d)
+ * in a register. */
 static void insert_increment(gimple_stmt_iterator *gsi, tree cell, tree d, location_t loc)
 {
     tree pt = build_pointer_type(uint64_type_node), p = NULL_TREE;
@@ -234,13 +259,8 @@ static void insert_increment(gimple_stmt_iterator *gsi, tree cell, tree d, locat
         gimple_set_location(a, loc);
         gsi_insert_before(gsi, a, GSI_SAME_STMT);
     }
-    /* The operand, once for the output and once for the input (a tree
-     * is not shared between two operands). */
     auto operand = [&]() { return p ? build2(MEM_REF, uint64_type_node, p, build_int_cst(pt, 0)) : cell; };
-    vec<tree, va_gc> *out = NULL, *in = NULL;
-    vec_safe_push(out, build_tree_list(build_tree_list(NULL_TREE, build_string(3, "=m")), operand()));
-    vec_safe_push(in, build_tree_list(build_tree_list(NULL_TREE, build_string(2, "m")), operand()));
-    gsi_insert_before(gsi, volatile_asm(instr_arch_count_increment(), in, out, loc), GSI_SAME_STMT);
+    insert_asm(gsi, *instr_arch_count_increment(), operand(), operand(), loc);
 }
 
 /* The counter of call site s of the function of descriptor desc, before
@@ -265,7 +285,7 @@ static bool may_begin_thread(function *fun)
 static void insert_arming(function *fun, basic_block head)
 {
     gimple_stmt_iterator gsi = gsi_after_labels(head);
-    gsi_insert_before(&gsi, volatile_asm(instr_arch_count_arming(), NULL, NULL, DECL_SOURCE_LOCATION(fun->decl)), GSI_SAME_STMT);
+    insert_asm(&gsi, *instr_arch_count_arming(), NULL_TREE, NULL_TREE, DECL_SOURCE_LOCATION(fun->decl));
     tls_used = true;
 }
 

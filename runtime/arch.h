@@ -8,7 +8,9 @@
  *   arch-inline.h  INSTR_RT_ARCH and INSTR_RT_TICKS (dump-format.h), the
  *                  tick read instr__tsc() (inline: every event reads it),
  *                  INSTR_ARCH_RSEQ_CS_LEN (the bytes stubs.c's never-run
- *                  rseq critical section covers);
+ *                  rseq critical section covers), instr__count_tls_offset
+ *                  (a count-mode TLS record's offset, as the plugin's
+ *                  plugin/arch/<cpu>.cc wrote it);
  *   stubs.c        the assembly the portable code calls by name:
  *                  instr__own_syscall, the rseq_cs section, calibrate.c's
  *                  trampolines;

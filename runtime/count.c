@@ -102,7 +102,7 @@ static size_t nrecs(const struct instr_count_module *m)
 
 static inline uint64_t *tls_cell(uintptr_t tp, const struct instr_count_rec *r)
 {
-    return (uint64_t *)(tp + (uintptr_t)r->counter);
+    return (uint64_t *)(tp + (uintptr_t)instr__count_tls_offset(&r->counter));
 }
 
 /* Whether the TLS cells of module cm at thread pointer tp are mapped.  A
@@ -246,7 +246,7 @@ static int tls_sums(struct cmodule *cm)
     cm->tls_hi = INTPTR_MIN;
     for (const struct instr_count_rec *r = m->recs; r < m->recs_end; r++)
         if (r->flags & INSTR_COUNT_TLS) {
-            intptr_t off = (intptr_t)(uintptr_t)r->counter;
+            intptr_t off = instr__count_tls_offset(&r->counter);
             cm->tls_lo = off < cm->tls_lo ? off : cm->tls_lo;
             cm->tls_hi = off > cm->tls_hi ? off : cm->tls_hi;
         }

@@ -84,41 +84,118 @@ std::string instr_arch_unit_ctor(unsigned slot)
     return "\thint\t#34\n" + address("x0", ".Linstr_unit") + instr_arch_slot_jump(slot);
 }
 
-/* Count mode's x86-64 code (one `addq $1` to a TLS or per-thread cell, the
- * arming test's trampoline) has no aarch64 form yet: AArch64 has no
- * single-instruction increment of memory but LSE's atomic stadd, and a
- * signal handler between a load and a store would lose a count. */
+/* Count mode (hook-abi.h, "Count mode").  AArch64 has no one-instruction
+ * increment of memory but LSE's atomic stadd (ARMv8.1), so the base ISA's
+ * is a load/store-exclusive loop:
+ *
+ *   1: ldxr  x1, [cell]
+ *      add   x1, x1, #1
+ *      stxr  w2, x1, [cell]      w2 = 0: stored
+ *      cbnz  w2, 1b
+ *
+ * A signal handler of the thread that runs between the ldxr and the stxr
+ * counts in the same cell; the exception return clears the exclusive
+ * monitor (ARMv8: every exception return does), so the stxr fails and the
+ * loop loads the handler's count again: nothing is lost, at any
+ * optimisation level.  The cell is this thread's (a TLS cell, or its copy
+ * of the section), so the loop never meets another CPU's store and fails
+ * only after an exception.  x1 and w2 are scratch outputs, allocated by
+ * the compiler; the cell's address is the "Q" operand (one base register,
+ * no offset: what ldxr takes), which GCC computes for a local-exec TLS
+ * cell as it does for any: mrs tpidr_el0, add :tprel_hi12:, add
+ * :tprel_lo12_nc:. */
 const char *instr_arch_count_refusal(void)
 {
-    return "mode=count is not available for aarch64 yet (only x86-64)";
+    return NULL;
 }
 
-/* Never reached (the refusal above): if they were, the assembler stops. */
-#define NO_COUNT_MODE ".error \"instr: count mode has no aarch64 code\""
-
-const char *instr_arch_count_increment(void)
+const struct instr_arch_count_asm *instr_arch_count_increment(void)
 {
-    return NO_COUNT_MODE;
+    static const instr_arch_count_asm a = {"1:\tldxr\t%1, %0\n\t"
+                                           "add\t%1, %1, #1\n\t"
+                                           "stxr\t%w2, %1, %0\n\t"
+                                           "cbnz\t%w2, 1b",
+                                           "Q", 2, NULL};
+    return &a;
 }
 
-const char *instr_arch_count_arming(void)
+/* The test reads the byte through one scratch register; the rare path
+ * keeps x30 (and x29, to keep sp 16-byte aligned) on the stack around the
+ * bl, which needs no frame from the function (AAPCS64 has no red zone:
+ * nothing lives below sp).  The trampoline keeps the other general
+ * registers, NZCV, and through the runtime's entry the FP/SIMD state.
+ * x16 and x17 are said clobbered: a bl out of range goes through a
+ * linker veneer that writes them before the trampoline runs (the test is
+ * at the function's entry, where the ABI holds nothing there). */
+const struct instr_arch_count_asm *instr_arch_count_arming(void)
 {
-    return NO_COUNT_MODE;
+    static const char *const clobbers[] = {"x16", "x17", NULL};
+    static const instr_arch_count_asm a = {"mrs\t%0, tpidr_el0\n\t"
+                                           "add\t%0, %0, #:tprel_hi12:" INSTR_COUNT_ARMED ", lsl #12\n\t"
+                                           "ldrb\t%w0, [%0, #:tprel_lo12_nc:" INSTR_COUNT_ARMED "]\n\t"
+                                           "cbnz\t%w0, 1f\n\t"
+                                           "stp\tx29, x30, [sp, #-16]!\n\t"
+                                           "bl\t" INSTR_COUNT_ARM "\n\t"
+                                           "ldp\tx29, x30, [sp], #16\n"
+                                           "1:",
+                                           NULL, 1, clobbers};
+    return &a;
 }
 
+/* Data cannot hold a thread-pointer offset on aarch64 (the static linker
+ * takes no R_AARCH64_TLS_TPREL64 outside the dynamic relocations), but it
+ * resolves the local-exec relocations of an add's immediate wherever they
+ * are: the field is two words whose bits 10-21 the linker fills with the
+ * offset's low 12 bits and its next 12 (the 16 MiB of -mtls-size=24, GCC's
+ * default; beyond it the link fails), as it does in the code's adds. */
 std::string instr_arch_tls_offset(const char *sym)
 {
-    return std::string(sym) + "\n" NO_COUNT_MODE "\n";
+    std::string s(sym);
+    return "\t.reloc\t., R_AARCH64_TLSLE_ADD_TPREL_LO12_NC, " + s + "\n\t.reloc\t.+4, R_AARCH64_TLSLE_ADD_TPREL_HI12, " +
+           s + "\n\t.word\t0, 0\n";
 }
 
+/* x0-x18 (x16 and x17 too, although the arming test says them
+ * clobbered) and NZCV in a 176-byte frame under the frame record; the asm
+ * around the bl keeps x30.  Arguments: x0 the module, x1 the byte, x2 the
+ * thread pointer. */
 std::string instr_arch_count_arm(void)
 {
-    return NO_COUNT_MODE "\n";
+    std::string s = "\thint\t#34\n"
+                    "\tstp\tx29, x30, [sp, #-176]!\n"
+                    "\tmov\tx29, sp\n";
+    for (int i = 0; i < 18; i += 2)
+        s += "\tstp\tx" + std::to_string(i) + ", x" + std::to_string(i + 1) + ", [sp, #" + std::to_string(16 + 8 * i) +
+             "]\n";
+    s += "\tmrs\tx0, nzcv\n"
+         "\tstp\tx18, x0, [sp, #160]\n"
+         "\tmrs\tx2, tpidr_el0\n"
+         "\tadd\tx1, x2, #:tprel_hi12:" INSTR_COUNT_ARMED ", lsl #12\n"
+         "\tadd\tx1, x1, #:tprel_lo12_nc:" INSTR_COUNT_ARMED "\n"
+         "\tmov\tw0, #1\n"
+         "\tstrb\tw0, [x1]\n";
+    s += address("x0", INSTR_COUNT_MODULE);
+    s += "\tadrp\tx16, " + slot_sym(INSTR_SLOT_COUNT_ARM) + "\n\tldr\tx16, [x16, #:lo12:" +
+         slot_sym(INSTR_SLOT_COUNT_ARM) + "]\n\tblr\tx16\n";
+    s += "\tldp\tx18, x0, [sp, #160]\n"
+         "\tmsr\tnzcv, x0\n";
+    for (int i = 0; i < 18; i += 2)
+        s += "\tldp\tx" + std::to_string(i) + ", x" + std::to_string(i + 1) + ", [sp, #" + std::to_string(16 + 8 * i) +
+             "]\n";
+    s += "\tldp\tx29, x30, [sp], #176\n"
+         "\tret\n";
+    return s;
 }
 
+/* The delta's address: initial exec, its offset from the GOT. */
 std::string instr_arch_count_thread(void)
 {
-    return NO_COUNT_MODE "\n";
+    return "\thint\t#34\n" + address("x0", INSTR_COUNT_MODULE) +
+           "\tmrs\tx1, tpidr_el0\n"
+           "\tadrp\tx16, :gottprel:" INSTR_COUNT_DELTA "\n"
+           "\tldr\tx16, [x16, #:gottprel_lo12:" INSTR_COUNT_DELTA "]\n"
+           "\tadd\tx1, x1, x16\n" +
+           instr_arch_slot_jump(INSTR_SLOT_COUNT_THREAD);
 }
 
 unsigned instr_arch_first_arg_regno(void)

@@ -143,28 +143,31 @@ const char *instr_arch_count_refusal(void)
 /* One `addq $1, mem` at every optimisation level: -O0 would load, add and
  * store.  The TLS form's operand is %fs:cell@tpoff, the per-thread
  * copies' (cell + d) in a register. */
-const char *instr_arch_count_increment(void)
+const struct instr_arch_count_asm *instr_arch_count_increment(void)
 {
-    return "addq\t$1, %0";
+    static const instr_arch_count_asm a = {"addq\t$1, %0", "m", 0, NULL};
+    return &a;
 }
 
 /* Only the compare and a branch on the common path; the call steps over
  * the 128-byte red zone, since a leaf function may keep data below the
  * stack pointer, and the trampoline keeps the general registers, the
  * flags and xmm0-15 (hook-abi.h). */
-const char *instr_arch_count_arming(void)
+const struct instr_arch_count_asm *instr_arch_count_arming(void)
 {
-    return "cmpb\t$0, %%fs:" INSTR_COUNT_ARMED "@tpoff\n\t"
-           "jne\t1f\n\t"
-           "leaq\t-128(%%rsp), %%rsp\n\t"
-           "call\t" INSTR_COUNT_ARM "\n\t"
-           "leaq\t128(%%rsp), %%rsp\n"
-           "1:";
+    static const instr_arch_count_asm a = {"cmpb\t$0, %%fs:" INSTR_COUNT_ARMED "@tpoff\n\t"
+                                           "jne\t1f\n\t"
+                                           "leaq\t-128(%%rsp), %%rsp\n\t"
+                                           "call\t" INSTR_COUNT_ARM "\n\t"
+                                           "leaq\t128(%%rsp), %%rsp\n"
+                                           "1:",
+                                           NULL, 0, NULL};
+    return &a;
 }
 
 std::string instr_arch_tls_offset(const char *sym)
 {
-    return std::string(sym) + "@tpoff";
+    return std::string("\t.quad\t") + sym + "@tpoff\n";
 }
 
 /* The general registers the ABI lets a call change, the flags and

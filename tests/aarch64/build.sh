@@ -3,7 +3,7 @@
 # and of the plugin for the cross compiler (cmake/aarch64-linux-gnu.cmake)
 # in OUT, then the end-to-end test programs (tests/e2e) and the survival
 # program (tests/survival, with its uninstrumented oracle) compiled with
-# them at -O0 and -O2.
+# them at -O0 and -O2 (the end-to-end programs in count mode too).
 #   build.sh SRC OUT GCC_MAJOR
 set -eu
 src=$1
@@ -15,10 +15,17 @@ cmake --build "$out" -j2 >/dev/null
 plugin=$out/plugin/instr.so
 e2e=$src/tests/e2e
 for opt in O0 O2; do
-    for case in calls jump threads; do
-        "aarch64-linux-gnu-gcc-$major" "-$opt" -fplugin="$plugin" -o "$out/e2e-$case-$opt" "$e2e/$case.c" -pthread
+    # Each in time mode and in count mode (check-count-e2e.py compares them).
+    for mode in time count; do
+        name=e2e
+        [ $mode = count ] && name=e2e-count
+        for case in calls jump threads; do
+            "aarch64-linux-gnu-gcc-$major" "-$opt" -fplugin="$plugin" -fplugin-arg-instr-mode=$mode \
+                -o "$out/$name-$case-$opt" "$e2e/$case.c" -pthread
+        done
+        "aarch64-linux-gnu-g++-$major" "-$opt" -fplugin="$plugin" -fplugin-arg-instr-mode=$mode \
+            -o "$out/$name-unwind-$opt" "$e2e/unwind.cpp" -pthread
     done
-    "aarch64-linux-gnu-g++-$major" "-$opt" -fplugin="$plugin" -o "$out/e2e-unwind-$opt" "$e2e/unwind.cpp" -pthread
     # tests/survival's program, instrumented and plain (its oracle).
     for variant in instr plain; do
         flag=""

@@ -4,18 +4,29 @@
 # child's own counts, and the report compared with a golden file; in both
 # forms of the counting code (TLS cells for an executable, the per-thread
 # copies of -fPIC code); and the TLS form's code, which must be the plain
-# build's with one instruction a count.
+# build's with the target's increment added; a signal handler counting
+# in a tight loop against the thread it interrupts; the registers kept
+# across a thread's arming.  For another architecture (tests/aarch64) the
+# programs run through RUNNER (qemu-aarch64-static -L ...), and the parts
+# that read instructions or registers take that architecture's.
 #
-#   check-count.sh <cc> <plugin> <instr-report> <srcdir> <workdir> <opt>
+#   check-count.sh <cc> <plugin> <instr-report> <srcdir> <workdir> <opt> [RUNNER...]
 set -u
 cc=$1 plugin=$2 report=$3 srcdir=$4 work=$5 opt=$6
+shift 6
+runner="$*"
+case $("$cc" -dumpmachine) in
+aarch64*) arch=aarch64 ;;
+*) arch=x86_64 ;;
+esac
+objdump=$("$cc" -print-prog-name=objdump)
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 arg=-fplugin-arg-$(basename "$plugin" .so)
 
 "$cc" "$opt" -pthread -fplugin="$plugin" "$arg-mode=count" "$srcdir/count.c" -o count || fail "build"
-INSTR_OUTPUT="$work/%p.instr" ./count || fail "run"
+INSTR_OUTPUT="$work/%p.instr" $runner ./count || fail "run"
 parent=$(ls ./*.instr | sort -t/ -k2 -n | head -1)
 child=$(ls ./*.instr | sort -t/ -k2 -n | tail -1)
 [ "$parent" != "$child" ] || fail "expected two dumps (parent and forked child)"
@@ -36,25 +47,27 @@ grep -q ' worker ' child.txt && fail "child: worker counted before the fork"
 # The -fPIC form (what a shared object gets): the same counts.
 mkdir pic && cd pic || exit 1
 "$cc" "$opt" -fPIC -pthread -fplugin="$plugin" "$arg-mode=count" "$srcdir/count.c" -o count || fail "build -fPIC"
-INSTR_OUTPUT="$work/pic/%p.instr" ./count || fail "run -fPIC"
+INSTR_OUTPUT="$work/pic/%p.instr" $runner ./count || fail "run -fPIC"
 pic=$(ls ./*.instr | sort -t/ -k2 -n | head -1)
 "$report" "$pic" | sed -e "s|^Dump: .*|Dump: X|" -e "s|$srcdir/||g" >parent.norm
 diff -u "$srcdir/count.expected" parent.norm || fail "-fPIC report differs from count.expected"
 cd .. || exit 1
 
 # The TLS form's code: a function only called directly (static, address
-# not taken) gets exactly one instruction, `addq $1, %fs:...`, and keeps
-# the plain build's frame; a public one adds the arming test, whose call
-# is stepped around the red zone.  The count is one instruction at -O0
-# too (a signal handler counting between a load and a store would lose
-# its count); -O0 does not tell static functions apart, so there every
-# function has the test.
+# not taken) gets exactly one increment and keeps the plain build's frame;
+# a public one adds the arming test.  x86-64: the increment is one
+# instruction, `addq $1, %fs:...`, at -O0 too (a signal handler counting
+# between a load and a store would lose its count), and the arming call
+# is stepped around the red zone.  aarch64: the cell's address from
+# tpidr_el0 and an ldxr/stxr loop, the only lines added to sq at -O2; the
+# arming call keeps x29 and x30 on the stack around its bl.  -O0 does not
+# tell static functions apart, so there every function has the test.
 cat >codegen.c <<'EOF'
 __attribute__((noinline)) static int sq(int x) { return x * x + 7; }
 int api(int x) { return sq(x) + sq(x + 1); }
 EOF
 insns() { # insns OBJECT FUNCTION: the function's instructions, one a line
-    objdump -d --no-show-raw-insn "$1" | awk -v f="<$2[.>]" '
+    "$objdump" -d --no-show-raw-insn "$1" | awk -v f="<$2[.>]" '
         $0 ~ "^[0-9a-f]+ " f { on = 1; next } on && /^$/ { on = 0 } on && /:\t/ && !/\tnop|\tdata16/ { sub(/^[^\t]*\t/, ""); print }'
 }
 "$cc" "$opt" -c codegen.c -o plain.o || fail "build plain codegen.c"
@@ -62,12 +75,27 @@ insns() { # insns OBJECT FUNCTION: the function's instructions, one a line
 insns plain.o sq >sq.plain
 insns count.o sq >sq.count
 [ -s sq.plain ] || fail "no sq in plain.o"
-[ "$(grep -c 'addq *\$0x1,%fs:' sq.count)" = 1 ] || { cat sq.count; fail "sq: not one TLS increment"; }
-grep -v 'addq *\$0x1,%fs:' sq.count >sq.rest
-[ "$opt" = -O0 ] || diff -u sq.plain sq.rest || fail "sq: the code around the count is not the plain build's"
-insns count.o api >api.count
-grep -q 'cmpb *\$0x0,%fs:' api.count || { cat api.count; fail "api: no arming test"; }
-grep -q 'lea *-0x80(%rsp),%rsp' api.count || fail "api: the arming call does not step over the red zone"
+if [ $arch = aarch64 ]; then
+    [ "$(grep -c '^ldxr' sq.count)" = 1 ] && [ "$(grep -c '^stxr' sq.count)" = 1 ] ||
+        { cat sq.count; fail "sq: not one exclusive increment"; }
+    # The increment's lines at -O2: tpidr_el0, the two adds of the offset,
+    # the loop (-O0 computes the address again for the asm's input operand).
+    grep -Ev '^(mrs[[:space:]].*tpidr_el0|ldxr|stxr|cbnz[[:space:]]+w|add[[:space:]]+x[0-9]+, x[0-9]+, #0x(0, lsl #12|0|1)$)' sq.count >sq.rest
+    if [ "$opt" != -O0 ]; then
+        [ "$(($(wc -l <sq.count) - $(wc -l <sq.rest)))" = 7 ] || { cat sq.count; fail "sq: the increment is not 7 instructions"; }
+        diff -u sq.plain sq.rest || fail "sq: the code around the count is not the plain build's"
+    fi
+    insns count.o api >api.count
+    grep -q '^ldrb' api.count && grep -q '^stp[[:space:]]*x29, x30, \[sp, #-16\]!' api.count &&
+        grep -q '^ldp[[:space:]]*x29, x30, \[sp\], #16' api.count || { cat api.count; fail "api: no arming test"; }
+else
+    [ "$(grep -c 'addq *\$0x1,%fs:' sq.count)" = 1 ] || { cat sq.count; fail "sq: not one TLS increment"; }
+    grep -v 'addq *\$0x1,%fs:' sq.count >sq.rest
+    [ "$opt" = -O0 ] || diff -u sq.plain sq.rest || fail "sq: the code around the count is not the plain build's"
+    insns count.o api >api.count
+    grep -q 'cmpb *\$0x0,%fs:' api.count || { cat api.count; fail "api: no arming test"; }
+    grep -q 'lea *-0x80(%rsp),%rsp' api.count || fail "api: the arming call does not step over the red zone"
+fi
 
 # A thread that reaches counted code only through an excluded function is
 # still known to the runtime (the excluded function keeps the arming test
@@ -79,7 +107,7 @@ static void *worker(void *a) { long s = 0; for (int i = 0; i < 1000; i++) s += h
 int main(void) { pthread_t t; pthread_create(&t, 0, worker, 0); pthread_join(t, 0); return helper(3) < 0; }
 EOF
 "$cc" "$opt" -pthread -fplugin="$plugin" "$arg-mode=count" "$arg-exclude=worker" excluded.c -o excluded || fail "build excluded.c"
-INSTR_OUTPUT="$work/excluded.instr" ./excluded || fail "run excluded"
+INSTR_OUTPUT="$work/excluded.instr" $runner ./excluded || fail "run excluded"
 "$report" excluded.instr >excluded.txt || fail "report excluded"
 grep -Eq '^ +1001  helper ' excluded.txt || { cat excluded.txt; fail "excluded.c: helper is not 1001"; }
 grep -q ' worker ' excluded.txt && fail "excluded.c: worker counted"
@@ -94,9 +122,26 @@ __attribute__((constructor(50))) static void early(void) { sink += f(1); }
 int main(void) { for (int i = 0; i < 10; i++) sink += f(i); return 0; }
 EOF
 "$cc" "$opt" -w -fplugin="$plugin" "$arg-mode=count" early.c -o early || fail "build early.c"
-INSTR_OUTPUT="$work/early.instr" ./early || fail "run early"
+INSTR_OUTPUT="$work/early.instr" $runner ./early || fail "run early"
 "$report" early.instr >early.txt || { cat early.txt; fail "report early"; }
 grep -Eq '^ +11  f ' early.txt || { cat early.txt; fail "early.c: f is not 11"; }
+
+# Cells far from the thread pointer: 300 KB of the program's own TLS
+# come first, so each cell's offset needs more than 12 bits (aarch64's
+# records hold it as two 12-bit halves): all 8000 calls of f, from two
+# threads, are in the dump.
+cat >bigtls.c <<'EOF'
+#include <pthread.h>
+__thread char big[300000] = {1};
+volatile long sink;
+__attribute__((noinline)) int f(int x) { big[x % 300000]++; return x + big[x % 300000]; }
+static void *w(void *a) { for (int i = 0; i < 5000; i++) sink += f(i); return a; }
+int main(void) { pthread_t t; pthread_create(&t, 0, w, 0); for (int i = 0; i < 3000; i++) sink += f(i); pthread_join(t, 0); return 0; }
+EOF
+"$cc" "$opt" -pthread -fplugin="$plugin" "$arg-mode=count" bigtls.c -o bigtls || fail "build bigtls.c"
+INSTR_OUTPUT="$work/bigtls.instr" $runner ./bigtls || fail "run bigtls"
+"$report" bigtls.instr >bigtls.txt || fail "report bigtls"
+grep -Eq '^ +8000  f ' bigtls.txt || { cat bigtls.txt; fail "bigtls.c: f is not 8000"; }
 
 # Churn: threads that end by pthread_exit or cancellation, while a signal
 # handler counts too; the program prints how many calls of f it made.
@@ -109,7 +154,7 @@ for form in "" -fPIC; do
         fail "build count-stress.c $form"
     for run in 1 2 3; do
         rm -f stress*.instr
-        INSTR_OUTPUT="$work/stress.instr" timeout 60 ./stress >stress.out || fail "run $run of count-stress $form"
+        INSTR_OUTPUT="$work/stress.instr" timeout 120 $runner ./stress >stress.out || fail "run $run of count-stress $form"
         want=$(sed -n 's/^expected f //p' stress.out)
         "$report" stress.instr >stress.txt || fail "report count-stress"
         grep -Eq "^ +$want  f " stress.txt ||
@@ -117,26 +162,82 @@ for form in "" -fPIC; do
     done
 done
 
-# Vector registers across the arming test (TLS form): a thread arms in
-# sum8, whose __m256 argument is still in ymm0, while the runtime's path
-# runs a vzeroupper (clobber-vectors.c, preloaded: what glibc's AVX2
-# routines do); the sum comes back 36, not 10.  Where the CPU has no
-# AVX2 the program says so and this part is skipped.
-"$cc" "$opt" -mavx2 -c "$srcdir/count-vectors-main.c" -o cv-main.o || fail "build count-vectors-main.c"
-"$cc" "$opt" -mavx2 -fplugin="$plugin" "$arg-mode=count" -c "$srcdir/count-vectors.c" -o cv.o ||
-    fail "build count-vectors.c"
-"$cc" -pthread -fplugin="$plugin" "$arg-mode=count" cv-main.o cv.o -o count-vectors || fail "link count-vectors"
-INSTR_OUTPUT="$work/cv-check.instr" ./count-vectors >cv.out
-rc=$?
-if [ $rc = 77 ]; then
-    cat cv.out
+# A signal handler counting against the code it interrupts: the main
+# thread calls f in a tight loop while a SIGALRM handler calls it 50 times
+# a signal, 1000 signals (count-signal.c); the dump must say every call,
+# in both forms.  Under qemu-user, a signal comes only between translated
+# blocks, never inside an increment: QEMU_SINGLESTEP makes every
+# instruction a block of its own.  There, the same program with aarch64's
+# exclusive pair made a plain load and store (its assembly edited) must
+# lose counts: the check sees what a wrong increment would do.
+if [ -n "$runner" ]; then
+    QEMU_SINGLESTEP=1
+    export QEMU_SINGLESTEP
+fi
+for form in "" -fPIC; do
+    "$cc" "$opt" $form -S -fplugin="$plugin" "$arg-mode=count" "$srcdir/count-signal.c" -o signal.s ||
+        fail "build count-signal.c $form"
+    "$cc" $form signal.s -o signal || fail "assemble count-signal.c $form"
+    rm -f signal.instr
+    INSTR_OUTPUT="$work/signal.instr" timeout 120 $runner ./signal >signal.out || fail "run count-signal $form"
+    want=$(sed -n 's/^expected f //p' signal.out)
+    "$report" signal.instr >signal.txt || fail "report count-signal"
+    grep -Eq "^ +$want  f " signal.txt ||
+        { cat signal.out; grep ' f ' signal.txt; fail "count-signal $form: f is not $want"; }
+    if [ $arch = aarch64 ] && [ -n "$runner" ]; then
+        sed -E -e 's/\tldxr\t/\tldr\t/' \
+            -e 's/\tstxr\t(w[0-9]+), (x[0-9]+), (\[x[0-9]+\])/\tstr\t\2, \3\n\tmov\t\1, #0/' signal.s >plain-rmw.s
+        grep -q ldxr plain-rmw.s && fail "plain-rmw.s: an ldxr left"
+        "$cc" $form plain-rmw.s -o plain-rmw || fail "assemble plain-rmw.s"
+        rm -f signal.instr
+        INSTR_OUTPUT="$work/signal.instr" timeout 120 $runner ./plain-rmw >signal.out || fail "run plain-rmw $form"
+        want=$(sed -n 's/^expected f //p' signal.out)
+        "$report" signal.instr >signal.txt || fail "report plain-rmw"
+        grep -Eq "^ +$want  f " signal.txt && fail "plain-rmw $form: a load and a store lost no count (signals not inside?)"
+        echo "a load and a store instead of the exclusive pair ($form): $want calls made, $(grep ' f ' signal.txt)"
+    fi
+done
+unset QEMU_SINGLESTEP
+
+if [ $arch = aarch64 ]; then
+    # The registers across the arming test (TLS form): a thread arms in
+    # mix, whose arguments are still in x0-x7 and q0-q7 (and at -O2 a copy
+    # of q0 in q16), while the runtime's path goes through a
+    # pthread_setspecific that writes every q register and x9-x15
+    # (clobber-simd.c, preloaded); mix must return what its plain build
+    # does.
+    "$cc" "$opt" -c "$srcdir/count-simd-main.c" -o cs-main.o || fail "build count-simd-main.c"
+    "$cc" "$opt" -c -Dmix=mix_ref "$srcdir/count-simd.c" -o cs-ref.o || fail "build count-simd.c plain"
+    "$cc" "$opt" -c -fplugin="$plugin" "$arg-mode=count" "$srcdir/count-simd.c" -o cs.o || fail "build count-simd.c"
+    "$cc" -pthread -fplugin="$plugin" "$arg-mode=count" cs-main.o cs-ref.o cs.o -o count-simd || fail "link count-simd"
+    "$cc" -O2 -shared -fPIC "$srcdir/clobber-simd.c" -o clobber-simd.so -ldl || fail "build clobber-simd.c"
+    INSTR_OUTPUT="$work/cs.instr" LD_PRELOAD="$work/clobber-simd.so" $runner ./count-simd >cs.out ||
+        { cat cs.out; fail "count-simd: an argument register changed while the thread armed"; }
+    cat cs.out
+    "$report" cs.instr >cs.txt || fail "report count-simd"
+    grep -Eq '^ +2  mix ' cs.txt || { cat cs.txt; fail "count-simd: mix is not 2"; }
 else
-    [ $rc = 0 ] || { cat cv.out; fail "count-vectors without the shim"; }
-    "$cc" -O2 -shared -fPIC "$srcdir/clobber-vectors.c" -o clobber-vectors.so -ldl || fail "build clobber-vectors.c"
-    INSTR_OUTPUT="$work/cv.instr" LD_PRELOAD="$work/clobber-vectors.so" ./count-vectors >cv.out ||
-        { cat cv.out; fail "count-vectors: an argument in ymm0 lost its upper half while the thread armed"; }
-    "$report" cv.instr >cv.txt || fail "report count-vectors"
-    grep -Eq '^ +2  sum8 ' cv.txt || { cat cv.txt; fail "count-vectors: sum8 is not 2"; }
+    # Vector registers across the arming test (TLS form): a thread arms in
+    # sum8, whose __m256 argument is still in ymm0, while the runtime's path
+    # runs a vzeroupper (clobber-vectors.c, preloaded: what glibc's AVX2
+    # routines do); the sum comes back 36, not 10.  Where the CPU has no
+    # AVX2 the program says so and this part is skipped.
+    "$cc" "$opt" -mavx2 -c "$srcdir/count-vectors-main.c" -o cv-main.o || fail "build count-vectors-main.c"
+    "$cc" "$opt" -mavx2 -fplugin="$plugin" "$arg-mode=count" -c "$srcdir/count-vectors.c" -o cv.o ||
+        fail "build count-vectors.c"
+    "$cc" -pthread -fplugin="$plugin" "$arg-mode=count" cv-main.o cv.o -o count-vectors || fail "link count-vectors"
+    INSTR_OUTPUT="$work/cv-check.instr" ./count-vectors >cv.out
+    rc=$?
+    if [ $rc = 77 ]; then
+        cat cv.out
+    else
+        [ $rc = 0 ] || { cat cv.out; fail "count-vectors without the shim"; }
+        "$cc" -O2 -shared -fPIC "$srcdir/clobber-vectors.c" -o clobber-vectors.so -ldl || fail "build clobber-vectors.c"
+        INSTR_OUTPUT="$work/cv.instr" LD_PRELOAD="$work/clobber-vectors.so" ./count-vectors >cv.out ||
+            { cat cv.out; fail "count-vectors: an argument in ymm0 lost its upper half while the thread armed"; }
+        "$report" cv.instr >cv.txt || fail "report count-vectors"
+        grep -Eq '^ +2  sum8 ' cv.txt || { cat cv.txt; fail "count-vectors: sum8 is not 2"; }
+    fi
 fi
 
 # Views of a count dump: callers; a time view is refused with a reason.

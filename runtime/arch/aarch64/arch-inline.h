@@ -23,4 +23,14 @@ static inline uint64_t instr__tsc(void)
     return v;
 }
 
+/* A TLS count record's cell offset from the thread pointer, from the
+ * record's counter field (field: its address): two words whose bits 10-21
+ * the linker filled as an add's immediate, the offset's low 12 bits and
+ * its next 12 (plugin/arch/aarch64.cc, instr_arch_tls_offset). */
+static inline intptr_t instr__count_tls_offset(const void *field)
+{
+    const uint32_t *w = field;
+    return (intptr_t)((w[0] >> 10 & 0xfff) | (w[1] >> 10 & 0xfff) << 12);
+}
+
 #endif

@@ -10,9 +10,10 @@
  * bits and its predicate registers are not kept: the runtime and the libc
  * routines it calls are built for the base ISA.
  *
- * Not reached yet: the plugin's count mode emits only x86-64 code
- * (plugin/arch/aarch64.cc refuses mode=count), so nothing arms a thread
- * through this slot on aarch64. */
+ * The module's trampoline (plugin/arch/aarch64.cc, instr_arch_count_arm)
+ * calls it with x9-x15 free to use: it saved them.  tests/budget's
+ * count-simd.c checks the q registers across an arming whose libc call
+ * writes them all. */
 #include <stdint.h>
 
 #include "internal.h"

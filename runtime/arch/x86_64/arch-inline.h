@@ -15,4 +15,9 @@
  * compensation resolves, and lfence would double the read's cost. */
 static inline uint64_t instr__tsc(void) { return __builtin_ia32_rdtsc(); }
 
+/* A TLS count record's cell offset from the thread pointer, from the
+ * record's counter field (field: its address): the plugin wrote it with
+ * .quad cell@tpoff. */
+static inline intptr_t instr__count_tls_offset(const void *field) { return *(const intptr_t *)field; }
+
 #endif
