@@ -64,13 +64,8 @@ static const char naked_reason[] = "naked";
  * PLT; nothrow so no EH edges are needed; leaf because the runtime never
  * calls back into the program, which keeps the optimiser's knowledge of the
  * TU's static variables across the call. */
-static tree build_hook_decl(const char *name, bool three_args = false)
+static tree hook_decl(const char *name, tree type)
 {
-    tree type = three_args
-                    ? build_function_type_list(void_type_node, ptr_type_node, ptr_type_node,
-                                               ptr_type_node, NULL_TREE)
-                    : build_function_type_list(void_type_node, ptr_type_node, ptr_type_node,
-                                               NULL_TREE);
     tree decl = build_fn_decl(name, type);
     TREE_PUBLIC(decl) = 1;
     DECL_EXTERNAL(decl) = 1;
@@ -84,6 +79,14 @@ static tree build_hook_decl(const char *name, bool three_args = false)
     return decl;
 }
 
+static tree build_hook_decl(const char *name, bool three_args = false)
+{
+    return hook_decl(name, three_args ? build_function_type_list(void_type_node, ptr_type_node, ptr_type_node,
+                                                                 ptr_type_node, NULL_TREE)
+                                      : build_function_type_list(void_type_node, ptr_type_node, ptr_type_node,
+                                                                 NULL_TREE));
+}
+
 static void build_hook_decls(void)
 {
     if (hook_enter)
@@ -93,17 +96,9 @@ static void build_hook_decls(void)
     hook_landing = build_hook_decl(INSTR_HOOK_LANDING);
     hook_call = build_hook_decl(INSTR_HOOK_CALL, true);
     hook_return = build_hook_decl(INSTR_HOOK_RETURN);
-    /* void __instr_ending (long status): hidden, nothrow and leaf too. */
-    tree type = build_function_type_list(void_type_node, long_integer_type_node, NULL_TREE);
-    hook_ending = build_fn_decl(INSTR_HOOK_ENDING, type);
-    TREE_PUBLIC(hook_ending) = 1;
-    DECL_EXTERNAL(hook_ending) = 1;
-    DECL_ARTIFICIAL(hook_ending) = 1;
-    TREE_NOTHROW(hook_ending) = 1;
-    DECL_VISIBILITY(hook_ending) = VISIBILITY_HIDDEN;
-    DECL_VISIBILITY_SPECIFIED(hook_ending) = 1;
-    DECL_ATTRIBUTES(hook_ending) = tree_cons(get_identifier("leaf"), NULL_TREE,
-                                             tree_cons(get_identifier("nothrow"), NULL_TREE, NULL_TREE));
+    /* void __instr_ending (long status) */
+    hook_ending = hook_decl(INSTR_HOOK_ENDING, build_function_type_list(void_type_node, long_integer_type_node,
+                                                                         NULL_TREE));
 }
 
 /* Why a function gets no hooks, or NULL if it gets them. */
