@@ -1,7 +1,8 @@
 /* lib-spawn.c - an uninstrumented library that forks, as Tcl's exec and
  * spawn helpers do: spawn_exec forks and execs a program in the child
  * without returning to its caller; spawn_call forks and calls back into
- * the program in the child, which then exits. */
+ * the program in the child, which then exits; exec_as replaces the
+ * process itself, as a library's exec would. */
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,4 +31,10 @@ int spawn_call(void (*fn)(void))
     if (pid < 0 || waitpid(pid, &st, 0) != pid)
         return -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int exec_as(const char *path, const char *arg)
+{
+    execl(path, path, arg, (char *)0);
+    return -1;
 }
