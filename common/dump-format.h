@@ -155,7 +155,10 @@ struct instr_dump_header {
     char job_launcher[16];        /* NUL-terminated: the launcher that said so (runtime/job.c:
                                      "openmpi", "pmix", "hydra", "slurm"), "" if none */
     uint32_t calibration_path;    /* INSTR_CALIBRATION_PATH_*: the hooks' path the HOOK_COST records measured */
-    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 2160];
+    uint64_t dropped_calls;       /* of dropped_events, the ENTER events: calls of instrumented functions lost */
+    uint64_t dropped_sites;       /* of dropped_events, the CALL events: calls at call sites lost (a call of
+                                     an instrumented function through one is also an ENTER) */
+    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 2176];
 };
 
 /* Chunk kinds. */

@@ -34,7 +34,7 @@ static void record(const char *label, unsigned ext, int32_t value)
 {
     if (!label)
         return;
-    struct instr__thread *t = instr__record_thread();
+    struct instr__thread *t = instr__record_thread(INSTR_EV_EXT);
     if (INSTR_UNLIKELY(t->busy)) {
         /* Inside a hook (a signal handler): not deferred, counted. */
         if ((INSTR__BUSY_IS_HOOK(t->busy) || t->busy == INSTR__BUSY_LOST) && instr__rt.header)
@@ -55,7 +55,7 @@ static uint8_t *switch_write(struct instr__thread *t, uint8_t *p, uint64_t now, 
 
 void instr__api_switched(int on)
 {
-    struct instr__thread *t = instr__record_thread();
+    struct instr__thread *t = instr__record_thread(INSTR_EV_EXT);
     if (INSTR_UNLIKELY(t->busy)) {
         /* INSTR_SIGNAL's handler inside a hook: recorded by the next hook,
          * at its own tick (hooks.c). */

@@ -314,6 +314,17 @@ void instr__count_dropped(void)
         __atomic_fetch_add(&instr__rt.header->dropped_events, 1, __ATOMIC_RELAXED);
 }
 
+void instr__count_dropped_kind(unsigned kind)
+{
+    if (!instr__rt.header)
+        return;
+    __atomic_fetch_add(&instr__rt.header->dropped_events, 1, __ATOMIC_RELAXED);
+    if (kind == INSTR_EV_ENTER)
+        __atomic_fetch_add(&instr__rt.header->dropped_calls, 1, __ATOMIC_RELAXED);
+    else if (kind == INSTR_EV_CALL)
+        __atomic_fetch_add(&instr__rt.header->dropped_sites, 1, __ATOMIC_RELAXED);
+}
+
 /* The end of the process (exit, or a fatal signal): its time, which is
  * also the last calibration pair.  Only reads the clocks: async-signal-safe. */
 void instr__header_end(struct instr_dump_header *h)

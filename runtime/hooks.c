@@ -91,12 +91,12 @@ static inline int foreign(struct instr__thread *t, uintptr_t cfa)
  * (instr__thread_stopped) and this hook's event is counted as dropped.
  * The fast paths go on filling the chunk they have, then meet the stop
  * at its end (thread-state.c). */
-static inline int stopped_now(struct instr__thread *t)
+static inline int stopped_now(struct instr__thread *t, unsigned ev)
 {
     if (INSTR_LIKELY(!instr__rt.stopped) || !instr__rt.header)
         return 0;
     instr__thread_stopped(t);
-    instr__count_dropped();
+    instr__count_dropped_kind(ev);
     return 1;
 }
 
@@ -418,12 +418,12 @@ static uint8_t *enter_write(struct instr__thread *t, uint8_t *p, uint64_t now, u
 
 static __attribute__((noinline)) void enter_slow(struct instr_fn_desc *d, void *cfa_p)
 {
-    struct instr__thread *t = instr__record_thread();
+    struct instr__thread *t = instr__record_thread(INSTR_EV_ENTER);
     if (INSTR_UNLIKELY(foreign(t, dead_below(d, (uintptr_t)cfa_p))))
         return;
     if (INSTR_UNLIKELY(t->busy))
         return hook_busy(t, HOOK_ENTER, d, (uintptr_t)cfa_p, NULL, NULL);
-    if (INSTR_UNLIKELY(stopped_now(t)))
+    if (INSTR_UNLIKELY(stopped_now(t, INSTR_EV_ENTER)))
         return;
     struct hook_arg a = {.desc = d, .cfa = (uintptr_t)cfa_p};
     instr__record(t, (uintptr_t)cfa_p, 1, enter_write, &a);
@@ -526,12 +526,12 @@ static uint8_t *pop_write(struct instr__thread *t, uint8_t *p, uint64_t now, uns
 
 static __attribute__((noinline)) void pop_slow(const struct instr_fn_desc *d, void *cfa_p)
 {
-    struct instr__thread *t = instr__record_thread();
+    struct instr__thread *t = instr__record_thread(INSTR_EV_EXIT);
     if (INSTR_UNLIKELY(foreign(t, (uintptr_t)cfa_p)))
         return;
     if (INSTR_UNLIKELY(t->busy))
         return hook_busy(t, d ? HOOK_EXIT : HOOK_RETURN, d, (uintptr_t)cfa_p, NULL, NULL);
-    if (INSTR_UNLIKELY(stopped_now(t)))
+    if (INSTR_UNLIKELY(stopped_now(t, INSTR_EV_EXIT)))
         return;
     struct hook_arg a = {.desc = d, .cfa = (uintptr_t)cfa_p};
     instr__record(t, (uintptr_t)cfa_p, 1, pop_write, &a);
@@ -647,12 +647,12 @@ static uint8_t *landing_write(struct instr__thread *t, uint8_t *p, uint64_t now,
 
 void instr__hook_landing(struct instr_fn_desc *d, void *cfa_p)
 {
-    struct instr__thread *t = instr__record_thread();
+    struct instr__thread *t = instr__record_thread(INSTR_EV_EXT);
     if (INSTR_UNLIKELY(foreign(t, (uintptr_t)cfa_p)))
         return;
     if (INSTR_UNLIKELY(t->busy))
         return hook_busy(t, HOOK_LANDING, d, (uintptr_t)cfa_p, NULL, NULL);
-    if (INSTR_UNLIKELY(stopped_now(t)))
+    if (INSTR_UNLIKELY(stopped_now(t, INSTR_EV_EXIT)))
         return;
     struct hook_arg a = {.desc = d, .cfa = (uintptr_t)cfa_p};
     instr__record(t, (uintptr_t)cfa_p, 1, landing_write, &a);
@@ -765,12 +765,12 @@ static __attribute__((noinline)) void call_slow(struct instr_site_desc *s, void 
      * site comes this way. */
     if (INSTR_UNLIKELY(s->flags & INSTR_SITE_SANDBOX))
         instr__sandbox_call_site(!!(s->flags & INSTR_SITE_SANDBOX_STRICT));
-    struct instr__thread *t = instr__record_thread();
+    struct instr__thread *t = instr__record_thread(INSTR_EV_CALL);
     if (INSTR_UNLIKELY(foreign(t, (uintptr_t)cfa_p)))
         return;
     if (INSTR_UNLIKELY(t->busy))
         return hook_busy(t, HOOK_CALL, s, (uintptr_t)cfa_p, target, ra);
-    if (INSTR_UNLIKELY(stopped_now(t)))
+    if (INSTR_UNLIKELY(stopped_now(t, INSTR_EV_CALL)))
         return;
     struct hook_arg a = {.desc = s, .cfa = (uintptr_t)cfa_p, .target = target, .ra = ra};
     instr__record(t, (uintptr_t)cfa_p, 1, call_write, &a);
@@ -815,7 +815,7 @@ static __attribute__((noinline)) void hook_busy(struct instr__thread *t, unsigne
 {
     uintptr_t owner = t->busy;
     if (owner == INSTR__BUSY_LOST)
-        return instr__count_dropped();
+        return instr__count_dropped_kind(kind == HOOK_ENTER ? INSTR_EV_ENTER : kind == HOOK_CALL ? INSTR_EV_CALL : 0);
     /* Not recording (no dump, or before the state is built): nothing to
      * do, and nothing to ask the kernel (foreign's gettid, once a hook). */
     if (t == &instr__idle_thread)

@@ -303,6 +303,7 @@ void instr__header_end(struct instr_dump_header *h); /* end_* and last_* stamped
 void instr__notes_to_header(struct instr_dump_header *h); /* log.c: lines said before h existed */
 /* One event lost, counted in the header's dropped_events. */
 void instr__count_dropped(void);
+void instr__count_dropped_kind(unsigned kind); /* a dropped event of this INSTR_EV_* kind */
 int instr__expand_output(const char *tmpl, char *out, size_t size);
 
 /* job.c: who the process is in a job of many (MPI and other launchers). */
@@ -353,7 +354,7 @@ uint32_t instr__label_register(const char *label); /* meta lock; 0 if not record
 void instr__labels_reemit(void);                   /* fork child, meta lock held */
 
 /* thread-state.c */
-struct instr__thread *instr__thread_create(void);
+struct instr__thread *instr__thread_create(unsigned ev); /* ev: the INSTR_EV_* kind of the hook asking */
 void instr__thread_stopped(struct instr__thread *t);
 void instr__thread_end(void *arg);
 void instr__chunk_next(struct instr__thread *t);

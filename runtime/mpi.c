@@ -47,7 +47,7 @@ static void mpi_record(unsigned call, uint64_t start, const int64_t *fields)
         if (instr__switch_off())
             return; /* the record above is all while recording is off */
     }
-    struct instr__thread *t = instr__record_thread();
+    struct instr__thread *t = instr__record_thread(INSTR_EV_EXT);
     if (INSTR_UNLIKELY(t->busy)) {
         if (INSTR__BUSY_IS_HOOK(t->busy) || t->busy == INSTR__BUSY_LOST)
             __atomic_fetch_add(&instr__rt.header->dropped_events, 1, __ATOMIC_RELAXED);

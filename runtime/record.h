@@ -71,12 +71,13 @@ instr__record(struct instr__thread *t, uintptr_t owner, int pending, instr__writ
     t->busy = 0;
 }
 
-/* The thread state of the calling thread (created at its first hook). */
-static inline struct instr__thread *instr__record_thread(void)
+/* The thread state of the calling thread (created at its first hook, of
+ * kind ev: INSTR_EV_*, counted if it is lost). */
+static inline struct instr__thread *instr__record_thread(unsigned ev)
 {
     struct instr__thread *t = instr__tls;
     if (INSTR_UNLIKELY(!t))
-        t = instr__thread_create();
+        t = instr__thread_create(ev);
     return t;
 }
 

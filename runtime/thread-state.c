@@ -156,10 +156,11 @@ void instr__chunk_next(struct instr__thread *t)
 static void chunk_next(struct instr__thread *t)
 {
     if (t->dropping) {
+        /* The event written to scratch (its kind: the head's low 3 bits). */
+        unsigned kind = t->pos > t->scratch ? t->scratch[0] & 7u : 0;
         t->pos = t->scratch;
         t->dropped++;
-        if (instr__rt.header)
-            __atomic_fetch_add(&instr__rt.header->dropped_events, 1, __ATOMIC_RELAXED);
+        instr__count_dropped_kind(kind);
         if (instr__rt.stopped) {
             instr__thread_stopped(t);
             return;
@@ -226,12 +227,12 @@ void instr__thread_stopped(struct instr__thread *t)
 }
 
 /* No memory for a thread's state: it records nothing, and the dump says so. */
-static void thread_lost(void)
+static void thread_lost(unsigned ev)
 {
     instr__tls = &instr__lost_thread;
     if (instr__rt.header)
         __atomic_fetch_add(&instr__rt.header->unrecorded_threads, 1, __ATOMIC_RELAXED);
-    instr__count_dropped(); /* the hook that found no state */
+    instr__count_dropped_kind(ev); /* the hook that found no state */
 }
 
 int instr__stack_grow(struct instr__thread *t)
@@ -265,7 +266,7 @@ static uint64_t own_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-struct instr__thread *instr__thread_create(void)
+struct instr__thread *instr__thread_create(unsigned ev)
 {
     int saved = errno;
     char name[64];
@@ -282,7 +283,7 @@ struct instr__thread *instr__thread_create(void)
         goto out;
     if (instr__rt.stopped) { /* a limit or a sandbox: its events are lost, and counted */
         instr__tls = &instr__lost_thread;
-        instr__count_dropped(); /* the hook that found no state */
+        instr__count_dropped_kind(ev); /* the hook that found no state */
         goto out;
     }
     size_t head = (sizeof(struct instr__thread) + 4095) & ~(size_t)4095;
@@ -290,7 +291,7 @@ struct instr__thread *instr__thread_create(void)
     void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
     if (m == MAP_FAILED) {
-        thread_lost();
+        thread_lost(ev);
         goto out;
     }
     struct instr__thread *t = m;

@@ -210,6 +210,13 @@ def events_of(rep):
     return session(rep)["events"] if rep else 0
 
 
+def own_calls(rep):
+    """Calls of the program's own (instrumented) functions: the rows of
+    modules that are not shared libraries."""
+    return sum(f.get("calls", 0) for f in (rep or {}).get("functions", [])
+               if ".so" not in os.path.basename(f.get("module", "")))
+
+
 def cut_checks(a, inst, d, names, uncut, label):
     """A dump cut by a limit (issue 38 §4): it says so itself (the header's
     stop_reason, naming the limit), the report warns with it and exits 3,
@@ -229,8 +236,14 @@ def cut_checks(a, inst, d, names, uncut, label):
     got, dropped = events_of(rep), session(rep)["dropped"]
     print(f"# {label}: {os.path.getsize(dumps[0])} bytes, {got} events recorded + {dropped} dropped; "
           f"uncut {uncut}")
-    check(dropped > 0 and dropped >= (uncut - got) / 2 and got + dropped <= 2 * uncut,
-          f"{label}: the events lost are counted ({got} recorded + {dropped} dropped, uncut {uncut})")
+    check(dropped > 0 and dropped >= (uncut[0] - got) / 2 and got + dropped <= 2 * uncut[0],
+          f"{label}: the events lost are counted ({got} recorded + {dropped} dropped, uncut {uncut[0]})")
+    # and the calls lost: each ENTER hook after the stop counts one (one call
+    # may be both, the hook the cut came in: seen once, 100K of file size)
+    lost_calls = session(rep).get("dropped_calls", 0)
+    check(0 <= own_calls(rep) + lost_calls - uncut[1] <= 1,
+          f"{label}: calls recorded + calls dropped = the uncut run's ({own_calls(rep)} + {lost_calls}, "
+          f"uncut {uncut[1]})")
     # one line saying the cut; a limit below the smallest dump that records
     # a thread (68K) is also said at start, before any cut
     early = [l for l in inst.instr_lines if "below the smallest dump that records a thread" in l]
@@ -290,7 +303,7 @@ def case_small_limits(a, work):
     for mode in ("lots", "preempt"):
         inst, d = both(a, [mode], work, env_extra={"RECORDER_CALLS": "100000"})
         rep, _ = sc.one_dump(a, glob.glob(os.path.join(d, "*.instr")))
-        runs[mode] = events_of(rep)
+        runs[mode] = (events_of(rep), own_calls(rep))
         check(rep is not None and session(rep)["dropped"] == 0, f"{mode}: the uncut run drops nothing")
     cuts = [("lots", "RLIMIT_FSIZE", {"limits": {resource.RLIMIT_FSIZE: 4096}}),
             ("lots", "RLIMIT_FSIZE", {"limits": {resource.RLIMIT_FSIZE: 40 << 10}}),
@@ -332,7 +345,8 @@ def case_full_tmpfs(a, work):
         return SKIP
     try:
         inst, d = both(a, ["lots"], work, env_extra={"RECORDER_CALLS": "100000"})
-        uncut = events_of(sc.one_dump(a, glob.glob(os.path.join(d, "*.instr")))[0])
+        rep = sc.one_dump(a, glob.glob(os.path.join(d, "*.instr")))[0]
+        uncut = (events_of(rep), own_calls(rep))
         sv = os.statvfs(small)
         with open(os.path.join(small, "filler"), "wb") as f:
             f.write(b"x" * (sv.f_bavail * sv.f_frsize - (64 << 10)))

@@ -101,6 +101,9 @@ struct instr_session {
     double comp_ns;            /* comp.ticks in ns */
     double comp_unpaid_ns;     /* comp.unpaid in ns */
     uint64_t dropped;          /* events lost: the header count (DROPPED events say where) */
+    uint64_t dropped_calls;    /* of them, calls of instrumented functions (ENTER events), the headers' count */
+    uint64_t dropped_sites;    /* and calls at call sites (CALL events; one of an instrumented callee is
+                                  both) */
     double runtime_ns;         /* the runtime's own slow work, skipped (charged to nobody) */
     double unrecorded_ns;      /* after the last event of threads whose record was cut (repairs.cut_threads) */
     uint64_t header_unmatched; /* exits the runtime could not match */

@@ -108,11 +108,15 @@ static int add_dump_warnings(struct instr_session *s, const struct instr_dump *d
     /* A pause (no descriptor free: recording went on once one was) is
      * said as such (runtime/dump-file.c). */
     int paused = why && !strncmp(why, "recording paused: ", 18);
+    char calls[160] = "";
+    if (d->hdr.dropped_calls || d->hdr.dropped_sites)
+        snprintf(calls, sizeof calls, ": %" PRIu64 " calls of instrumented functions and %" PRIu64 " at call sites",
+                 d->hdr.dropped_calls, d->hdr.dropped_sites);
     if (d->hdr.dropped_events > p->repairs.dropped &&
-        (rc = add_warning(s, "%s: %" PRIu64 " events dropped %s (%s): values undercount",
+        (rc = add_warning(s, "%s: %" PRIu64 " events dropped %s (%s)%s: values undercount",
                           d->path, d->hdr.dropped_events - p->repairs.dropped,
                           paused ? "while recording was paused" : "after recording stopped",
-                          paused ? why + 18 : why ? why : "disk full, file size limit or no descriptors")))
+                          paused ? why + 18 : why ? why : "disk full, file size limit or no descriptors", calls)))
         return rc;
     return 0;
 }
@@ -320,6 +324,8 @@ static int add_walked(struct instr_session *s, size_t i, const struct walked *w,
     /* The header counts every dropped event; DROPPED events say where
      * the ones before a resumed recording were. */
     s->dropped += r->dropped > d->hdr.dropped_events ? r->dropped : d->hdr.dropped_events;
+    s->dropped_calls += d->hdr.dropped_calls;
+    s->dropped_sites += d->hdr.dropped_sites;
     s->header_unmatched += d->hdr.unmatched_exits;
     s->total.ei += p->total.ei;
     s->total.ai += p->total.ai;

@@ -191,7 +191,8 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
     static const char *const keys[] = {"pid", "ppid", "exe", "start_tsc", "start_ns", "real_ns", "end_tsc",
                                        "end_ns", "last_tsc", "last_ns", "detector", "sees", "flags", "dropped",
                                        "unmatched", "exit_status", "chunk_size", "detail", "end_signal",
-                                       "signal_tid", "detectors", "unrecorded_threads", "stopped",
+                                       "signal_tid", "detectors", "unrecorded_threads", "dropped_calls", "dropped_sites",
+                                       "stopped",
                                        "filter_depth", "filter_min_ticks", "filter_triggers", "filtered_depth",
                                        "filtered_short", "filtered_off", "host", "rank", "size", "job", "launcher",
                                        "arch", "ticks", "hook_cost_path", NULL};
@@ -236,6 +237,9 @@ static int parse_header(struct parser *ps, struct line *ln, struct instr_dump_he
     if (unrecorded > UINT32_MAX)
         return perr(ps, "unrecorded_threads out of range");
     h->unrecorded_threads = (uint32_t)unrecorded;
+    if ((rc = header_u64(ps, ln, "dropped_calls", &h->dropped_calls)) ||
+        (rc = header_u64(ps, ln, "dropped_sites", &h->dropped_sites)))
+        return rc;
     uint64_t depth = 0, triggers = 0;
     if ((rc = header_u64(ps, ln, "filter_depth", &depth)) || (rc = header_u64(ps, ln, "filter_triggers", &triggers)) ||
         (rc = header_u64(ps, ln, "filter_min_ticks", &h->filter_min_ticks)) ||

@@ -119,6 +119,8 @@ int instr_text_write(FILE *out, const struct instr_dump *d, size_t *nbad, char *
         fprintf(out, " end_signal=%u signal_tid=%u", h->end_signal, h->end_signal_tid);
     if (h->unrecorded_threads)
         fprintf(out, " unrecorded_threads=%u", h->unrecorded_threads);
+    if (h->dropped_calls || h->dropped_sites)
+        fprintf(out, " dropped_calls=%" PRIu64 " dropped_sites=%" PRIu64, h->dropped_calls, h->dropped_sites);
     if (h->filter_depth || h->filter_min_ticks || h->filter_triggers)
         fprintf(out,
                 " filter_depth=%u filter_min_ticks=%" PRIu64 " filter_triggers=%u filtered_depth=%" PRIu64

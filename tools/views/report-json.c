@@ -332,6 +332,8 @@ static void session(struct instr_json *j, const struct instr_session *s)
     instr_json_key_ns(j, "unrecorded_ns", s->unrecorded_ns);
     instr_json_close(j);
     instr_json_key_u64(j, "dropped", s->dropped);
+    instr_json_key_u64(j, "dropped_calls", s->dropped_calls);
+    instr_json_key_u64(j, "dropped_sites", s->dropped_sites);
     instr_json_key_ns(j, "runtime_ns", s->runtime_ns);
     instr_json_key_u64(j, "events", s->events);
     instr_json_open(j, "warnings", '[', INSTR_JSON_INLINE);

@@ -642,7 +642,11 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
                 " frames open at the end, closed at their thread's last event\n",
                 unwound, r->unwound[1], r->unwound[2], r->unwound[3], r->unwound[0], r->unmatched_exits,
                 s->header_unmatched, r->incomplete);
-    if (s->dropped)
+    if (s->dropped && (s->dropped_calls || s->dropped_sites))
+        fprintf(out, "Dropped:    %" PRIu64 " events: %" PRIu64 " calls of instrumented functions and %" PRIu64
+                     " at call sites not recorded\n",
+                s->dropped, s->dropped_calls, s->dropped_sites);
+    else if (s->dropped)
         fprintf(out, "Dropped:    %" PRIu64 " events\n", s->dropped);
     if (s->repairs.cut_threads) {
         instr_fmt_value(a, sizeof a, s->repairs.unrecorded_ticks, s->unrecorded_ns, u);
