@@ -31,7 +31,9 @@ cleanup() {
     for m in $mounted; do umount "$root/$m" 2>/dev/null || umount -l "$root/$m" || :; done
 }
 trap cleanup EXIT INT TERM
-for m in proc sys dev dev/pts; do
+# /dev/shm is a mount of its own: without it the chroot's is a directory of
+# /dev that only root can write (MPICH's shared memory as uid 65534 fails).
+for m in proc sys dev dev/pts dev/shm; do
     if ! mountpoint -q "$root/$m"; then
         mount --bind "/$m" "$root/$m"
         mounted="$m $mounted"
