@@ -22,6 +22,11 @@ PACKAGES="$PACKAGES pkg-config man-db bash-completion dpkg-dev file lintian"
 PACKAGES="$PACKAGES zlib1g-dev golang-go"
 # libdw: --view lines of sampling dumps reads DWARF line tables.
 PACKAGES="$PACKAGES libdw-dev"
+# libc6-dbg: libc's debug file (under /usr/lib/debug) names the samples in
+# its local functions, memset's ifunc variants, which are not in libc.so.6's
+# .dynsym (tests/sampling hybrid.py libc, instr-sample: without it both fail,
+# the frames "[libc.so.6]").  valgrind depends on it too.
+PACKAGES="$PACKAGES libc6-dbg"
 # Open MPI and MPICH: tests/mpi builds an MPI job with each (mpicc.openmpi,
 # mpicc.mpich) and runs it with 4 ranks; mpi/ builds libinstr-mpi for each
 # (MPICH's mpi.h is in libmpich-dev).

@@ -1,8 +1,10 @@
 #!/bin/sh
 # Builds instr with GCC 13 and GCC 14 and runs the test suite with each, in a
 # Debian 13 (trixie) chroot: Debian 12 ships only GCC 11 and 12.  Not part of
-# CI (it downloads ~400 MB and takes 20-40 min); run it before claiming a
-# change keeps GCC 13/14 working.  Needs root and debootstrap.
+# CI (it downloads ~400 MB and takes 20-40 min: 22 min on 2 shared cores,
+# docs/platforms.md); run it before claiming a change keeps GCC 13/14
+# working.  Needs root and debootstrap.  It ends with one line per GCC: the
+# build's time and compiler warnings, ctest's result and time.
 #
 #   scripts/test-newer-gcc.sh [CHROOT_DIR] [GCC_MAJOR...]
 #   (defaults: /var/tmp/instr-trixie, 13 14)
@@ -31,7 +33,9 @@ cleanup() {
     for m in $mounted; do umount "$root/$m" 2>/dev/null || umount -l "$root/$m" || :; done
 }
 trap cleanup EXIT INT TERM
-for m in proc sys dev dev/pts; do
+# /dev/shm is a mount of its own: without it the chroot's is a directory of
+# /dev that only root can write (MPICH's shared memory as uid 65534 fails).
+for m in proc sys dev dev/pts dev/shm; do
     if ! mountpoint -q "$root/$m"; then
         mount --bind "/$m" "$root/$m"
         mounted="$m $mounted"
@@ -53,14 +57,31 @@ chroot "$root" sh -c "DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
 rm -rf "$root/src" && mkdir -p "$root/src"
 (cd "$src" && git ls-files -z | tar --null -T - -cf -) | tar -xf - -C "$root/src"
 
+# Each GCC: the build's output in src/build-gccV.log, ctest's in
+# src/ctest-gccV.log (under the chroot), and one line of summary at the end.
 status=0
+summary=""
 for v in $majors; do
     echo "== GCC $v"
-    chroot "$root" sh -c "cd /src && rm -rf build-gcc$v &&
+    t0=$(date +%s)
+    if chroot "$root" sh -c "cd /src && rm -rf build-gcc$v &&
         cmake -S . -B build-gcc$v -DINSTR_GCC=gcc-$v -DCMAKE_C_COMPILER=gcc-$v \
-              -DCMAKE_CXX_COMPILER=g++-$v >/dev/null &&
-        cmake --build build-gcc$v -j$(nproc) >/dev/null &&
-        cd build-gcc$v && ctest -LE 'bench|consumers|install' -j$(nproc) --output-on-failure" ||
+              -DCMAKE_CXX_COMPILER=g++-$v >build-gcc$v.log 2>&1 &&
+        cmake --build build-gcc$v -j$(nproc) >>build-gcc$v.log 2>&1"; then
+        t1=$(date +%s)
+        chroot "$root" sh -c "cd /src/build-gcc$v &&
+            ctest -LE 'bench|consumers|install' -j$(nproc) --output-on-failure -O /src/ctest-gcc$v.log" ||
+            status=1
+        t2=$(date +%s)
+        result=$(grep 'tests passed' "$root/src/ctest-gcc$v.log" || echo "ctest gave no result")
+        line="built in $((t1 - t0)) s, $(grep -c 'warning:' "$root/src/build-gcc$v.log" || :) compiler warnings; $result, in $((t2 - t1)) s"
+    else
+        tail -n 40 "$root/src/build-gcc$v.log"
         status=1
+        line="the build failed after $(($(date +%s) - t0)) s (src/build-gcc$v.log)"
+    fi
+    summary="$summary
+GCC $v ($(chroot "$root" "gcc-$v" -dumpfullversion)): $line"
 done
+echo "== summary (logs in $root/src)$summary"
 exit $status

@@ -31,15 +31,17 @@ launcher and what the report makes of the job:
             its time in shmem_wait, MPI time only with +shmem_ (or shmem_);
             the traces' work as MPI time with --mpi-prefixes=work, exactly
 
-usage: check-mpi.py MPI(openmpi|mpich) CHECK --bin DIR --plugin SO --src DIR --work DIR [--uid 65534]
+usage: check-mpi.py MPI(openmpi|mpich) CHECK --bin DIR --plugin SO --src DIR --work DIR [--cc GCC] [--uid 65534]
+--cc: the GCC the plugin was built for (INSTR_GCC), which the MPI's wrapper
+runs (OMPI_CC, MPICH_CC); default gcc.
 Exit 77: this MPI is not installed (or no setpriv for --uid).
 """
 import argparse, csv, io, json, os, re, shutil, subprocess, sys
 
 MPIS = {
-    "openmpi": {"cc": "mpicc.openmpi", "run": "mpirun.openmpi", "env": {"OMPI_CC": "gcc"},
+    "openmpi": {"cc": "mpicc.openmpi", "run": "mpirun.openmpi", "cc_var": "OMPI_CC",
                 "run_args": ["--oversubscribe"], "root_args": ["--allow-run-as-root"]},
-    "mpich": {"cc": "mpicc.mpich", "run": "mpirun.mpich", "env": {"MPICH_CC": "gcc"},
+    "mpich": {"cc": "mpicc.mpich", "run": "mpirun.mpich", "cc_var": "MPICH_CC",
               "run_args": [], "root_args": []},
 }
 NRANKS = 4
@@ -60,9 +62,17 @@ def run(cmd, env=None, uid=None, cwd=None, check=True):
     return p
 
 
+def compile_env(m, cc):
+    """The environment of the MPI's compiler wrapper: it runs cc, the GCC
+    the plugin was built for (a plugin loads only into its own GCC), not the
+    wrapper's default gcc, which may be another release."""
+    env = dict(os.environ)
+    env[m["cc_var"]] = cc
+    return env
+
+
 def job_env(m, work, uid, extra=None):
     env = dict(os.environ)
-    env.update(m["env"])
     for k in list(env):
         if k.startswith(("INSTR_", "OMPI_COMM", "PMI_", "PMIX_", "SLURM_")):
             del env[k]
@@ -200,8 +210,7 @@ def check_ends(a, m, work):
     """abort.c in both ways, and linked with libinstr-mpi: known answers for
     how each rank ended."""
     exe = os.path.join(work, "abort")
-    env = dict(os.environ)
-    env.update(m["env"])
+    env = compile_env(m, a.cc)
     run([m["cc"], "-O2", "-g", "-fplugin=" + a.plugin, os.path.join(a.src, "abort.c"), "-o", exe], env=env)
     ways = [("abort", exe), ("kill", exe)]
     libdir = os.path.dirname(a.plugin)
@@ -497,7 +506,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mpi", choices=sorted(MPIS))
     ap.add_argument("check", choices=["ranks", "report", "ends", "launchers", "traces", "prefixes"])
-    ap.add_argument("--cc", default="gcc")
+    ap.add_argument("--cc", default="gcc", help="the GCC the plugin was built for")
     ap.add_argument("--bin", required=True)
     ap.add_argument("--plugin", required=True)
     ap.add_argument("--src", required=True)
@@ -529,8 +538,7 @@ def main():
         print("ok")
         return
     exe = os.path.join(work, "ring")
-    env = dict(os.environ)
-    env.update(m["env"])
+    env = compile_env(m, a.cc)
     run([m["cc"], "-O2", "-g", "-fplugin=" + a.plugin, os.path.join(a.src, "ring.c"), "-o", exe], env=env)
     os.chmod(exe, 0o755)
     jdir = check_ranks(a, m, exe, work, a.uid)

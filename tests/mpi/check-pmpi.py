@@ -22,7 +22,9 @@ ping-pong, the job's runtime is not 5 s, and the Chrome and Perfetto
 exports name the ranks "rank R (testhostR)" and draw every message as a
 flow from its send's start to its receive's end, never back in time.
 
-usage: check-pmpi.py MPI(openmpi|mpich) --bin DIR --plugin SO --src DIR --work DIR [--uid 65534] [--traces|--hosts]
+usage: check-pmpi.py MPI(openmpi|mpich) --bin DIR --plugin SO --src DIR --work DIR [--cc GCC] [--uid 65534] [--traces|--hosts]
+--cc: the GCC the plugin was built for (INSTR_GCC), which the MPI's wrapper
+runs (OMPI_CC, MPICH_CC); default gcc.
 Exit 77: this MPI or its wrapper library is not there.
 """
 import argparse, csv, io, json, os, re, shutil, subprocess, sys
@@ -329,6 +331,7 @@ def check_hosts(a, m, env, libdir, work):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mpi", choices=sorted(cm.MPIS))
+    ap.add_argument("--cc", default="gcc", help="the GCC the plugin was built for")
     ap.add_argument("--bin", required=True)
     ap.add_argument("--plugin", required=True)
     ap.add_argument("--src", required=True)
@@ -359,8 +362,7 @@ def main():
     if a.uid is not None:
         os.chmod(work, 0o755)
         os.chown(os.path.join(work, "home"), a.uid, a.uid)
-    env = dict(os.environ)
-    env.update(m["env"])
+    env = cm.compile_env(m, a.cc)
     if a.hosts:
         check_hosts(a, m, env, libdir, work)
         print("ok")
