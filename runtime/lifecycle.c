@@ -246,8 +246,9 @@ struct instr__thread *instr__fork_child_resume(void)
  * it is born, before it returns from fork into instrumented code). */
 void instr__fork_child_signalled(void)
 {
-    if (__atomic_load_n(&instr__rt.fork_pending, __ATOMIC_ACQUIRE) && instr__thread_own(instr__tls) == NULL &&
-        instr__tls != &instr__idle_thread)
+    /* The thread may be at its first hook, before it took the lock (its
+     * state idle meanwhile): the handler makes the dump in its stead. */
+    if (__atomic_load_n(&instr__rt.fork_pending, __ATOMIC_ACQUIRE) && instr__thread_own(instr__tls) == NULL)
         resume(1);
 }
 
