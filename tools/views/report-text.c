@@ -650,9 +650,10 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
         fprintf(out, "Dropped:    %" PRIu64 " events\n", s->dropped);
     if (s->repairs.cut_threads) {
         instr_fmt_value(a, sizeof a, s->repairs.unrecorded_ticks, s->unrecorded_ns, u);
-        fprintf(out, "Unknown:    %s %s after the last event of %" PRIu64 " thread%s whose record was cut (truncated, "
-                     "damaged or dropped), to the process's end: charged to no function\n",
-                a, instr_units_name(u), s->repairs.cut_threads, s->repairs.cut_threads == 1 ? "" : "s");
+        fprintf(out, "Unknown:    %s %s of thread time after the last event of %" PRIu64 " thread%s whose record was "
+                     "cut (truncated, damaged or dropped), to the process's end%s: charged to no function\n",
+                a, instr_units_name(u), s->repairs.cut_threads, s->repairs.cut_threads == 1 ? "" : "s",
+                s->repairs.cut_threads == 1 ? "" : " (summed over them: it may exceed the duration)");
     }
     threshold_line(out, s); /* where those functions' time went */
     if (verbose && s->repairs.runtime_ticks) {
