@@ -34,14 +34,21 @@ static const struct ending {
     {"PMPI_Abort", "ended by MPI_Abort"},
 };
 
+/* Whether dump d has no end of its own to say: not complete, signalled,
+ * sampled or counted. */
+static int unended(const struct instr_dump *d)
+{
+    return !(d->hdr.flags & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED | INSTR_DUMP_SAMPLED | INSTR_DUMP_COUNTS |
+                             INSTR_DUMP_SAMPLING_CUT));
+}
+
 /* The ending of dump i (an index in endings) and the thread whose record
  * ends in it; -1 when its record ends otherwise. */
 static int ending_of(const struct instr_session *s, size_t i, const struct instr_pthread **thread)
 {
     const struct instr_dump *d = &s->dumps[i];
     const struct instr_profile *p = &s->profiles[i];
-    if (d->hdr.flags & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED | INSTR_DUMP_SAMPLED | INSTR_DUMP_COUNTS |
-                        INSTR_DUMP_SAMPLING_CUT))
+    if (!unended(d))
         return -1;
     /* The thread that went on longest: the one that called. */
     const struct instr_pthread *last = NULL;
@@ -66,8 +73,7 @@ static int ending_of(const struct instr_session *s, size_t i, const struct instr
 static const struct instr_dump *exec_successor(const struct instr_session *s, size_t i)
 {
     const struct instr_dump *d = &s->dumps[i], *next = NULL;
-    if (d->hdr.flags & (INSTR_DUMP_COMPLETE | INSTR_DUMP_SIGNALED | INSTR_DUMP_SAMPLED | INSTR_DUMP_COUNTS |
-                        INSTR_DUMP_SAMPLING_CUT))
+    if (!unended(d))
         return NULL;
     for (size_t j = 0; j < s->ndumps; j++) {
         const struct instr_dump *e = &s->dumps[j];
