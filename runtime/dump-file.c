@@ -310,8 +310,7 @@ static uint64_t room_for(int fd, uint64_t idx, uint64_t want, const char **why)
 
 void instr__count_dropped(void)
 {
-    if (instr__rt.header)
-        __atomic_fetch_add(&instr__rt.header->dropped_events, 1, __ATOMIC_RELAXED);
+    instr__count_dropped_kind(0);
 }
 
 void instr__count_dropped_kind(unsigned kind)

@@ -157,8 +157,8 @@ static void parent_after_fork(void)
     errno = saved;
 }
 
-/* The forking thread's state in a fork child whose dump is not made yet,
- * and whether one is to be made (pending.on: instr__rt.fork_pending). */
+/* A fork child whose dump is not made yet (instr__rt.fork_pending): whether
+ * it was tried, and the forking thread with its state, until it resumes. */
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     int made;                  /* the dump was tried */
