@@ -234,6 +234,24 @@ def check_data(args):
           dj["job"]["pop"] == [round(vr["session"]["pop"][k], 4) for k in
                                ("load_balance", "communication_efficiency", "parallel_efficiency")],
           f"a job: ranks in order and named, the rank table of --view ranks ({dj.get('job')}, want {want})")
+    # its messages and collective waits: the chrome export's flow arrows, end for end (pid, tid, µs)
+    cpath = os.path.join(args.work, "job.json")
+    run([os.path.join(args.bin, "instr-report"), "--export", "chrome", "-o", cpath, *jdumps], ok=(0, 3))
+    ends = {}
+    for e in json.load(open(cpath))["traceEvents"]:
+        if e["ph"] in "sf" and e.get("cat") == "mpi":
+            ends.setdefault(e["id"], {})[e["ph"]] = (e["pid"], e["tid"], round(e["ts"] * 1e3), e["name"])
+    want_flows = sorted((f["s"][:3], f["f"][:3], f["s"][3]) for f in ends.values())
+    fl, procs = dj.get("flows") or [], dj["procs"]
+    got_flows = sorted(((procs[fl[k]]["pid"], fl[k + 1], fl[k + 2]), (procs[fl[k + 3]]["pid"], fl[k + 4], fl[k + 5]),
+                        dj["strings"][fl[k + 6]]) for k in range(0, len(fl), 8))
+    colls = sorted(dj["strings"][fl[k + 6]] for k in range(0, len(fl), 8) if fl[k + 7] == 1)
+    check(len(want_flows) == 4 and got_flows == want_flows and dj["meta"]["flows"] == 4 and
+          colls == ["MPI_Allreduce #0: last in"],
+          f"a job's flows: {got_flows} against chrome's {want_flows}, collectives {colls}")
+    _, dr = embedded(export(args, jdumps, os.path.join(args.work, "job-range.html"), "--time-range", "0.025:0.040"))
+    check(dr["meta"]["flows"] == 2 and len(dr["flows"]) == 16,
+          f"--time-range keeps the flows that reach into it: {dr['meta']['flows']} {dr['flows']}")
 
     # Thinning: 1.6 M calls -> at most 1 M, the shortest left out, callers kept.
     # --raw: the calls as recorded, so the threshold is above 0 ns
@@ -314,12 +332,25 @@ def check_chromium(args):
     screenshot(args, path, os.path.join(args.work, "small.png"), {"hover": ["rec", 1], "select": "rec"})
     # a job's page: its ranks in rank order (given rank 1 first) and the rank table
     jpath = export(args, job_dumps(args), os.path.join(args.work, "job.html"))
-    jout, jconsole = page_test(args, jpath, {})
+    jout, jconsole = page_test(args, jpath, {"flowsKey": 1})
     procs = [l[1] for l in jout.get("lanes", []) if l[0] == "proc"]
     check(not jout["errors"] and not jconsole and procs == ["pid 200  rank 0 (node0)", "pid 201  rank 1 (node1)"] and
           [r[:2] for r in jout["ranks"]] == [["0", "node0"], ["1", "node1"]] and
           jout["ranksHead"].startswith("Job 50: 2 of 2 ranks · load balance 0.994"),
           f"a job's page: lanes {procs}, rank table {jout.get('ranks')}, {jout.get('ranksHead')!r} ({jout['errors']})")
+    # its messages as arrows from the sending thread's MPI call (rank 0's, the first lane: depth 1,
+    # under main) to the receiving one's (rank 1's), and the Allreduce's wait back from rank 1; M
+    # hides them
+    jv, fd = jout["view"], jout.get("flowsDrawn") or []
+    tops = [y for k, y in jout.get("laneTops") or [] if k == "thread"] + [0, 0]
+    y0, y1 = (RULER + tops[i] + TH + MARKH + RH + RH / 2 for i in (0, 1))
+    xs = lambda t: jv["left"] + (t - jv["t0"]) / jv["nsPerPx"]
+    want = sorted([(xs(1000), y0, xs(3500), y1, "message 800 B"), (xs(8000), y1, xs(9000), y0, "MPI_Allreduce #0: last in"),
+                   (xs(20000), y0, xs(31050), y1, "message 10 B"), (xs(30000), y0, xs(31000), y1, "message 10 B")])
+    check(len(fd) == 4 and all(abs(a - b) < 0.01 for g, w in zip(sorted(map(tuple, fd)), want) for a, b in
+                               zip(g[:4], w[:4])) and [g[4] for g in sorted(map(tuple, fd))] == [w[4] for w in want]
+          and jout.get("flowsHidden") == [] and "4 messages and collective waits drawn" in jout.get("note", ""),
+          f"a job's page: the arrows drawn {fd} (want {want}), hidden by M {jout.get('flowsHidden')}, note {jout.get('note')!r}")
     check(not out["errors"] and not console, f"small: no errors ({out['errors']}, {console})")
     v = out["view"]
     # The whole run is shown first: [-1%, 101%] of its 10 µs.

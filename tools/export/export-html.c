@@ -13,6 +13,14 @@
  *                                        ci/ce without CPU data: meta "cpu")
  *    "job": {"id", "size", "pop": [load balance, communication, parallel efficiency],
  *            "ranks": [[rank, host, Elapsed, useful, MPI ns], ...]}   a job's (job.h), else absent
+ *    "flows": [from, from tid, from ns, to, to tid, to ns, name, collective, ...]
+ *                                        a job's messages and collectives (as the chrome
+ *                                        export's flow arrows): from a send's start to its
+ *                                        receive's end, from the last rank into an N x N
+ *                                        collective to each other rank's exit from it; from
+ *                                        and to index "procs" as written; collective 0/1.
+ *                                        At most INSTR_HTML_MAX_FLOWS, the longest kept
+ *                                        (meta "flows": how many there were)
  *    "procs": [{"pid", "name", "rank" (a job's rank, else null), "end" (its process's end),
  *               "windows": [from, to, ...] (a switchable run's recorded windows, p->windows in ns;
  *                          null if its hooks were never switched),
@@ -54,6 +62,7 @@
 
 #include "export-html-page.h"
 #include "export-options.h"
+#include "mpi-calls.h"
 #include "report.h"
 #include "writers.h"
 #include "strtab.h"
@@ -61,6 +70,7 @@
 
 #define INSTR_HTML_MAX_CALLS 1000000u
 #define INSTR_HTML_MAX_STATES 1000000u
+#define INSTR_HTML_MAX_FLOWS 100000u
 #define INSTR_HTML_STATE_APP 0x100u
 
 struct hcall {
@@ -105,6 +115,15 @@ struct hproc {
     size_t nthreads;
 };
 
+/* A message or a collective's wait, drawn as an arrow (mpi-calls.h). */
+struct hflow {
+    uint32_t from, to; /* dump (procs) indexes */
+    uint64_t from_tid, to_tid;
+    uint64_t t0, t1; /* ns since the session's start */
+    uint32_t name;
+    int collective;
+};
+
 struct hexp {
     const struct instr_session *s;
     const struct instr_timeline_opts *o; /* --time-range, --min-duration */
@@ -123,6 +142,9 @@ struct hexp {
     uint64_t state_thresh;  /* OS intervals shorter than this are not held (ns) */
     int failed;             /* a charge could not be held (out of memory) */
     int mismatch;           /* the walk numbered functions unlike the report */
+    struct hflow *flows;    /* a job's, the longest INSTR_HTML_MAX_FLOWS */
+    size_t nflows, capflows;
+    uint64_t flows_seen;    /* in range */
 };
 
 /* ---- collecting the timeline ---------------------------------------------------- */
@@ -487,6 +509,72 @@ static int thin(struct hexp *h)
     return 0;
 }
 
+/* ---- a job's messages and collectives ---------------------------------------------- */
+
+static uint64_t flow_len(const struct hflow *f)
+{
+    return f->t1 > f->t0 ? f->t1 - f->t0 : f->t0 - f->t1;
+}
+
+static int cmp_flow_len(const void *a, const void *b) /* longest first */
+{
+    uint64_t x = flow_len(a), y = flow_len(b);
+    return (x < y) - (x > y);
+}
+
+static int cmp_flow_start(const void *a, const void *b)
+{
+    const struct hflow *x = a, *y = b;
+    return (x->t0 > y->t0) - (x->t0 < y->t0);
+}
+
+static uint64_t flow_ns(const struct hexp *h, double axis_ns)
+{
+    double ns = axis_ns - h->t0_us * 1e3;
+    return ns > 0 ? (uint64_t)llround(ns) : 0;
+}
+
+/* The flows of a job (mpi-calls.h: matched by the wait states), as the
+ * chrome export draws them, in --time-range; past INSTR_HTML_MAX_FLOWS the
+ * longest are kept, then sorted by start. */
+static int collect_flows(struct hexp *h)
+{
+    const struct instr_session *s = h->s;
+    if (!s->job)
+        return 0;
+    struct instr_mpi_calls m;
+    int rc = instr_mpi_calls_build(s, &m);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < m.nrecs && rc == 0; i++) {
+        char name[96];
+        int kind = instr_mpi_flow(&m, i, name, sizeof name);
+        if (!kind)
+            continue;
+        const struct instr_mpi_rec *to = &m.recs[i], *from = &m.recs[to->partner];
+        struct hflow f = {.from = s->job->ranks[from->rank].dump, .to = s->job->ranks[to->rank].dump,
+                          .from_tid = from->tid, .to_tid = to->tid, .t0 = flow_ns(h, from->start),
+                          .t1 = flow_ns(h, to->end), .collective = kind == INSTR_MPI_FLOW_COLLECTIVE};
+        uint64_t lo = f.t0 < f.t1 ? f.t0 : f.t1, hi = f.t0 < f.t1 ? f.t1 : f.t0;
+        if (hi < h->o->from_us * 1e3 || (h->o->to_us >= 0 && lo > h->o->to_us * 1e3))
+            continue;
+        h->flows_seen++;
+        if ((f.name = instr_strtab_id(&h->st, name)) == UINT32_MAX ||
+            grow((void **)&h->flows, &h->capflows, h->nflows + 1, sizeof *h->flows) < 0)
+            rc = INSTR_ENOMEM;
+        else
+            h->flows[h->nflows++] = f;
+    }
+    instr_mpi_calls_free(&m);
+    if (rc == 0 && h->nflows > INSTR_HTML_MAX_FLOWS) {
+        qsort(h->flows, h->nflows, sizeof *h->flows, cmp_flow_len);
+        h->nflows = INSTR_HTML_MAX_FLOWS;
+    }
+    if (rc == 0 && h->nflows > 1)
+        qsort(h->flows, h->nflows, sizeof *h->flows, cmp_flow_start);
+    return rc;
+}
+
 static int cmp_call(const void *a, const void *b)
 {
     const struct hcall *x = a, *y = b;
@@ -562,7 +650,8 @@ static int write_json(FILE *out, struct hexp *h)
             h->nstates, h->state_thresh);
     fprintf(out, ",\"range\":[%.0f,", o->from_us * 1e3);
     jnum(out, o->to_us < 0 ? NAN : o->to_us * 1e3);
-    fprintf(out, "],\"min_dur_opt\":%.0f},\n\"strings\":[", o->min_dur_us * 1e3);
+    fprintf(out, "],\"min_dur_opt\":%.0f,\"flows\":%" PRIu64 "},\n\"strings\":[", o->min_dur_us * 1e3,
+            h->flows_seen);
     for (size_t i = 0; i < h->st.n; i++) {
         if (i)
             fputc(',', out);
@@ -604,6 +693,15 @@ static int write_json(FILE *out, struct hexp *h)
             fputc(']', out);
         }
         fprintf(out, "]},\n");
+    }
+    if (s->job) {
+        fprintf(out, "\"flows\":[");
+        for (size_t k = 0; k < h->nflows; k++) {
+            const struct hflow *f = &h->flows[k];
+            fprintf(out, "%s%u,%" PRIu64 ",%" PRIu64 ",%u,%" PRIu64 ",%" PRIu64 ",%u,%d", k ? (k % 4 ? "," : ",\n") : "",
+                    f->from, f->from_tid, f->t0, f->to, f->to_tid, f->t1, f->name, f->collective);
+        }
+        fprintf(out, "],\n");
     }
     fprintf(out, "\"procs\":[");
     for (size_t i = 0; i < s->ndumps; i++) {
@@ -698,6 +796,8 @@ int instr_export_html(FILE *out, const struct instr_session *s, const struct ins
         rc = thin(&h);
     if (rc == 0 && h.nstates > INSTR_HTML_MAX_STATES)
         rc = thin_states(&h, INSTR_HTML_MAX_STATES);
+    if (rc == 0)
+        rc = collect_flows(&h);
     if (rc == 0) {
         const char *mark = strstr(instr_html_page, "/*INSTR_DATA*/");
         if (!mark)
@@ -709,6 +809,7 @@ int instr_export_html(FILE *out, const struct instr_session *s, const struct ins
         }
     }
     free_procs(&h);
+    free(h.flows);
     instr_strtab_free(&h.st);
     return rc;
 }

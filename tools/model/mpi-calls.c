@@ -48,11 +48,12 @@ int instr_mpi_flow(const struct instr_mpi_calls *m, size_t i, char *name, size_t
     if (to->partner >= m->nrecs || to->partner == i)
         return 0;
     const struct instr_mpi_rec *from = &m->recs[to->partner];
-    if (to->call != from->call || call_class(to->call) != INSTR_MPI_CLASS_COLL)
+    if (to->call != from->call || call_class(to->call) != INSTR_MPI_CLASS_COLL) {
         snprintf(name, len, "message %" PRId64 " B", to->f[INSTR_MPI_FIELD_RECEIVED]);
-    else
-        snprintf(name, len, "%s #%" PRId64 ": last in", instr_mpi_call_name(to->call), to->f[INSTR_MPI_FIELD_SEQ]);
-    return 1;
+        return INSTR_MPI_FLOW_MESSAGE;
+    }
+    snprintf(name, len, "%s #%" PRId64 ": last in", instr_mpi_call_name(to->call), to->f[INSTR_MPI_FIELD_SEQ]);
+    return INSTR_MPI_FLOW_COLLECTIVE;
 }
 
 /* One call being read: its event and the fields seen so far. */

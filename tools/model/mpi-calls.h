@@ -83,8 +83,11 @@ void instr_mpi_calls_free(struct instr_mpi_calls *m);
  * wait-states.c.  0 or INSTR_ENOMEM. */
 int instr_mpi_wait_states(struct instr_mpi_calls *m);
 /* The flow (the timelines' arrow) that ends at recs[i], from recs[i].partner:
- * 1 with its name ("message 800 B", "MPI_Allreduce #3: last in") in name,
- * or 0 when none ends there (no partner matched, the last rank in itself). */
+ * INSTR_MPI_FLOW_MESSAGE or INSTR_MPI_FLOW_COLLECTIVE with its name
+ * ("message 800 B", "MPI_Allreduce #3: last in") in name, or 0 when none
+ * ends there (no partner matched, the last rank in itself). */
+#define INSTR_MPI_FLOW_MESSAGE 1
+#define INSTR_MPI_FLOW_COLLECTIVE 2
 int instr_mpi_flow(const struct instr_mpi_calls *m, size_t i, char *name, size_t len);
 /* "MPI_Send" for INSTR_MPI_SEND; "?" if unknown. */
 const char *instr_mpi_call_name(unsigned call);
