@@ -2,6 +2,8 @@
 #
 #   bin/instr-report, bin/instr-dump,     the tools (INSTR_PROGRAMS below)
 #   bin/instr-sample
+#   bin/instr-report-mpi                  instr-report over MPI (where an MPI was found;
+#                                         not in the Debian package)
 #   lib/instr/instr.so                    the plugin users pass to -fplugin= (the
 #   lib/instr/instr-gccNN.so              version shim) and the plugin per GCC
 #   lib/instr/libinstr-rt.so              the runtime, beside the plugin
@@ -61,6 +63,22 @@ foreach(program IN LISTS INSTR_PROGRAMS)
             DESTINATION ${INSTR_INSTALL_COMPLETIONDIR} RENAME ${program})
   endif()
 endforeach()
+
+# instr-report over MPI (tools/, where an MPI's mpicc is found), in the
+# install tree; component "mpi", which the Debian package leaves out so
+# that it depends on no MPI (instr-package.cmake).
+if(TARGET instr-report-mpi)
+  install(TARGETS instr-report-mpi RUNTIME DESTINATION ${INSTR_INSTALL_BINDIR} COMPONENT mpi)
+  set(gz ${CMAKE_BINARY_DIR}/man/instr-report-mpi.1.gz)
+  add_custom_command(OUTPUT ${gz}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/man
+    COMMAND gzip -9n -c ${CMAKE_SOURCE_DIR}/docs/man/instr-report-mpi.1 > ${gz}
+    DEPENDS ${CMAKE_SOURCE_DIR}/docs/man/instr-report-mpi.1 VERBATIM)
+  add_custom_target(instr-man-instr-report-mpi ALL DEPENDS ${gz})
+  install(FILES ${gz} DESTINATION ${INSTR_INSTALL_MANDIR}/man1 COMPONENT mpi)
+  install(FILES ${CMAKE_SOURCE_DIR}/completion/instr-report.bash
+          DESTINATION ${INSTR_INSTALL_COMPLETIONDIR} RENAME instr-report-mpi COMPONENT mpi)
+endif()
 
 # Not executable: cc1 dlopen()s plugins, and Debian wants 0644 for them.
 # Files, not targets, so stripped here when the install strips targets

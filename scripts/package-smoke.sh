@@ -20,6 +20,12 @@ set -- build/instr_*.deb
 [ $# = 1 ] && [ -f "$1" ] || { echo "cpack made no single instr_*.deb: $*"; exit 1; }
 deb=$1
 dpkg-deb --field "$deb" Package Version Depends Suggests
+# No MPI in the package: instr-report-mpi (cmake --install's "mpi"
+# component) stays out, so no dependency on one MPI's libraries.
+if dpkg-deb --contents "$deb" | grep -q 'instr-report-mpi' ||
+    dpkg-deb --field "$deb" Depends | grep -qiE 'mpi|libopenmpi'; then
+    echo "$deb holds instr-report-mpi or depends on an MPI"; exit 1
+fi
 # Debian's own checks of a package: no error (a copyright file, a
 # changelog, a real maintainer address); the warnings are printed.
 lintian --fail-on error --allow-root "$deb" || { echo "lintian found errors in $deb"; exit 1; }

@@ -29,6 +29,11 @@ done
 # instr-sample, when this build made it (libunwind found).
 tools="bin/instr-report bin/instr-dump"
 [ -x "$build/bin/instr-sample" ] && tools="$tools bin/instr-sample"
+# instr-report-mpi, when this build made it (an MPI found): with its page.
+if [ -x "$build/bin/instr-report-mpi" ]; then
+    tools="$tools bin/instr-report-mpi"
+    [ -f "$p/share/man/man1/instr-report-mpi.1.gz" ] || { echo "missing: the page of instr-report-mpi"; status=1; }
+fi
 for f in $tools; do
     [ -x "$p/$f" ] || { echo "not executable or missing: $f"; status=1; }
     "$p/$f" --version >/dev/null || { echo "installed $f --version failed"; status=1; }
