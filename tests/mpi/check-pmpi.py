@@ -112,6 +112,10 @@ def check_report(a, jdir):
     x = sites.get(("MPI_Allreduce", 42))
     if not x or x["calls"] != n or x["bytes_sent"] != 32 * n or x["messages_sent"] != 0:
         cm.fail("MPI_Allreduce at line 42: %s" % x)
+    # the communication matrix: rank r sends its 3 messages to r+1, nothing to any other rank
+    want_pairs = [{"from": r, "to": (r + 1) % n, "messages": 3, "bytes": sent(r)} for r in range(n)]
+    if j["pairs"] != want_pairs:
+        cm.fail("--view mpi pairs %s\n  want %s" % (j["pairs"], want_pairs))
     times = [x["time_ns"] for x in j["sites"]]
     if times != sorted(times, reverse=True) or j["calls"] != 15 * n:
         cm.fail("sites not by time, or calls %d: %s" % (j["calls"], times))
@@ -119,7 +123,9 @@ def check_report(a, jdir):
     got = [{"rank": int(r["rank"]), "calls": int(r["calls"]), "messages_sent": int(r["messages_sent"]),
             "bytes_sent": int(r["bytes_sent"]), "messages_received": int(r["messages_received"]),
             "bytes_received": int(r["bytes_received"])} for r in rows if r["record"] == "rank"]
-    if got != want or len([r for r in rows if r["record"] == "site"]) != len(j["sites"]):
+    got_pairs = [{"from": int(r["rank"]), "to": int(r["to_rank"]), "messages": int(r["messages_sent"]),
+                  "bytes": int(r["bytes_sent"])} for r in rows if r["record"] == "pair"]
+    if got != want or len([r for r in rows if r["record"] == "site"]) != len(j["sites"]) or got_pairs != want_pairs:
         cm.fail("CSV %s" % rows)
     # one host: its monotonic clock, exact, whatever rank 2's real-time clock said; the ping-pongs
     # still measure rank 2's 5 s, and say it
@@ -147,7 +153,8 @@ def check_report(a, jdir):
     if not clocks or abs(float(clocks.group(1)) * 1e3 - SHIFT) > float(clocks.group(2)) * 1e3 + 1e6:
         cm.fail("no Clocks: line with an offset of %d ns\n%s" % (SHIFT, text))
     text = report(a, "--view", "mpi", jdir)
-    for title in ("Call sites by time", "Top call sites by bytes sent", "Messages per rank"):
+    for title in ("Call sites by time", "Top call sites by bytes sent", "Messages per rank",
+                  "Messages per pair of ranks"):
         if title not in text:
             cm.fail("no %r in\n%s" % (title, text))
 
@@ -207,6 +214,9 @@ def check_traces(a, work):
     keys = ("rank", "calls", "messages_sent", "bytes_sent", "messages_received", "bytes_received")
     if [{k: x[k] for k in keys} for x in j["ranks"]] != want_ranks:
         cm.fail("traces: ranks %s" % j["ranks"])
+    # the matrix: rank 0's four sends to rank 1 (1000 + 20 bytes; the invalid events' not counted)
+    if j["pairs"] != [{"from": 0, "to": 1, "messages": 4, "bytes": 1020}]:
+        cm.fail("traces: pairs %s" % j["pairs"])
     # on rank 0's axis rank 1's receive began at 500 ns, the send at 1000: late sender 500 ns (on the
     # clocks as they were, none: the receive would begin 500 us later); Allreduce entered at 6000 and
     # 8000: rank 0 waits 2000 ns.  Two Irecvs of tag 9 waited for in the other order: the Wait at

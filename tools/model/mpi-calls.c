@@ -332,6 +332,51 @@ static int by_time(const void *a, const void *b)
     return c ? c : (x->line > y->line) - (x->line < y->line);
 }
 
+static int by_pair(const void *a, const void *b)
+{
+    const struct instr_mpi_pair *x = a, *y = b;
+    if (x->from != y->from)
+        return x->from < y->from ? -1 : 1;
+    return (x->to > y->to) - (x->to < y->to);
+}
+
+/* m->pairs from the sends kept (a message each, to a peer of the world). */
+static int pairs(struct instr_mpi_calls *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->nrecs; i++) {
+        const struct instr_mpi_rec *r = &m->recs[i];
+        int cls = call_class(r->call);
+        n += (cls == INSTR_MPI_CLASS_SEND || cls == INSTR_MPI_CLASS_SENDRECV) && ((r->seen >> INSTR_MPI_FIELD_SENT) & 1) &&
+             ((r->seen >> INSTR_MPI_FIELD_PEER) & 1) && r->f[INSTR_MPI_FIELD_PEER] >= 0;
+    }
+    if (!n)
+        return 0;
+    if (!(m->pairs = malloc(n * sizeof *m->pairs)))
+        return INSTR_ENOMEM;
+    for (size_t i = 0; i < m->nrecs; i++) {
+        const struct instr_mpi_rec *r = &m->recs[i];
+        int cls = call_class(r->call);
+        if ((cls == INSTR_MPI_CLASS_SEND || cls == INSTR_MPI_CLASS_SENDRECV) && ((r->seen >> INSTR_MPI_FIELD_SENT) & 1) &&
+            ((r->seen >> INSTR_MPI_FIELD_PEER) & 1) && r->f[INSTR_MPI_FIELD_PEER] >= 0)
+            m->pairs[m->npairs++] = (struct instr_mpi_pair){m->ranks[r->rank].rank,
+                                                            (int32_t)r->f[INSTR_MPI_FIELD_PEER], 1,
+                                                            (uint64_t)r->f[INSTR_MPI_FIELD_SENT]};
+    }
+    qsort(m->pairs, m->npairs, sizeof *m->pairs, by_pair);
+    size_t k = 0; /* one per pair, summed */
+    for (size_t i = 0; i < m->npairs; i++) {
+        if (k && m->pairs[k - 1].from == m->pairs[i].from && m->pairs[k - 1].to == m->pairs[i].to) {
+            m->pairs[k - 1].messages++;
+            m->pairs[k - 1].bytes += m->pairs[i].bytes;
+        } else {
+            m->pairs[k++] = m->pairs[i];
+        }
+    }
+    m->npairs = k;
+    return 0;
+}
+
 /* The ranks' clocks as the session's axis measured them (axis.h). */
 static void clocks(const struct instr_session *s, struct instr_mpi_calls *m)
 {
@@ -370,7 +415,9 @@ int instr_mpi_calls_build(const struct instr_session *s, struct instr_mpi_calls 
         }
     }
     clocks(s, m);
-    int rc = instr_mpi_wait_states(m);
+    int rc = pairs(m);
+    if (rc == 0)
+        rc = instr_mpi_wait_states(m);
     if (rc < 0) {
         instr_mpi_calls_free(m);
         return rc;
@@ -383,6 +430,7 @@ int instr_mpi_calls_build(const struct instr_session *s, struct instr_mpi_calls 
 void instr_mpi_calls_free(struct instr_mpi_calls *m)
 {
     free(m->recs);
+    free(m->pairs);
     free(m->sites);
     free(m->ranks);
     memset(m, 0, sizeof *m);

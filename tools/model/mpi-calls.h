@@ -57,11 +57,21 @@ struct instr_mpi_rank {
     uint64_t received_messages, received_bytes; /* point-to-point, from the statuses */
 };
 
+/* Point-to-point messages sent from one world rank to another (the
+ * communication matrix, its cells that are not empty): from the sends'
+ * peers and bytes. */
+struct instr_mpi_pair {
+    int32_t from, to;
+    uint64_t messages, bytes;
+};
+
 struct instr_mpi_calls {
     struct instr_mpi_site *sites; /* by time, largest first */
     size_t nsites;
     struct instr_mpi_rank *ranks; /* as the job's ranks (job.h) */
     size_t nranks;
+    struct instr_mpi_pair *pairs; /* by from, then to */
+    size_t npairs;
     uint64_t calls;
     double time_ns;
     double late_sender_ns, wait_coll_ns; /* the wait states, summed */

@@ -1,10 +1,11 @@
 /* view-mpi.c - --view mpi: a job's MPI calls as libinstr-mpi recorded
  * them (mpi-calls.h), mpiP's sections: the call sites by time (call,
  * caller and line, calls, time, its share, messages, bytes sent and their
- * min/mean/max a call), the top sites by bytes, and per rank the messages
- * and bytes sent and received; as text, CSV (one row per site, then one
- * per rank, told apart by the first column) and the JSON report's "mpi"
- * member. */
+ * min/mean/max a call), the top sites by bytes, per rank the messages
+ * and bytes sent and received, and per pair of ranks the messages and
+ * bytes sent (the communication matrix's cells that are not empty); as
+ * text, CSV (one row per site, then one per rank, then one per pair, told
+ * apart by the first column) and the JSON report's "mpi" member. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +17,16 @@
 #include "writers.h"
 
 #define TOP 10
+#define TOP_PAIRS 20
+
+static int by_pair_bytes(const void *a, const void *b)
+{
+    const struct instr_mpi_pair *x = *(const struct instr_mpi_pair *const *)a,
+                                *y = *(const struct instr_mpi_pair *const *)b;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? 1 : -1;
+    return x < y ? -1 : x > y;
+}
 
 static double mean_bytes(const struct instr_mpi_site *x)
 {
@@ -123,6 +134,25 @@ static int mpi_text(FILE *out, const struct instr_session *s, const struct instr
         fprintf(out, "%6d %8" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12" PRIu64 "\n", r->rank, r->calls,
                 r->sent_messages, r->sent_bytes, r->received_messages, r->received_bytes);
     }
+    if (m.npairs) {
+        const struct instr_mpi_pair **pp = malloc(m.npairs * sizeof *pp);
+        if (!pp) {
+            instr_mpi_calls_free(&m);
+            return INSTR_ENOMEM;
+        }
+        for (size_t i = 0; i < m.npairs; i++)
+            pp[i] = &m.pairs[i];
+        qsort(pp, m.npairs, sizeof *pp, by_pair_bytes);
+        if (m.npairs > TOP_PAIRS)
+            fprintf(out, "\nMessages per pair of ranks (point to point, sent: the %d with the most bytes of %zu "
+                         "pairs; every pair in CSV and JSON)\n", TOP_PAIRS, m.npairs);
+        else
+            fprintf(out, "\nMessages per pair of ranks (point to point, sent)\n");
+        fprintf(out, "%6s %6s %10s %12s\n", "From", "To", "Messages", "Bytes");
+        for (size_t i = 0; i < m.npairs && i < TOP_PAIRS; i++)
+            fprintf(out, "%6d %6d %10" PRIu64 " %12" PRIu64 "\n", pp[i]->from, pp[i]->to, pp[i]->messages, pp[i]->bytes);
+        free(pp);
+    }
     instr_mpi_calls_free(&m);
     return 0;
 }
@@ -137,7 +167,7 @@ static int mpi_csv(FILE *out, const struct instr_session *s, const struct instr_
     enum instr_units tu = u == INSTR_UNITS_TICKS ? INSTR_UNITS_NS : u;
     const char *un = instr_units_name(tu);
     fprintf(out, "record,call,caller,line,rank,calls,time_%s,messages_sent,bytes_sent,bytes_min,bytes_mean,bytes_max,"
-                 "messages_received,bytes_received,late_sender_%s,wait_at_collective_%s\n", un, un, un);
+                 "messages_received,bytes_received,late_sender_%s,wait_at_collective_%s,to_rank\n", un, un, un);
     char t[64];
     for (size_t i = 0; i < m.nsites; i++) {
         const struct instr_mpi_site *x = &m.sites[i];
@@ -147,14 +177,17 @@ static int mpi_csv(FILE *out, const struct instr_session *s, const struct instr_
         instr_fmt_value(wc, sizeof wc, 0, x->wait_coll_ns, tu);
         fprintf(out, "site,%s,", instr_mpi_call_name(x->call));
         instr_csv_field(out, x->caller);
-        fprintf(out, ",%" PRIu64 ",,%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.1f,%" PRIu64 ",,,%s,%s\n",
+        fprintf(out, ",%" PRIu64 ",,%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.1f,%" PRIu64 ",,,%s,%s,\n",
                 x->line, x->calls, t, x->messages, x->bytes, min_bytes(x), mean_bytes(x), x->bytes_max, ls, wc);
     }
     for (size_t i = 0; i < m.nranks; i++) {
         const struct instr_mpi_rank *r = &m.ranks[i];
-        fprintf(out, "rank,,,,%d,%" PRIu64 ",,%" PRIu64 ",%" PRIu64 ",,,,%" PRIu64 ",%" PRIu64 ",,\n", r->rank, r->calls,
+        fprintf(out, "rank,,,,%d,%" PRIu64 ",,%" PRIu64 ",%" PRIu64 ",,,,%" PRIu64 ",%" PRIu64 ",,,\n", r->rank, r->calls,
                 r->sent_messages, r->sent_bytes, r->received_messages, r->received_bytes);
     }
+    for (size_t i = 0; i < m.npairs; i++)
+        fprintf(out, "pair,,,,%d,,,%" PRIu64 ",%" PRIu64 ",,,,,,,,%d\n", m.pairs[i].from, m.pairs[i].messages,
+                m.pairs[i].bytes, m.pairs[i].to);
     instr_mpi_calls_free(&m);
     return 0;
 }
@@ -222,6 +255,16 @@ int instr_json_mpi(struct instr_json *j, const struct instr_session *s, const st
         instr_json_key_u64(j, "bytes_sent", r->sent_bytes);
         instr_json_key_u64(j, "messages_received", r->received_messages);
         instr_json_key_u64(j, "bytes_received", r->received_bytes);
+        instr_json_close(j);
+    }
+    instr_json_close(j);
+    instr_json_open(j, "pairs", '[', INSTR_JSON_LINES); /* by from, then to */
+    for (size_t i = 0; i < m.npairs; i++) {
+        instr_json_open(j, NULL, '{', INSTR_JSON_INLINE);
+        instr_json_key_u64(j, "from", (uint64_t)m.pairs[i].from);
+        instr_json_key_u64(j, "to", (uint64_t)m.pairs[i].to);
+        instr_json_key_u64(j, "messages", m.pairs[i].messages);
+        instr_json_key_u64(j, "bytes", m.pairs[i].bytes);
         instr_json_close(j);
     }
     instr_json_close(j);
