@@ -223,7 +223,8 @@ def check_traces(a, work):
     # 15200 completes the second, posted second, sent at 30000: 14800 ns (matched in the order of
     # completion it would be the first, sent at 20000: 4800 ns); the other Wait begins after its send
     ws = {(x["call"], x["line"]): (x["late_sender_ns"], x["wait_at_collective_ns"]) for x in j["sites"]}
-    if j["wait_states"] != {"late_sender_ns": 15300, "wait_at_collective_ns": 2000, "unmatched": 0} or \
+    if j["wait_states"] != {"late_sender_ns": 15300, "late_receiver_ns": 0, "wait_at_collective_ns": 2000,
+                            "unmatched": 0} or \
             ws != {("MPI_Allreduce", 14): (0, 2000), ("MPI_Recv", 22): (500, 0), ("MPI_Send", 12): (0, 0),
                    ("MPI_Send", 40): (0, 0), ("MPI_Wait", 31): (14800, 0), ("MPI_Irecv", 30): (0, 0)}:
         cm.fail("traces: wait states %s, sites %s" % (j["wait_states"], ws))
@@ -243,6 +244,52 @@ def check_traces(a, work):
     if "Invalid:    3 recorded MPI events left out" not in text:
         cm.fail("traces: the invalid events not said\n" + text)
     print("traces: %d sites, 3 invalid events left out" % len(got))
+
+
+def check_waits_traces(a, work):
+    """Hand-made dumps (mpi-waits/): 3 ranks on one host with known waits.
+    Rank 0's MPI_Ssend to rank 1 (1000-5000 ns) until rank 1's MPI_Recv
+    is posted at 4000: late receiver 3000; rank 2's eager MPI_Send
+    (30000-30100) returned before its receive was posted at 31000: none.
+    MPI_Bcast from root 0, which enters at 10000, ranks 1 and 2 at 8000 and
+    9000: late broadcast 2000 + 1000; MPI_Reduce to root 0, which enters at
+    20000, the first other rank at 22000: early reduce 2000."""
+    dumps = []
+    tdir = os.path.join(a.src, "mpi-waits")
+    for t in sorted(os.listdir(tdir)):
+        out = os.path.join(work, "waits-" + t[:-4] + ".instr")
+        cm.run([os.path.join(a.bin, "instr-dump"), "--from-text", os.path.join(tdir, t), "-o", out])
+        dumps.append(out)
+    j = json.loads(report(a, "--view", "mpi", "--format", "json", *dumps))["mpi"]
+    ws = {(x["call"], x["line"]): (x["late_sender_ns"], x["late_receiver_ns"], x["wait_at_collective_ns"])
+          for x in j["sites"]}
+    want = {("MPI_Ssend", 12): (0, 3000, 0), ("MPI_Recv", 22): (0, 0, 0), ("MPI_Send", 40): (0, 0, 0),
+            ("MPI_Recv", 30): (0, 0, 0), ("MPI_Bcast", 14): (0, 0, 3000), ("MPI_Reduce", 16): (0, 0, 2000)}
+    if j["wait_states"] != {"late_sender_ns": 0, "late_receiver_ns": 3000, "wait_at_collective_ns": 5000,
+                            "unmatched": 0} or ws != want:
+        cm.fail("waits: wait states %s, sites %s\n  want %s" % (j["wait_states"], ws, want))
+    rows = list(csv.DictReader(io.StringIO(report(a, "--view", "mpi", "--format", "csv", "--units", "ns", *dumps))))
+    if {(r["call"], int(r["line"])): float(r["late_receiver_ns"]) for r in rows if r["record"] == "site"} != \
+            {k: float(v[1]) for k, v in want.items()}:
+        cm.fail("waits: CSV late_receiver_ns %s" % rows)
+    text = report(a, "--view", "mpi", "--units", "ns", *dumps)
+    if not re.search(r"^Wait states: late sender 0, late receiver 3000, wait at collective 5000 ns", text, re.M):
+        cm.fail("waits: the Wait states: line\n" + text)
+    # the timelines: an arrow from the root into each other rank's Bcast, one from the first rank
+    # into the Reduce to its root (times in us on the one clock)
+    out = os.path.join(work, "waits.json")
+    report(a, "--export", "chrome", "-o", out, *dumps)
+    flows = {}
+    for e in json.load(open(out))["traceEvents"]:
+        if e["ph"] in "sf" and e.get("cat") == "mpi":
+            flows.setdefault(e["id"], {})[e["ph"]] = (e["name"], e["pid"], e["ts"])
+    got = sorted((f["s"][0], f["s"][1], f["s"][2], f["f"][1], f["f"][2]) for f in flows.values())
+    want_flows = sorted([("MPI_Bcast #0: root in", 300, 10.0, 301, 10.6), ("MPI_Bcast #0: root in", 300, 10.0, 302, 10.7),
+                         ("MPI_Reduce #1: first in", 302, 22.0, 300, 24.0), ("message 100 B", 300, 1.0, 301, 5.0),
+                         ("message 8 B", 302, 30.0, 301, 31.1)])
+    if got != want_flows:
+        cm.fail("waits: flows %s\n  want %s" % (got, want_flows))
+    print("waits: late receiver, late broadcast and early reduce as built")
 
 
 def check_hosts(a, m, env, libdir, work):
@@ -356,6 +403,7 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
         check_traces(a, work)
+        check_waits_traces(a, work)
         print("ok")
         return
     libdir = os.path.dirname(os.path.abspath(a.plugin))

@@ -52,7 +52,10 @@ int instr_mpi_flow(const struct instr_mpi_calls *m, size_t i, char *name, size_t
         snprintf(name, len, "message %" PRId64 " B", to->f[INSTR_MPI_FIELD_RECEIVED]);
         return INSTR_MPI_FLOW_MESSAGE;
     }
-    snprintf(name, len, "%s #%" PRId64 ": last in", instr_mpi_call_name(to->call), to->f[INSTR_MPI_FIELD_SEQ]);
+    const char *who = to->call == INSTR_MPI_BCAST || to->call == INSTR_MPI_SCATTER   ? "root in"
+                      : to->call == INSTR_MPI_REDUCE || to->call == INSTR_MPI_GATHER ? "first in"
+                                                                                       : "last in";
+    snprintf(name, len, "%s #%" PRId64 ": %s", instr_mpi_call_name(to->call), to->f[INSTR_MPI_FIELD_SEQ], who);
     return INSTR_MPI_FLOW_COLLECTIVE;
 }
 

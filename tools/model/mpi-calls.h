@@ -24,8 +24,9 @@ struct instr_mpi_rec {
     uint32_t seen;
     uint64_t tid;   /* the thread that made the call (its kernel id) */
     /* Set by the wait states: a receive's matching send; a whole N x N
-     * collective's last rank in (the one the others waited for);
-     * SIZE_MAX: none. */
+     * collective's last rank in (the one the others waited for); a
+     * broadcast's root (Bcast, Scatter), a reduce root's first other rank
+     * in (Reduce, Gather); SIZE_MAX: none. */
     size_t partner;
 };
 
@@ -41,7 +42,9 @@ struct instr_mpi_site {
     uint64_t bytes_calls;   /* calls that sent bytes: min/mean/max are over them */
     uint64_t bytes_min, bytes_max;
     double late_sender_ns;  /* receives here waiting for their send to start (wait states) */
-    double wait_coll_ns;    /* collectives here waiting for the last rank to enter */
+    double late_receiver_ns; /* blocking sends here waiting for their receive to be posted */
+    double wait_coll_ns;    /* collectives here waiting for the last rank (the root, the first
+                               other rank) to enter */
 };
 
 struct instr_mpi_rank {
@@ -74,7 +77,7 @@ struct instr_mpi_calls {
     size_t npairs;
     uint64_t calls;
     double time_ns;
-    double late_sender_ns, wait_coll_ns; /* the wait states, summed */
+    double late_sender_ns, late_receiver_ns, wait_coll_ns; /* the wait states, summed */
     uint32_t job_size;            /* the job's size (job.h) */
     uint64_t unmatched;           /* receives whose send is not among the calls, collectives not
                                      entered by every rank of the job: no wait state computed */
@@ -94,7 +97,8 @@ void instr_mpi_calls_free(struct instr_mpi_calls *m);
 int instr_mpi_wait_states(struct instr_mpi_calls *m);
 /* The flow (the timelines' arrow) that ends at recs[i], from recs[i].partner:
  * INSTR_MPI_FLOW_MESSAGE or INSTR_MPI_FLOW_COLLECTIVE with its name
- * ("message 800 B", "MPI_Allreduce #3: last in") in name, or 0 when none
+ * ("message 800 B", "MPI_Allreduce #3: last in", "MPI_Bcast #4: root in",
+ * "MPI_Reduce #5: first in") in name, or 0 when none
  * ends there (no partner matched, the last rank in itself). */
 #define INSTR_MPI_FLOW_MESSAGE 1
 #define INSTR_MPI_FLOW_COLLECTIVE 2

@@ -1,6 +1,6 @@
-/* wait-states.c - Scalasca's two commonest wait states from a job's MPI
- * calls (mpi-calls.h), on the session's time axis (axis.h), charged to the call sites
- * where the waiting happened:
+/* wait-states.c - Scalasca's wait states from a job's MPI calls
+ * (mpi-calls.h), on the session's time axis (axis.h), charged to the call
+ * sites where the waiting happened:
  *
  *   late sender         a blocking receive (MPI_Recv, MPI_Sendrecv, or an
  *                       MPI_Wait/Waitall completing an MPI_Irecv) entered
@@ -11,9 +11,25 @@
  *         receiver  ------[recv.....:..........]
  *                         <- wait ->
  *
+ *   late receiver       a blocking send (MPI_Send, MPI_Ssend) still in the
+ *                       call when its matching receive was posted (the
+ *                       MPI_Recv entered, or the MPI_Irecv a Wait
+ *                       completed): from its entry to that post.  A send
+ *                       that returned before the post (sent eagerly, the
+ *                       message buffered) waited for nobody.
+ *
+ *         sender    ------[send.....:......]
+ *         receiver  ----------------[recv..]
+ *                         <- wait ->
+ *
  *   wait at collective  a rank in an MPI_Barrier, Allreduce, Allgather or
  *                       Alltoall of MPI_COMM_WORLD before the last rank
- *                       entered it: from its entry to the last entry.
+ *                       entered it: from its entry to the last entry;
+ *                       in an MPI_Bcast or Scatter before its root
+ *                       entered it (late broadcast): to the root's entry;
+ *                       the root of an MPI_Reduce or Gather before the
+ *                       first other rank entered it (early reduce): to
+ *                       that entry.  Each at most to the call's end.
  *
  * A receive is matched to a send by the channel (sender, receiver,
  * communicator, tag) and order: the k-th receive posted on a channel
@@ -77,6 +93,18 @@ static int is_nxn(unsigned call)
 {
     return call == INSTR_MPI_BARRIER || call == INSTR_MPI_ALLREDUCE || call == INSTR_MPI_ALLGATHER ||
            call == INSTR_MPI_ALLTOALL;
+}
+
+/* One to many: the others wait for the root to enter. */
+static int is_one_to_n(unsigned call)
+{
+    return call == INSTR_MPI_BCAST || call == INSTR_MPI_SCATTER;
+}
+
+/* Many to one: the root waits for the first other rank to enter. */
+static int is_n_to_one(unsigned call)
+{
+    return call == INSTR_MPI_REDUCE || call == INSTR_MPI_GATHER;
 }
 
 /* (rank, request) of an MPI_Irecv's record: where a Wait that completed
@@ -159,6 +187,13 @@ static int late_sender_matched(struct instr_mpi_calls *m, const struct posted *p
                 m->sites[rcv->site].late_sender_ns += w;
                 m->late_sender_ns += w;
             }
+            /* the receive posted: the Irecv's entry for a Wait's, the call's own else */
+            double posted_at = m->recs[recvs[k].order].start;
+            if ((snd->call == INSTR_MPI_SEND || snd->call == INSTR_MPI_SSEND) && posted_at > s0 &&
+                posted_at < snd->end) {
+                m->sites[snd->site].late_receiver_ns += posted_at - s0;
+                m->late_receiver_ns += posted_at - s0;
+            }
         }
         while (a < ns && same_chan(&sends[a], &recvs[b]))
             a++; /* sends never received */
@@ -194,6 +229,43 @@ static int coll_cmp(const void *a, const void *b)
     return (p > q) - (p < q);
 }
 
+static void wait_coll(struct instr_mpi_calls *m, struct instr_mpi_rec *r, double until)
+{
+    double w = (until < r->end ? until : r->end) - r->start;
+    if (w > 0) {
+        m->sites[r->site].wait_coll_ns += w;
+        m->wait_coll_ns += w;
+    }
+}
+
+/* A rooted collective of the whole job, c[0..n): a late broadcast (the
+ * others wait for the root to enter) or an early reduce (the root waits
+ * for the first other rank); partner: the rank waited for. */
+static void rooted(struct instr_mpi_calls *m, struct instr_mpi_rec **c, size_t n)
+{
+    int64_t root = c[0]->f[INSTR_MPI_FIELD_ROOT];
+    struct instr_mpi_rec *r = NULL, *first = NULL;
+    for (size_t k = 0; k < n; k++)
+        if (m->ranks[c[k]->rank].rank == root)
+            r = c[k];
+        else if (!first || c[k]->start < first->start)
+            first = c[k];
+    if (!r || !first) {
+        m->unmatched += n;
+        return;
+    }
+    if (is_one_to_n(r->call)) {
+        for (size_t k = 0; k < n; k++)
+            if (c[k] != r) {
+                c[k]->partner = (size_t)(r - m->recs);
+                wait_coll(m, c[k], r->start);
+            }
+    } else {
+        r->partner = (size_t)(first - m->recs);
+        wait_coll(m, r, first->start);
+    }
+}
+
 static int wait_at_collective(struct instr_mpi_calls *m, uint32_t job_size)
 {
     size_t n = 0;
@@ -205,7 +277,9 @@ static int wait_at_collective(struct instr_mpi_calls *m, uint32_t job_size)
     size_t nc = 0;
     for (size_t i = 0; i < m->nrecs; i++) {
         struct instr_mpi_rec *r = &m->recs[i];
-        if (is_nxn(r->call) && has(r, INSTR_MPI_FIELD_SEQ) && has(r, INSTR_MPI_FIELD_COMM) &&
+        int rooted = (is_one_to_n(r->call) || is_n_to_one(r->call)) && has(r, INSTR_MPI_FIELD_ROOT) &&
+                     r->f[INSTR_MPI_FIELD_ROOT] >= 0;
+        if ((is_nxn(r->call) || rooted) && has(r, INSTR_MPI_FIELD_SEQ) && has(r, INSTR_MPI_FIELD_COMM) &&
             r->f[INSTR_MPI_FIELD_COMM] == 0)
             c[nc++] = r;
     }
@@ -220,12 +294,15 @@ static int wait_at_collective(struct instr_mpi_calls *m, uint32_t job_size)
                 last = s0, last_in = (size_t)(c[e] - m->recs);
             e++;
         }
-        /* Every rank of the job there, each once, the same call. */
+        /* Every rank of the job there, each once, the same call (and root). */
         int whole = e - b == job_size;
         for (size_t k = b; k < e && whole; k++)
-            whole = c[k]->call == c[b]->call;
+            whole = c[k]->call == c[b]->call && (is_nxn(c[b]->call) ||
+                                                 c[k]->f[INSTR_MPI_FIELD_ROOT] == c[b]->f[INSTR_MPI_FIELD_ROOT]);
         if (!whole) {
             m->unmatched += e - b;
+        } else if (!is_nxn(c[b]->call)) {
+            rooted(m, c + b, e - b);
         } else {
             for (size_t k = b; k < e; k++) {
                 c[k]->partner = last_in;

@@ -86,11 +86,12 @@ static int mpi_text(FILE *out, const struct instr_session *s, const struct instr
     instr_fmt_value(t, sizeof t, 0, m.time_ns, tu);
     fprintf(out, "MPI calls of job %s: %" PRIu64 " calls at %zu call sites, %s %s (libinstr-mpi's records)\n",
             s->job->id, m.calls, m.nsites, t, instr_units_name(u == INSTR_UNITS_TICKS ? INSTR_UNITS_MS : u));
-    char ls[64], wc[64];
+    char ls[64], lr[64], wc[64];
     instr_fmt_value(ls, sizeof ls, 0, m.late_sender_ns, tu);
+    instr_fmt_value(lr, sizeof lr, 0, m.late_receiver_ns, tu);
     instr_fmt_value(wc, sizeof wc, 0, m.wait_coll_ns, tu);
-    fprintf(out, "Wait states: late sender %s, wait at collective %s %s (on the job's one clock: good to its "
-                 "bound, the Clocks: line)", ls, wc, instr_units_name(tu));
+    fprintf(out, "Wait states: late sender %s, late receiver %s, wait at collective %s %s (on the job's one clock: "
+                 "good to its bound, the Clocks: line)", ls, lr, wc, instr_units_name(tu));
     if (m.unmatched)
         fprintf(out, "; %" PRIu64 " calls unmatched (no send among the calls, or a collective not every rank "
                      "recorded)", m.unmatched);
@@ -99,18 +100,19 @@ static int mpi_text(FILE *out, const struct instr_session *s, const struct instr
         fprintf(out, "Invalid:    %" PRIu64 " recorded MPI events left out (a value out of range, a field twice or "
                      "of no call)\n", m.invalid);
     fprintf(out, "\nCall sites by time (%s)\n", instr_units_name(tu));
-    fprintf(out, "%-14s %-32s %8s %12s %7s %12s %12s %8s %12s %10s %10s %10s\n", "Call", "Site", "Calls", "Time",
-            "Time %", "Late sender", "Wait coll", "Messages", "Bytes sent", "Min", "Mean", "Max");
+    fprintf(out, "%-14s %-32s %8s %12s %7s %12s %12s %12s %8s %12s %10s %10s %10s\n", "Call", "Site", "Calls", "Time",
+            "Time %", "Late sender", "Late recv", "Wait coll", "Messages", "Bytes sent", "Min", "Mean", "Max");
     for (size_t i = 0; i < m.nsites; i++) {
         const struct instr_mpi_site *x = &m.sites[i];
         site_name(name, sizeof name, x);
         instr_fmt_value(t, sizeof t, 0, x->time_ns, tu);
         instr_fmt_value(ls, sizeof ls, 0, x->late_sender_ns, tu);
+        instr_fmt_value(lr, sizeof lr, 0, x->late_receiver_ns, tu);
         instr_fmt_value(wc, sizeof wc, 0, x->wait_coll_ns, tu);
-        fprintf(out, "%-14s %-32s %8" PRIu64 " %12s %7.2f %12s %12s %8" PRIu64 " %12" PRIu64 " %10" PRIu64
+        fprintf(out, "%-14s %-32s %8" PRIu64 " %12s %7.2f %12s %12s %12s %8" PRIu64 " %12" PRIu64 " %10" PRIu64
                      " %10.1f %10" PRIu64 "\n",
                 instr_mpi_call_name(x->call), name, x->calls, t, m.time_ns > 0 ? 100 * x->time_ns / m.time_ns : 0,
-                ls, wc, x->messages, x->bytes, min_bytes(x), mean_bytes(x), x->bytes_max);
+                ls, lr, wc, x->messages, x->bytes, min_bytes(x), mean_bytes(x), x->bytes_max);
     }
     const struct instr_mpi_site **bb = malloc(m.nsites * sizeof *bb);
     if (!bb) {
@@ -167,26 +169,28 @@ static int mpi_csv(FILE *out, const struct instr_session *s, const struct instr_
     enum instr_units tu = u == INSTR_UNITS_TICKS ? INSTR_UNITS_NS : u;
     const char *un = instr_units_name(tu);
     fprintf(out, "record,call,caller,line,rank,calls,time_%s,messages_sent,bytes_sent,bytes_min,bytes_mean,bytes_max,"
-                 "messages_received,bytes_received,late_sender_%s,wait_at_collective_%s,to_rank\n", un, un, un);
+                 "messages_received,bytes_received,late_sender_%s,wait_at_collective_%s,late_receiver_%s,to_rank\n", un, un, un,
+            un);
     char t[64];
     for (size_t i = 0; i < m.nsites; i++) {
         const struct instr_mpi_site *x = &m.sites[i];
-        char ls[64], wc[64];
+        char ls[64], wc[64], lr[64];
         instr_fmt_value(t, sizeof t, 0, x->time_ns, tu);
         instr_fmt_value(ls, sizeof ls, 0, x->late_sender_ns, tu);
         instr_fmt_value(wc, sizeof wc, 0, x->wait_coll_ns, tu);
+        instr_fmt_value(lr, sizeof lr, 0, x->late_receiver_ns, tu);
         fprintf(out, "site,%s,", instr_mpi_call_name(x->call));
         instr_csv_field(out, x->caller);
-        fprintf(out, ",%" PRIu64 ",,%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.1f,%" PRIu64 ",,,%s,%s,\n",
-                x->line, x->calls, t, x->messages, x->bytes, min_bytes(x), mean_bytes(x), x->bytes_max, ls, wc);
+        fprintf(out, ",%" PRIu64 ",,%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.1f,%" PRIu64 ",,,%s,%s,%s,\n",
+                x->line, x->calls, t, x->messages, x->bytes, min_bytes(x), mean_bytes(x), x->bytes_max, ls, wc, lr);
     }
     for (size_t i = 0; i < m.nranks; i++) {
         const struct instr_mpi_rank *r = &m.ranks[i];
-        fprintf(out, "rank,,,,%d,%" PRIu64 ",,%" PRIu64 ",%" PRIu64 ",,,,%" PRIu64 ",%" PRIu64 ",,,\n", r->rank, r->calls,
+        fprintf(out, "rank,,,,%d,%" PRIu64 ",,%" PRIu64 ",%" PRIu64 ",,,,%" PRIu64 ",%" PRIu64 ",,,,\n", r->rank, r->calls,
                 r->sent_messages, r->sent_bytes, r->received_messages, r->received_bytes);
     }
     for (size_t i = 0; i < m.npairs; i++)
-        fprintf(out, "pair,,,,%d,,,%" PRIu64 ",%" PRIu64 ",,,,,,,,%d\n", m.pairs[i].from, m.pairs[i].messages,
+        fprintf(out, "pair,,,,%d,,,%" PRIu64 ",%" PRIu64 ",,,,,,,,,%d\n", m.pairs[i].from, m.pairs[i].messages,
                 m.pairs[i].bytes, m.pairs[i].to);
     instr_mpi_calls_free(&m);
     return 0;
@@ -224,12 +228,14 @@ int instr_json_mpi(struct instr_json *j, const struct instr_session *s, const st
         instr_json_key_num(j, "bytes_mean", "%.1f", mean_bytes(x));
         instr_json_key_u64(j, "bytes_max", x->bytes_max);
         instr_json_key_ns(j, "late_sender_ns", x->late_sender_ns);
+        instr_json_key_ns(j, "late_receiver_ns", x->late_receiver_ns);
         instr_json_key_ns(j, "wait_at_collective_ns", x->wait_coll_ns);
         instr_json_close(j);
     }
     instr_json_close(j);
     instr_json_open(j, "wait_states", '{', INSTR_JSON_INLINE);
     instr_json_key_ns(j, "late_sender_ns", m.late_sender_ns);
+    instr_json_key_ns(j, "late_receiver_ns", m.late_receiver_ns);
     instr_json_key_ns(j, "wait_at_collective_ns", m.wait_coll_ns);
     instr_json_key_u64(j, "unmatched", m.unmatched);
     instr_json_close(j);
