@@ -267,7 +267,8 @@ enum instr_sample_kind {
  *
  * The third column is the call's class: what the report counts of it
  * (SEND: a message sent; RECV: one received; WAIT: a receive when its
- * request was one; COLL: a collective, numbered in its communicator). */
+ * request was one; TEST: the same, never blocking; COLL: a collective,
+ * numbered in its communicator). */
 #define INSTR_MPI_CALLS(X)                                                                         \
     X(INIT, 1, OTHER, "MPI_Init")                                                                 \
     X(FINALIZE, 2, OTHER, "MPI_Finalize")                                                         \
@@ -291,13 +292,23 @@ enum instr_sample_kind {
                                          end of MPI_Init and the start of MPI_Finalize (fields \
                                          PEER 0, CLOCK_LOCAL, CLOCK_ROOT, CLOCK_RTT) */ \
     X(ABORT, 20, OTHER, "MPI_Abort") /* written as it is entered (it does not return): 0 ticks; \
-                                        fields COMM, CODE */
+                                        fields COMM, CODE */ \
+    X(WAITANY, 21, WAIT, "MPI_Waitany")                                                           \
+    X(WAITSOME, 22, WAIT, "MPI_Waitsome") /* one event per request completed, as Waitall */     \
+    X(TEST, 23, TEST, "MPI_Test")    /* every call; a request's fields when it completed one */   \
+    X(TESTANY, 24, TEST, "MPI_Testany")                                                           \
+    X(TESTALL, 25, TEST, "MPI_Testall") /* when complete, one event per request, as Waitall */    \
+    X(TESTSOME, 26, TEST, "MPI_Testsome")                                                         \
+    X(GATHERV, 27, COLL, "MPI_Gatherv")                                                           \
+    X(SCATTERV, 28, COLL, "MPI_Scatterv")                                                         \
+    X(ALLGATHERV, 29, COLL, "MPI_Allgatherv")                                                     \
+    X(ALLTOALLV, 30, COLL, "MPI_Alltoallv")
 
 enum instr_mpi_call {
 #define INSTR_X_ENUM(name, value, cls, text) INSTR_MPI_##name = value,
     INSTR_MPI_CALLS(INSTR_X_ENUM)
 #undef INSTR_X_ENUM
-    INSTR_MPI_CALL_MAX = 20
+    INSTR_MPI_CALL_MAX = 30
 };
 
 /* Call classes (the third column above). */
@@ -307,7 +318,8 @@ enum instr_mpi_class {
     INSTR_MPI_CLASS_RECV,
     INSTR_MPI_CLASS_SENDRECV,
     INSTR_MPI_CLASS_WAIT,
-    INSTR_MPI_CLASS_COLL
+    INSTR_MPI_CLASS_COLL,
+    INSTR_MPI_CLASS_TEST /* a WAIT that does not block: receives completed, no wait state */
 };
 
 /* MPI_FIELD kinds: the arg of an MPI_FIELD event, and what its value is.

@@ -503,45 +503,157 @@ EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *st)
     return rc;
 }
 
-/* One WAITALL event per request it completed, the first with the call's
- * ticks, the others with none (so the call's time counts once). */
-EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
+/* The handles of n requests as they were before a call that completes
+ * some (it sets them to MPI_REQUEST_NULL), and statuses for it to fill
+ * when the program ignores them. */
+struct saved {
+    MPI_Request *r, small_r[64];
+    MPI_Status *s, small_s[64];
+};
+
+static int save(struct saved *v, int n, const MPI_Request reqs[], MPI_Status *sts)
 {
-    struct call c;
-    begin(&c);
-    if (!c.rt || n <= 0)
-        return PMPI_Waitall(n, reqs, sts);
-    MPI_Request small_r[64];
-    MPI_Status small_s[64];
-    MPI_Request *saved = n <= 64 ? small_r : malloc(sizeof *saved * (size_t)n);
-    MPI_Status *own = sts;
-    if (sts == MPI_STATUSES_IGNORE)
-        own = n <= 64 ? small_s : malloc(sizeof *own * (size_t)n);
-    if (!saved || !own) {
-        if (saved != small_r)
-            free(saved);
-        return PMPI_Waitall(n, reqs, sts);
+    v->r = n <= 64 ? v->small_r : malloc(sizeof *v->r * (size_t)n);
+    v->s = sts != MPI_STATUSES_IGNORE ? sts : n <= 64 ? v->small_s : malloc(sizeof *v->s * (size_t)n);
+    if (v->r && v->s) {
+        memcpy(v->r, reqs, sizeof *v->r * (size_t)n);
+        return 1;
     }
-    memcpy(saved, reqs, sizeof *saved * (size_t)n);
-    int rc = PMPI_Waitall(n, reqs, own);
+    if (v->r != v->small_r)
+        free(v->r);
+    if (v->s != sts && v->s != v->small_s)
+        free(v->s);
+    return 0;
+}
+
+static void unsave(struct saved *v, MPI_Status *sts)
+{
+    if (v->r != v->small_r)
+        free(v->r);
+    if (v->s != sts && v->s != v->small_s)
+        free(v->s);
+}
+
+/* One event per request completed (which[k] of v->r, its status
+ * sts[k]), the first with the call's ticks, the others with none (so
+ * the call's time counts once); one event without a request when none
+ * completed. */
+static void completions(struct call *c, unsigned call, const struct saved *v, const int *which, int k,
+                        const MPI_Status *sts)
+{
     int first = 1;
-    for (int i = 0; i < n; i++) {
-        if (saved[i] == MPI_REQUEST_NULL)
+    for (int i = 0; i < k; i++) {
+        MPI_Request r = v->r[which ? which[i] : i];
+        if (r == MPI_REQUEST_NULL)
             continue;
-        struct call e = c;
+        struct call e = *c;
         if (!first)
-            e.start = c.rt->tick(); /* none of the call's ticks */
-        if (rc == MPI_SUCCESS)
-            completed(&e, saved[i], &own[i]);
-        end(&e, INSTR_MPI_WAITALL);
+            e.start = c->rt->tick(); /* none of the call's ticks */
+        completed(&e, r, &sts[i]);
+        end(&e, call);
         first = 0;
     }
     if (first)
-        end(&c, INSTR_MPI_WAITALL);
-    if (saved != small_r)
-        free(saved);
-    if (own != sts && own != small_s)
-        free(own);
+        end(c, call);
+}
+
+EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
+{
+    struct call c;
+    struct saved v;
+    begin(&c);
+    if (!c.rt || n <= 0 || !save(&v, n, reqs, sts))
+        return PMPI_Waitall(n, reqs, sts);
+    int rc = PMPI_Waitall(n, reqs, v.s);
+    completions(&c, INSTR_MPI_WAITALL, &v, NULL, rc == MPI_SUCCESS ? n : 0, v.s);
+    unsave(&v, sts);
+    return rc;
+}
+
+/* Testall: every request's event once all completed, else one event. */
+EXPORT int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
+{
+    struct call c;
+    struct saved v;
+    begin(&c);
+    if (!c.rt || n <= 0 || !save(&v, n, reqs, sts))
+        return PMPI_Testall(n, reqs, flag, sts);
+    int rc = PMPI_Testall(n, reqs, flag, v.s);
+    completions(&c, INSTR_MPI_TESTALL, &v, NULL, rc == MPI_SUCCESS && *flag ? n : 0, v.s);
+    unsave(&v, sts);
+    return rc;
+}
+
+/* Waitsome, Testsome: the requests of indices[0..outcount). */
+static int some(unsigned call, int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status sts[])
+{
+    struct call c;
+    struct saved v;
+    begin(&c);
+    int (*pmpi)(int, MPI_Request[], int *, int[], MPI_Status[]) =
+        call == INSTR_MPI_WAITSOME ? PMPI_Waitsome : PMPI_Testsome;
+    if (!c.rt || n <= 0 || !save(&v, n, reqs, sts))
+        return pmpi(n, reqs, outcount, indices, sts);
+    int rc = pmpi(n, reqs, outcount, indices, v.s);
+    int k = rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED && *outcount > 0 && *outcount <= n ? *outcount : 0;
+    for (int i = 0; i < k; i++)
+        if (indices[i] < 0 || indices[i] >= n)
+            k = 0;
+    completions(&c, call, &v, indices, k, v.s);
+    unsave(&v, sts);
+    return rc;
+}
+
+EXPORT int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status sts[])
+{
+    return some(INSTR_MPI_WAITSOME, n, reqs, outcount, indices, sts);
+}
+
+EXPORT int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status sts[])
+{
+    return some(INSTR_MPI_TESTSOME, n, reqs, outcount, indices, sts);
+}
+
+/* Waitany, Testany: the request of *index, if one completed. */
+static int any(unsigned call, int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *st)
+{
+    struct call c;
+    struct saved v;
+    MPI_Status own;
+    begin(&c);
+    if (!c.rt || n <= 0 || !save(&v, n, reqs, MPI_STATUSES_IGNORE))
+        return call == INSTR_MPI_WAITANY ? PMPI_Waitany(n, reqs, index, st) : PMPI_Testany(n, reqs, index, flag, st);
+    if (st == MPI_STATUS_IGNORE)
+        st = &own;
+    int rc = call == INSTR_MPI_WAITANY ? PMPI_Waitany(n, reqs, index, st) : PMPI_Testany(n, reqs, index, flag, st);
+    int done = rc == MPI_SUCCESS && (!flag || *flag) && *index != MPI_UNDEFINED && *index >= 0 && *index < n;
+    completions(&c, call, &v, index, done, st);
+    unsave(&v, MPI_STATUSES_IGNORE);
+    return rc;
+}
+
+EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *st)
+{
+    return any(INSTR_MPI_WAITANY, n, reqs, index, NULL, st);
+}
+
+EXPORT int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *st)
+{
+    return any(INSTR_MPI_TESTANY, n, reqs, index, flag, st);
+}
+
+EXPORT int MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
+{
+    struct call c;
+    MPI_Status own;
+    begin(&c);
+    MPI_Request r = req ? *req : MPI_REQUEST_NULL;
+    if (c.rt && st == MPI_STATUS_IGNORE)
+        st = &own;
+    int rc = PMPI_Test(req, flag, st);
+    if (c.rt && rc == MPI_SUCCESS && *flag && r != MPI_REQUEST_NULL)
+        completed(&c, r, st);
+    end(&c, INSTR_MPI_TEST);
     return rc;
 }
 
@@ -664,5 +776,73 @@ EXPORT int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *r
             c.f[INSTR_MPI_FIELD_SENT] = bytes(scount, stype) * size;
     }
     end(&c, INSTR_MPI_SCATTER);
+    return rc;
+}
+
+static int64_t sum_bytes(const int counts[], int n, MPI_Datatype type)
+{
+    int64_t b = 0;
+    for (int i = 0; i < n; i++)
+        b += bytes(counts[i], type);
+    return b;
+}
+
+EXPORT int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                       const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
+    rooted(&c, comm, root);
+    if (c.rt)
+        c.f[INSTR_MPI_FIELD_SENT] = bytes(scount, stype);
+    end(&c, INSTR_MPI_GATHERV);
+    return rc;
+}
+
+EXPORT int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf,
+                        int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
+    rooted(&c, comm, root);
+    if (c.rt) {
+        int me = -1, size = 0;
+        PMPI_Comm_rank(comm, &me);
+        PMPI_Comm_size(comm, &size);
+        if (me == root)
+            c.f[INSTR_MPI_FIELD_SENT] = sum_bytes(scounts, size, stype);
+    }
+    end(&c, INSTR_MPI_SCATTERV);
+    return rc;
+}
+
+EXPORT int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                          const int displs[], MPI_Datatype rtype, MPI_Comm comm)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
+    coll(&c, comm);
+    if (c.rt)
+        c.f[INSTR_MPI_FIELD_SENT] = bytes(scount, stype);
+    end(&c, INSTR_MPI_ALLGATHERV);
+    return rc;
+}
+
+EXPORT int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
+                         const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
+    coll(&c, comm);
+    if (c.rt) {
+        int size = 0;
+        PMPI_Comm_size(comm, &size);
+        c.f[INSTR_MPI_FIELD_SENT] = sum_bytes(scounts, size, stype);
+    }
+    end(&c, INSTR_MPI_ALLTOALLV);
     return rc;
 }

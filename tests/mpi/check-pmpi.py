@@ -159,6 +159,62 @@ def check_report(a, jdir):
             cm.fail("no %r in\n%s" % (title, text))
 
 
+def check_polls(a, m, env, libdir, work):
+    """polls.c: messages completed by MPI_Test*, Waitany and Waitsome are
+    received messages, matched to their sends (no receive unmatched, an
+    arrow each), never a late sender when a Test completed them; the v
+    collectives' bytes."""
+    exe = os.path.join(work, "polls")
+    cm.run([m["cc"], "-O2", "-g", "-fplugin=" + a.plugin, os.path.join(a.src, "polls.c"), "-o", exe,
+            "-L" + libdir, "-linstr-mpi-" + a.mpi, "-Wl,-rpath," + libdir], env=env)
+    os.chmod(exe, 0o755)
+    d = os.path.join(work, "polls-run")
+    os.makedirs(d)
+    if a.uid is not None:
+        os.chmod(d, 0o777)
+    cm.launch(m, exe, d, work, a.uid, steps="1")
+    d = os.path.join(d, next(e for e in os.listdir(d) if e.endswith(".instr.d")))
+    j = json.loads(report(a, "--view", "mpi", "--format", "json", d))["mpi"]
+    n = NRANKS
+    # from rank r-1: p+1 ints (Test), 8 and 16 bytes (Waitany), p+2, p+3, p+4, p+5 ints (Testall,
+    # Waitsome, Testany, Testsome), p = r-1
+    recv = lambda p: 4 * (p + 1) + 8 + 16 + 4 * ((p + 2) + (p + 3) + (p + 4) + (p + 5))
+    got = [(x["rank"], x["messages_received"], x["bytes_received"], x["messages_sent"]) for x in j["ranks"]]
+    want = [(r, 7, recv((r - 1) % n), 7) for r in range(n)]
+    if got != want or j["wait_states"]["unmatched"] != 0 or j["invalid"] != 0:
+        cm.fail("polls: ranks %s, want %s; wait states %s, invalid %s" % (got, want, j["wait_states"], j["invalid"]))
+    calls = {}
+    for x in j["sites"]:
+        calls[x["call"]] = calls.get(x["call"], 0) + x["calls"]
+        if x["call"].startswith("MPI_Test") and x["late_sender_ns"] != 0:
+            cm.fail("polls: a late sender charged to %s" % x)
+    # a Test* event per poll (at least one each), Waitany one per completion, Waitsome one per
+    # request completed, Testall one per request once complete
+    if calls.get("MPI_Waitany") != 2 * n or calls.get("MPI_Waitsome", 0) < 2 * n or \
+            not all(calls.get(c, 0) >= n for c in ("MPI_Test", "MPI_Testany", "MPI_Testsome")) or \
+            calls.get("MPI_Testall", 0) < 2 * n:
+        cm.fail("polls: calls per MPI function %s" % calls)
+    by = {x["call"]: x for x in j["sites"]}
+    tri = n * (n + 1) // 2
+    vb = {c: by[c]["bytes_sent"] for c in ("MPI_Gatherv", "MPI_Scatterv", "MPI_Allgatherv", "MPI_Alltoallv") if c in by}
+    if vb != {"MPI_Gatherv": 4 * tri, "MPI_Scatterv": 4 * tri, "MPI_Allgatherv": 4 * tri, "MPI_Alltoallv": 4 * n * n}:
+        cm.fail("polls: the v collectives' bytes %s" % vb)
+    out = os.path.join(work, "polls.json")
+    report(a, "--export", "chrome", "-o", out, d)
+    ends = {}
+    for e in json.load(open(out))["traceEvents"]:
+        if e["ph"] in "sf" and e.get("cat") == "mpi":
+            ends.setdefault(e["id"], {})[e["ph"]] = e["name"]
+    names = sorted(f["s"] for f in ends.values())
+    want_names = sorted(["message %d B" % b for p in range(n) for b in
+                         (4 * (p + 1), 8, 16, 4 * (p + 2), 4 * (p + 3), 4 * (p + 4), 4 * (p + 5))] +
+                        ["MPI_Gatherv #0: first in"] + ["MPI_Scatterv #1: root in"] * (n - 1) +
+                        ["MPI_Allgatherv #2: last in"] * (n - 1) + ["MPI_Alltoallv #3: last in"] * (n - 1))
+    if names != want_names:
+        cm.fail("polls: flows %s\n  want %s" % (names, want_names))
+    print("polls: %d messages a rank completed by Test*, Waitany, Waitsome; %d flows" % (7, len(names)))
+
+
 def check_waits(a, m, env, libdir, work):
     """waits.c: a late sender of about 200 ms and a barrier whose ranks wait
     about 500 ms in all for the late one, with rank 1's clock 3 s off (the
@@ -362,9 +418,12 @@ def check_hosts(a, m, env, libdir, work):
             flows.setdefault(e["id"], {})[e["ph"]] = e
     msgs = [f for f in flows.values() if f["s"]["name"].startswith("message")]
     colls = [f for f in flows.values() if "last in" in f["s"]["name"]]
+    bcast = [f for f in flows.values() if f["s"]["name"] == "MPI_Bcast #1: root in"]
     # 3 messages from each rank (Send, Isend, the tag-200 Send); Barrier x2, Allreduce: 3 ranks each
-    # wait for the last in (the Barrier while recording was off is not there)
-    if len(msgs) != 3 * NRANKS or len(colls) != 3 * (NRANKS - 1) or len(flows) != len(msgs) + len(colls):
+    # wait for the last in (the Barrier while recording was off is not there); the Bcast: from root 0
+    # to each other rank
+    if len(msgs) != 3 * NRANKS or len(colls) != 3 * (NRANKS - 1) or len(bcast) != NRANKS - 1 or \
+            len(flows) != len(msgs) + len(colls) + len(bcast):
         cm.fail("hosts: %d message flows, %d collective flows: %s" % (len(msgs), len(colls), flows))
     slack = clk["bound_ns"] / 1e3 + 1
     back = [f for f in flows.values() if f["f"]["ts"] < f["s"]["ts"] - slack]
@@ -382,7 +441,7 @@ def check_hosts(a, m, env, libdir, work):
     if sorted(begun) != sorted(ended) or len(set(begun)) != len(flows):
         cm.fail("hosts: perfetto flows begun %s, ended %s" % (begun, ended))
     print("hosts: %d hosts on rank 0's clock to %.1f us, %d message and %d collective flows" %
-          (clk["hosts"], clk["bound_ns"] / 1e3, len(msgs), len(colls)))
+          (clk["hosts"], clk["bound_ns"] / 1e3, len(msgs), len(colls) + len(bcast)))
 
 
 def main():
@@ -467,6 +526,7 @@ def main():
             cm.fail("rank %d: call ticks %s" % (r, [(c[0], c[1]) for c in calls]))
     check_report(a, jdir)
     check_waits(a, m, env, libdir, work)
+    check_polls(a, m, env, libdir, work)
     # a program not built with the plugin, the library linked: the calls pass through, nothing written
     plain = os.path.join(work, "msgs-plain")
     cm.run([m["cc"], "-O2", os.path.join(a.src, "msgs.c"), "-o", plain, "-L" + libdir, "-linstr-mpi-" + a.mpi,

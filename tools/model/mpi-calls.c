@@ -30,7 +30,7 @@ const char *instr_mpi_call_name(unsigned call)
     return "?";
 }
 
-static int call_class(unsigned call)
+int instr_mpi_call_class(unsigned call)
 {
     switch (call) {
 #define INSTR_X_CLASS(name, value, cls, text)                                                                          \
@@ -42,19 +42,40 @@ static int call_class(unsigned call)
     return -1;
 }
 
+int instr_mpi_coll_shape(unsigned call)
+{
+    switch (call) {
+    case INSTR_MPI_BARRIER:
+    case INSTR_MPI_ALLREDUCE:
+    case INSTR_MPI_ALLGATHER:
+    case INSTR_MPI_ALLGATHERV:
+    case INSTR_MPI_ALLTOALL:
+    case INSTR_MPI_ALLTOALLV:
+        return INSTR_MPI_N_TO_N;
+    case INSTR_MPI_BCAST:
+    case INSTR_MPI_SCATTER:
+    case INSTR_MPI_SCATTERV:
+        return INSTR_MPI_ONE_TO_N;
+    case INSTR_MPI_REDUCE:
+    case INSTR_MPI_GATHER:
+    case INSTR_MPI_GATHERV:
+        return INSTR_MPI_N_TO_ONE;
+    }
+    return 0;
+}
+
 int instr_mpi_flow(const struct instr_mpi_calls *m, size_t i, char *name, size_t len)
 {
     const struct instr_mpi_rec *to = &m->recs[i];
     if (to->partner >= m->nrecs || to->partner == i)
         return 0;
     const struct instr_mpi_rec *from = &m->recs[to->partner];
-    if (to->call != from->call || call_class(to->call) != INSTR_MPI_CLASS_COLL) {
+    if (to->call != from->call || instr_mpi_call_class(to->call) != INSTR_MPI_CLASS_COLL) {
         snprintf(name, len, "message %" PRId64 " B", to->f[INSTR_MPI_FIELD_RECEIVED]);
         return INSTR_MPI_FLOW_MESSAGE;
     }
-    const char *who = to->call == INSTR_MPI_BCAST || to->call == INSTR_MPI_SCATTER   ? "root in"
-                      : to->call == INSTR_MPI_REDUCE || to->call == INSTR_MPI_GATHER ? "first in"
-                                                                                       : "last in";
+    int shape = instr_mpi_coll_shape(to->call);
+    const char *who = shape == INSTR_MPI_ONE_TO_N ? "root in" : shape == INSTR_MPI_N_TO_ONE ? "first in" : "last in";
     snprintf(name, len, "%s #%" PRId64 ": %s", instr_mpi_call_name(to->call), to->f[INSTR_MPI_FIELD_SEQ], who);
     return INSTR_MPI_FLOW_COLLECTIVE;
 }
@@ -146,7 +167,7 @@ static int flush(struct walk *w, struct pending *p)
     if (!p->open)
         return 0;
     p->open = 0;
-    int cls = call_class(p->call);
+    int cls = instr_mpi_call_class(p->call);
     static const unsigned sizes[] = {INSTR_MPI_FIELD_SENT, INSTR_MPI_FIELD_RECEIVED, INSTR_MPI_FIELD_SIZE,
                                      INSTR_MPI_FIELD_SEQ, INSTR_MPI_FIELD_COMM, INSTR_MPI_FIELD_REQUEST};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
@@ -193,7 +214,8 @@ static int flush(struct walk *w, struct pending *p)
         }
     }
     if (has(p, INSTR_MPI_FIELD_RECEIVED) &&
-        (cls == INSTR_MPI_CLASS_RECV || cls == INSTR_MPI_CLASS_SENDRECV || cls == INSTR_MPI_CLASS_WAIT)) {
+        (cls == INSTR_MPI_CLASS_RECV || cls == INSTR_MPI_CLASS_SENDRECV || cls == INSTR_MPI_CLASS_WAIT ||
+         cls == INSTR_MPI_CLASS_TEST)) {
         w->rank->received_messages++;
         w->rank->received_bytes += (uint64_t)p->f[INSTR_MPI_FIELD_RECEIVED];
     }
@@ -349,7 +371,7 @@ static int pairs(struct instr_mpi_calls *m)
     size_t n = 0;
     for (size_t i = 0; i < m->nrecs; i++) {
         const struct instr_mpi_rec *r = &m->recs[i];
-        int cls = call_class(r->call);
+        int cls = instr_mpi_call_class(r->call);
         n += (cls == INSTR_MPI_CLASS_SEND || cls == INSTR_MPI_CLASS_SENDRECV) && ((r->seen >> INSTR_MPI_FIELD_SENT) & 1) &&
              ((r->seen >> INSTR_MPI_FIELD_PEER) & 1) && r->f[INSTR_MPI_FIELD_PEER] >= 0;
     }
@@ -359,7 +381,7 @@ static int pairs(struct instr_mpi_calls *m)
         return INSTR_ENOMEM;
     for (size_t i = 0; i < m->nrecs; i++) {
         const struct instr_mpi_rec *r = &m->recs[i];
-        int cls = call_class(r->call);
+        int cls = instr_mpi_call_class(r->call);
         if ((cls == INSTR_MPI_CLASS_SEND || cls == INSTR_MPI_CLASS_SENDRECV) && ((r->seen >> INSTR_MPI_FIELD_SENT) & 1) &&
             ((r->seen >> INSTR_MPI_FIELD_PEER) & 1) && r->f[INSTR_MPI_FIELD_PEER] >= 0)
             m->pairs[m->npairs++] = (struct instr_mpi_pair){m->ranks[r->rank].rank,

@@ -103,6 +103,13 @@ int instr_mpi_wait_states(struct instr_mpi_calls *m);
 #define INSTR_MPI_FLOW_MESSAGE 1
 #define INSTR_MPI_FLOW_COLLECTIVE 2
 int instr_mpi_flow(const struct instr_mpi_calls *m, size_t i, char *name, size_t len);
+/* INSTR_MPI_CLASS_* of a call (dump-format.h); -1 if unknown. */
+int instr_mpi_call_class(unsigned call);
+/* A collective's shape: every rank waits for the last in (N_TO_N), the
+ * others for the root (ONE_TO_N: Bcast, Scatter[v]), the root for the
+ * first other rank (N_TO_ONE: Reduce, Gather[v]); 0: not a collective. */
+enum { INSTR_MPI_N_TO_N = 1, INSTR_MPI_ONE_TO_N, INSTR_MPI_N_TO_ONE };
+int instr_mpi_coll_shape(unsigned call);
 /* "MPI_Send" for INSTR_MPI_SEND; "?" if unknown. */
 const char *instr_mpi_call_name(unsigned call);
 

@@ -3,7 +3,8 @@
  * sites where the waiting happened:
  *
  *   late sender         a blocking receive (MPI_Recv, MPI_Sendrecv, or an
- *                       MPI_Wait/Waitall completing an MPI_Irecv) entered
+ *                       MPI_Wait/Waitall/Waitany/Waitsome completing an
+ *                       MPI_Irecv) entered
  *                       before its matching send started: the time from
  *                       its entry to the send's start (at most to its end).
  *
@@ -22,12 +23,12 @@
  *         receiver  ----------------[recv..]
  *                         <- wait ->
  *
- *   wait at collective  a rank in an MPI_Barrier, Allreduce, Allgather or
- *                       Alltoall of MPI_COMM_WORLD before the last rank
+ *   wait at collective  a rank in an MPI_Barrier, Allreduce, Allgather[v] or
+ *                       Alltoall[v] of MPI_COMM_WORLD before the last rank
  *                       entered it: from its entry to the last entry;
- *                       in an MPI_Bcast or Scatter before its root
+ *                       in an MPI_Bcast or Scatter[v] before its root
  *                       entered it (late broadcast): to the root's entry;
- *                       the root of an MPI_Reduce or Gather before the
+ *                       the root of an MPI_Reduce or Gather[v] before the
  *                       first other rank entered it (early reduce): to
  *                       that entry.  Each at most to the call's end.
  *
@@ -83,28 +84,36 @@ static int is_send(unsigned call)
     return call == INSTR_MPI_SEND || call == INSTR_MPI_SSEND || call == INSTR_MPI_ISEND || call == INSTR_MPI_SENDRECV;
 }
 
-static int is_blocking_recv(const struct instr_mpi_rec *r)
+/* A message received: by a receive, or by a Wait or Test completing an
+ * MPI_Irecv (matched all the same: the k-th receive on a channel). */
+static int is_recv(const struct instr_mpi_rec *r)
 {
-    return (r->call == INSTR_MPI_RECV || r->call == INSTR_MPI_SENDRECV || r->call == INSTR_MPI_WAIT ||
-            r->call == INSTR_MPI_WAITALL) && has(r, INSTR_MPI_FIELD_SOURCE) && has(r, INSTR_MPI_FIELD_RECEIVED);
+    int cls = instr_mpi_call_class(r->call);
+    return (cls == INSTR_MPI_CLASS_RECV || cls == INSTR_MPI_CLASS_SENDRECV || cls == INSTR_MPI_CLASS_WAIT ||
+            cls == INSTR_MPI_CLASS_TEST) && has(r, INSTR_MPI_FIELD_SOURCE) && has(r, INSTR_MPI_FIELD_RECEIVED);
+}
+
+/* A receive that waited for its message (a Test never does). */
+static int blocks(const struct instr_mpi_rec *r)
+{
+    return instr_mpi_call_class(r->call) != INSTR_MPI_CLASS_TEST;
 }
 
 static int is_nxn(unsigned call)
 {
-    return call == INSTR_MPI_BARRIER || call == INSTR_MPI_ALLREDUCE || call == INSTR_MPI_ALLGATHER ||
-           call == INSTR_MPI_ALLTOALL;
+    return instr_mpi_coll_shape(call) == INSTR_MPI_N_TO_N;
 }
 
 /* One to many: the others wait for the root to enter. */
 static int is_one_to_n(unsigned call)
 {
-    return call == INSTR_MPI_BCAST || call == INSTR_MPI_SCATTER;
+    return instr_mpi_coll_shape(call) == INSTR_MPI_ONE_TO_N;
 }
 
 /* Many to one: the root waits for the first other rank to enter. */
 static int is_n_to_one(unsigned call)
 {
-    return call == INSTR_MPI_REDUCE || call == INSTR_MPI_GATHER;
+    return instr_mpi_coll_shape(call) == INSTR_MPI_N_TO_ONE;
 }
 
 /* (rank, request) of an MPI_Irecv's record: where a Wait that completed
@@ -128,7 +137,8 @@ static int posted_cmp(const void *a, const void *b)
 static size_t post_order(const struct instr_mpi_rec *recs, size_t i, const struct posted *p, size_t np)
 {
     const struct instr_mpi_rec *r = &recs[i];
-    if ((r->call == INSTR_MPI_WAIT || r->call == INSTR_MPI_WAITALL) && has(r, INSTR_MPI_FIELD_REQUEST)) {
+    int cls = instr_mpi_call_class(r->call);
+    if ((cls == INSTR_MPI_CLASS_WAIT || cls == INSTR_MPI_CLASS_TEST) && has(r, INSTR_MPI_FIELD_REQUEST)) {
         struct posted key = {r->rank, r->f[INSTR_MPI_FIELD_REQUEST], 0};
         const struct posted *hit = bsearch(&key, p, np, sizeof *p, posted_cmp);
         if (hit)
@@ -141,7 +151,7 @@ static int late_sender_matched(struct instr_mpi_calls *m, const struct posted *p
 {
     size_t n = 0;
     for (size_t i = 0; i < m->nrecs; i++)
-        n += is_send(m->recs[i].call) || is_blocking_recv(&m->recs[i]);
+        n += is_send(m->recs[i].call) || is_recv(&m->recs[i]);
     struct chan *sends = malloc((n ? n : 1) * sizeof *sends), *recvs = malloc((n ? n : 1) * sizeof *recvs);
     if (!sends || !recvs) {
         free(sends);
@@ -156,7 +166,7 @@ static int late_sender_matched(struct instr_mpi_calls *m, const struct posted *p
             r->f[INSTR_MPI_FIELD_PEER] >= 0)
             sends[ns++] = (struct chan){me, r->f[INSTR_MPI_FIELD_PEER], comm,
                                         has(r, INSTR_MPI_FIELD_TAG) ? r->f[INSTR_MPI_FIELD_TAG] : 0, i, i};
-        if (is_blocking_recv(r) && r->f[INSTR_MPI_FIELD_SOURCE] >= 0)
+        if (is_recv(r) && r->f[INSTR_MPI_FIELD_SOURCE] >= 0)
             recvs[nr++] = (struct chan){r->f[INSTR_MPI_FIELD_SOURCE], me, comm,
                                         has(r, INSTR_MPI_FIELD_RTAG) ? r->f[INSTR_MPI_FIELD_RTAG] : 0,
                                         post_order(m->recs, i, posted, np), i};
@@ -182,7 +192,7 @@ static int late_sender_matched(struct instr_mpi_calls *m, const struct posted *p
             double s0 = snd->start;
             double r0 = rcv->start;
             double r1 = rcv->end;
-            if (s0 > r0) {
+            if (s0 > r0 && blocks(rcv)) {
                 double w = (s0 < r1 ? s0 : r1) - r0;
                 m->sites[rcv->site].late_sender_ns += w;
                 m->late_sender_ns += w;
