@@ -342,13 +342,17 @@ enum instr_mpi_class {
                                   round trip to rank 0 */                                        \
     X(CLOCK_ROOT, 13, "clock-root") /* CLOCK: rank 0's ticks when it answered that round trip */ \
     X(CLOCK_RTT, 14, "clock-rtt") /* CLOCK: that round trip, in this rank's ticks */ \
-    X(CODE, 15, "code")           /* ABORT: the error code given to MPI_Abort */
+    X(CODE, 15, "code")           /* ABORT: the error code given to MPI_Abort */                  \
+    X(COMM_ID, 16, "comm-id")     /* a communicator made by a wrapped call (MPI_Comm_split, dup, \
+                                     create, split_type, Cart_create, Cart_sub): the same number \
+                                     on every rank of it, (world rank of its rank 0 + 1) << 32 | \
+                                     the communicators that rank made so far */
 
 enum instr_mpi_field {
 #define INSTR_X_ENUM(name, value, text) INSTR_MPI_FIELD_##name = value,
     INSTR_MPI_FIELDS(INSTR_X_ENUM)
 #undef INSTR_X_ENUM
-    INSTR_MPI_FIELD_MAX = 15
+    INSTR_MPI_FIELD_MAX = 16
 };
 
 /* EXT payload shapes: arg is the first field, value the second. */

@@ -72,15 +72,18 @@ static const struct instr_mpi_api *recording(void)
 /* ---- communicators, ranks, requests ------------------------------------------ */
 
 /* Communicators by handle, numbered in the order first used (0 and 1 are
- * MPI_COMM_WORLD and MPI_COMM_SELF); with their collectives' count and
- * whether they are the world's ranks in order. */
+ * MPI_COMM_WORLD and MPI_COMM_SELF); with their collectives' count,
+ * whether they are the world's ranks in order, and the number every rank
+ * of one made by a wrapped call gives it (INSTR_MPI_FIELD_COMM_ID). */
 #define COMMS 256
 static struct comm {
     MPI_Comm handle;
     int used;
     int world_order; /* 1: rank r of it is world rank r */
     int64_t coll_seq;
+    int64_t gid;     /* 0: not made by a wrapped call */
 } comms[COMMS];
+static int64_t made; /* communicators this process numbered as their rank 0 */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int comm_id(MPI_Comm c)
@@ -124,6 +127,85 @@ static int world_rank(MPI_Comm c, int id, int r)
         PMPI_Group_free(&g);
     }
     return out == MPI_UNDEFINED ? -3 : out;
+}
+
+/* A communicator just made by a wrapped call, on every rank of it: its
+ * rank 0 numbers it and tells the others (a broadcast on it, which the
+ * program does not see), and its collectives are counted from 0.  An
+ * intercommunicator, or none, is left unnumbered. */
+static void comm_made(int rc, MPI_Comm c)
+{
+    int inter = 1, me = -1, w = -1;
+    if (rc != MPI_SUCCESS || !rt || c == MPI_COMM_NULL || PMPI_Comm_test_inter(c, &inter) != MPI_SUCCESS || inter ||
+        PMPI_Comm_rank(c, &me) != MPI_SUCCESS || PMPI_Comm_rank(MPI_COMM_WORLD, &w) != MPI_SUCCESS)
+        return;
+    int64_t gid = 0;
+    if (me == 0) {
+        pthread_mutex_lock(&lock);
+        gid = ((int64_t)(w + 1) << 32) | ++made;
+        pthread_mutex_unlock(&lock);
+    }
+    if (PMPI_Bcast(&gid, 1, MPI_INT64_T, 0, c) != MPI_SUCCESS)
+        return;
+    pthread_mutex_lock(&lock);
+    int id = comm_id(c);
+    if (id > 1 && id < COMMS - 1) {
+        int res = MPI_UNEQUAL;
+        PMPI_Comm_compare(c, MPI_COMM_WORLD, &res); /* a handle used before for another */
+        comms[id].world_order = res == MPI_IDENT || res == MPI_CONGRUENT;
+        comms[id].coll_seq = 0;
+        comms[id].gid = gid;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *out)
+{
+    pthread_once(&rt_once, rt_init);
+    int rc = PMPI_Comm_split(comm, color, key, out);
+    comm_made(rc, *out);
+    return rc;
+}
+
+EXPORT int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *out)
+{
+    pthread_once(&rt_once, rt_init);
+    int rc = PMPI_Comm_split_type(comm, type, key, info, out);
+    comm_made(rc, *out);
+    return rc;
+}
+
+EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *out)
+{
+    pthread_once(&rt_once, rt_init);
+    int rc = PMPI_Comm_dup(comm, out);
+    comm_made(rc, *out);
+    return rc;
+}
+
+EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *out)
+{
+    pthread_once(&rt_once, rt_init);
+    int rc = PMPI_Comm_create(comm, group, out);
+    comm_made(rc, *out);
+    return rc;
+}
+
+EXPORT int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
+                           MPI_Comm *out)
+{
+    pthread_once(&rt_once, rt_init);
+    int rc = PMPI_Cart_create(comm, ndims, dims, periods, reorder, out);
+    comm_made(rc, *out);
+    return rc;
+}
+
+EXPORT int MPI_Cart_sub(MPI_Comm comm, const int remain[], MPI_Comm *out)
+{
+    pthread_once(&rt_once, rt_init);
+    int rc = PMPI_Cart_sub(comm, remain, out);
+    comm_made(rc, *out);
+    return rc;
 }
 
 static int64_t bytes(int count, MPI_Datatype t)
@@ -222,12 +304,21 @@ static void end(struct call *c, unsigned call)
         c->rt->record(call, c->start, c->f);
 }
 
+/* The communicator's fields: its number here, and the job's for one made
+ * by a wrapped call. */
+static void comm_fields(struct call *c, int id)
+{
+    c->f[INSTR_MPI_FIELD_COMM] = id;
+    if (id > 1 && comms[id].gid)
+        c->f[INSTR_MPI_FIELD_COMM_ID] = comms[id].gid;
+}
+
 static void p2p(struct call *c, MPI_Comm comm, int peer, int tag)
 {
     pthread_mutex_lock(&lock);
     int id = comm_id(comm);
+    comm_fields(c, id);
     pthread_mutex_unlock(&lock);
-    c->f[INSTR_MPI_FIELD_COMM] = id;
     c->f[INSTR_MPI_FIELD_PEER] = world_rank(comm, id, peer);
     c->f[INSTR_MPI_FIELD_TAG] = tag == MPI_ANY_TAG ? -1 : tag;
 }
@@ -253,10 +344,11 @@ static void coll(struct call *c, MPI_Comm comm)
     pthread_mutex_lock(&lock);
     int id = comm_id(comm), size = 0;
     int64_t seq = comms[id].coll_seq++;
+    if (c->rt)
+        comm_fields(c, id);
     pthread_mutex_unlock(&lock);
     if (!c->rt)
         return;
-    c->f[INSTR_MPI_FIELD_COMM] = id;
     c->f[INSTR_MPI_FIELD_SEQ] = seq;
     if (PMPI_Comm_size(comm, &size) == MPI_SUCCESS)
         c->f[INSTR_MPI_FIELD_SIZE] = size;
@@ -479,7 +571,9 @@ static void completed(struct call *c, MPI_Request r, const MPI_Status *st)
     if (!request_take(r, &q))
         return;
     c->f[INSTR_MPI_FIELD_REQUEST] = q.id;
-    c->f[INSTR_MPI_FIELD_COMM] = q.comm;
+    pthread_mutex_lock(&lock);
+    comm_fields(c, q.comm);
+    pthread_mutex_unlock(&lock);
     c->f[INSTR_MPI_FIELD_PEER] = q.peer;
     c->f[INSTR_MPI_FIELD_TAG] = q.tag;
     if (q.call == INSTR_MPI_IRECV && st) {

@@ -215,6 +215,49 @@ def check_polls(a, m, env, libdir, work):
     print("polls: %d messages a rank completed by Test*, Waitany, Waitsome; %d flows" % (7, len(names)))
 
 
+def check_comms(a, m, env, libdir, work):
+    """comms.c: collectives and a message in communicators made by
+    MPI_Comm_split and MPI_Comm_dup, numbered differently by the ranks
+    (ranks 0 and 1 made one more first), matched all the same: their waits,
+    the message's sender and receiver, the flows."""
+    exe = os.path.join(work, "comms")
+    cm.run([m["cc"], "-O2", "-g", "-fplugin=" + a.plugin, os.path.join(a.src, "comms.c"), "-o", exe,
+            "-L" + libdir, "-linstr-mpi-" + a.mpi, "-Wl,-rpath," + libdir], env=env)
+    os.chmod(exe, 0o755)
+    d = os.path.join(work, "comms-run")
+    os.makedirs(d)
+    if a.uid is not None:
+        os.chmod(d, 0o777)
+    cm.launch(m, exe, d, work, a.uid, steps="1")
+    d = os.path.join(d, next(e for e in os.listdir(d) if e.endswith(".instr.d")))
+    j = json.loads(report(a, "--view", "mpi", "--format", "json", d))["mpi"]
+    by = {(x["call"], x["line"]): x for x in j["sites"]}
+    ar, bar = by.get(("MPI_Allreduce", 38)), by.get(("MPI_Barrier", 47))
+    # two ranks wait about 100 ms at the halves' Allreduce, three about 50 ms at the dup's Barrier
+    if not ar or not 150e6 <= ar["wait_at_collective_ns"] <= 300e6:
+        cm.fail("comms: wait at the halves' MPI_Allreduce %s (want about 200 ms)\n%s" % (ar, j))
+    if not bar or not 110e6 <= bar["wait_at_collective_ns"] <= 250e6:
+        cm.fail("comms: wait at the dup's MPI_Barrier %s (want about 150 ms)\n%s" % (bar, j))
+    if j["wait_states"]["unmatched"] != 0 or j["pairs"] != [{"from": 0, "to": 2, "messages": 1, "bytes": 8},
+                                                             {"from": 1, "to": 3, "messages": 1, "bytes": 8}]:
+        cm.fail("comms: unmatched %s, pairs %s" % (j["wait_states"], j["pairs"]))
+    out = os.path.join(work, "comms.json")
+    report(a, "--export", "chrome", "-o", out, d)
+    ends = {}
+    for e in json.load(open(out))["traceEvents"]:
+        if e["ph"] in "sf" and e.get("cat") == "mpi":
+            ends.setdefault(e["id"], {})[e["ph"]] = e["name"]
+    names = sorted(f["s"] for f in ends.values())
+    # per half: the Allreduce's last in to the other, the Bcast's root to the other, the message;
+    # the dup's Barrier: rank 3 to the three others (the self dup's Barrier has no other rank)
+    want = sorted(["MPI_Allreduce #0: last in"] * 2 + ["MPI_Bcast #1: root in"] * 2 + ["message 8 B"] * 2 +
+                  ["MPI_Barrier #0: last in"] * 3)
+    if names != want:
+        cm.fail("comms: flows %s, want %s" % (names, want))
+    print("comms: wait at the halves' Allreduce %.1f ms, at the dup's Barrier %.1f ms" %
+          (ar["wait_at_collective_ns"] / 1e6, bar["wait_at_collective_ns"] / 1e6))
+
+
 def check_waits(a, m, env, libdir, work):
     """waits.c: a late sender of about 200 ms and a barrier whose ranks wait
     about 500 ms in all for the late one, with rank 1's clock 3 s off (the
@@ -527,6 +570,7 @@ def main():
     check_report(a, jdir)
     check_waits(a, m, env, libdir, work)
     check_polls(a, m, env, libdir, work)
+    check_comms(a, m, env, libdir, work)
     # a program not built with the plugin, the library linked: the calls pass through, nothing written
     plain = os.path.join(work, "msgs-plain")
     cm.run([m["cc"], "-O2", os.path.join(a.src, "msgs.c"), "-o", plain, "-L" + libdir, "-linstr-mpi-" + a.mpi,

@@ -173,6 +173,8 @@ static int flush(struct walk *w, struct pending *p)
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (has(p, sizes[i]) && (p->f[sizes[i]] < 0 || p->f[sizes[i]] > (INT64_C(1) << 56)))
             p->bad = 1;
+    if (has(p, INSTR_MPI_FIELD_COMM_ID) && p->f[INSTR_MPI_FIELD_COMM_ID] < (INT64_C(1) << 32))
+        p->bad = 1; /* (world rank + 1) << 32 | count: never below 2^32 */
     static const unsigned ranks[] = {INSTR_MPI_FIELD_PEER, INSTR_MPI_FIELD_SOURCE, INSTR_MPI_FIELD_ROOT};
     for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++)
         if (has(p, ranks[i]) && !rank_ok(w, p->f[ranks[i]]))

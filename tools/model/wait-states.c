@@ -24,7 +24,7 @@
  *                         <- wait ->
  *
  *   wait at collective  a rank in an MPI_Barrier, Allreduce, Allgather[v] or
- *                       Alltoall[v] of MPI_COMM_WORLD before the last rank
+ *                       Alltoall[v] before the last rank
  *                       entered it: from its entry to the last entry;
  *                       in an MPI_Bcast or Scatter[v] before its root
  *                       entered it (late broadcast): to the root's entry;
@@ -38,9 +38,13 @@
  * channel); a Wait's receive was posted by its MPI_Irecv (the request
  * names it).  A receive posted with MPI_ANY_SOURCE or MPI_ANY_TAG among
  * others on its channel can be matched wrongly.  The receive's channel is its actual source and tag, from the
- * status.  Collectives are matched by communicator and number (seq).  A
- * receive without its send among the calls, or a collective some rank of
- * the job did not record, is counted unmatched. */
+ * status.  Collectives are matched by communicator and number (seq):
+ * those of MPI_COMM_WORLD, and of the communicators libinstr-mpi saw made
+ * (MPI_Comm_split, dup, ...), which every rank of them numbers alike
+ * (COMM_ID); others' numbers differ between processes, and their
+ * collectives are left out.  A receive without its send among the calls,
+ * or a collective some rank of its communicator did not record, is
+ * counted unmatched. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +55,17 @@
 static int has(const struct instr_mpi_rec *r, unsigned f)
 {
     return (r->seen >> f) & 1;
+}
+
+/* The call's communicator as every rank knows it: 0 for MPI_COMM_WORLD,
+ * the job-wide number of one a wrapped call made (>= 2^32), else its
+ * number in this process (2 .. 255: the same communicator may have
+ * another number on another rank; 1 is MPI_COMM_SELF). */
+static int64_t comm_key(const struct instr_mpi_rec *r)
+{
+    if (has(r, INSTR_MPI_FIELD_COMM_ID))
+        return r->f[INSTR_MPI_FIELD_COMM_ID];
+    return has(r, INSTR_MPI_FIELD_COMM) ? r->f[INSTR_MPI_FIELD_COMM] : 0;
 }
 
 /* A channel's position of a call: sort key of sends and receives. */
@@ -161,7 +176,7 @@ static int late_sender_matched(struct instr_mpi_calls *m, const struct posted *p
     size_t ns = 0, nr = 0;
     for (size_t i = 0; i < m->nrecs; i++) {
         const struct instr_mpi_rec *r = &m->recs[i];
-        int64_t me = m->ranks[r->rank].rank, comm = has(r, INSTR_MPI_FIELD_COMM) ? r->f[INSTR_MPI_FIELD_COMM] : 0;
+        int64_t me = m->ranks[r->rank].rank, comm = comm_key(r);
         if (is_send(r->call) && has(r, INSTR_MPI_FIELD_PEER) && has(r, INSTR_MPI_FIELD_SENT) &&
             r->f[INSTR_MPI_FIELD_PEER] >= 0)
             sends[ns++] = (struct chan){me, r->f[INSTR_MPI_FIELD_PEER], comm,
@@ -235,8 +250,16 @@ static int late_sender(struct instr_mpi_calls *m)
 static int coll_cmp(const void *a, const void *b)
 {
     const struct instr_mpi_rec *x = *(const struct instr_mpi_rec *const *)a, *y = *(const struct instr_mpi_rec *const *)b;
+    int64_t k = comm_key(x), l = comm_key(y);
+    if (k != l)
+        return (k > l) - (k < l);
     int64_t p = x->f[INSTR_MPI_FIELD_SEQ], q = y->f[INSTR_MPI_FIELD_SEQ];
     return (p > q) - (p < q);
+}
+
+static int same_coll(const struct instr_mpi_rec *x, const struct instr_mpi_rec *y)
+{
+    return comm_key(x) == comm_key(y) && x->f[INSTR_MPI_FIELD_SEQ] == y->f[INSTR_MPI_FIELD_SEQ];
 }
 
 static void wait_coll(struct instr_mpi_calls *m, struct instr_mpi_rec *r, double until)
@@ -289,8 +312,10 @@ static int wait_at_collective(struct instr_mpi_calls *m, uint32_t job_size)
         struct instr_mpi_rec *r = &m->recs[i];
         int rooted = (is_one_to_n(r->call) || is_n_to_one(r->call)) && has(r, INSTR_MPI_FIELD_ROOT) &&
                      r->f[INSTR_MPI_FIELD_ROOT] >= 0;
-        if ((is_nxn(r->call) || rooted) && has(r, INSTR_MPI_FIELD_SEQ) && has(r, INSTR_MPI_FIELD_COMM) &&
-            r->f[INSTR_MPI_FIELD_COMM] == 0)
+        /* the world's, or one every rank numbers alike */
+        int64_t k = comm_key(r);
+        if ((is_nxn(r->call) || rooted) && has(r, INSTR_MPI_FIELD_SEQ) && (k == 0 || k >= INT64_C(1) << 32) &&
+            (k == 0 || has(r, INSTR_MPI_FIELD_SIZE)))
             c[nc++] = r;
     }
     qsort(c, nc, sizeof *c, coll_cmp);
@@ -298,14 +323,15 @@ static int wait_at_collective(struct instr_mpi_calls *m, uint32_t job_size)
         size_t e = b;
         double last = -INFINITY;
         size_t last_in = SIZE_MAX;
-        while (e < nc && c[e]->f[INSTR_MPI_FIELD_SEQ] == c[b]->f[INSTR_MPI_FIELD_SEQ]) {
+        while (e < nc && same_coll(c[e], c[b])) {
             double s0 = c[e]->start;
             if (s0 > last)
                 last = s0, last_in = (size_t)(c[e] - m->recs);
             e++;
         }
-        /* Every rank of the job there, each once, the same call (and root). */
-        int whole = e - b == job_size;
+        /* Every rank of the job (of the communicator) there, each once, the same call (and root). */
+        int64_t members = comm_key(c[b]) == 0 ? (int64_t)job_size : c[b]->f[INSTR_MPI_FIELD_SIZE];
+        int whole = (int64_t)(e - b) == members;
         for (size_t k = b; k < e && whole; k++)
             whole = c[k]->call == c[b]->call && (is_nxn(c[b]->call) ||
                                                  c[k]->f[INSTR_MPI_FIELD_ROOT] == c[b]->f[INSTR_MPI_FIELD_ROOT]);
