@@ -6,11 +6,11 @@
 
 # Every option; those taking a value end with '=' in _instr_report_valued.
 _instr_report_options="--view --depth --threshold --sort --units --format --limit
-    --flagged --not-application --os-events --mpi-prefixes --clones --export --weight --folded-root --time-range --min-duration
+    --flagged --not-application --os-events --mpi-prefixes --clones --wall --export --weight --folded-root --time-range --min-duration
     --split-size --diff --raw --compensate --suggest-exclude --self -F --columns -v --verbose -o --output -h --help
     --no-compress --clear-cache --version"
 _instr_report_valued=" --view --depth --threshold --sort --units --format --limit
-    --not-application --os-events --mpi-prefixes --clones --export --weight --folded-root --time-range --min-duration --split-size --suggest-exclude --self -F --columns -o --output "
+    --not-application --os-events --mpi-prefixes --clones --wall --export --weight --folded-root --time-range --min-duration --split-size --suggest-exclude --self -F --columns -o --output "
 
 # The values an option takes, or nothing for free-form values.
 _instr_report_values()

@@ -1,7 +1,8 @@
-/* gen-big-dump OUT N_EVENTS [THREADS [PID]] - a large synthetic dump for speed
- * measurements: 200 functions in a fixed call graph (each calls one of 3
- * others), call depth 1..8 (a few thousand call paths), one interval in 16
- * flagged. */
+/* gen-big-dump OUT N_EVENTS [THREADS [PID [RANK/SIZE]]] - a large synthetic
+ * dump for speed measurements: 200 functions in a fixed call graph (each
+ * calls one of 3 others), call depth 1..8 (a few thousand call paths), one
+ * interval in 16 flagged; with RANK/SIZE, rank RANK of a job of SIZE ranks
+ * (job "7", host "node"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: gen-big-dump OUT N_EVENTS [THREADS [PID]]\n");
+        fprintf(stderr, "usage: gen-big-dump OUT N_EVENTS [THREADS [PID [RANK/SIZE]]]\n");
         return 1;
     }
     unsigned long long n = strtoull(argv[2], NULL, 0);
@@ -26,6 +27,11 @@ int main(int argc, char **argv)
     h.detector = INSTR_DETECTOR_RSEQ_CS;
     h.detector_sees = INSTR_OS_SCHED | INSTR_OS_SIGNAL;
     h.chunk_size = 1u << 20;
+    h.job_rank = -1;
+    if (argc > 5 && sscanf(argv[5], "%d/%u", &h.job_rank, &h.job_size) == 2) {
+        strcpy(h.job_id, "7");
+        strcpy(h.host, "node");
+    }
     strcpy(h.exe_path, "/bin/big");
     char err[256];
     struct instr_dump_writer *w;

@@ -189,13 +189,19 @@ static int close_output(FILE *out, int status, int rc)
     return status;
 }
 
+/* What the session builds with beyond the defaults; NULL: nothing. */
+static const struct instr_exclusions *exclusions_of(const struct cli *c)
+{
+    const struct instr_exclusions *x = &c->excl;
+    return x->n || x->os_ignored || x->clones_split || x->mpi_prefixes || x->job_wall ? x : NULL;
+}
+
 /* --diff: a session for each input, then the table. */
 static int run_diff(const struct cli *c, const struct instr_dump *dumps)
 {
     char err[600];
     struct instr_session s[2];
-    const struct instr_exclusions *x =
-        c->excl.n || c->excl.os_ignored || c->excl.clones_split || c->excl.mpi_prefixes ? &c->excl : NULL;
+    const struct instr_exclusions *x = exclusions_of(c);
     if (instr_session_build_excluding(&s[0], &dumps[0], 1, x, err, sizeof err) < 0) {
         fprintf(stderr, PROG ": %s\n", err);
         return EXIT_INPUT;
@@ -258,8 +264,7 @@ static int build_session(const struct cli *c, struct instr_dump *dumps, size_t n
         dumps[i].progress = instr_progress_add;
         dumps[i].progress_ctx = &bar;
     }
-    const struct instr_exclusions *x =
-        c->excl.n || c->excl.os_ignored || c->excl.clones_split || c->excl.mpi_prefixes ? &c->excl : NULL;
+    const struct instr_exclusions *x = exclusions_of(c);
     int built;
     if (c->export && c->format->walk) {
         struct parts parts;

@@ -97,6 +97,9 @@ static void usage(FILE *f)
           "  --mpi-prefixes=[+]PREFIX[,PREFIX...]\n"
           "                   a job's MPI time: frames whose names begin so (default\n"
           "                   MPI_,PMPI_; +PREFIX,... adds to them; none)\n"
+          "  --wall           Wall Inclusive for the ranks of an MPI job too (not computed for\n"
+          "                   them by default: uniting every rank's activations costs more\n"
+          "                   than the rest of the walk)\n"
           "  --clones=fold|split\n"
           "                   GCC's clones of a function (foo.constprop.0, foo.isra.0,\n"
           "                   foo.part.0, foo.cold) shown as the function (fold, the\n"
@@ -313,6 +316,7 @@ static const struct option long_opts[] = {
     {"not-application", required_argument, NULL, OPT_NOT_APP},
     {"os-events", required_argument, NULL, OPT_OS_EVENTS},
     {"clones", required_argument, NULL, OPT_CLONES},
+    {"wall", no_argument, NULL, OPT_WALL},
     {"mpi-prefixes", required_argument, NULL, OPT_MPI_PREFIXES},
     {"export", required_argument, NULL, OPT_EXPORT},
     {"diff", no_argument, NULL, OPT_DIFF},
@@ -555,6 +559,9 @@ static int set_option(struct cli *c, int opt, const char *v, int argc, char **ar
     case OPT_VERBOSE:
         c->o.verbose = 1;
         return 0;
+    case OPT_WALL:
+        c->excl.job_wall = 1;
+        return 0;
     }
     if (opt >= OPT_XOPT && opt < OPT_XOPT + (int)nxopts) {
         /* Into the options of every export that reads it. */
@@ -768,7 +775,7 @@ void report_warn_count(const struct cli *c)
 {
     /* A count dump has calls and edges only, ordered by calls. */
     static const int timed[] = {OPT_SORT, OPT_UNITS, OPT_RAW, OPT_COMPENSATE, OPT_FLAGGED,
-                                OPT_COLUMNS, OPT_NOT_APP, OPT_OS_EVENTS, OPT_CLONES, OPT_MPI_PREFIXES};
+                                OPT_COLUMNS, OPT_NOT_APP, OPT_OS_EVENTS, OPT_CLONES, OPT_MPI_PREFIXES, OPT_WALL};
     for (size_t i = 0; i < sizeof timed / sizeof *timed; i++)
         if ((c->given & GIVEN(timed[i])) && !(timed[i] == OPT_SORT && c->sort && !strcmp(c->sort, "calls")))
             fprintf(stderr, PROG ": warning: --%s does nothing with a count-mode dump (calls only, no time: "

@@ -26,6 +26,7 @@ enum opt {
     OPT_COLUMNS, OPT_VERBOSE,
     OPT_CLONES,
     OPT_MPI_PREFIXES,
+    OPT_WALL,
 };
 #define GIVEN(o) (1u << ((o) - OPT_VIEW))
 

@@ -22,6 +22,8 @@ struct instr_exclusions {
     char *mpi_prefixes;  /* --mpi-prefixes: the prefixes of MPI's function names, comma-separated
                             (job.h; "" none); NULL: the defaults.  Not a walk's: only the job's
                             MPI and useful time depend on it */
+    int job_wall;        /* --wall: Wall Inclusive of a job's ranks (several of one host) too;
+                            0: not computed for them (session.c) */
 };
 
 /* Whether x changes the walk of a dump (its profile), not only what is made

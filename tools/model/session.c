@@ -627,6 +627,15 @@ static int add_processes(struct instr_session *s, size_t n, const struct instr_e
     return rc;
 }
 
+/* Whether several of the dumps are ranks of a job (job.h). */
+static int ranks_of_a_job(const struct instr_dump *dumps, size_t n)
+{
+    size_t ranks = 0;
+    for (size_t i = 0; i < n && ranks < 2; i++)
+        ranks += instr_dump_is_rank(&dumps[i]) != 0;
+    return ranks > 1;
+}
+
 int instr_session_build_observed(struct instr_session *s, const struct instr_dump *dumps, size_t n,
                                  const struct instr_exclusions *x, const struct instr_session_observer *obs,
                                  char *err, size_t errlen)
@@ -647,6 +656,11 @@ int instr_session_build_observed(struct instr_session *s, const struct instr_dum
         goto fail;
     if (s->axis.nhosts > 1) /* several hosts' ticks: no one clock to unite Wall segments on; none kept */
         s->wall_on = 0;
+    if (s->wall_on && n > 1 && ranks_of_a_job(dumps, n) && !(x && x->job_wall)) {
+        s->wall_on = 0;
+        s->wall_why = "the ranks of a job: uniting every rank's activations costs more than the rest of the "
+                      "walk; --wall computes it";
+    }
     int walk_failed = 0;
     if ((rc = add_processes(s, n, x, obs, &walk_failed, err, errlen)) < 0) {
         if (walk_failed) /* the profile failed: err says why */
