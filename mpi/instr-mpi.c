@@ -582,7 +582,8 @@ static void completed(struct call *c, MPI_Request r, const MPI_Status *st)
     }
 }
 
-EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *st)
+/* Wait, Test: the request, if it completed one. */
+static int one(unsigned call, MPI_Request *req, int *flag, MPI_Status *st)
 {
     struct call c;
     MPI_Status own;
@@ -590,11 +591,16 @@ EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *st)
     MPI_Request r = req ? *req : MPI_REQUEST_NULL;
     if (c.rt && st == MPI_STATUS_IGNORE)
         st = &own;
-    int rc = PMPI_Wait(req, st);
-    if (c.rt && rc == MPI_SUCCESS && r != MPI_REQUEST_NULL)
+    int rc = call == INSTR_MPI_WAIT ? PMPI_Wait(req, st) : PMPI_Test(req, flag, st);
+    if (c.rt && rc == MPI_SUCCESS && (!flag || *flag) && r != MPI_REQUEST_NULL)
         completed(&c, r, st);
-    end(&c, INSTR_MPI_WAIT);
+    end(&c, call);
     return rc;
+}
+
+EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *st)
+{
+    return one(INSTR_MPI_WAIT, req, NULL, st);
 }
 
 /* The handles of n requests as they were before a call that completes
@@ -738,17 +744,7 @@ EXPORT int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Sta
 
 EXPORT int MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
 {
-    struct call c;
-    MPI_Status own;
-    begin(&c);
-    MPI_Request r = req ? *req : MPI_REQUEST_NULL;
-    if (c.rt && st == MPI_STATUS_IGNORE)
-        st = &own;
-    int rc = PMPI_Test(req, flag, st);
-    if (c.rt && rc == MPI_SUCCESS && *flag && r != MPI_REQUEST_NULL)
-        completed(&c, r, st);
-    end(&c, INSTR_MPI_TEST);
-    return rc;
+    return one(INSTR_MPI_TEST, req, flag, st);
 }
 
 EXPORT int MPI_Barrier(MPI_Comm comm)

@@ -159,21 +159,40 @@ def check_report(a, jdir):
             cm.fail("no %r in\n%s" % (title, text))
 
 
+def flow_names(a, d, out):
+    """The names of the flows the Chrome export of job directory d draws, sorted."""
+    report(a, "--export", "chrome", "-o", out, d)
+    ends = {}
+    for e in json.load(open(out))["traceEvents"]:
+        if e["ph"] in "sf" and e.get("cat") == "mpi":
+            ends.setdefault(e["id"], {})[e["ph"]] = e["name"]
+    return sorted(f["s"] for f in ends.values())
+
+
+def job_of(a, m, env, libdir, work, name, extra=None):
+    """NAME.c built with the plugin and the wrappers, run as a job of
+    NRANKS ranks (extra: environment for the ranks, which Open MPI is told
+    to pass on); the job's dump directory."""
+    exe = os.path.join(work, name)
+    cm.run([m["cc"], "-O2", "-g", "-fplugin=" + a.plugin, os.path.join(a.src, name + ".c"), "-o", exe,
+            "-L" + libdir, "-linstr-mpi-" + a.mpi, "-Wl,-rpath," + libdir], env=env)
+    os.chmod(exe, 0o755)
+    d = os.path.join(work, name + "-run")
+    os.makedirs(d)
+    if a.uid is not None:
+        os.chmod(d, 0o777)
+    if extra and a.mpi == "openmpi":
+        m = dict(m, run_args=m["run_args"] + sum((["-x", k] for k in extra), []))
+    cm.launch(m, exe, d, work, a.uid, steps="1", extra=extra)
+    return os.path.join(d, next(e for e in os.listdir(d) if e.endswith(".instr.d")))
+
+
 def check_polls(a, m, env, libdir, work):
     """polls.c: messages completed by MPI_Test*, Waitany and Waitsome are
     received messages, matched to their sends (no receive unmatched, an
     arrow each), never a late sender when a Test completed them; the v
     collectives' bytes."""
-    exe = os.path.join(work, "polls")
-    cm.run([m["cc"], "-O2", "-g", "-fplugin=" + a.plugin, os.path.join(a.src, "polls.c"), "-o", exe,
-            "-L" + libdir, "-linstr-mpi-" + a.mpi, "-Wl,-rpath," + libdir], env=env)
-    os.chmod(exe, 0o755)
-    d = os.path.join(work, "polls-run")
-    os.makedirs(d)
-    if a.uid is not None:
-        os.chmod(d, 0o777)
-    cm.launch(m, exe, d, work, a.uid, steps="1")
-    d = os.path.join(d, next(e for e in os.listdir(d) if e.endswith(".instr.d")))
+    d = job_of(a, m, env, libdir, work, "polls")
     j = json.loads(report(a, "--view", "mpi", "--format", "json", d))["mpi"]
     n = NRANKS
     # from rank r-1: p+1 ints (Test), 8 and 16 bytes (Waitany), p+2, p+3, p+4, p+5 ints (Testall,
@@ -199,13 +218,7 @@ def check_polls(a, m, env, libdir, work):
     vb = {c: by[c]["bytes_sent"] for c in ("MPI_Gatherv", "MPI_Scatterv", "MPI_Allgatherv", "MPI_Alltoallv") if c in by}
     if vb != {"MPI_Gatherv": 4 * tri, "MPI_Scatterv": 4 * tri, "MPI_Allgatherv": 4 * tri, "MPI_Alltoallv": 4 * n * n}:
         cm.fail("polls: the v collectives' bytes %s" % vb)
-    out = os.path.join(work, "polls.json")
-    report(a, "--export", "chrome", "-o", out, d)
-    ends = {}
-    for e in json.load(open(out))["traceEvents"]:
-        if e["ph"] in "sf" and e.get("cat") == "mpi":
-            ends.setdefault(e["id"], {})[e["ph"]] = e["name"]
-    names = sorted(f["s"] for f in ends.values())
+    names = flow_names(a, d, os.path.join(work, "polls.json"))
     want_names = sorted(["message %d B" % b for p in range(n) for b in
                          (4 * (p + 1), 8, 16, 4 * (p + 2), 4 * (p + 3), 4 * (p + 4), 4 * (p + 5))] +
                         ["MPI_Gatherv #0: first in"] + ["MPI_Scatterv #1: root in"] * (n - 1) +
@@ -220,16 +233,7 @@ def check_comms(a, m, env, libdir, work):
     MPI_Comm_split and MPI_Comm_dup, numbered differently by the ranks
     (ranks 0 and 1 made one more first), matched all the same: their waits,
     the message's sender and receiver, the flows."""
-    exe = os.path.join(work, "comms")
-    cm.run([m["cc"], "-O2", "-g", "-fplugin=" + a.plugin, os.path.join(a.src, "comms.c"), "-o", exe,
-            "-L" + libdir, "-linstr-mpi-" + a.mpi, "-Wl,-rpath," + libdir], env=env)
-    os.chmod(exe, 0o755)
-    d = os.path.join(work, "comms-run")
-    os.makedirs(d)
-    if a.uid is not None:
-        os.chmod(d, 0o777)
-    cm.launch(m, exe, d, work, a.uid, steps="1")
-    d = os.path.join(d, next(e for e in os.listdir(d) if e.endswith(".instr.d")))
+    d = job_of(a, m, env, libdir, work, "comms")
     j = json.loads(report(a, "--view", "mpi", "--format", "json", d))["mpi"]
     by = {(x["call"], x["line"]): x for x in j["sites"]}
     ar, bar = by.get(("MPI_Allreduce", 38)), by.get(("MPI_Barrier", 47))
@@ -241,13 +245,7 @@ def check_comms(a, m, env, libdir, work):
     if j["wait_states"]["unmatched"] != 0 or j["pairs"] != [{"from": 0, "to": 2, "messages": 1, "bytes": 8},
                                                              {"from": 1, "to": 3, "messages": 1, "bytes": 8}]:
         cm.fail("comms: unmatched %s, pairs %s" % (j["wait_states"], j["pairs"]))
-    out = os.path.join(work, "comms.json")
-    report(a, "--export", "chrome", "-o", out, d)
-    ends = {}
-    for e in json.load(open(out))["traceEvents"]:
-        if e["ph"] in "sf" and e.get("cat") == "mpi":
-            ends.setdefault(e["id"], {})[e["ph"]] = e["name"]
-    names = sorted(f["s"] for f in ends.values())
+    names = flow_names(a, d, os.path.join(work, "comms.json"))
     # per half: the Allreduce's last in to the other, the Bcast's root to the other, the message;
     # the dup's Barrier: rank 3 to the three others (the self dup's Barrier has no other rank)
     want = sorted(["MPI_Allreduce #0: last in"] * 2 + ["MPI_Bcast #1: root in"] * 2 + ["message 8 B"] * 2 +
@@ -262,18 +260,7 @@ def check_waits(a, m, env, libdir, work):
     """waits.c: a late sender of about 200 ms and a barrier whose ranks wait
     about 500 ms in all for the late one, with rank 1's clock 3 s off (the
     test hook): only the aligned times give the answer."""
-    exe = os.path.join(work, "waits")
-    cm.run([m["cc"], "-O2", "-g", "-fplugin=" + a.plugin, os.path.join(a.src, "waits.c"), "-o", exe,
-            "-L" + libdir, "-linstr-mpi-" + a.mpi, "-Wl,-rpath," + libdir], env=env)
-    os.chmod(exe, 0o755)
-    d = os.path.join(work, "waits-run")
-    os.makedirs(d)
-    if a.uid is not None:
-        os.chmod(d, 0o777)
-    run_args = m["run_args"] + (["-x", "INSTR_TEST_CLOCK_SHIFT"] if a.mpi == "openmpi" else [])
-    cm.launch(dict(m, run_args=run_args), exe, d, work, a.uid, steps="1",
-              extra={"INSTR_TEST_CLOCK_SHIFT": "1:3000000000"})
-    d = os.path.join(d, next(e for e in os.listdir(d) if e.endswith(".instr.d")))
+    d = job_of(a, m, env, libdir, work, "waits", extra={"INSTR_TEST_CLOCK_SHIFT": "1:3000000000"})
     j = json.loads(report(a, "--view", "mpi", "--format", "json", d))["mpi"]
     sites = {(x["call"], x["line"]): x for x in j["sites"]}
     recv, bar = sites.get(("MPI_Recv", 21)), sites.get(("MPI_Barrier", 25))

@@ -139,6 +139,7 @@ struct cexp {
     FILE *out0;       /* the first part's stream (the caller's) */
     const struct instr_dump *dumps; /* the session's */
     size_t ndumps;
+    uint64_t flow_id; /* the last flow's (mpi_flows) */
     struct instr_axis axis; /* the processes on one clock (axis.h): from the session's start */
     const struct instr_report_opts *o;
     const struct chrome_opts *co; /* o's export_opts */
@@ -807,40 +808,33 @@ static void hook_gaps(struct cexp *c, const struct instr_session *s)
  * an N x N collective of MPI_COMM_WORLD to each other rank's exit from it
  * (what the others waited for).  "s" binds to the call-site slice the send
  * began in, "f" ("bp": "e") to the one the receive ended in. */
+static int put_flow(void *ctx, const struct instr_mpi_flow *f)
+{
+    struct cexp *c = ctx;
+    double t0 = f->from->start / 1e3, t1 = f->to->end / 1e3;
+    if (!in_range(c, t0 < t1 ? t0 : t1, t0 < t1 ? t1 : t0))
+        return 0;
+    c->flow_id++;
+    const struct instr_rec_end {
+        const struct instr_mpi_rec *r;
+        size_t dump;
+        double t;
+        const char *ph;
+    } ends[2] = {{f->from, f->from_dump, t0, "s"}, {f->to, f->to_dump, t1, "f\",\"bp\":\"e"}};
+    for (int k = 0; k < 2; k++) {
+        begin_event(c);
+        put(c, "{\"ph\":\"%s\",\"cat\":\"mpi\",\"name\":", ends[k].ph);
+        str(c, f->name);
+        put(c, ",\"id\":%" PRIu64 ",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":%.3f}", c->flow_id,
+            c->dumps[ends[k].dump].hdr.pid, ends[k].r->tid, clip(c, ends[k].t));
+    }
+    return 0;
+}
+
 static int mpi_flows(struct cexp *c, const struct instr_session *s)
 {
-    if (!s->job)
-        return 0;
-    struct instr_mpi_calls m;
-    int rc = instr_mpi_calls_build(s, &m);
-    if (rc < 0)
-        return rc;
-    uint64_t id = 0;
-    for (size_t i = 0; i < m.nrecs; i++) {
-        char name[96];
-        if (!instr_mpi_flow(&m, i, name, sizeof name))
-            continue;
-        const struct instr_mpi_rec *to = &m.recs[i], *from = &m.recs[to->partner];
-        double t0 = from->start / 1e3, t1 = to->end / 1e3;
-        if (!in_range(c, t0 < t1 ? t0 : t1, t0 < t1 ? t1 : t0))
-            continue;
-        id++;
-        const struct instr_rec_end {
-            const struct instr_mpi_rec *r;
-            double t;
-            const char *ph;
-        } ends[2] = {{from, t0, "s"}, {to, t1, "f\",\"bp\":\"e"}};
-        for (int k = 0; k < 2; k++) {
-            uint64_t pid = s->dumps[s->job->ranks[ends[k].r->rank].dump].hdr.pid;
-            begin_event(c);
-            put(c, "{\"ph\":\"%s\",\"cat\":\"mpi\",\"name\":", ends[k].ph);
-            str(c, name);
-            put(c, ",\"id\":%" PRIu64 ",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":%.3f}", id, pid,
-                ends[k].r->tid, clip(c, ends[k].t));
-        }
-    }
-    instr_mpi_calls_free(&m);
-    return 0;
+    c->flow_id = 0;
+    return instr_mpi_flows(s, put_flow, c);
 }
 
 static int finish(struct cexp *c, FILE *out, int rc)

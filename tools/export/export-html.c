@@ -534,38 +534,30 @@ static uint64_t flow_ns(const struct hexp *h, double axis_ns)
     return ns > 0 ? (uint64_t)llround(ns) : 0;
 }
 
+/* One flow of a job (mpi-calls.h), held if in --time-range. */
+static int hold_flow(void *ctx, const struct instr_mpi_flow *mf)
+{
+    struct hexp *h = ctx;
+    struct hflow f = {.from = (uint32_t)mf->from_dump, .to = (uint32_t)mf->to_dump, .from_tid = mf->from->tid,
+                      .to_tid = mf->to->tid, .t0 = flow_ns(h, mf->from->start), .t1 = flow_ns(h, mf->to->end),
+                      .collective = mf->kind == INSTR_MPI_FLOW_COLLECTIVE};
+    uint64_t lo = f.t0 < f.t1 ? f.t0 : f.t1, hi = f.t0 < f.t1 ? f.t1 : f.t0;
+    if (hi < h->o->from_us * 1e3 || (h->o->to_us >= 0 && lo > h->o->to_us * 1e3))
+        return 0;
+    h->flows_seen++;
+    if ((f.name = instr_strtab_id(&h->st, mf->name)) == UINT32_MAX ||
+        grow((void **)&h->flows, &h->capflows, h->nflows + 1, sizeof *h->flows) < 0)
+        return INSTR_ENOMEM;
+    h->flows[h->nflows++] = f;
+    return 0;
+}
+
 /* The flows of a job (mpi-calls.h: matched by the wait states), as the
  * chrome export draws them, in --time-range; past INSTR_HTML_MAX_FLOWS the
  * longest are kept, then sorted by start. */
 static int collect_flows(struct hexp *h)
 {
-    const struct instr_session *s = h->s;
-    if (!s->job)
-        return 0;
-    struct instr_mpi_calls m;
-    int rc = instr_mpi_calls_build(s, &m);
-    if (rc < 0)
-        return rc;
-    for (size_t i = 0; i < m.nrecs && rc == 0; i++) {
-        char name[96];
-        int kind = instr_mpi_flow(&m, i, name, sizeof name);
-        if (!kind)
-            continue;
-        const struct instr_mpi_rec *to = &m.recs[i], *from = &m.recs[to->partner];
-        struct hflow f = {.from = s->job->ranks[from->rank].dump, .to = s->job->ranks[to->rank].dump,
-                          .from_tid = from->tid, .to_tid = to->tid, .t0 = flow_ns(h, from->start),
-                          .t1 = flow_ns(h, to->end), .collective = kind == INSTR_MPI_FLOW_COLLECTIVE};
-        uint64_t lo = f.t0 < f.t1 ? f.t0 : f.t1, hi = f.t0 < f.t1 ? f.t1 : f.t0;
-        if (hi < h->o->from_us * 1e3 || (h->o->to_us >= 0 && lo > h->o->to_us * 1e3))
-            continue;
-        h->flows_seen++;
-        if ((f.name = instr_strtab_id(&h->st, name)) == UINT32_MAX ||
-            grow((void **)&h->flows, &h->capflows, h->nflows + 1, sizeof *h->flows) < 0)
-            rc = INSTR_ENOMEM;
-        else
-            h->flows[h->nflows++] = f;
-    }
-    instr_mpi_calls_free(&m);
+    int rc = instr_mpi_flows(h->s, hold_flow, h);
     if (rc == 0 && h->nflows > INSTR_HTML_MAX_FLOWS) {
         qsort(h->flows, h->nflows, sizeof *h->flows, cmp_flow_len);
         h->nflows = INSTR_HTML_MAX_FLOWS;

@@ -704,57 +704,59 @@ static void pb_fixed64(struct instr_pb *p, unsigned field, uint64_t v)
  * receive's end, joined by a flow (an arrow in the UI); and, for an N x N
  * collective of MPI_COMM_WORLD, from the last rank in to each other rank's
  * exit.  On a sequence of their own, absolute timestamps. */
+struct pflows {
+    struct pexp *c;
+    const struct instr_session *s;
+    uint64_t *tracks; /* per rank: its MPI track's uuid (0: not described yet) */
+    uint64_t flow;
+};
+
+static int put_flow(void *ctx, const struct instr_mpi_flow *f)
+{
+    struct pflows *pf = ctx;
+    struct pexp *c = pf->c;
+    pf->flow++;
+    const struct instr_mpi_rec *end[2] = {f->from, f->to};
+    const size_t dumps[2] = {f->from_dump, f->to_dump};
+    for (int k = 0; k < 2; k++) {
+        uint32_t r = end[k]->rank;
+        if (!pf->tracks[r]) { /* the rank's track, described once */
+            pf->tracks[r] = c->next_uuid++;
+            packet_begin(c);
+            instr_pb_begin(&c->pkt, PKT_TRACK_DESCRIPTOR);
+            instr_pb_u64(&c->pkt, TD_UUID, pf->tracks[r]);
+            instr_pb_str(&c->pkt, TD_NAME, "MPI");
+            instr_pb_u64(&c->pkt, TD_PARENT, c->process_uuids[dumps[k]]);
+            instr_pb_end(&c->pkt);
+            packet_end(c);
+        }
+        double t = k ? end[k]->end : end[k]->start;
+        packet_begin(c);
+        instr_pb_u64(&c->pkt, PKT_TIMESTAMP, t > 0 ? (uint64_t)llround(t) : 0);
+        instr_pb_begin(&c->pkt, PKT_TRACK_EVENT);
+        instr_pb_u64(&c->pkt, TE_TYPE, TYPE_INSTANT);
+        instr_pb_u64(&c->pkt, TE_TRACK, pf->tracks[r]);
+        instr_pb_str(&c->pkt, TE_CATEGORIES, "mpi");
+        instr_pb_str(&c->pkt, TE_NAME, f->name);
+        pb_fixed64(&c->pkt, k ? TE_TERMINATING_FLOW_IDS : TE_FLOW_IDS, pf->flow);
+        instr_pb_end(&c->pkt);
+        packet_end(c);
+    }
+    return 0;
+}
+
 static int mpi_flows(struct pexp *c, const struct instr_session *s)
 {
     if (!s->job || c->rc || !c->process_uuids)
         return c->rc;
-    struct instr_mpi_calls m;
-    int rc = instr_mpi_calls_build(s, &m);
-    if (rc < 0)
-        return rc;
-    uint64_t *tracks = calloc(m.nranks ? m.nranks : 1, sizeof *tracks), flow = 0;
-    if (!tracks) {
-        instr_mpi_calls_free(&m);
+    struct pflows pf = {c, s, calloc(s->job->nranks ? s->job->nranks : 1, sizeof *pf.tracks), 0};
+    if (!pf.tracks)
         return INSTR_ENOMEM;
-    }
     c->seq = c->next_seq++;
     c->first_packet = 1;
-    for (size_t i = 0; i < m.nrecs; i++) {
-        char name[96];
-        if (!instr_mpi_flow(&m, i, name, sizeof name))
-            continue;
-        const struct instr_mpi_rec *to = &m.recs[i], *from = &m.recs[to->partner];
-        flow++;
-        const struct instr_mpi_rec *end[2] = {from, to};
-        for (int k = 0; k < 2; k++) {
-            uint32_t r = end[k]->rank;
-            size_t dump = s->job->ranks[r].dump;
-            if (!tracks[r]) { /* the rank's track, described once */
-                tracks[r] = c->next_uuid++;
-                packet_begin(c);
-                instr_pb_begin(&c->pkt, PKT_TRACK_DESCRIPTOR);
-                instr_pb_u64(&c->pkt, TD_UUID, tracks[r]);
-                instr_pb_str(&c->pkt, TD_NAME, "MPI");
-                instr_pb_u64(&c->pkt, TD_PARENT, c->process_uuids[dump]);
-                instr_pb_end(&c->pkt);
-                packet_end(c);
-            }
-            double t = k ? end[k]->end : end[k]->start;
-            packet_begin(c);
-            instr_pb_u64(&c->pkt, PKT_TIMESTAMP, t > 0 ? (uint64_t)llround(t) : 0);
-            instr_pb_begin(&c->pkt, PKT_TRACK_EVENT);
-            instr_pb_u64(&c->pkt, TE_TYPE, TYPE_INSTANT);
-            instr_pb_u64(&c->pkt, TE_TRACK, tracks[r]);
-            instr_pb_str(&c->pkt, TE_CATEGORIES, "mpi");
-            instr_pb_str(&c->pkt, TE_NAME, name);
-            pb_fixed64(&c->pkt, k ? TE_TERMINATING_FLOW_IDS : TE_FLOW_IDS, flow);
-            instr_pb_end(&c->pkt);
-            packet_end(c);
-        }
-    }
-    free(tracks);
-    instr_mpi_calls_free(&m);
-    return c->rc;
+    int rc = instr_mpi_flows(s, put_flow, &pf);
+    free(pf.tracks);
+    return rc < 0 ? rc : c->rc;
 }
 
 static void start(struct pexp *c, FILE *out, const struct instr_dump *dumps, size_t n,

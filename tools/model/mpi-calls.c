@@ -64,7 +64,9 @@ int instr_mpi_coll_shape(unsigned call)
     return 0;
 }
 
-int instr_mpi_flow(const struct instr_mpi_calls *m, size_t i, char *name, size_t len)
+/* The flow that ends at recs[i], from recs[i].partner: its kind and name,
+ * or 0 when none ends there (no partner matched, the last rank in itself). */
+static int flow_at(const struct instr_mpi_calls *m, size_t i, char *name, size_t len)
 {
     const struct instr_mpi_rec *to = &m->recs[i];
     if (to->partner >= m->nrecs || to->partner == i)
@@ -461,4 +463,24 @@ void instr_mpi_calls_free(struct instr_mpi_calls *m)
     free(m->sites);
     free(m->ranks);
     memset(m, 0, sizeof *m);
+}
+
+int instr_mpi_flows(const struct instr_session *s, int (*each)(void *ctx, const struct instr_mpi_flow *f), void *ctx)
+{
+    if (!s->job)
+        return 0;
+    struct instr_mpi_calls m;
+    int rc = instr_mpi_calls_build(s, &m);
+    for (size_t i = 0; rc == 0 && i < m.nrecs; i++) {
+        struct instr_mpi_flow f;
+        if (!(f.kind = flow_at(&m, i, f.name, sizeof f.name)))
+            continue;
+        f.to = &m.recs[i];
+        f.from = &m.recs[f.to->partner];
+        f.from_dump = s->job->ranks[f.from->rank].dump;
+        f.to_dump = s->job->ranks[f.to->rank].dump;
+        rc = each(ctx, &f);
+    }
+    instr_mpi_calls_free(&m);
+    return rc;
 }

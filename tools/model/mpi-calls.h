@@ -95,14 +95,22 @@ void instr_mpi_calls_free(struct instr_mpi_calls *m);
 /* The wait states from m->recs, charged to m->sites (unsorted yet):
  * wait-states.c.  0 or INSTR_ENOMEM. */
 int instr_mpi_wait_states(struct instr_mpi_calls *m);
-/* The flow (the timelines' arrow) that ends at recs[i], from recs[i].partner:
- * INSTR_MPI_FLOW_MESSAGE or INSTR_MPI_FLOW_COLLECTIVE with its name
- * ("message 800 B", "MPI_Allreduce #3: last in", "MPI_Bcast #4: root in",
- * "MPI_Reduce #5: first in") in name, or 0 when none
- * ends there (no partner matched, the last rank in itself). */
+/* A flow (the timelines' arrow): from a call's start to its partner's
+ * end (a receive's matching send to it; the rank a collective waited
+ * for to each rank that waited). */
 #define INSTR_MPI_FLOW_MESSAGE 1
 #define INSTR_MPI_FLOW_COLLECTIVE 2
-int instr_mpi_flow(const struct instr_mpi_calls *m, size_t i, char *name, size_t len);
+struct instr_mpi_flow {
+    const struct instr_mpi_rec *from, *to; /* from->start to to->end, on the session's axis */
+    size_t from_dump, to_dump;             /* their processes: indexes of the session's dumps */
+    int kind;                              /* INSTR_MPI_FLOW_* */
+    char name[96];                         /* "message 800 B", "MPI_Allreduce #3: last in",
+                                              "MPI_Bcast #4: root in", "MPI_Reduce #5: first in" */
+};
+/* The flows of s's job, each handed to each(ctx, flow) in the order of
+ * the calls they end at, until it returns non-zero: 0, that value, or
+ * INSTR_ENOMEM.  No job: none. */
+int instr_mpi_flows(const struct instr_session *s, int (*each)(void *ctx, const struct instr_mpi_flow *f), void *ctx);
 /* INSTR_MPI_CLASS_* of a call (dump-format.h); -1 if unknown. */
 int instr_mpi_call_class(unsigned call);
 /* A collective's shape: every rank waits for the last in (N_TO_N), the
