@@ -216,11 +216,46 @@ if [ $arch = aarch64 ]; then
     "$cc" "$opt" -c -fplugin="$plugin" "$arg-mode=count" "$srcdir/count-simd.c" -o cs.o || fail "build count-simd.c"
     "$cc" -pthread -fplugin="$plugin" "$arg-mode=count" cs-main.o cs-ref.o cs.o -o count-simd || fail "link count-simd"
     "$cc" -O2 -shared -fPIC "$srcdir/clobber-simd.c" -o clobber-simd.so -ldl || fail "build clobber-simd.c"
-    INSTR_OUTPUT="$work/cs.instr" LD_PRELOAD="$work/clobber-simd.so" $runner ./count-simd >cs.out ||
-        { cat cs.out; fail "count-simd: an argument register changed while the thread armed"; }
-    cat cs.out
-    "$report" cs.instr >cs.txt || fail "report count-simd"
-    grep -Eq '^ +2  mix ' cs.txt || { cat cs.txt; fail "count-simd: mix is not 2"; }
+    # The entry keeps q0-q31 where the CPU has no SVE, the Z and P
+    # registers where it has: under qemu-user both (a Cortex-A57, and its
+    # default CPU, which has SVE).
+    cpus=""
+    [ -n "$runner" ] && cpus="cortex-a57 max"
+    for cpu in ${cpus:-native}; do
+        rm -f cs.instr
+        [ "$cpu" = native ] || export QEMU_CPU=$cpu
+        INSTR_OUTPUT="$work/cs.instr" LD_PRELOAD="$work/clobber-simd.so" $runner ./count-simd >cs.out ||
+            { cat cs.out; fail "count-simd ($cpu): an argument register changed while the thread armed"; }
+        unset QEMU_CPU
+        cat cs.out
+        "$report" cs.instr >cs.txt || fail "report count-simd"
+        grep -Eq '^ +2  mix ' cs.txt || { cat cs.txt; fail "count-simd: mix is not 2"; }
+    done
+    # SVE: the arguments of a function of the SVE calling convention in
+    # z0-z3 and p0-p1 at 256 and 512 bits (qemu-user's SVE), or at the
+    # CPU's own length where it has SVE; skipped where neither.
+    if [ -n "$runner" ] || grep -qw sve /proc/cpuinfo 2>/dev/null; then
+        sve=-march=armv8.2-a+sve
+        "$cc" "$opt" $sve -c "$srcdir/count-sve-main.c" -o cv-main.o || fail "build count-sve-main.c"
+        "$cc" "$opt" $sve -c -Dmixs=mixs_ref "$srcdir/count-sve.c" -o cv-ref.o || fail "build count-sve.c plain"
+        "$cc" "$opt" $sve -c -fplugin="$plugin" "$arg-mode=count" "$srcdir/count-sve.c" -o cv.o ||
+            fail "build count-sve.c"
+        "$cc" -fplugin="$plugin" "$arg-mode=count" cv-main.o cv-ref.o cv.o -o count-sve || fail "link count-sve"
+        lengths=""
+        [ -n "$runner" ] && lengths="32 64"
+        for vl in ${lengths:-native}; do
+            rm -f csv.instr
+            [ "$vl" = native ] || export QEMU_CPU=max,sve-default-vector-length=$vl
+            INSTR_OUTPUT="$work/csv.instr" $runner ./count-sve >csv.out ||
+                { cat csv.out; fail "count-sve ($vl bytes): an SVE argument changed while the thread armed"; }
+            unset QEMU_CPU
+            cat csv.out
+            "$report" csv.instr >csv.txt || fail "report count-sve"
+            grep -Eq '^ +1  mixs ' csv.txt || { cat csv.txt; fail "count-sve: mixs is not 1"; }
+        done
+    else
+        echo "no SVE here: count-sve skipped"
+    fi
 else
     # Vector registers across the arming test (TLS form): a thread arms in
     # sum8, whose __m256 argument is still in ymm0, while the runtime's path

@@ -6,17 +6,35 @@
  * any register; the module's trampoline keeps the general registers and
  * the flags, and this entry the FP/SIMD state: q0-q31 whole (AAPCS64 lets
  * a callee change all of them but the low halves of v8-v15, and libc's
- * string routines use them) and FPCR/FPSR.  SVE's Z registers beyond 128
- * bits and its predicate registers are not kept: the runtime and the libc
- * routines it calls are built for the base ISA.
+ * string routines use them) and FPCR/FPSR.  Where the CPU has SVE, the
+ * whole of z0-z31, p0-p15 and FFR instead: a function of the SVE calling
+ * convention has its arguments there, and any write of a q register (the
+ * runtime's, libc's, this entry's own restore) zeroes a Z register beyond
+ * its first 128 bits.  tests/budget's count-sve.c checks them under
+ * qemu-user's SVE of 256 and 512 bits.
  *
  * The module's trampoline (plugin/arch/aarch64.cc, instr_arch_count_arm)
  * calls it with x9-x15 free to use: it saved them.  tests/budget's
  * count-simd.c checks the q registers across an arming whose libc call
  * writes them all. */
+#define _GNU_SOURCE
 #include <stdint.h>
+#include <sys/auxv.h>
 
 #include "internal.h"
+
+#ifndef HWCAP_SVE
+#define HWCAP_SVE (1ul << 22)
+#endif
+
+/* 1: the entry keeps the SVE state.  Set when the runtime is loaded,
+ * before any thread can arm (arming calls into the runtime). */
+__attribute__((visibility("hidden"))) uint8_t instr__count_sve;
+
+__attribute__((constructor)) static void sve_probe(void)
+{
+    instr__count_sve = (getauxval(AT_HWCAP) & HWCAP_SVE) != 0;
+}
 
 /* x0-x2: instr__count_arm's arguments, untouched until the call.  Frame:
  * fp/lr, then FPCR/FPSR and the 512 bytes of q registers (16-byte aligned). */
@@ -33,6 +51,10 @@ __asm__(".text\n"
         "\t.cfi_offset x30, -8\n"
         "\tmov\tx29, sp\n"
         "\t.cfi_def_cfa_register x29\n"
+        "\tadrp\tx9, instr__count_sve\n"
+        "\tldrb\tw9, [x9, :lo12:instr__count_sve]\n"
+        "\tcbnz\tw9, 1f\n"
+        "\t.cfi_remember_state\n"
         "\tsub\tsp, sp, #528\n"
         "\tstp\tq0, q1, [sp, #16]\n"
         "\tstp\tq2, q3, [sp, #48]\n"
@@ -73,6 +95,128 @@ __asm__(".text\n"
         "\tldp\tq26, q27, [sp, #432]\n"
         "\tldp\tq28, q29, [sp, #464]\n"
         "\tldp\tq30, q31, [sp, #496]\n"
+        "\tmov\tsp, x29\n"
+        "\tldp\tx29, x30, [sp], #16\n"
+        "\t.cfi_def_cfa sp, 0\n"
+        "\tret\n"
+        "\t.cfi_restore_state\n"
+        /* SVE: 32 Z registers, then 17 predicates (p0-p15, FFR) in 3 vector
+           lengths (17 x VL/8 <= 3 x VL keeps sp 16-byte aligned), then
+           FPCR/FPSR. */
+        "1:\n"
+        "\t.arch_extension sve\n"
+        "\taddvl\tsp, sp, #-32\n"
+        "\tstr\tz0, [sp, #0, mul vl]\n"
+        "\tstr\tz1, [sp, #1, mul vl]\n"
+        "\tstr\tz2, [sp, #2, mul vl]\n"
+        "\tstr\tz3, [sp, #3, mul vl]\n"
+        "\tstr\tz4, [sp, #4, mul vl]\n"
+        "\tstr\tz5, [sp, #5, mul vl]\n"
+        "\tstr\tz6, [sp, #6, mul vl]\n"
+        "\tstr\tz7, [sp, #7, mul vl]\n"
+        "\tstr\tz8, [sp, #8, mul vl]\n"
+        "\tstr\tz9, [sp, #9, mul vl]\n"
+        "\tstr\tz10, [sp, #10, mul vl]\n"
+        "\tstr\tz11, [sp, #11, mul vl]\n"
+        "\tstr\tz12, [sp, #12, mul vl]\n"
+        "\tstr\tz13, [sp, #13, mul vl]\n"
+        "\tstr\tz14, [sp, #14, mul vl]\n"
+        "\tstr\tz15, [sp, #15, mul vl]\n"
+        "\tstr\tz16, [sp, #16, mul vl]\n"
+        "\tstr\tz17, [sp, #17, mul vl]\n"
+        "\tstr\tz18, [sp, #18, mul vl]\n"
+        "\tstr\tz19, [sp, #19, mul vl]\n"
+        "\tstr\tz20, [sp, #20, mul vl]\n"
+        "\tstr\tz21, [sp, #21, mul vl]\n"
+        "\tstr\tz22, [sp, #22, mul vl]\n"
+        "\tstr\tz23, [sp, #23, mul vl]\n"
+        "\tstr\tz24, [sp, #24, mul vl]\n"
+        "\tstr\tz25, [sp, #25, mul vl]\n"
+        "\tstr\tz26, [sp, #26, mul vl]\n"
+        "\tstr\tz27, [sp, #27, mul vl]\n"
+        "\tstr\tz28, [sp, #28, mul vl]\n"
+        "\tstr\tz29, [sp, #29, mul vl]\n"
+        "\tstr\tz30, [sp, #30, mul vl]\n"
+        "\tstr\tz31, [sp, #31, mul vl]\n"
+        "\taddvl\tsp, sp, #-3\n"
+        "\tstr\tp0, [sp, #0, mul vl]\n"
+        "\tstr\tp1, [sp, #1, mul vl]\n"
+        "\tstr\tp2, [sp, #2, mul vl]\n"
+        "\tstr\tp3, [sp, #3, mul vl]\n"
+        "\tstr\tp4, [sp, #4, mul vl]\n"
+        "\tstr\tp5, [sp, #5, mul vl]\n"
+        "\tstr\tp6, [sp, #6, mul vl]\n"
+        "\tstr\tp7, [sp, #7, mul vl]\n"
+        "\tstr\tp8, [sp, #8, mul vl]\n"
+        "\tstr\tp9, [sp, #9, mul vl]\n"
+        "\tstr\tp10, [sp, #10, mul vl]\n"
+        "\tstr\tp11, [sp, #11, mul vl]\n"
+        "\tstr\tp12, [sp, #12, mul vl]\n"
+        "\tstr\tp13, [sp, #13, mul vl]\n"
+        "\tstr\tp14, [sp, #14, mul vl]\n"
+        "\tstr\tp15, [sp, #15, mul vl]\n"
+        "\trdffr\tp0.b\n"
+        "\tstr\tp0, [sp, #16, mul vl]\n"
+        "\tsub\tsp, sp, #16\n"
+        "\tmrs\tx9, fpcr\n"
+        "\tmrs\tx10, fpsr\n"
+        "\tstp\tx9, x10, [sp]\n"
+        "\tbl\tinstr__count_arm\n"
+        "\tldp\tx9, x10, [sp]\n"
+        "\tmsr\tfpcr, x9\n"
+        "\tmsr\tfpsr, x10\n"
+        "\tadd\tsp, sp, #16\n"
+        "\tldr\tp0, [sp, #16, mul vl]\n"
+        "\twrffr\tp0.b\n"
+        "\tldr\tp0, [sp, #0, mul vl]\n"
+        "\tldr\tp1, [sp, #1, mul vl]\n"
+        "\tldr\tp2, [sp, #2, mul vl]\n"
+        "\tldr\tp3, [sp, #3, mul vl]\n"
+        "\tldr\tp4, [sp, #4, mul vl]\n"
+        "\tldr\tp5, [sp, #5, mul vl]\n"
+        "\tldr\tp6, [sp, #6, mul vl]\n"
+        "\tldr\tp7, [sp, #7, mul vl]\n"
+        "\tldr\tp8, [sp, #8, mul vl]\n"
+        "\tldr\tp9, [sp, #9, mul vl]\n"
+        "\tldr\tp10, [sp, #10, mul vl]\n"
+        "\tldr\tp11, [sp, #11, mul vl]\n"
+        "\tldr\tp12, [sp, #12, mul vl]\n"
+        "\tldr\tp13, [sp, #13, mul vl]\n"
+        "\tldr\tp14, [sp, #14, mul vl]\n"
+        "\tldr\tp15, [sp, #15, mul vl]\n"
+        "\taddvl\tsp, sp, #3\n"
+        "\tldr\tz0, [sp, #0, mul vl]\n"
+        "\tldr\tz1, [sp, #1, mul vl]\n"
+        "\tldr\tz2, [sp, #2, mul vl]\n"
+        "\tldr\tz3, [sp, #3, mul vl]\n"
+        "\tldr\tz4, [sp, #4, mul vl]\n"
+        "\tldr\tz5, [sp, #5, mul vl]\n"
+        "\tldr\tz6, [sp, #6, mul vl]\n"
+        "\tldr\tz7, [sp, #7, mul vl]\n"
+        "\tldr\tz8, [sp, #8, mul vl]\n"
+        "\tldr\tz9, [sp, #9, mul vl]\n"
+        "\tldr\tz10, [sp, #10, mul vl]\n"
+        "\tldr\tz11, [sp, #11, mul vl]\n"
+        "\tldr\tz12, [sp, #12, mul vl]\n"
+        "\tldr\tz13, [sp, #13, mul vl]\n"
+        "\tldr\tz14, [sp, #14, mul vl]\n"
+        "\tldr\tz15, [sp, #15, mul vl]\n"
+        "\tldr\tz16, [sp, #16, mul vl]\n"
+        "\tldr\tz17, [sp, #17, mul vl]\n"
+        "\tldr\tz18, [sp, #18, mul vl]\n"
+        "\tldr\tz19, [sp, #19, mul vl]\n"
+        "\tldr\tz20, [sp, #20, mul vl]\n"
+        "\tldr\tz21, [sp, #21, mul vl]\n"
+        "\tldr\tz22, [sp, #22, mul vl]\n"
+        "\tldr\tz23, [sp, #23, mul vl]\n"
+        "\tldr\tz24, [sp, #24, mul vl]\n"
+        "\tldr\tz25, [sp, #25, mul vl]\n"
+        "\tldr\tz26, [sp, #26, mul vl]\n"
+        "\tldr\tz27, [sp, #27, mul vl]\n"
+        "\tldr\tz28, [sp, #28, mul vl]\n"
+        "\tldr\tz29, [sp, #29, mul vl]\n"
+        "\tldr\tz30, [sp, #30, mul vl]\n"
+        "\tldr\tz31, [sp, #31, mul vl]\n"
         "\tmov\tsp, x29\n"
         "\tldp\tx29, x30, [sp], #16\n"
         "\t.cfi_def_cfa sp, 0\n"
