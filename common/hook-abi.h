@@ -221,7 +221,8 @@ struct instr_unit_desc {
  * flags and xmm0-15 (aarch64: x0-x18 and NZCV; the arming test keeps x30);
  * the runtime's entry for that slot keeps the rest of the extended state,
  * ymm and zmm included (runtime/arch/x86_64/count-arm.c: libc routines it
- * calls may run vzeroupper; aarch64's: q0-q31, FPCR and FPSR);
+ * calls may run vzeroupper; aarch64's: q0-q31, FPCR and FPSR, or with
+ * SVE z0-z31, p0-p15 and FFR whole);
  * a thread can only reach counted code through such a function, so the
  * runtime knows every thread that counted, adds its cells up when it ends
  * and reads those still running at exit.  Until the module's binding
