@@ -122,7 +122,8 @@ struct instr_dump_header {
     uint64_t end_mono_ns;         /* CLOCK_MONOTONIC ns at exit; 0 likewise */
     uint64_t last_tsc;            /* latest calibration pair (updated during the run) */
     uint64_t last_mono_ns;        /*   so a killed process still has a tick rate */
-    uint64_t chunk_count;         /* chunks handed out so far */
+    uint64_t chunk_count;         /* chunks handed out so far (version 1: the reader's cross-check; version 2:
+                                     counted as they reach the file, staging areas and their copies) */
     uint64_t dropped_events;      /* events lost (no space, allocation failure; after a stop, one per
                                      hook that ran) */
     uint64_t unmatched_exits;     /* exit hooks with no matching live frame (ignored) */
