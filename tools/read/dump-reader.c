@@ -411,6 +411,7 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
         uint32_t own = sized ? rd32(hb + offsetof(struct instr_chunk_header, chunk_size)) : 0;
         if (own && (own % 8 || own <= INSTR_CHUNK_HEADER_SIZE || own > cs)) {
             free(raw);
+            free(caps.tmap);
             close(fd);
             instr_dump_close(d);
             return fail(err, errlen, INSTR_ECORRUPT,
