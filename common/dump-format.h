@@ -8,10 +8,21 @@
  *                       | struct instr_dump_header             |  INSTR_DUMP_HEADER_SIZE bytes
  *   header_size         +--------------------------------------+
  *                       | chunk 0: struct instr_chunk_header   |  64 bytes
- *                       |          payload                     |  chunk_size - 64 bytes
- *   + chunk_size        +--------------------------------------+
+ *                       |          payload                     |  its size - 64 bytes
+ *   + its size          +--------------------------------------+
  *                       | chunk 1 ...                          |
  *                       +--------------------------------------+
+ *
+ * A chunk's size is its header's chunk_size, or the dump header's when
+ * that is 0 (every chunk of a version-1 dump): the chunks lie back to
+ * back, so the reader walks them in file order, each from its header.
+ * The runtime makes a stream's first chunk one page (4 KiB): a process
+ * that made a few calls leaves a header page and a page per stream, 12
+ * KiB, where a first chunk of the dump's chunk_size (32 KiB) left 68 KiB
+ * (issue 39).  A first chunk carries its size from the moment its space
+ * is written, before it is handed out, so a never-used one is skipped
+ * as long as it is; a chunk of 0 size whose magic and kind are 0 is the
+ * dump's chunk_size long.
  *
  * Chunks are handed out to threads one at a time, so the file is readable
  * at any moment, even after SIGKILL: an unfinished chunk has used_bytes == 0
@@ -45,10 +56,12 @@
 #ifndef INSTR_DUMP_FORMAT_H
 #define INSTR_DUMP_FORMAT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define INSTR_DUMP_MAGIC "INSTRDMP" /* 8 bytes, no terminator in the file */
-#define INSTR_DUMP_VERSION 1u
+#define INSTR_DUMP_VERSION 2u /* 2: per-chunk sizes (instr_chunk_header.chunk_size) */
+#define INSTR_DUMP_VERSION_MIN 1u /* the oldest the reader takes: chunks of the header's chunk_size */
 #define INSTR_DUMP_HEADER_SIZE 4096u
 #define INSTR_CHUNK_MAGIC 0x4b484349u /* "ICHK" */
 #define INSTR_CHUNK_HEADER_SIZE 64u
@@ -109,7 +122,8 @@ struct instr_dump_header {
     uint64_t end_mono_ns;         /* CLOCK_MONOTONIC ns at exit; 0 likewise */
     uint64_t last_tsc;            /* latest calibration pair (updated during the run) */
     uint64_t last_mono_ns;        /*   so a killed process still has a tick rate */
-    uint64_t chunk_count;         /* chunks handed out so far */
+    uint64_t chunk_count;         /* chunks handed out so far (version 1: the reader's cross-check; version 2:
+                                     counted as they reach the file, staging areas and their copies) */
     uint64_t dropped_events;      /* events lost (no space, allocation failure; after a stop, one per
                                      hook that ran) */
     uint64_t unmatched_exits;     /* exit hooks with no matching live frame (ignored) */
@@ -158,7 +172,9 @@ struct instr_dump_header {
     uint64_t dropped_calls;       /* of dropped_events, the ENTER events: calls of instrumented functions lost */
     uint64_t dropped_sites;       /* of dropped_events, the CALL events: calls at call sites lost (a call of
                                      an instrumented function through one is also an ENTER) */
-    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 2176];
+    uint64_t chunk_bytes;         /* bytes of chunks handed out so far, from header_size on (version 2):
+                                     the file holds at least that much */
+    uint8_t reserved[INSTR_DUMP_HEADER_SIZE - 2184];
 };
 
 /* Chunk kinds. */
@@ -175,7 +191,10 @@ struct instr_chunk_header {
     uint32_t seq;          /* this thread's (or the metadata's) chunk number, from 0 */
     uint32_t used_bytes;   /* payload bytes; 0 = not closed, scan to the first zero byte */
     uint64_t base_tsc;     /* ticks the first event's delta counts from */
-    uint8_t reserved[32];
+    uint32_t chunk_size;   /* bytes of this chunk, header included, a multiple of 8 from 128 to the dump
+                              header's chunk_size; 0 = the dump header's chunk_size.  Written with
+                              the chunk's space, before magic and kind (version 2; 0 in version 1) */
+    uint8_t reserved[28];
 };
 
 /* Event kinds (low 3 bits of the event varint). */
@@ -501,5 +520,7 @@ enum instr_meta_kind {
 #endif
 INSTR_STATIC_ASSERT(sizeof(struct instr_dump_header) == INSTR_DUMP_HEADER_SIZE, "dump header size");
 INSTR_STATIC_ASSERT(sizeof(struct instr_chunk_header) == INSTR_CHUNK_HEADER_SIZE, "chunk header size");
+INSTR_STATIC_ASSERT(offsetof(struct instr_dump_header, chunk_bytes) == 2176, "chunk_bytes after dropped_sites");
+INSTR_STATIC_ASSERT(offsetof(struct instr_chunk_header, chunk_size) == 32, "chunk_size after base_tsc");
 
 #endif

@@ -133,7 +133,7 @@ static void perf_thread_end(struct instr__thread *t)
 static int ours(const struct instr__thread *t, uint64_t addr)
 {
     uintptr_t c = (uintptr_t)t->chunk, s = (uintptr_t)t;
-    return (c && addr - c < INSTR_RT_CHUNK_SIZE) || addr - s < t->map_size;
+    return (c && addr - c < t->stage.csize) || addr - s < t->map_size;
 }
 
 static uint64_t ring_u64(const uint8_t *data, uint64_t at, uint64_t size)

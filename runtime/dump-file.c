@@ -18,9 +18,13 @@
  * signal, and a killed program still leaves every chunk in the file: the
  * last ones of each stream are in its staging area.  Chunks are therefore
  * not in seq order in the file; the reader sorts them and drops the one
- * copy a kill between the pwrite and the reset leaves twice.  A process
- * that forks and execs reserves one chunk (32 KiB); a thread's chunks
- * never handed out are given back when it ends.
+ * copy a kill between the pwrite and the reset leaves twice.  A stream's
+ * first staging area is one chunk of a page (INSTR_RT_FIRST_CHUNK_SIZE),
+ * its size written in its header with its space, so a process that made
+ * a few calls leaves a dump of a few pages, killed or not (hello world:
+ * 12 KiB); the next ones hold chunks of INSTR_RT_CHUNK_SIZE (32 KiB).
+ * Space is reserved in pages (INSTR_RT_UNIT); a thread's chunks never
+ * handed out are given back when it ends.
  *
  * Descriptors.  The dump is created with openat relative to its directory,
  * opened once (O_DIRECTORY|O_NOFOLLOW), exclusively (never through a
@@ -261,9 +265,9 @@ static uint64_t max_size(int fd)
             uint64_t cap = v ? (uint64_t)v << shift : UINT64_MAX;
             /* The header, the metadata chunk and one thread's chunk: less,
              * and no call is recorded at all; said, the limit kept. */
-            if (cap < INSTR_DUMP_HEADER_SIZE + 2ull * INSTR_RT_CHUNK_SIZE)
+            if (cap < INSTR_DUMP_HEADER_SIZE + 2ull * INSTR_RT_FIRST_CHUNK_SIZE)
                 instr__say("INSTR_MAX_SIZE=", s,
-                           ": below the smallest dump that records a thread (68K: the header, a metadata chunk "
+                           ": below the smallest dump that records a thread (12K: the header, a metadata chunk "
                            "and one chunk of events); no call will be recorded",
                            "");
             return cap;
@@ -277,19 +281,18 @@ static uint64_t max_size(int fd)
     return cap < DEFAULT_MAX_MIN ? DEFAULT_MAX_MIN : cap;
 }
 
-/* How many of `want` chunks may be reserved from chunk `idx` on (chunk
- * lock held); *why set when a limit cuts them. */
+/* How many of `want` units (INSTR_RT_UNIT) may be reserved from unit
+ * `idx` on (chunk lock held); *why set when a limit cuts them. */
 static uint64_t room_for(int fd, uint64_t idx, uint64_t want, const char **why)
 {
     struct rlimit rl;
-    if (idx + want > instr__rt.max_chunks) {
-        want = instr__rt.max_chunks > idx ? instr__rt.max_chunks - idx : 0;
+    if (idx + want > instr__rt.max_units) {
+        want = instr__rt.max_units > idx ? instr__rt.max_units - idx : 0;
         *why = "the dump reached INSTR_MAX_SIZE";
     }
     if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-        uint64_t fit = rl.rlim_cur > INSTR_DUMP_HEADER_SIZE
-                           ? (rl.rlim_cur - INSTR_DUMP_HEADER_SIZE) / INSTR_RT_CHUNK_SIZE
-                           : 0;
+        uint64_t fit =
+            rl.rlim_cur > INSTR_DUMP_HEADER_SIZE ? (rl.rlim_cur - INSTR_DUMP_HEADER_SIZE) / INSTR_RT_UNIT : 0;
         if (idx + want > fit) {
             want = fit > idx ? fit - idx : 0;
             *why = "file size limit (RLIMIT_FSIZE) reached";
@@ -298,10 +301,10 @@ static uint64_t room_for(int fd, uint64_t idx, uint64_t want, const char **why)
     struct statvfs sv;
     if (want && fstatvfs(fd, &sv) == 0 && sv.f_blocks) {
         uint64_t floor = (uint64_t)sv.f_blocks * FREE_FLOOR_PERCENT / 100;
-        uint64_t blocks = (want * INSTR_RT_CHUNK_SIZE + sv.f_frsize - 1) / sv.f_frsize;
+        uint64_t blocks = (want * INSTR_RT_UNIT + sv.f_frsize - 1) / sv.f_frsize;
         if ((uint64_t)sv.f_bavail < floor + blocks) {
             uint64_t left = (uint64_t)sv.f_bavail > floor ? sv.f_bavail - floor : 0;
-            want = left * sv.f_frsize / INSTR_RT_CHUNK_SIZE;
+            want = left * sv.f_frsize / INSTR_RT_UNIT;
             *why = "No space left on device (the runtime keeps 2% of the file system free)";
         }
     }
@@ -443,7 +446,7 @@ int instr__dump_create(uint32_t flags)
     if (fd < 0)
         goto fail;
     what = instr__rt.path;
-    instr__rt.next_chunk = instr__rt.granted_chunks = 0;
+    instr__rt.next_unit = instr__rt.granted_units = 0;
     {
         int e = posix_fallocate(fd, 0, INSTR_DUMP_HEADER_SIZE);
         if (e) {
@@ -461,10 +464,9 @@ int instr__dump_create(uint32_t flags)
     dump_ino = st.st_ino;
     {
         uint64_t cap = max_size(fd);
-        instr__rt.max_chunks = cap == UINT64_MAX ? UINT64_MAX
-                               : cap > INSTR_DUMP_HEADER_SIZE
-                                   ? (cap - INSTR_DUMP_HEADER_SIZE) / INSTR_RT_CHUNK_SIZE
-                                   : 0;
+        instr__rt.max_units = cap == UINT64_MAX              ? UINT64_MAX
+                              : cap > INSTR_DUMP_HEADER_SIZE ? (cap - INSTR_DUMP_HEADER_SIZE) / INSTR_RT_UNIT
+                                                             : 0;
     }
     /* Keep the dump's descriptor, and the directory's (fork children), out
      * of the program's way; or nothing under a low RLIMIT_NOFILE. */
@@ -591,43 +593,46 @@ static int prefault(uint8_t *p, size_t len)
     return 0;
 }
 
-/* Reserves chunk indexes [idx, idx + n) of the dump if there is room
- * (chunk lock held): the index, or UINT64_MAX with recording stopped.
- * The limits are checked for GRANT_CHUNKS at a time (1 MiB): each check
- * is two system calls, a microsecond each on this project's VM. */
-#define GRANT_CHUNKS 32u
+/* Reserves units [idx, idx + n) of the dump (INSTR_RT_UNIT each) if
+ * there is room (chunk lock held): the first, or UINT64_MAX with
+ * recording stopped.  The limits are checked for GRANT_UNITS at a time
+ * (1 MiB): each check is two system calls, a microsecond each on this
+ * project's VM. */
+#define GRANT_UNITS ((1u << 20) / INSTR_RT_UNIT)
 
 static uint64_t reserve(int fd, uint64_t n)
 {
-    uint64_t idx = instr__rt.next_chunk;
-    if (idx + n > instr__rt.granted_chunks) {
+    uint64_t idx = instr__rt.next_unit;
+    if (idx + n > instr__rt.granted_units) {
         const char *why = NULL;
-        uint64_t got = room_for(fd, idx, n > GRANT_CHUNKS ? n : GRANT_CHUNKS, &why);
+        uint64_t got = room_for(fd, idx, n > GRANT_UNITS ? n : GRANT_UNITS, &why);
         if (got < n) {
             stop(why ? why : "no room");
             return UINT64_MAX;
         }
-        instr__rt.granted_chunks = idx + got;
+        instr__rt.granted_units = idx + got;
     }
-    instr__rt.next_chunk = idx + n;
+    instr__rt.next_unit = idx + n;
     return idx;
 }
 
-/* The header counts chunk idx as handed out once it is in the file: a
- * chunk counted but not written (killed in between) would make the reader
- * call the dump truncated. */
-static void count_chunk(uint64_t idx)
+/* The header counts n chunks of csize bytes from unit idx as handed out
+ * once they are in the file: chunks counted but not written (killed in
+ * between) would make the reader call the dump truncated. */
+static void count_chunks(uint64_t idx, uint32_t n, uint32_t csize)
 {
-    uint64_t have = __atomic_load_n(&instr__rt.header->chunk_count, __ATOMIC_RELAXED);
-    while (have < idx + 1 &&
-           !__atomic_compare_exchange_n(&instr__rt.header->chunk_count, &have, idx + 1, 0, __ATOMIC_RELEASE,
-                                        __ATOMIC_RELAXED)) {
+    struct instr_dump_header *h = instr__rt.header;
+    uint64_t end = idx * INSTR_RT_UNIT + (uint64_t)n * csize;
+    uint64_t have = __atomic_load_n(&h->chunk_bytes, __ATOMIC_RELAXED);
+    while (have < end &&
+           !__atomic_compare_exchange_n(&h->chunk_bytes, &have, end, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
     }
+    __atomic_fetch_add(&h->chunk_count, n, __ATOMIC_RELAXED);
 }
 
 static off_t chunk_off(uint64_t idx)
 {
-    return (off_t)INSTR_DUMP_HEADER_SIZE + (off_t)idx * INSTR_RT_CHUNK_SIZE;
+    return (off_t)INSTR_DUMP_HEADER_SIZE + (off_t)idx * INSTR_RT_UNIT;
 }
 
 /* Out of descriptors or refused: why the dump cannot be written now. */
@@ -674,14 +679,26 @@ static const uint8_t zero_page[ZERO_PAGE_SIZE] __attribute__((aligned(ZERO_PAGE_
 static const struct iovec zero_iov[ZERO_IOVECS] = {
     [0 ... ZERO_IOVECS - 1] = {(void *)zero_page, ZERO_PAGE_SIZE}};
 
-static int put_zeros(int fd, off_t off, size_t len)
+/* A stream's first chunk: a page of zeros but for its size, which makes
+ * it a chunk of its own length to the reader before it is handed out. */
+_Static_assert(INSTR_RT_FIRST_CHUNK_SIZE == ZERO_PAGE_SIZE, "a first chunk is one page");
+_Static_assert(INSTR_RT_FIRST_CHUNK_SIZE % INSTR_RT_UNIT == 0 && INSTR_RT_CHUNK_SIZE % INSTR_RT_UNIT == 0,
+               "chunks are whole units");
+static const uint8_t first_page[ZERO_PAGE_SIZE] __attribute__((aligned(ZERO_PAGE_SIZE))) = {
+    [offsetof(struct instr_chunk_header, chunk_size)] = INSTR_RT_FIRST_CHUNK_SIZE & 0xff,
+    [offsetof(struct instr_chunk_header, chunk_size) + 1] = (INSTR_RT_FIRST_CHUNK_SIZE >> 8) & 0xff,
+    [offsetof(struct instr_chunk_header, chunk_size) + 2] = (INSTR_RT_FIRST_CHUNK_SIZE >> 16) & 0xff,
+    [offsetof(struct instr_chunk_header, chunk_size) + 3] = (INSTR_RT_FIRST_CHUNK_SIZE >> 24) & 0xff};
+static const struct iovec first_iov = {(void *)first_page, ZERO_PAGE_SIZE};
+
+static int put_zeros(int fd, off_t off, size_t len, int first)
 {
     size_t n = len / ZERO_PAGE_SIZE;
-    if (n > ZERO_IOVECS || len % ZERO_PAGE_SIZE) {
+    if (n > ZERO_IOVECS || len % ZERO_PAGE_SIZE || (first && len != INSTR_RT_FIRST_CHUNK_SIZE)) {
         stop("a staging area larger than its zeros");
         return -1;
     }
-    ssize_t w = pwritev(fd, zero_iov, (int)n, off);
+    ssize_t w = pwritev(fd, first ? &first_iov : zero_iov, (int)n, off);
     if (w != (ssize_t)len) {
         stop(w < 0 ? strerror(errno) : "short write");
         return -1;
@@ -689,10 +706,11 @@ static int put_zeros(int fd, off_t off, size_t len)
     return 0;
 }
 
-/* Gives s a staging area of n chunks of its own (chunk lock held):
- * consecutive chunks of the dump, written as zeros, mapped and
- * pre-faulted once.  The area it had stays where it is, in the file. */
-static int new_stage(struct instr__stage *s, uint32_t n)
+/* Gives s a staging area of n chunks of csize bytes of its own (chunk
+ * lock held): consecutive chunks of the dump, written as zeros (a first
+ * chunk with its size), mapped and pre-faulted once.  The area it had
+ * stays where it is, in the file. */
+static int new_stage(struct instr__stage *s, uint32_t n, uint32_t csize)
 {
     int opened, fd = dump_fd(&opened);
     if (fd < 0) {
@@ -700,11 +718,11 @@ static int new_stage(struct instr__stage *s, uint32_t n)
         return -1;
     }
     int rc = -1;
-    size_t len = (size_t)n * INSTR_RT_CHUNK_SIZE;
-    uint64_t idx = reserve(fd, n);
+    size_t len = (size_t)n * csize;
+    uint64_t idx = reserve(fd, len / INSTR_RT_UNIT);
     if (idx == UINT64_MAX)
         goto out;
-    if (put_zeros(fd, chunk_off(idx), len))
+    if (put_zeros(fd, chunk_off(idx), len, csize != INSTR_RT_CHUNK_SIZE))
         goto out;
     void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, chunk_off(idx));
     if (m == MAP_FAILED) {
@@ -719,12 +737,13 @@ static int new_stage(struct instr__stage *s, uint32_t n)
         munmap(m, len);
         goto out;
     }
-    count_chunk(idx + n - 1);
+    count_chunks(idx, n, csize);
     if (s->base)
-        munmap(s->base, (size_t)s->n * INSTR_RT_CHUNK_SIZE);
+        munmap(s->base, (size_t)s->n * s->csize);
     s->base = m;
     s->slot = idx;
     s->n = n;
+    s->csize = csize;
     s->next = 0;
     s->gen = instr__rt.dump_gen;
     rc = 0;
@@ -746,14 +765,14 @@ out:
  * written. */
 static int flush_stage(struct instr__stage *s)
 {
-    size_t len = (size_t)s->n * INSTR_RT_CHUNK_SIZE;
+    size_t len = (size_t)s->n * s->csize;
     pthread_mutex_lock(&instr__rt.chunk_lock);
     int opened, fd = dump_fd(&opened);
     uint64_t idx = UINT64_MAX;
     if (fd < 0)
         fd_failed();
     else if (!instr__rt.stopped)
-        idx = reserve(fd, s->n);
+        idx = reserve(fd, len / INSTR_RT_UNIT);
     pthread_mutex_unlock(&instr__rt.chunk_lock);
     if (idx == UINT64_MAX)
         goto fail;
@@ -768,11 +787,11 @@ static int flush_stage(struct instr__stage *s)
         pthread_mutex_unlock(&instr__rt.chunk_lock);
         goto fail;
     }
-    count_chunk(idx + s->n - 1);
+    count_chunks(idx, s->n, s->csize);
     if (opened)
         close(fd);
     for (uint32_t i = 0; i < s->n; i++)
-        __atomic_store_n((uint64_t *)(s->base + (size_t)i * INSTR_RT_CHUNK_SIZE), 0, __ATOMIC_RELAXED);
+        __atomic_store_n((uint64_t *)(s->base + (size_t)i * s->csize), 0, __ATOMIC_RELAXED);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     memset(s->base, 0, len);
     s->next = 0;
@@ -817,19 +836,23 @@ void *instr__chunk_map(struct instr__stage *s, uint16_t kind, uint32_t thread_in
         if (!instr__may_syscall())
             goto out; /* sandbox.c: not even the lock (a futex) */
         if (s->base && s->gen != instr__rt.dump_gen) { /* a fork parent's: left as it is */
-            munmap(s->base, (size_t)s->n * INSTR_RT_CHUNK_SIZE);
+            munmap(s->base, (size_t)s->n * s->csize);
             s->base = NULL;
         }
         if (!s->base || s->n < STAGE_MAX_CHUNKS) {
+            /* The stream's first chunk, small and alone; then 1, 2, 4 ... */
+            int first = !s->base, after_first = s->base && s->csize != INSTR_RT_CHUNK_SIZE;
+            uint32_t n = first || after_first ? 1 : s->n * 2;
             pthread_mutex_lock(&instr__rt.chunk_lock);
-            int r = instr__rt.stopped ? -1 : new_stage(s, s->base ? s->n * 2 : 1);
+            int r = instr__rt.stopped ? -1
+                                      : new_stage(s, n, first ? INSTR_RT_FIRST_CHUNK_SIZE : INSTR_RT_CHUNK_SIZE);
             pthread_mutex_unlock(&instr__rt.chunk_lock);
             if (r)
                 goto out;
         } else if (flush_stage(s))
             goto out;
     }
-    c = (struct instr_chunk_header *)(s->base + (size_t)s->next * INSTR_RT_CHUNK_SIZE);
+    c = (struct instr_chunk_header *)(s->base + (size_t)s->next * s->csize);
     s->next++;
     put_header(c, kind, thread_index, tid, seq, base_tsc);
     instr__header_touch();
@@ -842,10 +865,10 @@ void *instr__chunk_after(struct instr__stage *s, const uint8_t *pos, uint64_t ba
 {
     struct instr_chunk_header *old = instr__stage_chunk_of(s, pos), *c;
     if (!old || instr__rt.stopped || !instr__rt.header ||
-        (uint8_t *)old + INSTR_RT_CHUNK_SIZE >= s->base + (size_t)s->n * INSTR_RT_CHUNK_SIZE)
+        (uint8_t *)old + s->csize >= s->base + (size_t)s->n * s->csize)
         return NULL;
-    c = (struct instr_chunk_header *)((uint8_t *)old + INSTR_RT_CHUNK_SIZE);
-    s->next = (uint32_t)(((uint8_t *)c - s->base) / INSTR_RT_CHUNK_SIZE) + 1;
+    c = (struct instr_chunk_header *)((uint8_t *)old + s->csize);
+    s->next = (uint32_t)(((uint8_t *)c - s->base) / s->csize) + 1;
     put_header(c, old->kind, old->thread_index, old->tid, old->seq + 1, base_tsc);
     return c;
 }
@@ -862,15 +885,16 @@ void instr__chunk_unmap(struct instr__stage *s)
     if (s->gen == instr__rt.dump_gen && s->next < s->n && instr__rt.header) {
         pthread_mutex_lock(&instr__rt.chunk_lock);
         int opened, fd = dump_fd(&opened);
-        if (fd >= 0 && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, chunk_off(s->slot + s->next),
-                                 (off_t)(s->n - s->next) * INSTR_RT_CHUNK_SIZE)) {
+        if (fd >= 0 && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                                 chunk_off(s->slot) + (off_t)s->next * s->csize,
+                                 (off_t)(s->n - s->next) * s->csize)) {
             /* file systems without holes keep the space: harmless */
         }
         if (fd >= 0 && opened)
             close(fd);
         pthread_mutex_unlock(&instr__rt.chunk_lock);
     }
-    munmap(s->base, (size_t)s->n * INSTR_RT_CHUNK_SIZE);
+    munmap(s->base, (size_t)s->n * s->csize);
     s->base = NULL;
     errno = saved;
 }

@@ -24,6 +24,16 @@
  * (2,000 short threads: 64 MiB apparent size, not 128); the smallest that
  * still holds a metadata record of INSTR_RT_MAX_STRING. */
 #define INSTR_RT_CHUNK_SIZE (32u * 1024u)
+/* 4 KiB, a page: a stream's first chunk, alone in its staging area, so
+ * that a process that made a few calls leaves a dump of a header page and
+ * a page per stream (hello world: 12 KiB, where first chunks of
+ * INSTR_RT_CHUNK_SIZE left 68 KiB; issue 39).  Its stream's next chunks
+ * are INSTR_RT_CHUNK_SIZE: a busy thread switches once more, in the
+ * first microseconds. */
+#define INSTR_RT_FIRST_CHUNK_SIZE 4096u
+/* Chunks lie at multiples of it after the dump header (a page: each one
+ * can be mapped); the runtime reserves the dump's space in such units. */
+#define INSTR_RT_UNIT 4096u
 #define INSTR_RT_DUMP_FD_CAP 1024               /* kept descriptors sit just below this */
 #define INSTR_RT_STACK_FIRST 4096u              /* shadow-stack frames mapped with a thread's state */
 #define INSTR_RT_STACK_GROWS 8u                 /* doublings beyond it: at most 4096 << 8 = 1 Mi frames */
@@ -58,9 +68,10 @@ struct instr__frame {
  * time without a system call, and copied out with one pwrite once all are
  * full.  The stream's last chunks stay in it. */
 struct instr__stage {
-    uint8_t *base; /* the mapping, NULL if none */
-    uint64_t slot; /* the chunk index of its first chunk */
-    uint32_t n;    /* chunks in it: 1, 2, 4 ... */
+    uint8_t *base;  /* the mapping, NULL if none */
+    uint64_t slot;  /* where its first chunk lies: INSTR_RT_UNITs after the dump header */
+    uint32_t n;     /* chunks in it: 1 (the first, INSTR_RT_FIRST_CHUNK_SIZE), then 1, 2, 4 ... */
+    uint32_t csize; /* bytes per chunk in it */
     uint32_t next; /* the next to hand out */
     uint32_t gen;  /* the dump it belongs to (instr__rt.dump_gen): a fork
                       child's inherited stages are the parent's */
@@ -230,11 +241,11 @@ struct instr__process {
     struct instr_dump_header *header;  /* shared mapping of the header */
     char path[4096];                   /* absolute dump path */
     uint32_t dump_gen;                 /* bumped at each dump created (fork children) */
-    uint64_t max_chunks;               /* chunk lock: INSTR_MAX_SIZE, in chunks */
+    uint64_t max_units;                /* chunk lock: INSTR_MAX_SIZE, in INSTR_RT_UNITs after the header */
     char output_template[4096];        /* INSTR_OUTPUT (or the default), absolute */
     char exe_path[1024];
-    uint64_t next_chunk;               /* chunk lock: the next chunk index to reserve */
-    uint64_t granted_chunks;           /* chunk lock: the limits were checked up to this index */
+    uint64_t next_unit;                /* chunk lock: the next INSTR_RT_UNIT to reserve */
+    uint64_t granted_units;            /* chunk lock: the limits were checked up to this unit */
     pthread_mutex_t chunk_lock;
     pthread_mutex_t meta_lock;         /* metadata, registry, thread list; before chunk_lock */
     struct instr_chunk_header *meta;   /* current metadata chunk */
@@ -284,11 +295,9 @@ void *instr__chunk_map(struct instr__stage *s, uint16_t kind, uint32_t thread_in
  * chunk's end) lies in, or NULL. */
 static inline struct instr_chunk_header *instr__stage_chunk_of(const struct instr__stage *s, const uint8_t *pos)
 {
-    if (!s->base || s->gen != instr__rt.dump_gen || pos <= s->base ||
-        pos > s->base + (size_t)s->n * INSTR_RT_CHUNK_SIZE)
+    if (!s->base || s->gen != instr__rt.dump_gen || pos <= s->base || pos > s->base + (size_t)s->n * s->csize)
         return NULL;
-    return (struct instr_chunk_header *)(s->base + (size_t)(pos - 1 - s->base) / INSTR_RT_CHUNK_SIZE *
-                                                     INSTR_RT_CHUNK_SIZE);
+    return (struct instr_chunk_header *)(s->base + (size_t)(pos - 1 - s->base) / s->csize * s->csize);
 }
 /* The chunk after the one pos lies in, in s's staging area, its header
  * written (that one's seq + 1, kind, thread and base_tsc): no system call.

@@ -167,6 +167,12 @@ static int new_meta_chunk(void)
     return 0;
 }
 
+/* Bytes left in the current metadata chunk (meta lock held, one mapped). */
+static size_t meta_room(void)
+{
+    return (size_t)((uint8_t *)instr__rt.meta + instr__rt.meta_stage.csize - instr__rt.meta_pos);
+}
+
 /* Appends one record (meta lock held).  Returns 0, or -1 if it was lost. */
 static int meta_put(uint8_t type, const struct field *f, int n)
 {
@@ -182,13 +188,12 @@ static int meta_put(uint8_t type, const struct field *f, int n)
     size_t total = 1 + instr_varint_size(len) + len;
     if (total > INSTR_RT_CHUNK_SIZE - INSTR_CHUNK_HEADER_SIZE)
         return -1;
-    if (!instr__rt.meta ||
-        (size_t)((uint8_t *)instr__rt.meta + INSTR_RT_CHUNK_SIZE - instr__rt.meta_pos) < total) {
+    if (!instr__rt.meta || meta_room() < total) {
         if (new_meta_chunk())
             return -1;
-        /* A dump's first chunk starts with the PROCESS record. */
-        if ((size_t)((uint8_t *)instr__rt.meta + INSTR_RT_CHUNK_SIZE - instr__rt.meta_pos) < total &&
-            new_meta_chunk())
+        /* A dump's first chunk (small) starts with the PROCESS record;
+         * the next one is whole. */
+        if (meta_room() < total && new_meta_chunk())
             return -1;
     }
     uint8_t *start = instr__rt.meta_pos;
@@ -540,8 +545,7 @@ void instr__meta_exit_cpu_locked(uint32_t index, uint64_t cpu_ns, uint64_t tick,
         {F_VARINT, cpu_ns, NULL},
         {F_VARINT, tick, NULL},
     };
-    if (room_only && (!instr__rt.meta ||
-                      (size_t)((uint8_t *)instr__rt.meta + INSTR_RT_CHUNK_SIZE - instr__rt.meta_pos) < 40))
+    if (room_only && (!instr__rt.meta || meta_room() < 40))
         return;
     meta_put(INSTR_META_EXIT_CPU, f, 3);
 }

@@ -194,7 +194,7 @@ static int room(struct instr__thread *t, struct instr__sampler *s, uint64_t ns)
         return 0;
     s->seq++;
     s->pos = (uint8_t *)s->chunk + INSTR_CHUNK_HEADER_SIZE;
-    s->end = (uint8_t *)s->chunk + INSTR_RT_CHUNK_SIZE;
+    s->end = (uint8_t *)s->chunk + s->stage.csize;
     s->last = ns;
     return 1;
 }

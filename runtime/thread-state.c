@@ -93,7 +93,7 @@ static int start_chunk(struct instr__thread *t)
     t->chunk = c;
     t->dropping = 0;
     t->pos = (uint8_t *)c + INSTR_CHUNK_HEADER_SIZE;
-    t->limit = (uint8_t *)c + INSTR_RT_CHUNK_SIZE - INSTR_EVENT_MAX_BYTES;
+    t->limit = (uint8_t *)c + t->stage.csize - INSTR_EVENT_MAX_BYTES;
     return 0;
 }
 
@@ -135,10 +135,10 @@ void instr__chunk_next(struct instr__thread *t)
         uint8_t *end = t->pos;
         struct instr_chunk_header *c = instr__chunk_after(&t->stage, end, t->last_tsc);
         if (c) {
-            struct instr_chunk_header *old = (struct instr_chunk_header *)((uint8_t *)c - INSTR_RT_CHUNK_SIZE);
+            struct instr_chunk_header *old = (struct instr_chunk_header *)((uint8_t *)c - t->stage.csize);
             t->pos = (uint8_t *)c + INSTR_CHUNK_HEADER_SIZE;
             __atomic_signal_fence(__ATOMIC_SEQ_CST);
-            t->limit = (uint8_t *)c + INSTR_RT_CHUNK_SIZE - INSTR_EVENT_MAX_BYTES;
+            t->limit = (uint8_t *)c + t->stage.csize - INSTR_EVENT_MAX_BYTES;
             t->chunk = c;
             t->seq = c->seq + 1;
             __atomic_signal_fence(__ATOMIC_SEQ_CST);

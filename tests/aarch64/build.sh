@@ -3,7 +3,8 @@
 # and of the plugin for the cross compiler (cmake/aarch64-linux-gnu.cmake)
 # in OUT, then the end-to-end test programs (tests/e2e) and the survival
 # program (tests/survival, with its uninstrumented oracle) compiled with
-# them at -O0 and -O2 (the end-to-end programs in count mode too).
+# them at -O0 and -O2 (the end-to-end programs in count mode too), and
+# tests/runtime's small-dumps program.
 #   build.sh SRC OUT GCC_MAJOR
 set -eu
 src=$1
@@ -35,4 +36,6 @@ for opt in O0 O2; do
             "$src/tests/survival/survive-terminate.cpp" -pthread
     done
 done
+# tests/runtime's few-calls program (check-small-dumps.py): small dumps.
+"aarch64-linux-gnu-gcc-$major" -O1 -fplugin="$plugin" -o "$out/small-dumps" "$src/tests/runtime/small-dumps.c" -pthread
 echo "aarch64: runtime, plugin and test programs built in $out"

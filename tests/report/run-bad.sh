@@ -40,6 +40,23 @@ expect 2 "ends inside the header" -- "$bin/instr-report" "$work/short-header.ins
 cp "$work/good.instr" "$work/bigchunk.instr"
 printf '\377\377\377\177' | dd of="$work/bigchunk.instr" bs=1 seek=16 conv=notrunc 2>/dev/null
 expect 2 "bad chunk_size" -- "$bin/instr-report" "$work/bigchunk.instr"
+# A chunk's own size (version 2: chunk header bytes 32..35) that is no
+# size leaves no way to the next chunk: refused, saying which and why.
+# Not a multiple of 8; more than the dump's chunk_size (256 here); a
+# chunk header's size alone.  Version 1 has no such field: the same bytes
+# are ignored there.
+cp "$work/small.instr" "$work/oddsize.instr"
+printf '\144\000\000\000' | dd of="$work/oddsize.instr" bs=1 seek=$((4096 + 256 + 32)) conv=notrunc 2>/dev/null
+expect 2 "chunk 1 at offset 4352: bad chunk_size 100" -- "$bin/instr-report" "$work/oddsize.instr"
+cp "$work/small.instr" "$work/bigsize.instr"
+printf '\000\002\000\000' | dd of="$work/bigsize.instr" bs=1 seek=$((4096 + 32)) conv=notrunc 2>/dev/null
+expect 2 "chunk 0 at offset 4096: bad chunk_size 512" -- "$bin/instr-dump" "$work/bigsize.instr"
+cp "$work/small.instr" "$work/hdrsize.instr"
+printf '\100\000\000\000' | dd of="$work/hdrsize.instr" bs=1 seek=$((4096 + 32)) conv=notrunc 2>/dev/null
+expect 2 "bad chunk_size 64" -- "$bin/instr-report" "$work/hdrsize.instr"
+cp "$work/oddsize.instr" "$work/v1.instr"
+printf '\001' | dd of="$work/v1.instr" bs=1 seek=8 conv=notrunc 2>/dev/null
+"$bin/instr-report" "$work/v1.instr" >"$work/v1.out" 2>&1 || { echo "FAIL: a version-1 dump's reserved bytes read as a size"; cat "$work/v1.out"; fail=1; }
 # Corrupt chunk header (magic of the second chunk): reported with a warning, exit 3.
 cp "$work/small.instr" "$work/badchunk.instr"
 printf 'XXXX' | dd of="$work/badchunk.instr" bs=1 seek=$((4096 + 256)) conv=notrunc 2>/dev/null

@@ -163,9 +163,22 @@ int td_read(const char *path, struct td_dump *d)
         goto out;
     }
     uint64_t cs = d->h.chunk_size;
-    if (d->h.header_size + d->h.chunk_count * cs > got) {
-        fail(d, "file shorter than chunk_count says", (long)d->h.chunk_count);
+    if (d->h.header_size + d->h.chunk_bytes > got) {
+        fail(d, "file shorter than chunk_bytes says", (long)d->h.chunk_bytes);
         goto out;
+    }
+    /* The chunks back to back, each of its own size (0: the dump's). */
+    uint64_t nchunks = 0, off[4096];
+    for (uint64_t o = d->h.header_size; o + INSTR_CHUNK_HEADER_SIZE <= got;) {
+        struct instr_chunk_header ch;
+        memcpy(&ch, buf + o, sizeof ch);
+        uint64_t size = ch.chunk_size ? ch.chunk_size : cs;
+        if (size > cs || size % 8 || o + size > got || nchunks == sizeof off / sizeof off[0]) {
+            fail(d, "bad chunk size", (long)o);
+            goto out;
+        }
+        off[nchunks++] = o;
+        o += size;
     }
     /* Metadata first (any order is fine), then each thread's chunks by seq. */
     size_t cap = 0;
@@ -173,10 +186,11 @@ int td_read(const char *path, struct td_dump *d)
         for (uint32_t thread = 0; thread < (pass ? TD_MAX_THREADS : 1); thread++) {
             for (uint32_t seq = 0;; seq++) {
                 int found = 0;
-                for (uint64_t i = 0; i < d->h.chunk_count; i++) {
-                    const uint8_t *c = buf + d->h.header_size + i * cs;
+                for (uint64_t i = 0; i < nchunks; i++) {
+                    const uint8_t *c = buf + off[i];
                     struct instr_chunk_header ch;
                     memcpy(&ch, c, sizeof ch);
+                    uint64_t size = ch.chunk_size ? ch.chunk_size : cs;
                     if (ch.magic == 0 && ch.kind == 0)
                         continue; /* never written (a window's unused chunk), as the reader does */
                     if (ch.magic != INSTR_CHUNK_MAGIC || ch.header_size != INSTR_CHUNK_HEADER_SIZE) {
@@ -189,8 +203,8 @@ int td_read(const char *path, struct td_dump *d)
                         continue;
                     found = 1;
                     const uint8_t *p = c + ch.header_size;
-                    const uint8_t *end = ch.used_bytes ? p + ch.used_bytes : c + cs;
-                    if (end > c + cs) {
+                    const uint8_t *end = ch.used_bytes ? p + ch.used_bytes : c + size;
+                    if (end > c + size) {
                         fail(d, "used_bytes too large", (long)i);
                         goto out;
                     }

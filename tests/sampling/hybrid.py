@@ -161,7 +161,7 @@ def scenario_shares(work):
             if magic == 0x4b484349 and kind == 3:
                 data[off + 64] = 0xEE  # no such record kind
                 break
-            off += csize
+            off += struct.unpack_from("<I", data, off + 32)[0] or csize  # its own size (a first chunk: a page)
         f.seek(0)
         f.write(data)
     r = run([REPORT, "--view", "samples", bad])

@@ -133,16 +133,17 @@ def case_max_size(a, work):
 
 
 def case_max_size_tiny(a, work):
-    """INSTR_MAX_SIZE below the smallest dump that records a thread (68K):
-    the limit is kept, nothing is recorded, and the report says why (the
-    runtime's note, in the dump) and exits 3."""
-    inst, d = both(a, ["lots"], work, env_extra={"INSTR_MAX_SIZE": "20K"})
+    """INSTR_MAX_SIZE below the smallest dump that records a thread (12K:
+    a header page and a first chunk of a page per stream): the limit is
+    kept, nothing is recorded, and the report says why (the runtime's
+    note, in the dump) and exits 3."""
+    inst, d = both(a, ["lots"], work, env_extra={"INSTR_MAX_SIZE": "10K"})
     dumps = glob.glob(os.path.join(d, "*.instr"))
-    check(len(dumps) == 1 and os.path.getsize(dumps[0]) <= 20 << 10, f"one dump within 20 KiB ({dumps})")
+    check(len(dumps) == 1 and os.path.getsize(dumps[0]) <= 10 << 10, f"one dump within 10 KiB ({dumps})")
     if dumps:
         p = subprocess.run([a.report, dumps[0]], capture_output=True, text=True)
         said = [l for l in p.stdout.splitlines() if "below the smallest dump that records a thread" in l]
-        check(p.returncode == 3 and len(said) == 1 and "INSTR_MAX_SIZE=20K" in said[0],
+        check(p.returncode == 3 and len(said) == 1 and "INSTR_MAX_SIZE=10K" in said[0],
               f"the report says why nothing was recorded, exit 3 ({p.returncode}, {said})")
 
 
@@ -245,10 +246,10 @@ def cut_checks(a, inst, d, names, uncut, label):
           f"{label}: calls recorded + calls dropped = the uncut run's ({own_calls(rep)} + {lost_calls}, "
           f"uncut {uncut[1]})")
     # one line saying the cut; a limit below the smallest dump that records
-    # a thread (68K) is also said at start, before any cut
+    # a thread (12K) is also said at start, before any cut
     early = [l for l in inst.instr_lines if "below the smallest dump that records a thread" in l]
     cut = [l for l in inst.instr_lines if l not in early]
-    tiny = "INSTR_MAX_SIZE" in names and _size(opts_size(label)) < 68 << 10
+    tiny = "INSTR_MAX_SIZE" in names and _size(opts_size(label)) < 12 << 10
     check(len(cut) == 1 and names in cut[0] and len(early) == (1 if tiny else 0),
           f"{label}: one line naming {names}{', and one that no call will be recorded' if tiny else ''} "
           f"({inst.instr_lines})")

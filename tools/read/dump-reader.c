@@ -226,9 +226,9 @@ static int read_header(struct instr_dump *d, char *err, size_t errlen)
     if (d->size < 16 || memcmp(m, INSTR_DUMP_MAGIC, 8) != 0)
         return fail(err, errlen, INSTR_ENOTDUMP, "%s: not an instr dump (bad magic)", d->path);
     uint32_t version = rd32(m + 8);
-    if (version != INSTR_DUMP_VERSION)
-        return fail(err, errlen, INSTR_EVERSION, "%s: dump version %u, this reader supports %u", d->path,
-                    version, INSTR_DUMP_VERSION);
+    if (version < INSTR_DUMP_VERSION_MIN || version > INSTR_DUMP_VERSION)
+        return fail(err, errlen, INSTR_EVERSION, "%s: dump version %u, this reader supports %u to %u", d->path,
+                    version, INSTR_DUMP_VERSION_MIN, INSTR_DUMP_VERSION);
     if (d->size < INSTR_DUMP_HEADER_SIZE)
         return fail(err, errlen, INSTR_ECORRUPT, "%s: file ends inside the header (%zu of %u bytes)",
                     d->path, d->size, INSTR_DUMP_HEADER_SIZE);
@@ -383,38 +383,50 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
     }
     tick_rate(d);
 
-    /* Chunks: as many as the file holds (the header's chunk_count is only a
-     * cross-check, it may lag behind or be garbage). */
+    /* Chunks: as many as the file holds, back to back, each as long as its
+     * header says (version 2: its chunk_size, 0 for the dump's; version 1:
+     * all the dump's).  The header's chunk_bytes (chunk_count in version
+     * 1) is only a cross-check: it may lag behind or be garbage. */
     const size_t cs = d->hdr.chunk_size;
-    size_t avail = d->size > d->hdr.header_size ? d->size - d->hdr.header_size : 0;
-    size_t nfull = avail / cs, rest = avail % cs;
-    size_t nchunks = nfull + (rest >= INSTR_CHUNK_HEADER_SIZE ? 1 : 0);
-    if (rest && (rc = instr_dump_warn(d, "truncated: file ends %zu bytes into chunk %zu (of %zu bytes)", rest,
-                                      nfull, cs)))
-        goto fail_nomem;
-    if (rest)
-        d->truncated = 1;
-    if (!rest && d->hdr.chunk_count > nfull) {
-        if ((rc = instr_dump_warn(d, "truncated: header counts %llu chunks, file holds %zu",
-                                  (unsigned long long)d->hdr.chunk_count, nfull)))
-            goto fail_nomem;
-        d->truncated = 1;
-    }
-    struct raw_chunk *raw = nchunks ? calloc(nchunks, sizeof *raw) : NULL;
-    if (nchunks && !raw) {
-        rc = INSTR_ENOMEM;
-        goto fail_nomem;
-    }
-    size_t nraw = 0;
-    for (size_t i = 0; i < nchunks; i++) {
-        const uint8_t *c = d->map + d->hdr.header_size + i * cs;
-        size_t have = i < nfull ? cs : rest;
+    const int sized = d->hdr.version >= 2;
+    struct raw_chunk *raw = NULL;
+    size_t nraw = 0, room = 0, i = 0;
+    for (size_t off = d->hdr.header_size; off < d->size; i++) {
+        size_t left = d->size - off;
+        if (left < INSTR_CHUNK_HEADER_SIZE) {
+            if ((rc = instr_dump_warn(d, "truncated: file ends %zu bytes into chunk %zu (of %zu bytes)", left, i,
+                                      cs)))
+                goto fail_raw;
+            d->truncated = 1;
+            break;
+        }
+        const uint8_t *c = d->map + off;
         /* The chunk headers are read with pread, not through the mapping:
          * a fault there maps many pages around it (fault-around, large
          * page-cache folios) and memory would grow with the file. */
         uint8_t hb[INSTR_CHUNK_HEADER_SIZE];
-        if (pread(fd, hb, sizeof hb, (off_t)(c - d->map)) != (ssize_t)sizeof hb)
+        if (pread(fd, hb, sizeof hb, (off_t)off) != (ssize_t)sizeof hb)
             memset(hb, 0, sizeof hb);
+        /* A bad size leaves no way to the next chunk: the dump is refused. */
+        uint32_t own = sized ? rd32(hb + offsetof(struct instr_chunk_header, chunk_size)) : 0;
+        if (own && (own % 8 || own <= INSTR_CHUNK_HEADER_SIZE || own > cs)) {
+            free(raw);
+            free(caps.tmap);
+            close(fd);
+            instr_dump_close(d);
+            return fail(err, errlen, INSTR_ECORRUPT,
+                        "%s: chunk %zu at offset %zu: bad chunk_size %u (a multiple of 8 above %u, at most the "
+                        "dump's %zu)",
+                        path, i, off, own, INSTR_CHUNK_HEADER_SIZE, cs);
+        }
+        size_t size = own ? own : cs, have = left < size ? left : size;
+        off += size;
+        if (have < size) {
+            if ((rc = instr_dump_warn(d, "truncated: file ends %zu bytes into chunk %zu (of %zu bytes)", have, i,
+                                      size)))
+                goto fail_raw;
+            d->truncated = 1;
+        }
         uint32_t magic = rd32(hb), used = rd32(hb + 20);
         uint16_t kind = rd16(hb + 4), hsize = rd16(hb + 6);
         if (magic == 0 && kind == 0) {
@@ -423,17 +435,28 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
         }
         if (magic != INSTR_CHUNK_MAGIC || hsize != INSTR_CHUNK_HEADER_SIZE ||
             (kind != INSTR_CHUNK_EVENTS && kind != INSTR_CHUNK_METADATA && kind != INSTR_CHUNK_SAMPLES) ||
-            used > cs - INSTR_CHUNK_HEADER_SIZE) {
+            used > size - INSTR_CHUNK_HEADER_SIZE) {
             if ((rc = instr_dump_warn(d, "chunk %zu: corrupt chunk header (magic %#x kind %u size %u used %u); skipped",
                                       i, magic, kind, hsize, used)))
                 goto fail_raw;
             continue;
         }
-        size_t len = used ? used : cs - INSTR_CHUNK_HEADER_SIZE;
+        size_t len = used ? used : size - INSTR_CHUNK_HEADER_SIZE;
         if (len > have - INSTR_CHUNK_HEADER_SIZE)
             len = have - INSTR_CHUNK_HEADER_SIZE;
         const uint8_t *payload = c + INSTR_CHUNK_HEADER_SIZE;
+        if (nraw == room) {
+            size_t more = room ? 2 * room : 64;
+            struct raw_chunk *grown = realloc(raw, more * sizeof *raw);
+            if (!grown) {
+                rc = INSTR_ENOMEM;
+                goto fail_raw;
+            }
+            raw = grown;
+            room = more;
+        }
         struct raw_chunk *r = &raw[nraw++];
+        memset(r, 0, sizeof *r);
         r->index = i;
         r->have = have;
         r->thread_index = rd32(hb + 8);
@@ -444,7 +467,18 @@ int instr_dump_open(struct instr_dump *d, const char *path, char *err, size_t er
         r->ref.len = len;
         r->ref.base_tsc = rd64(hb + 24);
         r->ref.seq = r->seq;
+        r->ref.size = (uint32_t)size;
         r->ref.open = used == 0;
+    }
+    if (!d->truncated) {
+        uint64_t holds = d->size > d->hdr.header_size ? d->size - d->hdr.header_size : 0;
+        int cut = sized ? d->hdr.chunk_bytes > holds : d->hdr.chunk_count > i;
+        if (cut && (rc = sized ? instr_dump_warn(d, "truncated: header counts %llu bytes of chunks, file holds %llu",
+                                                 (unsigned long long)d->hdr.chunk_bytes, (unsigned long long)holds)
+                               : instr_dump_warn(d, "truncated: header counts %llu chunks, file holds %zu",
+                                                 (unsigned long long)d->hdr.chunk_count, i)))
+            goto fail_raw;
+        d->truncated |= cut;
     }
     if (nraw > 1)
         qsort(raw, nraw, sizeof *raw, cmp_raw);
@@ -622,7 +656,7 @@ void instr_dump_chunk_done(const struct instr_dump *d, const struct instr_chunk_
     const uint8_t *start = c->payload - INSTR_CHUNK_HEADER_SIZE;
     /* The whole chunk, not just its used bytes: fault-around mapped the
      * pages after them too. */
-    size_t len = d->hdr.chunk_size;
+    size_t len = c->size ? c->size : d->hdr.chunk_size;
     if (len > (size_t)(d->map + d->size - start))
         len = (size_t)(d->map + d->size - start);
     struct instr_dump_done *b = d->done;

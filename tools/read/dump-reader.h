@@ -96,6 +96,7 @@ struct instr_chunk_ref {
     size_t len;             /* readable payload bytes (used_bytes, or up to the end of file) */
     uint64_t base_tsc;      /* ticks the first delta counts from */
     uint32_t seq;           /* chunk number within its thread */
+    uint32_t size;          /* the chunk's bytes in the file, header included (0: the dump's chunk_size) */
     uint8_t open;           /* used_bytes was 0: the payload ends at the first zero byte */
 };
 

@@ -453,6 +453,7 @@ int instr_writer_close(struct instr_dump_writer *w, char *err, size_t errlen)
             rc = write_chunk(w, c, INSTR_CHUNK_SAMPLES, (uint32_t)i, c->base);
     }
     w->hdr.chunk_count = w->chunks;
+    w->hdr.chunk_bytes = w->chunks * w->chunk_size;
     w->hdr.thread_count = nthreads;
     if (!rc && (fseeko(w->f, 0, SEEK_SET) < 0 || fwrite(&w->hdr, sizeof w->hdr, 1, w->f) != 1))
         rc = INSTR_EIO;
