@@ -45,6 +45,13 @@ command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
 # the cross compiler, its plugin headers, arm64's libc, and qemu-user to
 # run what it builds.
 [ "${INSTR_WITH_AARCH64:-0}" = 1 ] && PACKAGES="$PACKAGES gcc-$GCC_MAJOR-aarch64-linux-gnu g++-$GCC_MAJOR-aarch64-linux-gnu gcc-$GCC_MAJOR-plugin-dev-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static"
+# The tools cross-built for aarch64 link arm64's libraries: Debian
+# multiarch (dpkg --add-architecture arm64, below) installs their -dev
+# packages beside the amd64 ones (headers in /usr/include, libraries in
+# /usr/lib/aarch64-linux-gnu).  zlib and libdw are needed, libunwind for
+# instr-sample, libiberty to demangle; dpkg-shlibdeps reads the arm64
+# libraries' shlibs for the arm64 package's Depends.
+[ "${INSTR_WITH_AARCH64:-0}" = 1 ] && PACKAGES="$PACKAGES zlib1g-dev:arm64 libdw-dev:arm64 libunwind-dev:arm64 libiberty-dev:arm64"
 # Fuzzing (scripts/ci-extra.sh): clang's libFuzzer.
 [ "${INSTR_WITH_FUZZ:-0}" = 1 ] && PACKAGES="$PACKAGES clang libclang-rt-14-dev"
 
@@ -79,6 +86,10 @@ fi
 
 echo "instr: installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
+case "$missing" in
+*:arm64*)
+    dpkg --print-foreign-architectures | grep -qx arm64 || $SUDO dpkg --add-architecture arm64 ;;
+esac
 $SUDO apt-get update -qq
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
