@@ -50,8 +50,9 @@ command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
 # packages beside the amd64 ones (headers in /usr/include, libraries in
 # /usr/lib/aarch64-linux-gnu).  zlib and libdw are needed, libunwind for
 # instr-sample, libiberty to demangle; dpkg-shlibdeps reads the arm64
-# libraries' shlibs for the arm64 package's Depends.
-[ "${INSTR_WITH_AARCH64:-0}" = 1 ] && PACKAGES="$PACKAGES zlib1g-dev:arm64 libdw-dev:arm64 libunwind-dev:arm64 libiberty-dev:arm64"
+# libraries' shlibs for the arm64 package's Depends (libstdc++6:arm64: the
+# plugin for arm64's own GCC, scripts/fetch-target-gcc.sh).
+[ "${INSTR_WITH_AARCH64:-0}" = 1 ] && PACKAGES="$PACKAGES zlib1g-dev:arm64 libdw-dev:arm64 libunwind-dev:arm64 libiberty-dev:arm64 libstdc++6:arm64"
 # Fuzzing (scripts/ci-extra.sh): clang's libFuzzer.
 [ "${INSTR_WITH_FUZZ:-0}" = 1 ] && PACKAGES="$PACKAGES clang libclang-rt-14-dev"
 

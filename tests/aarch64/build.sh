@@ -3,14 +3,26 @@
 # and of the plugin for the cross compiler (cmake/aarch64-linux-gnu.cmake)
 # in OUT, then the end-to-end test programs (tests/e2e) and the survival
 # program (tests/survival, with its uninstrumented oracle) compiled with
-# them at -O0 and -O2 (the end-to-end programs in count mode too).
+# them at -O0 and -O2 (the end-to-end programs in count mode too); with
+# the tools for aarch64 and the plugin for arm64's own GCC where their
+# packages are at hand (check-cross-tools.sh, check-deb.sh).
 #   build.sh SRC OUT GCC_MAJOR
 set -eu
 src=$1
 out=$2
 major=$3
+# arm64's own GCC, unpacked (not installed) in OUT-gcc: the package's
+# plugin is built against its headers and tested in its cc1 (check-deb.sh).
+# Without it (offline) the package holds no plugin, and check-deb.sh
+# checks that instead.
+tgcc=""
+if sh "$src/scripts/fetch-target-gcc.sh" "$out-gcc" "$major" >/dev/null; then
+    tgcc=$out-gcc
+else
+    echo "aarch64: arm64's gcc-$major could not be fetched: the arm64 package is built without a plugin" >&2
+fi
 cmake -S "$src" -B "$out" -DCMAKE_TOOLCHAIN_FILE="$src/cmake/aarch64-linux-gnu.cmake" \
-    -DINSTR_CROSS_MAJOR="$major" >/dev/null
+    -DINSTR_CROSS_MAJOR="$major" -DINSTR_TARGET_GCC_ROOT="$tgcc" >/dev/null
 cmake --build "$out" -j2 >/dev/null
 plugin=$out/plugin/instr.so
 e2e=$src/tests/e2e
