@@ -1,8 +1,9 @@
 # Whether a cross build can build the tools: the target's zlib and libdw
 # (required by tools/) are found, and which optional libraries are not
-# (libiberty: mangled C++ names; libunwind: no instr-sample).  Sets
-# INSTR_CROSS_TOOLS; says in one line what is missing and its Debian
-# package (the target's multiarch architecture, e.g. libdw-dev:arm64).
+# (libiberty: mangled C++ names; libunwind: no instr-sample), in the
+# cross libc's root and INSTR_TARGET_ROOT (scripts/fetch-arm64-root.sh
+# unpacks Debian's arm64 packages there).  Sets INSTR_CROSS_TOOLS; says in
+# one line what is missing: its Debian package (e.g. libdw-dev:arm64).
 set(INSTR_DEB_ARCH_aarch64 arm64)
 set(INSTR_DEB_ARCH_x86_64 amd64)
 set(INSTR_DEB_ARCH_riscv64 riscv64)
@@ -39,7 +40,7 @@ list(JOIN optional ", " optional)
 if(missing)
   set(INSTR_CROSS_TOOLS OFF)
   message(STATUS "instr: cross build for ${CMAKE_SYSTEM_PROCESSOR}: the runtime and the plugin only; "
-                 "the tools need ${missing} (INSTR_WITH_AARCH64=1 scripts/install-deps.sh)")
+                 "the tools need ${missing} (scripts/fetch-arm64-root.sh DIR; cmake -DINSTR_TARGET_ROOT=DIR)")
 else()
   set(INSTR_CROSS_TOOLS ON)
   message(STATUS "instr: cross build for ${CMAKE_SYSTEM_PROCESSOR}: the runtime, the plugin and the tools")

@@ -86,7 +86,7 @@ endif()
 # A cross build's plugins are for the cross compiler, a program of the
 # build machine (cmake/aarch64-linux-gnu.cmake): not for the target's
 # install tree, whose GCC loads only a plugin built for it, the one of
-# plugin-target/ when INSTR_TARGET_GCC_ROOT gave its headers
+# plugin-target/ when INSTR_TARGET_ROOT gave its headers
 # (plugin/CMakeLists.txt), else none.
 set(INSTR_INSTALLED_PLUGINS ${INSTR_PLUGIN_FILES})
 if(CMAKE_CROSSCOMPILING)

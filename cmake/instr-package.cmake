@@ -63,12 +63,10 @@ endfunction()
 
 # A cross build's package is the target's (cmake/instr-cross-tools.cmake
 # names its Debian architecture: arm64).  Its plugin is the one built for
-# the target's own GCC (plugin-target/, from INSTR_TARGET_GCC_ROOT: then
+# the target's own GCC (plugin-target/, from INSTR_TARGET_ROOT: then
 # Depends: gcc-12 (= the version of those headers), as for a native
 # package), never the cross compiler's, an x86-64 object; without those
-# headers the package holds no plugin and says so.  dpkg-shlibdeps reads
-# the ELF files' dependencies from the target's libraries (multiarch:
-# libdw1:arm64 ...).
+# headers the package holds no plugin and says so.
 if(CMAKE_CROSSCOMPILING)
   set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE ${INSTR_CROSS_DEB_ARCH})
   if(INSTR_TARGET_PLUGIN_FILES)
@@ -92,11 +90,23 @@ The tools were not built (their ${INSTR_CROSS_DEB_ARCH} libraries were missing).
 endif()
 
 instr_debian_gcc_dependency(${INSTR_GCC} INSTR_DEB_DEPENDS)
+# A cross build's target libraries are unpacked (INSTR_TARGET_ROOT), not
+# installed: dpkg-shlibdeps finds no package of them, so the Depends are
+# the libraries the ELF files link, named here (the versions of Debian 12's
+# arm64 packages built against).
 if(CMAKE_CROSSCOMPILING)
-  set(INSTR_DEB_DEPENDS "")
-  if(INSTR_TARGET_PLUGIN_FILES AND INSTR_TARGET_GCC_VERSION)
-    set(INSTR_DEB_DEPENDS "gcc-${INSTR_PLUGIN_MAJOR} (= ${INSTR_TARGET_GCC_VERSION})")
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
+  set(deps "libc6 (>= 2.36)")
+  if(TARGET instr-report)
+    list(APPEND deps "libdw1 (>= 0.188)" "libelf1 (>= 0.188)" "zlib1g (>= 1:1.2.0)")
   endif()
+  if(TARGET instr-sample)
+    list(APPEND deps "libunwind8 (>= 1.6)")
+  endif()
+  if(INSTR_TARGET_PLUGIN_FILES AND INSTR_TARGET_GCC_VERSION)
+    list(APPEND deps "libstdc++6 (>= 12)" "libgcc-s1 (>= 3.0)" "gcc-${INSTR_PLUGIN_MAJOR} (= ${INSTR_TARGET_GCC_VERSION})")
+  endif()
+  list(JOIN deps ", " INSTR_DEB_DEPENDS)
 endif()
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "${INSTR_DEB_DEPENDS}")
 if(INSTR_PLUGIN_GCC11)

@@ -45,20 +45,25 @@ command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
 # the cross compiler, its plugin headers, arm64's libc, and qemu-user to
 # run what it builds.
 [ "${INSTR_WITH_AARCH64:-0}" = 1 ] && PACKAGES="$PACKAGES gcc-$GCC_MAJOR-aarch64-linux-gnu g++-$GCC_MAJOR-aarch64-linux-gnu gcc-$GCC_MAJOR-plugin-dev-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static"
-# The tools cross-built for aarch64 link arm64's libraries: Debian
-# multiarch (dpkg --add-architecture arm64, below) installs their -dev
-# packages beside the amd64 ones (headers in /usr/include, libraries in
-# /usr/lib/aarch64-linux-gnu).  zlib and libdw are needed, libunwind for
-# instr-sample, libiberty to demangle; dpkg-shlibdeps reads the arm64
-# libraries' shlibs for the arm64 package's Depends (libstdc++6:arm64: the
-# plugin for arm64's own GCC, scripts/fetch-target-gcc.sh).
-[ "${INSTR_WITH_AARCH64:-0}" = 1 ] && PACKAGES="$PACKAGES zlib1g-dev:arm64 libdw-dev:arm64 libunwind-dev:arm64 libiberty-dev:arm64 libstdc++6:arm64"
 # Fuzzing (scripts/ci-extra.sh): clang's libFuzzer.
 [ "${INSTR_WITH_FUZZ:-0}" = 1 ] && PACKAGES="$PACKAGES clang libclang-rt-14-dev"
 
 if [ "${1:-}" = --list ]; then
     echo "$PACKAGES"
     exit 0
+fi
+
+# aarch64: the cross build's arm64 libraries and arm64's own GCC are
+# fetched by apt-get download and unpacked, not installed
+# (scripts/fetch-arm64-root.sh: installed, libc6:arm64 would come with
+# them and break qemu -L /usr/aarch64-linux-gnu); apt needs arm64 among
+# its architectures for that, which installs nothing.
+if [ "${INSTR_WITH_AARCH64:-0}" = 1 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    echo "instr: adding arm64 to apt's architectures (for scripts/fetch-arm64-root.sh)"
+    SUDO_ARCH=""
+    [ "$(id -u)" = 0 ] || SUDO_ARCH="sudo"
+    $SUDO_ARCH dpkg --add-architecture arm64
+    $SUDO_ARCH apt-get update -qq
 fi
 
 # speedscope from npm, once node is there (after the Debian packages).
@@ -87,10 +92,6 @@ fi
 
 echo "instr: installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
-case "$missing" in
-*:arm64*)
-    dpkg --print-foreign-architectures | grep -qx arm64 || $SUDO dpkg --add-architecture arm64 ;;
-esac
 $SUDO apt-get update -qq
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -11,18 +11,19 @@ set -eu
 src=$1
 out=$2
 major=$3
-# arm64's own GCC, unpacked (not installed) in OUT-gcc: the package's
-# plugin is built against its headers and tested in its cc1 (check-deb.sh).
-# Without it (offline) the package holds no plugin, and check-deb.sh
-# checks that instead.
-tgcc=""
-if sh "$src/scripts/fetch-target-gcc.sh" "$out-gcc" "$major" >/dev/null; then
-    tgcc=$out-gcc
+# Debian's arm64 packages of the tools' libraries and of arm64's own GCC,
+# unpacked (not installed) in OUT-root: the tools are built for aarch64,
+# and the package's plugin against that GCC's headers (check-cross-tools.sh,
+# check-deb.sh).  Without them (offline) the cross build makes the runtime
+# and the plugin only, and those tests say so.
+root=""
+if sh "$src/scripts/fetch-arm64-root.sh" "$out-root" "$major" >/dev/null; then
+    root=$out-root
 else
-    echo "aarch64: arm64's gcc-$major could not be fetched: the arm64 package is built without a plugin" >&2
+    echo "aarch64: arm64's packages could not be fetched: no aarch64 tools, no arm64 plugin" >&2
 fi
 cmake -S "$src" -B "$out" -DCMAKE_TOOLCHAIN_FILE="$src/cmake/aarch64-linux-gnu.cmake" \
-    -DINSTR_CROSS_MAJOR="$major" -DINSTR_TARGET_GCC_ROOT="$tgcc" >/dev/null
+    -DINSTR_CROSS_MAJOR="$major" -DINSTR_TARGET_ROOT="$root" >/dev/null
 cmake --build "$out" -j2 >/dev/null
 plugin=$out/plugin/instr.so
 e2e=$src/tests/e2e

@@ -1,7 +1,7 @@
 #!/bin/sh
-# The tools cross-built for aarch64 (the fixture's build in CROSS, where
-# the arm64 -dev packages of their libraries are installed), run under
-# qemu-user:
+# The tools cross-built for aarch64 (the fixture's build in CROSS, with
+# arm64's libraries unpacked by scripts/fetch-arm64-root.sh), run under
+# qemu-user (RUNNER: with LD_LIBRARY_PATH to those libraries):
 #  - instr-report reads an aarch64 dump and an x86-64 dump, and says
 #    byte for byte what the native instr-report says of each;
 #  - instr-unwind-self: the sampler's unwinder, with aarch64's registers in
@@ -19,7 +19,7 @@ plugin=$4
 src=$5
 shift 5
 if [ ! -x "$cross/bin/instr-report" ]; then
-    echo "SKIP: no aarch64 tools in $cross: its configure says which arm64 packages are missing"
+    echo "SKIP: no aarch64 tools in $cross: its configure says which arm64 libraries are missing (scripts/fetch-arm64-root.sh)"
     exit 77
 fi
 work=$(mktemp -d)

@@ -1,25 +1,27 @@
 #!/bin/sh
 # The arm64 Debian package of the cross build (cpack -G DEB in CROSS):
 # dpkg-deb says Architecture: arm64, every ELF file in it is aarch64
-# (readelf -h), its Depends come from the arm64 libraries, and its
+# (readelf -h), its Depends name the libraries they link, and its
 # instr-report, extracted, runs under qemu and reports a dump of an
-# aarch64 program.  The plugin: with TARGET_GCC (the arm64 gcc-12 unpacked
-# by scripts/fetch-target-gcc.sh, the build's INSTR_TARGET_GCC_ROOT) the
+# aarch64 program.  RUNNER finds the libraries of the tools and of cc1
+# (LD_LIBRARY_PATH into TARGET_ROOT).  The plugin: with TARGET_ROOT (arm64
+# packages unpacked by scripts/fetch-arm64-root.sh, the build's
+# INSTR_TARGET_ROOT, with gcc-12) the
 # package's plugin is an aarch64 object that arm64's own cc1, run under
 # qemu, loads: it instruments tests/e2e/calls.c, and the program's calls
 # equal those of the same source built by the cross compiler with the
-# build's cross plugin; Depends names that gcc-12 exactly.  With TARGET_GCC
+# build's cross plugin; Depends names that gcc-12 exactly.  With TARGET_ROOT
 # "-" the package must hold no plugin (the build's is the cross
 # compiler's, an x86-64 object; cmake/instr-package.cmake).
 # Exit 77 (skipped) when the cross build has no tools, saying why.
-#   check-deb.sh CROSS TARGET_GCC|- SRC RUNNER...
+#   check-deb.sh CROSS TARGET_ROOT|- SRC RUNNER...
 set -eu
 cross=$1
 tgcc=$2
 src=$3
 shift 3
 if [ ! -x "$cross/bin/instr-report" ]; then
-    echo "SKIP: no aarch64 tools in $cross: its configure says which arm64 packages are missing"
+    echo "SKIP: no aarch64 tools in $cross: its configure says which arm64 libraries are missing (scripts/fetch-arm64-root.sh)"
     exit 77
 fi
 work=$(mktemp -d)
@@ -34,7 +36,7 @@ arch=$(dpkg-deb -f "$deb" Architecture)
 [ "$arch" = arm64 ] && echo "ok: Architecture: arm64" || { echo "FAIL: Architecture: $arch"; status=1; }
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
-for lib in libc6 libdw1 zlib1g; do
+for lib in libc6 libdw1 libelf1 zlib1g libunwind8; do
     echo "$depends" | grep -q "$lib" || { echo "FAIL: Depends lacks $lib"; status=1; }
 done
 dpkg-deb -x "$deb" "$work/root"
@@ -72,7 +74,7 @@ else
     # qemu-user a driver cannot exec cc1 without binfmt_misc).
     cc1=$(find "$tgcc/usr/lib/gcc/aarch64-linux-gnu" -name cc1 | head -1)
     aarch64-linux-gnu-gcc-12 -E "$src/tests/e2e/calls.c" -o "$work/calls.i"
-    if "$@" -E LD_LIBRARY_PATH="$tgcc/usr/lib/aarch64-linux-gnu" "$cc1" -fpreprocessed -quiet -O2 \
+    if "$@" "$cc1" -fpreprocessed -quiet -O2 \
         -fplugin="$plugin" "$work/calls.i" -o "$work/calls.s" 2>"$work/cc1.err" &&
         aarch64-linux-gnu-gcc-12 -o "$work/calls" "$work/calls.s" 2>>"$work/cc1.err"; then
         echo "ok: arm64's cc1 ($version) under qemu loaded the package's plugin"
