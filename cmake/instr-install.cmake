@@ -83,8 +83,17 @@ endif()
 # Not executable: cc1 dlopen()s plugins, and Debian wants 0644 for them.
 # Files, not targets, so stripped here when the install strips targets
 # (`cmake --install --strip`, cpack: CPACK_STRIP_FILES).
-install(FILES ${INSTR_PLUGIN_FILES} DESTINATION ${INSTR_INSTALL_PLUGINDIR})
-foreach(plugin IN LISTS INSTR_PLUGIN_FILES)
+# A cross build's plugins are for the cross compiler, a program of the
+# build machine (cmake/aarch64-linux-gnu.cmake): not for the target's
+# install tree, whose GCC loads only a plugin built for it, the one of
+# plugin-target/ when INSTR_TARGET_ROOT gave its headers
+# (plugin/CMakeLists.txt), else none.
+set(INSTR_INSTALLED_PLUGINS ${INSTR_PLUGIN_FILES})
+if(CMAKE_CROSSCOMPILING)
+  set(INSTR_INSTALLED_PLUGINS ${INSTR_TARGET_PLUGIN_FILES})
+endif()
+install(FILES ${INSTR_INSTALLED_PLUGINS} DESTINATION ${INSTR_INSTALL_PLUGINDIR})
+foreach(plugin IN LISTS INSTR_INSTALLED_PLUGINS)
   get_filename_component(name ${plugin} NAME)
   if(CMAKE_STRIP)
     install(CODE "if(CMAKE_INSTALL_DO_STRIP)

@@ -61,7 +61,53 @@ function(instr_debian_gcc_dependency gcc out)
   endif()
 endfunction()
 
+# A cross build's package is the target's (cmake/instr-cross-tools.cmake
+# names its Debian architecture: arm64).  Its plugin is the one built for
+# the target's own GCC (plugin-target/, from INSTR_TARGET_ROOT: then
+# Depends: gcc-12 (= the version of those headers), as for a native
+# package), never the cross compiler's, an x86-64 object; without those
+# headers the package holds no plugin and says so.
+if(CMAKE_CROSSCOMPILING)
+  set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE ${INSTR_CROSS_DEB_ARCH})
+  if(INSTR_TARGET_PLUGIN_FILES)
+    string(APPEND CPACK_PACKAGE_DESCRIPTION "
+
+This ${INSTR_CROSS_DEB_ARCH} package was cross-built; its plugin is built for Debian's
+${INSTR_CROSS_DEB_ARCH} gcc-${INSTR_PLUGIN_MAJOR} ${INSTR_TARGET_GCC_VERSION}.")
+  else()
+    string(APPEND CPACK_PACKAGE_DESCRIPTION "
+
+This ${INSTR_CROSS_DEB_ARCH} package was cross-built and holds the runtime
+and the report tools, but no GCC plugin: programs are instrumented by
+the plugin of an x86-64 machine's cross compiler (instr's cross build),
+and their dumps are read here.  lib/instr/instr.so, named by instr.pc
+and instrConfig.cmake, is absent.")
+  endif()
+  if(NOT TARGET instr-report)
+    string(APPEND CPACK_PACKAGE_DESCRIPTION "
+The tools were not built (their ${INSTR_CROSS_DEB_ARCH} libraries were missing).")
+  endif()
+endif()
+
 instr_debian_gcc_dependency(${INSTR_GCC} INSTR_DEB_DEPENDS)
+# A cross build's target libraries are unpacked (INSTR_TARGET_ROOT), not
+# installed: dpkg-shlibdeps finds no package of them, so the Depends are
+# the libraries the ELF files link, named here (the versions of Debian 12's
+# arm64 packages built against).
+if(CMAKE_CROSSCOMPILING)
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
+  set(deps "libc6 (>= 2.36)")
+  if(TARGET instr-report)
+    list(APPEND deps "libdw1 (>= 0.188)" "libelf1 (>= 0.188)" "zlib1g (>= 1:1.2.0)")
+  endif()
+  if(TARGET instr-sample)
+    list(APPEND deps "libunwind8 (>= 1.6)")
+  endif()
+  if(INSTR_TARGET_PLUGIN_FILES AND INSTR_TARGET_GCC_VERSION)
+    list(APPEND deps "libstdc++6 (>= 12)" "libgcc-s1 (>= 3.0)" "gcc-${INSTR_PLUGIN_MAJOR} (= ${INSTR_TARGET_GCC_VERSION})")
+  endif()
+  list(JOIN deps ", " INSTR_DEB_DEPENDS)
+endif()
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "${INSTR_DEB_DEPENDS}")
 if(INSTR_PLUGIN_GCC11)
   instr_debian_gcc_dependency(gcc-11 INSTR_DEB_SUGGESTS)

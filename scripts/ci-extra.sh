@@ -13,9 +13,10 @@
 #     and built plain, whose calls the instrumented build must make.  The
 #     README's test command skips them (no source fetched).
 #  2b. aarch64 (issue 36): ctest -L aarch64 in build/ cross-builds the
-#     runtime and the plugin for aarch64, compiles the end-to-end programs
-#     with them, runs them under qemu-aarch64-static and reports them with
-#     the native tools (docs/platforms.md).
+#     runtime, the plugin and the tools for aarch64, compiles the end-to-end
+#     programs with them, runs them under qemu-aarch64-static and reports
+#     them with the native tools; the aarch64 tools under qemu, and the
+#     arm64 .deb with the plugin for arm64's own GCC (docs/platforms.md).
 #  3. Each fuzz target under libFuzzer (clang), starting from
 #     fuzz/corpus/<target>/ and the regressions: a fixed number of inputs
 #     with a fixed seed (about a minute each here), so a CI run is

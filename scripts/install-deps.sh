@@ -53,6 +53,19 @@ if [ "${1:-}" = --list ]; then
     exit 0
 fi
 
+# aarch64: the cross build's arm64 libraries and arm64's own GCC are
+# fetched by apt-get download and unpacked, not installed
+# (scripts/fetch-arm64-root.sh: installed, libc6:arm64 would come with
+# them and break qemu -L /usr/aarch64-linux-gnu); apt needs arm64 among
+# its architectures for that, which installs nothing.
+if [ "${INSTR_WITH_AARCH64:-0}" = 1 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    echo "instr: adding arm64 to apt's architectures (for scripts/fetch-arm64-root.sh)"
+    SUDO_ARCH=""
+    [ "$(id -u)" = 0 ] || SUDO_ARCH="sudo"
+    $SUDO_ARCH dpkg --add-architecture arm64
+    $SUDO_ARCH apt-get update -qq
+fi
+
 # speedscope from npm, once node is there (after the Debian packages).
 install_speedscope() {
     [ "${INSTR_WITH_SPEEDSCOPE:-1}" = 1 ] && command -v npm >/dev/null 2>&1 || return 0

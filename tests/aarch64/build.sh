@@ -4,14 +4,27 @@
 # in OUT, then the end-to-end test programs (tests/e2e) and the survival
 # program (tests/survival, with its uninstrumented oracle) compiled with
 # them at -O0 and -O2 (the end-to-end programs in count mode too), and
-# tests/runtime's small-dumps program.
+# tests/runtime's small-dumps program; with the tools for aarch64 and the
+# plugin for arm64's own GCC where their packages are at hand
+# (check-cross-tools.sh, check-deb.sh).
 #   build.sh SRC OUT GCC_MAJOR
 set -eu
 src=$1
 out=$2
 major=$3
+# Debian's arm64 packages of the tools' libraries and of arm64's own GCC,
+# unpacked (not installed) in OUT-root: the tools are built for aarch64,
+# and the package's plugin against that GCC's headers (check-cross-tools.sh,
+# check-deb.sh).  Without them (offline) the cross build makes the runtime
+# and the plugin only, and those tests say so.
+root=""
+if sh "$src/scripts/fetch-arm64-root.sh" "$out-root" "$major" >/dev/null; then
+    root=$out-root
+else
+    echo "aarch64: arm64's packages could not be fetched: no aarch64 tools, no arm64 plugin" >&2
+fi
 cmake -S "$src" -B "$out" -DCMAKE_TOOLCHAIN_FILE="$src/cmake/aarch64-linux-gnu.cmake" \
-    -DINSTR_CROSS_MAJOR="$major" >/dev/null
+    -DINSTR_CROSS_MAJOR="$major" -DINSTR_TARGET_ROOT="$root" >/dev/null
 cmake --build "$out" -j2 >/dev/null
 plugin=$out/plugin/instr.so
 e2e=$src/tests/e2e

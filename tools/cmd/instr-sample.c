@@ -169,6 +169,13 @@ int main(int argc, char **argv)
         return EXIT_NOT_ALLOWED;
     }
 
+    /* Nothing to sample with (qemu-user, a kernel without perf events):
+     * said before PROGRAM is started. */
+    if (instr_sampler_present(why, sizeof why) < 0) {
+        say("%s", why);
+        return EXIT_NOT_ALLOWED;
+    }
+
     int go[2], report[2];
     if (pipe2(go, O_CLOEXEC) || pipe2(report, O_CLOEXEC)) {
         say("pipe: %s", strerror(errno));

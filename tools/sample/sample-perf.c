@@ -17,11 +17,7 @@
 
 #include "arrays.h"
 #include "dump-reader.h" /* error codes */
-
-/* User registers copied with each sample: AX..SS and R8..R15 (perf's x86-64
- * numbering; DS/ES/FS/GS are refused for 64-bit tasks).  The order of the
- * values in a sample is the order of these bits (sample-unwind.h). */
-#define REGS_MASK (0xfffull | 0xffull << 16)
+#include "sample-regs.h"
 
 struct ring {
     int fd;
@@ -101,6 +97,19 @@ static int open_ring(struct ring *r, struct perf_event_attr *a, pid_t pid, int c
     return -1;
 }
 
+int instr_sampler_present(char *err, size_t errlen)
+{
+    /* No attributes: EFAULT where the call exists, ENOSYS where it does not. */
+    if (syscall(__NR_perf_event_open, NULL, 0, -1, -1, 0) < 0 && errno == ENOSYS) {
+        fail(err, errlen,
+             "perf events are absent here (perf_event_open: %s: a kernel without perf events, or an "
+             "emulator such as qemu-user): nothing to sample with",
+             strerror(ENOSYS));
+        return INSTR_SAMPLER_NOT_ALLOWED;
+    }
+    return 0;
+}
+
 int instr_sampler_open(struct instr_sampler **sp, const struct instr_sampler_config *c, char *err, size_t errlen)
 {
     int cpus[1024];
@@ -124,7 +133,7 @@ int instr_sampler_open(struct instr_sampler **sp, const struct instr_sampler_con
      * +1.65 % without. */
     a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | (c->fp_chain ? PERF_SAMPLE_CALLCHAIN : 0) |
                     PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-    a.sample_regs_user = REGS_MASK;
+    a.sample_regs_user = INSTR_UREGS_MASK; /* the architecture's (sample-regs.h) */
     a.sample_stack_user = (uint32_t)c->stack_bytes;
     a.disabled = 1;
     a.enable_on_exec = 1;     /* nothing of the child before its exec */

@@ -18,9 +18,14 @@ struct instr_sampler_config {
     int fp_chain;         /* also the kernel's frame-pointer call chain */
 };
 
-/* perf_event_open refused for lack of permission (paranoid, seccomp). */
+/* perf_event_open refused for lack of permission (paranoid, seccomp), or
+ * absent (instr_sampler_present). */
 #define INSTR_SAMPLER_NOT_ALLOWED (-100)
 
+/* 0, or INSTR_SAMPLER_NOT_ALLOWED when this kernel has no perf_event_open
+ * at all (ENOSYS: built without perf events, or qemu-user, which does not
+ * pass the call on); err says so.  Asked before the program is started. */
+int instr_sampler_present(char *err, size_t errlen);
 /* 0, INSTR_SAMPLER_NOT_ALLOWED or another negative code; err says why
  * (and, when not allowed, the fix). */
 int instr_sampler_open(struct instr_sampler **sp, const struct instr_sampler_config *c, char *err, size_t errlen);

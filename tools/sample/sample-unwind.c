@@ -9,7 +9,7 @@
 
 #include "arrays.h"
 
-/* Not in libunwind's public header, exported by libunwind-x86_64: the
+/* Not in libunwind's public header, exported by libunwind-<arch>: the
  * binary search of an .eh_frame_hdr table, reading through our accessors. */
 extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
                                               unw_proc_info_t *pi, int need_unwind_info, void *arg);
@@ -66,7 +66,7 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
     const struct instr_usample *s = c->s;
     if (write)
         return -UNW_EINVAL;
-    uint64_t sp = s->regs[7];
+    uint64_t sp = s->regs[INSTR_UREG_SP];
     if (addr >= sp && addr - sp + 8 <= s->stack_size) {
         memcpy(valp, s->stack + (addr - sp), 8);
         return 0;
@@ -83,14 +83,11 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, int write, void *arg)
 {
     (void)as;
-    /* libunwind's numbering -> our perf-ordered array. */
-    static const int map[17] = {0 /*RAX*/, 3 /*RDX*/, 2 /*RCX*/, 1 /*RBX*/, 4 /*RSI*/, 5 /*RDI*/,
-                                6 /*RBP*/, 7 /*RSP*/, 12,        13,        14,        15,
-                                16,        17,        18,        19,        8 /*RIP*/};
     struct ctx *c = arg;
-    if (write || reg < 0 || reg > 16)
+    int i = instr_ureg_of_unw(reg); /* libunwind's numbering -> the sample's perf order */
+    if (write || i < 0)
         return -UNW_EBADREG;
-    *valp = c->s->regs[map[reg]];
+    *valp = c->s->regs[i];
     return 0;
 }
 
@@ -209,7 +206,7 @@ size_t instr_unwind(struct instr_unwinder *u, const struct instr_usample *s, uin
     *truncated = 0;
     if (!max)
         return 0;
-    frames[n++] = s->regs[8];
+    frames[n++] = s->regs[INSTR_UREG_IP];
     if (unw_init_remote(&cur, u->as, &c) < 0) {
         *truncated = 1;
         return n;

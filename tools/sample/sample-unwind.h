@@ -14,6 +14,14 @@
 #include <stdint.h>
 
 #include "elf-file.h"
+/* What each architecture gives (tools/sample/arch/<arch>/sample-regs.h,
+ * the one folder per CPU; a new architecture is a new folder):
+ *   INSTR_UREGS_MASK  perf's sample_regs_user for the registers unwinding needs;
+ *   INSTR_UREGS       how many values that mask gives, in bit order;
+ *   INSTR_UREG_SP, INSTR_UREG_IP  the stack pointer's and the pc's index;
+ *   INSTR_UREGS_ARCH  the architecture's name;
+ *   instr_ureg_of_unw(reg)  libunwind's register number -> index, or -1. */
+#include "sample-regs.h"
 
 /* A module file, shared by every mapping of it. */
 struct instr_ufile {
@@ -34,12 +42,8 @@ struct instr_umap {
     uint32_t module;       /* the dump's module id */
 };
 
-/* The registers of a sample, in perf's x86-64 order for our mask (see
- * instr-sample.c): AX BX CX DX SI DI BP SP IP FLAGS CS SS R8..R15. */
-#define INSTR_UREGS 20
-
 struct instr_usample {
-    uint64_t regs[INSTR_UREGS];
+    uint64_t regs[INSTR_UREGS]; /* perf's order for INSTR_UREGS_MASK (sample-regs.h) */
     const uint8_t *stack;  /* copy of [sp, sp + stack_size) */
     uint64_t stack_size;
     const struct instr_umap *maps; /* sorted by start */
