@@ -23,6 +23,11 @@ if sh "$src/scripts/fetch-arm64-root.sh" "$out-root" "$major" >/dev/null; then
 else
     echo "aarch64: arm64's packages could not be fetched: no aarch64 tools, no arm64 plugin" >&2
 fi
+# A cross build configured with another root (none, before the root was
+# fetched) keeps that root's searches in its cache: start it afresh.
+if [ -f "$out/CMakeCache.txt" ] && ! grep -qx "INSTR_TARGET_ROOT:PATH=$root" "$out/CMakeCache.txt"; then
+    rm -rf "$out"
+fi
 cmake -S "$src" -B "$out" -DCMAKE_TOOLCHAIN_FILE="$src/cmake/aarch64-linux-gnu.cmake" \
     -DINSTR_CROSS_MAJOR="$major" -DINSTR_TARGET_ROOT="$root" >/dev/null
 cmake --build "$out" -j2 >/dev/null
