@@ -24,6 +24,9 @@ enum instr_view { INSTR_VIEW_FUNCTIONS, INSTR_VIEW_THREADS, INSTR_VIEW_MODULES, 
                   INSTR_VIEW_LINES /* sampling dumps only */,
                   INSTR_VIEW_SAMPLES /* instrumented dumps with INSTR_SAMPLE samples (hybrid.c) */ };
 #define INSTR_NUNITS (INSTR_UNITS_MS + 1)
+/* A detector's pause (system calls unseen) under this share of a dump's
+ * threads' time is no warning (session.c). */
+#define INSTR_UNSEEN_MINOR_PCT 1.0
 /* The units' names on the command line (--units), by value (units.c); the
  * views' names and the rest of what is known of them: views.h. */
 extern const char *const instr_unit_names[INSTR_NUNITS];
@@ -87,6 +90,11 @@ struct instr_session {
     int offcpu_exact;          /* some dump measured off-CPU time (cpuclock backend) */
     int cpu_known;             /* every dump did: CPU values are known (else n/a, empty, null) */
     uint64_t offcpu_unknown;   /* flagged intervals without off-CPU ticks, counted on the CPU */
+    /* Threads where a detector paused (sud over its budget) for less than
+     * INSTR_UNSEEN_MINOR_PCT of their time: no warning (their values move
+     * less than that), said under --verbose and in JSON. */
+    unsigned unseen_minor_threads;
+    double unseen_minor_ns, unseen_minor_life_ns; /* unseen, and those threads' lives */
     double total_cpu_ns;       /* total.ci (Session CPU Inclusive) in ns */
     int wall_on;               /* profiles record Wall Inclusive (several threads; else it is EI): 1
                                   segments, 2 one process's threads merged in time order */

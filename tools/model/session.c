@@ -74,12 +74,20 @@ static int add_dump_warnings(struct instr_session *s, const struct instr_dump *d
                         ? p->threads[t].end_tick - p->threads[t].first_tick
                         : 0;
         }
+    double pct = life ? 100.0 * (double)unseen / (double)life : 100.0;
+    if (nunseen && pct < INSTR_UNSEEN_MINOR_PCT) {
+        /* a brief pause (a burst at start-up): not worth a warning */
+        s->unseen_minor_threads += nunseen;
+        s->unseen_minor_ns += instr_ticks_ns(d, unseen);
+        s->unseen_minor_life_ns += instr_ticks_ns(d, life);
+        nunseen = 0;
+    }
     if (nunseen &&
         (rc = add_warning(s, "%s: %s were not seen in %.1f%% of the time of %u thread(s) (sud paused: over its "
                              "budget, INSTR_SUD_RATE, or SIGSYS blocked): their intervals count as "
                              "Application time there",
                           d->path, kinds & INSTR_OS_SYSCALL ? "system calls that do not block" : "some OS events",
-                          life ? 100.0 * (double)unseen / (double)life : 100.0, nunseen)))
+                          pct, nunseen)))
         return rc;
     if (nunseen)
         s->nnotes++;

@@ -364,6 +364,10 @@ static void session(struct instr_json *j, const struct instr_session *s)
     instr_json_key_bool(j, "off_cpu_exact", s->offcpu_exact);
     instr_json_key_bool(j, "cpu_available", s->cpu_known);
     instr_json_key_u64(j, "off_cpu_unknown_intervals", s->offcpu_unknown);
+    /* system calls unseen in threads where that was too brief for a warning */
+    instr_json_key_u64(j, "unseen_minor_threads", s->unseen_minor_threads);
+    instr_json_key_num(j, "unseen_minor_pct", "%.4f",
+                       s->unseen_minor_life_ns > 0 ? 100.0 * s->unseen_minor_ns / s->unseen_minor_life_ns : 0.0);
     instr_json_key_bool(j, "application_available", !s->no_app);
     if (s->comp.known) {
         instr_json_open(j, "probe_overhead", '{', INSTR_JSON_INLINE);

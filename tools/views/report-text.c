@@ -726,6 +726,11 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
     } else if (s->wall_on) {
         fprintf(out, "Wall:       unknown (more than %u activations to unite, or no memory)\n", INSTR_WALL_MAX_SEGS);
     }
+    if (verbose && s->unseen_minor_threads)
+        fprintf(out, "Unseen:     system calls that do not block, in %.2f%% of the time of %u thread(s) (sud paused "
+                     "briefly; under %.0f%% of a dump's threads' time is no warning)\n",
+                s->unseen_minor_life_ns > 0 ? 100.0 * s->unseen_minor_ns / s->unseen_minor_life_ns : 0.0,
+                s->unseen_minor_threads, INSTR_UNSEEN_MINOR_PCT);
     self_line(out, &s->self, verbose);
     if (s->offcpu_exact && verbose)
         fprintf(out, "Off-CPU:    exact, from the thread's CPU clock read at each flagged hook "
