@@ -48,10 +48,10 @@ void instr_fuzz_read_dump(const char *path)
     if (instr_dump_is_counted(&d)) {
         /* A count-mode dump: its report and the rows with a count export. */
         const char *why;
-        instr_count_report(&d, 1, "functions", NULL, 0, "json", null, &why);
+        instr_count_report(&d, 1, "functions", NULL, 0, "json", 0, null, &why);
         for (size_t f = 0; f < instr_nformats; f++)
             if (instr_formats[f].counts)
-                instr_count_export(&d, 1, instr_formats[f].counts, null);
+                instr_count_export(&d, 1, 0, instr_formats[f].counts, null);
     }
     struct instr_session s;
     if (instr_session_build(&s, &d, 1, err, sizeof err) == 0) {

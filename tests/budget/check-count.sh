@@ -292,6 +292,20 @@ else
     fi
 fi
 
+# GCC's clones: at -O2 scale is only scale.constprop.0 (IPA-CP), which the
+# report folds into scale's row, callers and callees too, as the time
+# report does, and shows as a row of its own with --clones=split.
+if [ "$opt" = -O2 ]; then
+    "$cc" -O2 -fplugin="$plugin" "$arg-mode=count" "$srcdir/count-clones.c" -o clones || fail "build count-clones.c"
+    INSTR_OUTPUT="$work/clones.instr" $runner ./clones 1000 >/dev/null || fail "run count-clones"
+    "$report" clones.instr >clones.txt || fail "report count-clones"
+    "$report" --clones=split clones.instr >clones-split.txt 2>clones.err || fail "report count-clones --clones=split"
+    grep -Eq '^ +2000  scale  ' clones.txt && ! grep -q constprop clones.txt ||
+        { cat clones.txt; fail "count-clones: scale.constprop.0 not folded into scale"; }
+    grep -Eq '^ +2000  scale\.constprop\.0  ' clones-split.txt && [ ! -s clones.err ] ||
+        { cat clones-split.txt clones.err; fail "count-clones: --clones=split shows no scale.constprop.0"; }
+fi
+
 # Views of a count dump: callers; a time view is refused with a reason.
 "$report" --view callers leaf "$parent" >callers.txt || fail "--view callers"
 grep -Eq '^ +1202000  mid$' callers.txt || fail "callers of leaf"

@@ -429,11 +429,12 @@ static int counted_inputs(const struct cli *c, struct instr_dump *dumps, size_t 
     snprintf(refusal, sizeof refusal, "a count-mode dump has calls only, no time: --export %s has no count form (%s do)",
              c->format->name, names);
     int rc = c->export && !c->format->counts ? (why = refusal, INSTR_EARG)
-             : c->export ? instr_count_export(dumps, nd, c->format->counts, out)
-             : c->diff && nd == 2 ? instr_count_diff(&dumps[0], &dumps[1], c->format->name, out, &why)
+             : c->export ? instr_count_export(dumps, nd, c->excl.clones_split, c->format->counts, out)
+             : c->diff && nd == 2 ? instr_count_diff(&dumps[0], &dumps[1], c->format->name, c->excl.clones_split,
+                                                     out, &why)
              : c->o.nviews > 1 ? (why = "a count-mode dump is reported one view at a time", INSTR_EARG)
                  : instr_count_report(dumps, nd, instr_views[c->o.view].name, c->o.func, c->o.limit,
-                                      c->format->name, out, &why);
+                                      c->format->name, c->excl.clones_split, out, &why);
     if (instr_output_close(out, rc >= 0) < 0 && rc >= 0)
         rc = INSTR_EIO;
     if (rc < 0)

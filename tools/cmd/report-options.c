@@ -775,7 +775,7 @@ void report_warn_count(const struct cli *c)
 {
     /* A count dump has calls and edges only, ordered by calls. */
     static const int timed[] = {OPT_SORT, OPT_UNITS, OPT_RAW, OPT_COMPENSATE, OPT_FLAGGED,
-                                OPT_COLUMNS, OPT_NOT_APP, OPT_OS_EVENTS, OPT_CLONES, OPT_MPI_PREFIXES, OPT_WALL};
+                                OPT_COLUMNS, OPT_NOT_APP, OPT_OS_EVENTS, OPT_MPI_PREFIXES, OPT_WALL};
     for (size_t i = 0; i < sizeof timed / sizeof *timed; i++)
         if ((c->given & GIVEN(timed[i])) && !(timed[i] == OPT_SORT && c->sort && !strcmp(c->sort, "calls")))
             fprintf(stderr, PROG ": warning: --%s does nothing with a count-mode dump (calls only, no time: "

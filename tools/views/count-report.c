@@ -9,6 +9,9 @@
  * from qsort; or through a pointer, counted at the caller as a call to
  * "[indirect call]") show as the caller "<uninstrumented code or indirect
  * calls>": its entries minus the calls the counted edges into it make.
+ * GCC's clones of a function (foo.constprop.0, foo.cold) are folded into
+ * its row, callers and callees alike, as the time report folds them,
+ * unless --clones=split.
  *
  * Sampling dumps given beside them (instr-sample of the count-mode run)
  * give a Self % column: a count-mode build runs the code the plain build
@@ -34,9 +37,19 @@ int instr_dump_is_counted(const struct instr_dump *d)
     return (d->hdr.flags & INSTR_DUMP_COUNTS) != 0;
 }
 
-/* The function named name (mangled), created if new; (size_t)-1 if out of memory. */
+/* The function named name (mangled), created if new; (size_t)-1 if out of memory.
+ * A clone's names are its source function's unless x->clones_split. */
 static size_t fn_index(struct instr_count_graph *x, const char *name, const char *demangled)
 {
+    char origin[512], dorigin[1024];
+    if (!x->clones_split) {
+        instr_name_origin(name, origin, sizeof origin);
+        name = origin;
+        if (demangled && *demangled) {
+            instr_name_origin(demangled, dorigin, sizeof dorigin);
+            demangled = dorigin;
+        }
+    }
     for (size_t i = 0; i < x->nfns; i++)
         if (!strcmp(x->fns[i].name, name))
             return i;
@@ -104,9 +117,10 @@ static int gather(struct instr_count_graph *x, const struct instr_dump *d)
     return 0;
 }
 
-int instr_count_graph_build(struct instr_count_graph *g, const struct instr_dump *dumps, size_t nd)
+int instr_count_graph_build(struct instr_count_graph *g, const struct instr_dump *dumps, size_t nd, int clones_split)
 {
     memset(g, 0, sizeof *g);
+    g->clones_split = clones_split;
     int rc = 0;
     for (size_t i = 0; i < nd && !rc; i++)
         if (instr_dump_is_counted(&dumps[i])) {
@@ -119,11 +133,11 @@ int instr_count_graph_build(struct instr_count_graph *g, const struct instr_dump
     return rc;
 }
 
-int instr_count_export(const struct instr_dump *dumps, size_t nd,
+int instr_count_export(const struct instr_dump *dumps, size_t nd, int clones_split,
                        int (*write)(FILE *out, const struct instr_count_graph *g), FILE *out)
 {
     struct instr_count_graph g;
-    int rc = instr_count_graph_build(&g, dumps, nd);
+    int rc = instr_count_graph_build(&g, dumps, nd, clones_split);
     if (rc)
         return rc;
     rc = write(out, &g);
@@ -456,10 +470,11 @@ static int by_change(const void *pa, const void *pb)
     return strcmp((a->a ? a->a : a->b)->display, (b->a ? b->a : b->b)->display);
 }
 
-int instr_count_diff(const struct instr_dump *a, const struct instr_dump *b, const char *format, FILE *out,
-                     const char **why)
+int instr_count_diff(const struct instr_dump *a, const struct instr_dump *b, const char *format, int clones_split,
+                     FILE *out, const char **why)
 {
     struct instr_count_graph x[2] = {{0}, {0}};
+    x[0].clones_split = x[1].clones_split = clones_split;
     *why = NULL;
     if (!instr_dump_is_counted(a) || !instr_dump_is_counted(b)) {
         *why = "--diff of a count-mode dump needs another count-mode dump (calls against calls)";
@@ -559,10 +574,10 @@ int instr_count_diff(const struct instr_dump *a, const struct instr_dump *b, con
 }
 
 int instr_count_report(const struct instr_dump *dumps, size_t nd, const char *view, const char *func,
-                       size_t limit, const char *format, FILE *out, const char **why)
+                       size_t limit, const char *format, int clones_split, FILE *out, const char **why)
 {
     int json = !strcmp(format, "json"), csv = !strcmp(format, "csv");
-    struct instr_count_graph x = {0};
+    struct instr_count_graph x = {.clones_split = clones_split};
     int rc = 0;
     *why = NULL;
     int callers = !strcmp(view, "callers"), callees = !strcmp(view, "callees");

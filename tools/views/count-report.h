@@ -35,14 +35,16 @@ struct instr_count_graph {
     uint64_t samples, matched;
     size_t sampled;
     const char *program; /* the first count dump's program path */
+    int clones_split;    /* --clones=split: GCC's clones rows of their own; 0: folded into
+                            their source function's row (as the time report does) */
 };
 
 /* The name of the callee of a caller's calls through pointers. */
 #define INSTR_COUNT_INDIRECT_NAME "[indirect call]"
 
-/* The graph of the count dumps among dumps[0..nd): 0 or INSTR_ENOMEM (g
- * then freed). */
-int instr_count_graph_build(struct instr_count_graph *g, const struct instr_dump *dumps, size_t nd);
+/* The graph of the count dumps among dumps[0..nd), GCC's clones folded
+ * unless clones_split: 0 or INSTR_ENOMEM (g then freed). */
+int instr_count_graph_build(struct instr_count_graph *g, const struct instr_dump *dumps, size_t nd, int clones_split);
 void instr_count_graph_free(struct instr_count_graph *g);
 /* The calls into function k that no counted edge explains: from code that
  * was not instrumented, or through pointers. */
@@ -57,18 +59,18 @@ int instr_dump_is_counted(const struct instr_dump *d);
  * "callees" of func.  Returns 0, INSTR_EARG (a view that needs time, or
  * func unknown: *why says which) or INSTR_ENOMEM. */
 int instr_count_report(const struct instr_dump *dumps, size_t nd, const char *view, const char *func,
-                       size_t limit, const char *format, FILE *out, const char **why);
+                       size_t limit, const char *format, int clones_split, FILE *out, const char **why);
 
 /* The count dumps among dumps[0..nd) written to out by an export's
  * count writer (formats.h: the row's counts).  0 or its error. */
-int instr_count_export(const struct instr_dump *dumps, size_t nd,
+int instr_count_export(const struct instr_dump *dumps, size_t nd, int clones_split,
                        int (*write)(FILE *out, const struct instr_count_graph *g), FILE *out);
 
 /* --diff of two count-mode dumps: each function's calls in a and in b
  * (matched by mangled name), most changed first, in format "text", "json"
  * or "csv".  0, INSTR_EARG (an input not a count dump: *why) or
  * INSTR_ENOMEM. */
-int instr_count_diff(const struct instr_dump *a, const struct instr_dump *b, const char *format, FILE *out,
-                     const char **why);
+int instr_count_diff(const struct instr_dump *a, const struct instr_dump *b, const char *format, int clones_split,
+                     FILE *out, const char **why);
 
 #endif
