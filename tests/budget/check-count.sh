@@ -228,6 +228,10 @@ if [ $arch = aarch64 ]; then
     "$cc" "$opt" -c -fplugin="$plugin" "$arg-mode=count" "$srcdir/count-simd.c" -o cs.o || fail "build count-simd.c"
     "$cc" -pthread -fplugin="$plugin" "$arg-mode=count" cs-main.o cs-ref.o cs.o -o count-simd || fail "link count-simd"
     "$cc" -O2 -shared -fPIC "$srcdir/clobber-simd.c" -o clobber-simd.so -ldl || fail "build clobber-simd.c"
+    # The CPU qemu was given (tests/aarch64: one without SVE), back after
+    # each run that chose its own.
+    cpu0=${QEMU_CPU-}
+    restore_cpu() { if [ -n "$cpu0" ]; then export QEMU_CPU="$cpu0"; else unset QEMU_CPU; fi; }
     # The entry keeps q0-q31 where the CPU has no SVE, the Z and P
     # registers where it has: under qemu-user both (a Cortex-A57, and its
     # default CPU, which has SVE).
@@ -238,7 +242,7 @@ if [ $arch = aarch64 ]; then
         [ "$cpu" = native ] || export QEMU_CPU=$cpu
         INSTR_OUTPUT="$work/cs.instr" LD_PRELOAD="$work/clobber-simd.so" $runner ./count-simd >cs.out ||
             { cat cs.out; fail "count-simd ($cpu): an argument register changed while the thread armed"; }
-        unset QEMU_CPU
+        restore_cpu
         cat cs.out
         "$report" cs.instr >cs.txt || fail "report count-simd"
         grep -Eq '^ +2  mix ' cs.txt || { cat cs.txt; fail "count-simd: mix is not 2"; }
@@ -260,7 +264,7 @@ if [ $arch = aarch64 ]; then
             [ "$vl" = native ] || export QEMU_CPU=max,sve-default-vector-length=$vl
             INSTR_OUTPUT="$work/csv.instr" $runner ./count-sve >csv.out ||
                 { cat csv.out; fail "count-sve ($vl bytes): an SVE argument changed while the thread armed"; }
-            unset QEMU_CPU
+            restore_cpu
             cat csv.out
             "$report" csv.instr >csv.txt || fail "report count-sve"
             grep -Eq '^ +2  mixs ' csv.txt || { cat csv.txt; fail "count-sve: mixs is not 2"; }
