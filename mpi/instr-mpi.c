@@ -605,16 +605,20 @@ EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *st)
 
 /* The handles of n requests as they were before a call that completes
  * some (it sets them to MPI_REQUEST_NULL), and statuses for it to fill
- * when the program ignores them. */
+ * when the program ignores them (statuses 0: the call has one status of
+ * its own, none is kept). */
 struct saved {
     MPI_Request *r, small_r[64];
     MPI_Status *s, small_s[64];
 };
 
-static int save(struct saved *v, int n, const MPI_Request reqs[], MPI_Status *sts)
+static int save(struct saved *v, int n, const MPI_Request reqs[], MPI_Status *sts, int statuses)
 {
     v->r = n <= 64 ? v->small_r : malloc(sizeof *v->r * (size_t)n);
-    v->s = sts != MPI_STATUSES_IGNORE ? sts : n <= 64 ? v->small_s : malloc(sizeof *v->s * (size_t)n);
+    v->s = !statuses                   ? v->small_s /* not used: Waitany and Testany have one status */
+           : sts != MPI_STATUSES_IGNORE ? sts
+           : n <= 64                    ? v->small_s
+                                        : malloc(sizeof *v->s * (size_t)n);
     if (v->r && v->s) {
         memcpy(v->r, reqs, sizeof *v->r * (size_t)n);
         return 1;
@@ -662,7 +666,7 @@ EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
     struct call c;
     struct saved v;
     begin(&c);
-    if (!c.rt || n <= 0 || !save(&v, n, reqs, sts))
+    if (!c.rt || n <= 0 || !save(&v, n, reqs, sts, 1))
         return PMPI_Waitall(n, reqs, sts);
     int rc = PMPI_Waitall(n, reqs, v.s);
     completions(&c, INSTR_MPI_WAITALL, &v, NULL, rc == MPI_SUCCESS ? n : 0, v.s);
@@ -676,7 +680,7 @@ EXPORT int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
     struct call c;
     struct saved v;
     begin(&c);
-    if (!c.rt || n <= 0 || !save(&v, n, reqs, sts))
+    if (!c.rt || n <= 0 || !save(&v, n, reqs, sts, 1))
         return PMPI_Testall(n, reqs, flag, sts);
     int rc = PMPI_Testall(n, reqs, flag, v.s);
     completions(&c, INSTR_MPI_TESTALL, &v, NULL, rc == MPI_SUCCESS && *flag ? n : 0, v.s);
@@ -692,7 +696,7 @@ static int some(unsigned call, int n, MPI_Request reqs[], int *outcount, int ind
     begin(&c);
     int (*pmpi)(int, MPI_Request[], int *, int[], MPI_Status[]) =
         call == INSTR_MPI_WAITSOME ? PMPI_Waitsome : PMPI_Testsome;
-    if (!c.rt || n <= 0 || !save(&v, n, reqs, sts))
+    if (!c.rt || n <= 0 || !save(&v, n, reqs, sts, 1))
         return pmpi(n, reqs, outcount, indices, sts);
     int rc = pmpi(n, reqs, outcount, indices, v.s);
     int k = rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED && *outcount > 0 && *outcount <= n ? *outcount : 0;
@@ -721,7 +725,7 @@ static int any(unsigned call, int n, MPI_Request reqs[], int *index, int *flag, 
     struct saved v;
     MPI_Status own;
     begin(&c);
-    if (!c.rt || n <= 0 || !save(&v, n, reqs, MPI_STATUSES_IGNORE))
+    if (!c.rt || n <= 0 || !save(&v, n, reqs, MPI_STATUSES_IGNORE, 0))
         return call == INSTR_MPI_WAITANY ? PMPI_Waitany(n, reqs, index, st) : PMPI_Testany(n, reqs, index, flag, st);
     if (st == MPI_STATUS_IGNORE)
         st = &own;
