@@ -232,20 +232,29 @@ if [ $arch = aarch64 ]; then
     # each run that chose its own.
     cpu0=${QEMU_CPU-}
     restore_cpu() { if [ -n "$cpu0" ]; then export QEMU_CPU="$cpu0"; else unset QEMU_CPU; fi; }
+    # armed_run PROG FUNC CPU WHAT FAILURE [VAR=VALUE...]: PROG run on qemu's
+    # CPU (native: as given), its two threads' first counted call FUNC,
+    # which must get its arguments back whole; its dump counts FUNC twice.
+    armed_run() {
+        prog=$1 fn=$2 cpu=$3 what=$4 failure=$5
+        shift 5
+        rm -f "$prog.instr"
+        [ "$cpu" = native ] || export QEMU_CPU="$cpu"
+        env INSTR_OUTPUT="$work/$prog.instr" "$@" $runner "./$prog" >"$prog.out" ||
+            { cat "$prog.out"; fail "$prog ($what): $failure"; }
+        restore_cpu
+        cat "$prog.out"
+        "$report" "$prog.instr" >"$prog.txt" || fail "report $prog"
+        grep -Eq "^ +2  $fn " "$prog.txt" || { cat "$prog.txt"; fail "$prog: $fn is not 2"; }
+    }
     # The entry keeps q0-q31 where the CPU has no SVE, the Z and P
     # registers where it has: under qemu-user both (a Cortex-A57, and its
     # default CPU, which has SVE).
     cpus=""
     [ -n "$runner" ] && cpus="cortex-a57 max"
     for cpu in ${cpus:-native}; do
-        rm -f cs.instr
-        [ "$cpu" = native ] || export QEMU_CPU=$cpu
-        INSTR_OUTPUT="$work/cs.instr" LD_PRELOAD="$work/clobber-simd.so" $runner ./count-simd >cs.out ||
-            { cat cs.out; fail "count-simd ($cpu): an argument register changed while the thread armed"; }
-        restore_cpu
-        cat cs.out
-        "$report" cs.instr >cs.txt || fail "report count-simd"
-        grep -Eq '^ +2  mix ' cs.txt || { cat cs.txt; fail "count-simd: mix is not 2"; }
+        armed_run count-simd mix "$cpu" "$cpu" "an argument register changed while the thread armed" \
+            LD_PRELOAD="$work/clobber-simd.so"
     done
     # SVE: the arguments of a function of the SVE calling convention in
     # z0-z3 and p0-p1 at 256 and 512 bits (qemu-user's SVE), or at the
@@ -260,14 +269,9 @@ if [ $arch = aarch64 ]; then
         lengths=""
         [ -n "$runner" ] && lengths="32 64"
         for vl in ${lengths:-native}; do
-            rm -f csv.instr
-            [ "$vl" = native ] || export QEMU_CPU=max,sve-default-vector-length=$vl
-            INSTR_OUTPUT="$work/csv.instr" $runner ./count-sve >csv.out ||
-                { cat csv.out; fail "count-sve ($vl bytes): an SVE argument changed while the thread armed"; }
-            restore_cpu
-            cat csv.out
-            "$report" csv.instr >csv.txt || fail "report count-sve"
-            grep -Eq '^ +2  mixs ' csv.txt || { cat csv.txt; fail "count-sve: mixs is not 2"; }
+            cpu=native
+            [ "$vl" = native ] || cpu=max,sve-default-vector-length=$vl
+            armed_run count-sve mixs "$cpu" "$vl bytes" "an SVE argument changed while the thread armed"
         done
     else
         echo "no SVE here: count-sve skipped"
