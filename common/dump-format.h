@@ -87,6 +87,10 @@
                                               every hook took the slow path (runtime/filter.c), measured
                                               only if calibration_path says FILTERING */
 
+#define INSTR_DUMP_REGISTRY_FULL 0x400u /* functions or call sites got no id (no memory to grow the
+                                           runtime's registries): their calls are in dropped_calls and
+                                           dropped_sites, and a note says which first */
+
 /* Header arch: the instruction set the program ran as. */
 #define INSTR_ARCH_X86_64 1u
 #define INSTR_ARCH_AARCH64 2u

@@ -82,10 +82,11 @@
 #define INSTR_FN_SWITCHABLE 0x04u /* compiled switchable: the recording switch turns its hooks off
                                      (runtime/switch.c); without it, the hooks' slow path does */
 
-/* Runtime flags (rt_flags), set when the function registers: it is an
- * INSTR_TRIGGER function (runtime/filter.c). */
+/* Runtime flags (rt_flags), set when the function registers (it is an
+ * INSTR_TRIGGER function: runtime/filter.c) or cannot (no room). */
 #define INSTR_FN_RT_TRIGGER_ON 0x01u  /* entering it switches recording on */
 #define INSTR_FN_RT_TRIGGER_OFF 0x02u /* its return switches recording off */
+#define INSTR_FN_RT_NO_ROOM 0x04u     /* its registration failed (metadata.c): its exits are no mismatch */
 
 /* Names spelled once, used by the plugin (emitted calls) and the runtime. */
 #define INSTR_HOOK_ENTER "__instr_enter"

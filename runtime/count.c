@@ -338,7 +338,7 @@ void instr__count_flush(void)
             uint64_t total = r->fn ? total_of(cm, r, (size_t)(r - m->recs)) : 0;
             if (!total)
                 continue;
-            uint32_t id = instr__register(r->fn);
+            uint32_t id = instr__register(r->fn, 0);
             if (!id)
                 continue;
             if (r->flags & INSTR_COUNT_SITE)

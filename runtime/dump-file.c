@@ -311,11 +311,6 @@ static uint64_t room_for(int fd, uint64_t idx, uint64_t want, const char **why)
     return want;
 }
 
-void instr__count_dropped(void)
-{
-    instr__count_dropped_kind(0);
-}
-
 void instr__count_dropped_kind(unsigned kind)
 {
     if (!instr__rt.header)

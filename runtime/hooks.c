@@ -378,7 +378,7 @@ static uint8_t *enter_write(struct instr__thread *t, uint8_t *p, uint64_t now, u
     if (INSTR_UNLIKELY(id == 0)) {
         sigset_t old;
         instr__signals_block(&old); /* a jump out of a handler must not leave the lock held */
-        id = instr__register(d);
+        id = instr__register(d, INSTR_EV_ENTER);
         instr__signals_restore(&old);
         instr__detector_rearm(t); /* registration may have made syscalls */
         if (id == 0)
@@ -453,6 +453,13 @@ static __attribute__((noinline)) uint8_t *exit_repair(struct instr__thread *t, u
         q--;
     }
     if (q == t->base || !names_frame(&q[-1], d, cfa)) {
+        /* The exit of a call whose entry was dropped for want of an id
+         * (metadata.c: counted there) is no mismatch. */
+        if (d ? (d->rt_flags & INSTR_FN_RT_NO_ROOM) && !__atomic_load_n(&d->id, __ATOMIC_ACQUIRE)
+              : t->unregistered > 0) {
+            t->unregistered -= !d;
+            return p;
+        }
         if (instr__rt.header)
             __atomic_fetch_add(&instr__rt.header->unmatched_exits, 1, __ATOMIC_RELAXED);
         return p;
@@ -731,8 +738,10 @@ static uint8_t *call_write(struct instr__thread *t, uint8_t *p, uint64_t now, un
             instr__fatal_signals_hide(); /* before the program's first look */
         instr__signals_restore(&old);
         instr__detector_rearm(t); /* registration may have made syscalls */
-        if (id == 0)
+        if (id == 0) {
+            t->unregistered++; /* its return: see exit_repair */
             return p;
+        }
         if (a->target)
             icache_put(t, s, a->target, id);
         registered = 1;

@@ -165,6 +165,7 @@ struct instr__thread {
     uint32_t tid;
     uint32_t seq;              /* next chunk sequence number */
     uint32_t dropping;         /* events go to scratch and are counted as dropped */
+    uint32_t unregistered;     /* calls at sites that got no id (dropped): their returns are not unmatched */
     uint64_t dropped;          /* dropped since the last chunk (for EXT DROPPED) */
     size_t map_size;           /* size of this state's mapping */
     uint64_t cpu0_ns;          /* its CPU clock when it started recording (EXIT_CPU counts from it) */
@@ -311,7 +312,6 @@ void instr__header_touch(void);
 void instr__header_end(struct instr_dump_header *h); /* end_* and last_* stamped now */
 void instr__notes_to_header(struct instr_dump_header *h); /* log.c: lines said before h existed */
 /* One event lost, counted in the header's dropped_events. */
-void instr__count_dropped(void);
 void instr__count_dropped_kind(unsigned kind); /* a dropped event of this INSTR_EV_* kind */
 int instr__expand_output(const char *tmpl, char *out, size_t size);
 
@@ -329,7 +329,7 @@ void instr__job_header(struct instr_dump_header *h);      /* the header's job_* 
 const char *instr__dump_path(void);
 
 /* metadata.c: the records (the meta lock is taken inside unless said) */
-uint32_t instr__register(struct instr_fn_desc *d);
+uint32_t instr__register(struct instr_fn_desc *d, unsigned kind); /* kind: the event lost if no room */
 uint32_t instr__register_site(struct instr_site_desc *s, void *target, void *ret_addr);
 void instr__meta_thread(uint32_t index, uint32_t tid, const char *name);
 void instr__meta_thread_locked(uint32_t index, uint32_t tid, const char *name); /* lock held */

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -355,9 +356,28 @@ uint32_t instr__meta_module(const char *path, uintptr_t base)
     return module_count;
 }
 
+/* No room for one more function (what: "function NAME") or call site:
+ * flagged in the header, and said the first time of each (meta lock held). */
+static void registry_full(int site, const char *what)
+{
+    static int said[2];
+    struct instr_dump_header *h = instr__rt.header;
+    if (h)
+        __atomic_fetch_or(&h->flags, INSTR_DUMP_REGISTRY_FULL, __ATOMIC_RELAXED);
+    if (said[site]++)
+        return;
+    instr__say("no room to register ", what,
+               " (the runtime's registry could not grow: no memory); from here on, the calls of what has "
+               "no id are not recorded, counted as dropped",
+               "");
+}
+
 /* Gives a function its dense id (1, 2, ...) and writes its record.  Returns
- * the id, or 0 if it cannot be registered (it is then not recorded). */
-uint32_t instr__register(struct instr_fn_desc *d)
+ * the id, or 0 if it cannot be registered (it is then not recorded, and
+ * the event of this INSTR_EV_* kind that needed it is counted dropped:
+ * ENTER for a call of it, CALL for a call site in it, 0 for count mode's
+ * totals at exit). */
+uint32_t instr__register(struct instr_fn_desc *d, unsigned kind)
 {
     int saved = errno;
     uint32_t id;
@@ -379,7 +399,11 @@ uint32_t instr__register(struct instr_fn_desc *d)
             instr__switch_unswitchable(); /* the switch reaches it through the filters */
         __atomic_store_n(&d->id, id, __ATOMIC_RELEASE);
     } else if (id == 0 && !instr__rt.stopped) {
-        instr__count_dropped(); /* no room: this event is not recorded */
+        char what[96];
+        snprintf(what, sizeof what, "function %.80s", d->names);
+        registry_full(0, what);
+        d->rt_flags |= INSTR_FN_RT_NO_ROOM;
+        instr__count_dropped_kind(kind); /* no room: this event is not recorded */
     }
     pthread_mutex_unlock(&instr__rt.meta_lock);
     errno = saved;
@@ -428,7 +452,7 @@ uint32_t instr__register_site(struct instr_site_desc *s, void *target, void *ret
 {
     int saved = errno;
     uint32_t caller = __atomic_load_n(&s->caller->id, __ATOMIC_ACQUIRE);
-    if (!caller && !(caller = instr__register(s->caller)))
+    if (!caller && !(caller = instr__register(s->caller, INSTR_EV_CALL)))
         return 0;
     uint32_t id = 0;
     pthread_mutex_lock(&instr__rt.meta_lock);
@@ -442,7 +466,8 @@ uint32_t instr__register_site(struct instr_site_desc *s, void *target, void *ret
         goto out;
     }
     if (site_room()) {
-        instr__count_dropped(); /* no room: this call is not recorded */
+        registry_full(1, "a call site");
+        instr__count_dropped_kind(INSTR_EV_CALL); /* no room: this call is not recorded */
         goto out;
     }
     if (target)

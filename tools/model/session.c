@@ -120,11 +120,19 @@ static int add_dump_warnings(struct instr_session *s, const struct instr_dump *d
     if (d->hdr.dropped_calls || d->hdr.dropped_sites)
         snprintf(calls, sizeof calls, ": %" PRIu64 " calls of instrumented functions and %" PRIu64 " at call sites",
                  d->hdr.dropped_calls, d->hdr.dropped_sites);
+    /* Calls of functions or sites the runtime had no room to register
+     * are dropped while recording goes on: said as such, with the stop
+     * (if any) that dropped the others. */
+    int full = !!(d->hdr.flags & INSTR_DUMP_REGISTRY_FULL);
     if (d->hdr.dropped_events > p->repairs.dropped &&
-        (rc = add_warning(s, "%s: %" PRIu64 " events dropped %s (%s)%s: values undercount",
+        (rc = add_warning(s, "%s: %" PRIu64 " events dropped %s (%s%s%s)%s: values undercount",
                           d->path, d->hdr.dropped_events - p->repairs.dropped,
-                          paused ? "while recording was paused" : "after recording stopped",
-                          paused ? why + 18 : why ? why : "disk full, file size limit or no descriptors", calls)))
+                          paused ? "while recording was paused"
+                          : why || !full ? "after recording stopped"
+                                         : "for want of room in the runtime's registries",
+                          paused ? why + 18 : why ? why : full ? "" : "disk full, file size limit or no descriptors",
+                          why && full ? "; others " : "",
+                          full ? "no memory to register more functions or call sites" : "", calls)))
         return rc;
     return 0;
 }
