@@ -144,7 +144,10 @@ def main():
     elif scenario == "none":
         run([INSTR], env=env)
         text = run([REPORT, dump])
-        check("Self %" not in text, "no Self % column or line without samples")
+        check("Self %  " not in text and "Self %:     none: the table ranks the instrumented run" in text
+              and "instr-sample -o plain.instr <" in text,
+              "no Self % column without samples, and a line saying the ranking is the instrumented run's "
+              "and the step to the program's own:\n" + text[:1500])
         csv = run([REPORT, "--format", "csv", dump])
         check("self_pct" not in csv, "no self_pct in CSV without samples")
         j = json.loads(run([REPORT, "--format", "json", dump]))

@@ -399,11 +399,29 @@ static void threshold_line(FILE *out, const struct instr_session *s)
             left, left == 1 ? "" : "s", t);
 }
 
-/* Where Self % came from and how far to trust it (self-pct.h). */
-static void self_line(FILE *out, const struct instr_self *x, int verbose)
+/* Without samples: that the table ranks the instrumented run, and the
+ * one step that gives the program's own ranking (self-percent.md). */
+static void no_self_line(FILE *out, const struct instr_session *s)
 {
-    if (!x->source)
+    if (!s->ndumps)
         return;
+    for (size_t i = 0; i < s->ndumps; i++)
+        if (s->dumps[i].hdr.flags & INSTR_DUMP_SAMPLED)
+            return; /* sampled values: not the instrumented run's */
+    const char *prog = instr_basename(s->dumps[0].hdr.exe_path);
+    fprintf(out, "Self %%:     none: the table ranks the instrumented run, where short functions called often "
+                 "look bigger;\n"
+                 "            the program's own ranking: instr-sample -o plain.instr <%.40s built without instr>,\n"
+                 "            then this command with --self plain.instr (docs/self-percent.md)\n",
+            prog[0] ? prog : "the program");
+}
+
+/* Where Self % came from and how far to trust it (self-pct.h). */
+static void self_line(FILE *out, const struct instr_session *s, int verbose)
+{
+    const struct instr_self *x = &s->self;
+    if (!x->source)
+        return no_self_line(out, s);
     /* Each source in the words of --verbose and of the default header. */
     static const char *const words[][3] = {
         {"plain-samples", "a sampled run of the uninstrumented build", "the plain build"},
@@ -731,7 +749,7 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
                      "briefly; under %.0f%% of a dump's threads' time is no warning)\n",
                 s->unseen_minor_life_ns > 0 ? 100.0 * s->unseen_minor_ns / s->unseen_minor_life_ns : 0.0,
                 s->unseen_minor_threads, INSTR_UNSEEN_MINOR_PCT);
-    self_line(out, &s->self, verbose);
+    self_line(out, s, verbose);
     if (s->offcpu_exact && verbose)
         fprintf(out, "Off-CPU:    exact, from the thread's CPU clock read at each flagged hook "
                      "(--flagged shows it per function)\n");
