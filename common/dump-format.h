@@ -325,13 +325,27 @@ enum instr_sample_kind {
     X(GATHERV, 27, COLL, "MPI_Gatherv")                                                           \
     X(SCATTERV, 28, COLL, "MPI_Scatterv")                                                         \
     X(ALLGATHERV, 29, COLL, "MPI_Allgatherv")                                                     \
-    X(ALLTOALLV, 30, COLL, "MPI_Alltoallv")
+    X(ALLTOALLV, 30, COLL, "MPI_Alltoallv")                                                       \
+    X(SCAN, 31, COLL, "MPI_Scan")     /* field RANK: the caller's rank in the communicator */     \
+    X(EXSCAN, 32, COLL, "MPI_Exscan") /* field RANK, as Scan */                                   \
+    X(REDUCE_SCATTER, 33, COLL, "MPI_Reduce_scatter")                                             \
+    X(REDUCE_SCATTER_BLOCK, 34, COLL, "MPI_Reduce_scatter_block")                                 \
+    /* Nonblocking collectives: numbered (SEQ) with the communicator's other collectives, with   \
+       their bytes and the request their Wait completes; no wait state (OTHER) */                \
+    X(IBARRIER, 35, OTHER, "MPI_Ibarrier")                                                        \
+    X(IBCAST, 36, OTHER, "MPI_Ibcast")                                                            \
+    X(IREDUCE, 37, OTHER, "MPI_Ireduce")                                                          \
+    X(IALLREDUCE, 38, OTHER, "MPI_Iallreduce")                                                    \
+    X(IALLGATHER, 39, OTHER, "MPI_Iallgather")                                                    \
+    X(IALLTOALL, 40, OTHER, "MPI_Ialltoall")                                                      \
+    X(IGATHER, 41, OTHER, "MPI_Igather")                                                          \
+    X(ISCATTER, 42, OTHER, "MPI_Iscatter")
 
 enum instr_mpi_call {
 #define INSTR_X_ENUM(name, value, cls, text) INSTR_MPI_##name = value,
     INSTR_MPI_CALLS(INSTR_X_ENUM)
 #undef INSTR_X_ENUM
-    INSTR_MPI_CALL_MAX = 30
+    INSTR_MPI_CALL_MAX = 42
 };
 
 /* Call classes (the third column above). */
@@ -369,13 +383,15 @@ enum instr_mpi_class {
     X(COMM_ID, 16, "comm-id")     /* a communicator made by a wrapped call (MPI_Comm_split, dup, \
                                      create, split_type, Cart_create, Cart_sub): the same number \
                                      on every rank of it, (world rank of its rank 0 + 1) << 32 | \
-                                     the communicators that rank made so far */
+                                     the communicators that rank made so far */ \
+    X(RANK, 17, "rank")           /* Scan, Exscan: the caller's rank in the communicator (whose \
+                                     lower ranks it waits for) */
 
 enum instr_mpi_field {
 #define INSTR_X_ENUM(name, value, text) INSTR_MPI_FIELD_##name = value,
     INSTR_MPI_FIELDS(INSTR_X_ENUM)
 #undef INSTR_X_ENUM
-    INSTR_MPI_FIELD_MAX = 16
+    INSTR_MPI_FIELD_MAX = 17
 };
 
 /* EXT payload shapes: arg is the first field, value the second. */

@@ -221,7 +221,7 @@ static int64_t bytes(int count, MPI_Datatype t)
 static struct request {
     MPI_Request handle;
     int64_t id; /* 0: free */
-    int call;   /* INSTR_MPI_ISEND or IRECV */
+    int call;   /* INSTR_MPI_ISEND, IRECV or a nonblocking collective (IBARRIER ...) */
     int comm, peer, tag;
 } requests[REQUESTS];
 static int64_t next_request = 1;
@@ -574,6 +574,8 @@ static void completed(struct call *c, MPI_Request r, const MPI_Status *st)
     pthread_mutex_lock(&lock);
     comm_fields(c, q.comm);
     pthread_mutex_unlock(&lock);
+    if (q.call != INSTR_MPI_ISEND && q.call != INSTR_MPI_IRECV)
+        return; /* a nonblocking collective's: no peer */
     c->f[INSTR_MPI_FIELD_PEER] = q.peer;
     c->f[INSTR_MPI_FIELD_TAG] = q.tag;
     if (q.call == INSTR_MPI_IRECV && st) {
@@ -939,4 +941,170 @@ EXPORT int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispl
     }
     end(&c, INSTR_MPI_ALLTOALLV);
     return rc;
+}
+
+/* Scan, Exscan: rank r of the communicator waits for ranks 0 .. r-1
+ * (wait-states.c: early scan), so its rank there is a field. */
+static int scan(unsigned call, const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    struct call c;
+    begin(&c);
+    int rc = call == INSTR_MPI_SCAN ? PMPI_Scan(sbuf, rbuf, count, type, op, comm)
+                                    : PMPI_Exscan(sbuf, rbuf, count, type, op, comm);
+    coll(&c, comm);
+    if (c.rt) {
+        int me = -1;
+        PMPI_Comm_rank(comm, &me);
+        c.f[INSTR_MPI_FIELD_RANK] = me;
+        c.f[INSTR_MPI_FIELD_SENT] = bytes(count, type);
+    }
+    end(&c, call);
+    return rc;
+}
+
+EXPORT int MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    return scan(INSTR_MPI_SCAN, sbuf, rbuf, count, type, op, comm);
+}
+
+EXPORT int MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    return scan(INSTR_MPI_EXSCAN, sbuf, rbuf, count, type, op, comm);
+}
+
+EXPORT int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type, MPI_Op op,
+                              MPI_Comm comm)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm);
+    coll(&c, comm);
+    if (c.rt) {
+        int size = 0;
+        PMPI_Comm_size(comm, &size);
+        c.f[INSTR_MPI_FIELD_SENT] = sum_bytes(rcounts, size, type);
+    }
+    end(&c, INSTR_MPI_REDUCE_SCATTER);
+    return rc;
+}
+
+EXPORT int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype type, MPI_Op op,
+                                    MPI_Comm comm)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, type, op, comm);
+    coll(&c, comm);
+    if (c.rt) {
+        int size = 1;
+        PMPI_Comm_size(comm, &size);
+        c.f[INSTR_MPI_FIELD_SENT] = bytes(rcount, type) * size;
+    }
+    end(&c, INSTR_MPI_REDUCE_SCATTER_BLOCK);
+    return rc;
+}
+
+/* Nonblocking collectives: numbered with the communicator's collectives
+ * (MPI has every rank start them in one order with the blocking ones),
+ * their bytes as the blocking twin's, root, and the request their Wait
+ * completes.  The waiting is in that Wait: no wait state is made of them. */
+static int icoll(struct call *c, unsigned call, int rc, MPI_Comm comm, int root, int64_t sent, MPI_Request *req)
+{
+    coll(c, comm);
+    if (c->rt) {
+        int id = (int)c->f[INSTR_MPI_FIELD_COMM];
+        if (root >= 0)
+            c->f[INSTR_MPI_FIELD_ROOT] = world_rank(comm, id, root);
+        if (sent >= 0)
+            c->f[INSTR_MPI_FIELD_SENT] = sent;
+        if (rc == MPI_SUCCESS)
+            c->f[INSTR_MPI_FIELD_REQUEST] = request_add(*req, (int)call, id, -2, -1);
+    }
+    end(c, call);
+    return rc;
+}
+
+/* The bytes a rooted call sends from this rank (Bcast, Scatter): n at the
+ * root, elsewhere none (-1: no field). */
+static int64_t at_root(MPI_Comm comm, int root, int64_t n)
+{
+    int me = -1;
+    PMPI_Comm_rank(comm, &me);
+    return me == root ? n : -1;
+}
+
+EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
+{
+    struct call c;
+    begin(&c);
+    return icoll(&c, INSTR_MPI_IBARRIER, PMPI_Ibarrier(comm, req), comm, -1, -1, req);
+}
+
+EXPORT int MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Ibcast(buf, count, type, root, comm, req);
+    return icoll(&c, INSTR_MPI_IBCAST, rc, comm, root, c.rt ? at_root(comm, root, bytes(count, type)) : -1, req);
+}
+
+EXPORT int MPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+                       MPI_Comm comm, MPI_Request *req)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Ireduce(sbuf, rbuf, count, type, op, root, comm, req);
+    return icoll(&c, INSTR_MPI_IREDUCE, rc, comm, root, c.rt ? bytes(count, type) : -1, req);
+}
+
+EXPORT int MPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                          MPI_Request *req)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Iallreduce(sbuf, rbuf, count, type, op, comm, req);
+    return icoll(&c, INSTR_MPI_IALLREDUCE, rc, comm, -1, c.rt ? bytes(count, type) : -1, req);
+}
+
+EXPORT int MPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                          MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
+    return icoll(&c, INSTR_MPI_IALLGATHER, rc, comm, -1, c.rt ? bytes(scount, stype) : -1, req);
+}
+
+EXPORT int MPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                         MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
+    int size = 1;
+    if (c.rt)
+        PMPI_Comm_size(comm, &size);
+    return icoll(&c, INSTR_MPI_IALLTOALL, rc, comm, -1, c.rt ? bytes(scount, stype) * size : -1, req);
+}
+
+EXPORT int MPI_Igather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                       MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Igather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
+    return icoll(&c, INSTR_MPI_IGATHER, rc, comm, root, c.rt ? bytes(scount, stype) : -1, req);
+}
+
+EXPORT int MPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                        MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Iscatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
+    int size = 1;
+    if (c.rt)
+        PMPI_Comm_size(comm, &size);
+    return icoll(&c, INSTR_MPI_ISCATTER, rc, comm, root,
+                 c.rt ? at_root(comm, root, bytes(scount, stype) * size) : -1, req);
 }

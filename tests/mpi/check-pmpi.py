@@ -256,6 +256,48 @@ def check_comms(a, m, env, libdir, work):
           (ar["wait_at_collective_ns"] / 1e6, bar["wait_at_collective_ns"] / 1e6))
 
 
+def check_scans(a, m, env, libdir, work):
+    """scans.c: early scan (rank r of the communicator waits for the last of
+    ranks 0 .. r-1: about (0+1+2+3) x 50 ms in all, for the world's MPI_Scan
+    and for the reversed communicator's MPI_Exscan, which only its own
+    ranks' order gives), the reduce-scatters as collectives every rank
+    waits at for the last in (about 150 ms), their bytes and flows; the
+    nonblocking collectives' calls and bytes, and a Barrier after them
+    still matched."""
+    n = NRANKS
+    d = job_of(a, m, env, libdir, work, "scans")
+    j = json.loads(report(a, "--view", "mpi", "--format", "json", d))["mpi"]
+    by = {x["call"]: x for x in j["sites"]}
+    want = n * (n - 1) // 2 * 50e6
+    for call, lo, hi in (("MPI_Scan", 0.7 * want, 1.6 * want), ("MPI_Exscan", 0.7 * want, 1.6 * want),
+                         ("MPI_Reduce_scatter_block", 0.7 * want / 2, 1.8 * want / 2)):
+        w = by.get(call, {}).get("wait_at_collective_ns", -1)
+        if not lo <= w <= hi:
+            cm.fail("scans: wait at %s %.1f ms, want about %.0f ms\n%s" % (call, w / 1e6, (lo + hi) / 2.3e6, j))
+    sent = {c: by.get(c, {}).get("bytes_sent") for c in ("MPI_Scan", "MPI_Exscan", "MPI_Reduce_scatter_block",
+                                                           "MPI_Reduce_scatter")}
+    if sent != {"MPI_Scan": 8 * n, "MPI_Exscan": 8 * n, "MPI_Reduce_scatter_block": 4 * n * n,
+                "MPI_Reduce_scatter": 4 * n * n * (n + 1) // 2}:
+        cm.fail("scans: bytes sent %s" % sent)
+    if j["wait_states"]["unmatched"] != 0:
+        cm.fail("scans: unmatched %s" % j["wait_states"])
+    # the nonblocking ones: their bytes, a call a rank, each request completed by the Waitall
+    calls = {c: by.get(c, {}).get("calls") for c in ("MPI_Iallreduce", "MPI_Ibcast", "MPI_Ibarrier", "MPI_Waitall")}
+    isent = {c: by.get(c, {}).get("bytes_sent") for c in ("MPI_Iallreduce", "MPI_Ibcast")}
+    if calls != {"MPI_Iallreduce": n, "MPI_Ibcast": n, "MPI_Ibarrier": n, "MPI_Waitall": 3 * n} or \
+            isent != {"MPI_Iallreduce": 16 * n, "MPI_Ibcast": 16}:
+        cm.fail("scans: nonblocking collectives' calls %s, bytes %s" % (calls, isent))
+    names = [x.split(" #")[0] + ":" + x.split(":")[1] for x in flow_names(a, d, os.path.join(work, "scans.json"))]
+    # the last Barrier comes after the nonblocking ones: matched only if they were numbered alike
+    want_names = sorted(["MPI_Barrier: last in"] * 4 * (n - 1) + ["MPI_Scan: last lower rank in"] * (n - 1) +
+                        ["MPI_Exscan: last lower rank in"] * (n - 1) +
+                        ["MPI_Reduce_scatter_block: last in"] * (n - 1) + ["MPI_Reduce_scatter: last in"] * (n - 1))
+    if sorted(names) != want_names:
+        cm.fail("scans: flows %s\n  want %s" % (sorted(names), want_names))
+    print("scans: early scan %.1f ms (Scan), %.1f ms (Exscan, reversed ranks), reduce-scatter %.1f ms" %
+          tuple(by[c]["wait_at_collective_ns"] / 1e6 for c in ("MPI_Scan", "MPI_Exscan", "MPI_Reduce_scatter_block")))
+
+
 def check_waits(a, m, env, libdir, work):
     """waits.c: a late sender of about 200 ms and a barrier whose ranks wait
     about 500 ms in all for the late one, with rank 1's clock 3 s off (the
@@ -558,6 +600,7 @@ def main():
     check_waits(a, m, env, libdir, work)
     check_polls(a, m, env, libdir, work)
     check_comms(a, m, env, libdir, work)
+    check_scans(a, m, env, libdir, work)
     # a program not built with the plugin, the library linked: the calls pass through, nothing written
     plain = os.path.join(work, "msgs-plain")
     cm.run([m["cc"], "-O2", os.path.join(a.src, "msgs.c"), "-o", plain, "-L" + libdir, "-linstr-mpi-" + a.mpi,

@@ -51,6 +51,8 @@ int instr_mpi_coll_shape(unsigned call)
     case INSTR_MPI_ALLGATHERV:
     case INSTR_MPI_ALLTOALL:
     case INSTR_MPI_ALLTOALLV:
+    case INSTR_MPI_REDUCE_SCATTER:
+    case INSTR_MPI_REDUCE_SCATTER_BLOCK:
         return INSTR_MPI_N_TO_N;
     case INSTR_MPI_BCAST:
     case INSTR_MPI_SCATTER:
@@ -60,6 +62,9 @@ int instr_mpi_coll_shape(unsigned call)
     case INSTR_MPI_GATHER:
     case INSTR_MPI_GATHERV:
         return INSTR_MPI_N_TO_ONE;
+    case INSTR_MPI_SCAN:
+    case INSTR_MPI_EXSCAN:
+        return INSTR_MPI_PREFIX;
     }
     return 0;
 }
@@ -77,7 +82,10 @@ static int flow_at(const struct instr_mpi_calls *m, size_t i, char *name, size_t
         return INSTR_MPI_FLOW_MESSAGE;
     }
     int shape = instr_mpi_coll_shape(to->call);
-    const char *who = shape == INSTR_MPI_ONE_TO_N ? "root in" : shape == INSTR_MPI_N_TO_ONE ? "first in" : "last in";
+    const char *who = shape == INSTR_MPI_ONE_TO_N    ? "root in"
+                      : shape == INSTR_MPI_N_TO_ONE ? "first in"
+                      : shape == INSTR_MPI_PREFIX   ? "last lower rank in"
+                                                    : "last in";
     snprintf(name, len, "%s #%" PRId64 ": %s", instr_mpi_call_name(to->call), to->f[INSTR_MPI_FIELD_SEQ], who);
     return INSTR_MPI_FLOW_COLLECTIVE;
 }

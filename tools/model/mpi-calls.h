@@ -115,8 +115,10 @@ int instr_mpi_flows(const struct instr_session *s, int (*each)(void *ctx, const 
 int instr_mpi_call_class(unsigned call);
 /* A collective's shape: every rank waits for the last in (N_TO_N), the
  * others for the root (ONE_TO_N: Bcast, Scatter[v]), the root for the
- * first other rank (N_TO_ONE: Reduce, Gather[v]); 0: not a collective. */
-enum { INSTR_MPI_N_TO_N = 1, INSTR_MPI_ONE_TO_N, INSTR_MPI_N_TO_ONE };
+ * first other rank (N_TO_ONE: Reduce, Gather[v]), each rank for the last
+ * of the ranks below it in the communicator (PREFIX: Scan, Exscan); 0: not
+ * a collective. */
+enum { INSTR_MPI_N_TO_N = 1, INSTR_MPI_ONE_TO_N, INSTR_MPI_N_TO_ONE, INSTR_MPI_PREFIX };
 int instr_mpi_coll_shape(unsigned call);
 /* "MPI_Send" for INSTR_MPI_SEND; "?" if unknown. */
 const char *instr_mpi_call_name(unsigned call);

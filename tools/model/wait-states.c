@@ -30,7 +30,10 @@
  *                       entered it (late broadcast): to the root's entry;
  *                       the root of an MPI_Reduce or Gather[v] before the
  *                       first other rank entered it (early reduce): to
- *                       that entry.  Each at most to the call's end.
+ *                       that entry; rank r of an MPI_Scan or Exscan
+ *                       before the last of its communicator's ranks
+ *                       0 .. r-1 entered it (early scan): to that entry.
+ *                       Each at most to the call's end.
  *
  * A receive is matched to a send by the channel (sender, receiver,
  * communicator, tag) and order: the k-th receive posted on a channel
@@ -271,6 +274,35 @@ static void wait_coll(struct instr_mpi_calls *m, struct instr_mpi_rec *r, double
     }
 }
 
+static int rank_cmp(const void *a, const void *b)
+{
+    const struct instr_mpi_rec *x = *(const struct instr_mpi_rec *const *)a, *y = *(const struct instr_mpi_rec *const *)b;
+    int64_t p = x->f[INSTR_MPI_FIELD_RANK], q = y->f[INSTR_MPI_FIELD_RANK];
+    return (p > q) - (p < q);
+}
+
+/* A scan of the whole communicator, c[0..n), each rank once: rank r waits
+ * for the last of ranks 0 .. r-1 to enter (early scan); partner: that
+ * rank.  Ranks missing or twice: unmatched. */
+static void prefix(struct instr_mpi_calls *m, struct instr_mpi_rec **c, size_t n)
+{
+    qsort(c, n, sizeof *c, rank_cmp);
+    for (size_t k = 0; k < n; k++)
+        if (!has(c[k], INSTR_MPI_FIELD_RANK) || c[k]->f[INSTR_MPI_FIELD_RANK] != (int64_t)k) {
+            m->unmatched += n;
+            return;
+        }
+    struct instr_mpi_rec *last = NULL;
+    for (size_t k = 0; k < n; k++) {
+        if (last) {
+            c[k]->partner = (size_t)(last - m->recs);
+            wait_coll(m, c[k], last->start);
+        }
+        if (!last || c[k]->start > last->start)
+            last = c[k];
+    }
+}
+
 /* A rooted collective of the whole job, c[0..n): a late broadcast (the
  * others wait for the root to enter) or an early reduce (the root waits
  * for the first other rank); partner: the rank waited for. */
@@ -312,6 +344,7 @@ static int wait_at_collective(struct instr_mpi_calls *m, uint32_t job_size)
         struct instr_mpi_rec *r = &m->recs[i];
         int rooted = (is_one_to_n(r->call) || is_n_to_one(r->call)) && has(r, INSTR_MPI_FIELD_ROOT) &&
                      r->f[INSTR_MPI_FIELD_ROOT] >= 0;
+        rooted |= instr_mpi_coll_shape(r->call) == INSTR_MPI_PREFIX;
         /* the world's, or one every rank numbers alike */
         int64_t k = comm_key(r);
         if ((is_nxn(r->call) || rooted) && has(r, INSTR_MPI_FIELD_SEQ) && (k == 0 || k >= INT64_C(1) << 32) &&
@@ -337,6 +370,8 @@ static int wait_at_collective(struct instr_mpi_calls *m, uint32_t job_size)
                                                  c[k]->f[INSTR_MPI_FIELD_ROOT] == c[b]->f[INSTR_MPI_FIELD_ROOT]);
         if (!whole) {
             m->unmatched += e - b;
+        } else if (instr_mpi_coll_shape(c[b]->call) == INSTR_MPI_PREFIX) {
+            prefix(m, c + b, e - b);
         } else if (!is_nxn(c[b]->call)) {
             rooted(m, c + b, e - b);
         } else {
