@@ -372,7 +372,7 @@ enum instr_mpi_class {
     X(RTAG, 7, "rtag")         /* the actual tag, from the status */                             \
     X(ROOT, 8, "root")         /* a rooted collective's root */                                  \
     X(SEQ, 9, "seq")           /* a collective's number in its communicator, from 0 */           \
-    X(REQUEST, 10, "request")  /* Isend/Irecv: the request's number in this process, from 1; \
+    X(REQUEST, 10, "request")  /* Isend/Irecv, Ibarrier ...: the request's number in this process, from 1; \
                                   Wait: the request it completed (Waitall: one event per request) */ \
     X(SIZE, 11, "size")        /* the communicator's size */                                     \
     X(CLOCK_LOCAL, 12, "clock-local") /* CLOCK: this rank's ticks at the middle of its shortest \
