@@ -326,6 +326,8 @@ def main():
     ap.add_argument("--no-uftrace", action="store_true", help="leave out the peer (its runs take minutes)")
     ap.add_argument("--user", type=int, help="run every build as this uid (setpriv; as root): what users see")
     a = ap.parse_args()
+    if not a.no_uftrace and not shutil.which("uftrace"):
+        sys.exit("run-real.py: uftrace (the peer) is not installed: apt-get install uftrace, or --no-uftrace")
     b = os.path.abspath(a.build)
     plugin, report = os.path.join(b, "plugin", "instr.so"), os.path.join(b, "bin", "instr-report")
     cache = os.path.join(b, "real")

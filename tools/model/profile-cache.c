@@ -79,9 +79,12 @@ static uint64_t checksum(uint64_t h, const unsigned char *p, size_t n)
 }
 
 /* What the dump says of itself, beyond its status: its header (pid, start
- * times, chunk count, end) and the headers of up to 257 chunks spread over
- * it, so a dump rewritten in place with the old size and times is known
- * for another without reading all of it.  Read from fd, the file at the
+ * times, chunk count, end) and a chunk header's worth of bytes at up to 257
+ * places spread over it at steps of the header's chunk_size (chunk headers
+ * in a version-1 dump; in a version-2 one, whose first chunks are smaller,
+ * whatever lies there: headers or events, as fixed by the file as they),
+ * so a dump rewritten in place with the old size and times is known for
+ * another without reading all of it.  Read from fd, the file at the
  * dump's path now, with pread: touching them through the mapping would
  * fault in the pages around each (up to 16 MB of the report's RSS, which
  * the walk keeps below half the dump's size).  -1 when fd's header is not
