@@ -1,28 +1,30 @@
 #!/usr/bin/env python3
-"""check-defer.py PLAIN INSTR REPORT WORK - a program whose free (or malloc
+"""check-defer.py PLAIN INSTR REPORT WORK [--runner CMD...] - a program whose free (or malloc
 and free) needs its own constructor before it works (defer-free.c): built
 instrumented it runs, prints the plain build's line, and writes a dump in
 which main, work and the wrapper(s) have the program's own calls, the
 constructor's work before main is absent, and the header says that
 recording began at main (issue 38 §2); as root, as uid 65534 and as root
 in a user namespace."""
-import glob, json, os, subprocess, sys
+import glob, json, os, shlex, subprocess, sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from instrtest import check, exit_status, for_every_identity  # noqa: E402
 
 plain, instr, report, work = sys.argv[1:5]
+# --runner: what runs the programs (qemu-aarch64-static -L ..., tests/aarch64).
+runner = shlex.split(" ".join(sys.argv[sys.argv.index("--runner") + 1:])) if "--runner" in sys.argv else []
 os.makedirs(work, exist_ok=True)
 SAID = "recording began at main: the program defines its own malloc/free"
 
-want = subprocess.run([plain], capture_output=True, text=True, check=True).stdout
+want = subprocess.run([*runner, plain], capture_output=True, text=True, check=True).stdout
 counts = dict(w.split("=") for w in want.split())
 
 
 def case(d, prefix):
     for f in glob.glob(os.path.join(d, "*.instr")):
         os.remove(f)
-    p = subprocess.run(prefix + [instr], capture_output=True, text=True, cwd=d)
+    p = subprocess.run([*prefix, *runner, instr], capture_output=True, text=True, cwd=d)
     check(p.returncode == 0, f"the instrumented program exits 0 ({p.returncode}: {p.stderr[-300:]})")
     check(p.stdout == want, f"it prints the plain build's line ({p.stdout!r} against {want!r})")
     dumps = glob.glob(os.path.join(d, "*.instr"))
