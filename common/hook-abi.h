@@ -54,7 +54,8 @@
  * constructor of the program).  If one differs, the constructor only sets
  * a module-local byte; main's first statement, __instr_bind_late, clears
  * it and binds, passing INSTR_BIND_LATE in bind's abi argument so that the
- * runtime says in the dump that recording began at main.  Each dlsym
+ * runtime says in the dump that recording began at main, then sends the
+ * units' threshold records (INSTR_UNIT_SECTION).  Each dlsym
  * there finds its symbol (libc has all four): a failing dlsym would
  * allocate its error message, to be freed later through the program's
  * free.
@@ -190,6 +191,10 @@ struct instr_site_desc {
  * The runtime turns it into a UNIT metadata record (dump-format.h), so the
  * report can say how many functions were left out and why. */
 #define INSTR_UNIT_PRIORITY (INSTR_BIND_PRIORITY + 1)
+/* The address of each unit's descriptor, also in this section: a late
+ * binding (Deferred binding, above), made after those constructors ran,
+ * sends them to the unit hook itself. */
+#define INSTR_UNIT_SECTION "instr_units"
 struct instr_unit_desc {
     uint8_t abi;          /* INSTR_HOOK_ABI_VERSION */
     uint8_t reserved[3];  /* 0 */

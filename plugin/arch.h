@@ -32,8 +32,10 @@ std::string instr_arch_count_early(void);
  * __instr_bind_body with INSTR_HOOK_ABI_VERSION. */
 std::string instr_arch_bind_ctor(void);
 /* The body of INSTR_BIND_LATE_HOOK: if .Linstr_deferred is set, it
- * cleared and a tail jump to __instr_bind_body with
- * INSTR_HOOK_ABI_VERSION | INSTR_BIND_LATE; else return. */
+ * cleared, a call of __instr_bind_body with INSTR_HOOK_ABI_VERSION |
+ * INSTR_BIND_LATE, then slot INSTR_SLOT_UNIT called with each address of
+ * the array from .Linstr_late_units' first word to its second (the units'
+ * threshold records, INSTR_UNIT_SECTION); else return. */
 std::string instr_arch_bind_late(void);
 /* The body of __instr_bind_body, entered as a function with bind's abi
  * argument as its first: unless getauxval (AT_SECURE),

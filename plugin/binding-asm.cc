@@ -22,6 +22,8 @@
  *                       slot INSTR_SLOT_COUNT_ARM, .quad __instr_count_early
  *   .Linstr_main_ref:   .quad __instr_main_here  (weak: 0 unless main's
  *                       unit, instrumented, defines it)
+ *   .Linstr_late_units: .quad __start_instr_units, __stop_instr_units
+ *                       (weak: the threshold units' records, 0 without)
  *   .Linstr_deferred:   .byte 0
  *   constructor:     slot INSTR_SLOT_COUNT_ARM = __instr_nop
  *                    if (.Linstr_main_ref && allocator_defined_here ())
@@ -30,7 +32,8 @@
  *   __instr_bind_late: (first in main)
  *                    if (.Linstr_deferred)
  *                        { .Linstr_deferred = 0;
- *                          __instr_bind_body(ABI | INSTR_BIND_LATE); }
+ *                          __instr_bind_body(ABI | INSTR_BIND_LATE);
+ *                          each unit record: slot INSTR_SLOT_UNIT(record) }
  *   __instr_bind_body(abi): (local)
  *                    if (getauxval(AT_SECURE)) return;   (see below)
  *                    h = dlopen(runtime, RTLD_NOW|RTLD_GLOBAL);
@@ -138,6 +141,8 @@ std::string instr_unit_asm(unsigned threshold, unsigned left_out, unsigned instr
     s += "\t.string\t" + asm_string(file) + "\n";
     s += std::string("\t.section ") + init_array + ",\"aw\",@init_array\n";
     s += "\t.p2align 3\n\t.quad\t.Linstr_unit_ctor\n";
+    /* For a late binding, which sends them again (hook-abi.h). */
+    s += "\t.section " INSTR_UNIT_SECTION ",\"aw\"\n\t.p2align 3\n\t.quad\t.Linstr_unit\n";
     s += "\t.popsection\n";
     return s;
 }
@@ -200,6 +205,8 @@ std::string instr_binding_asm(const std::string &runtime_path)
      * relocation, in an executable (PIE or not) or a shared object. */
     s += hidden_weak(INSTR_MAIN_HERE, "@object");
     s += ".Linstr_main_ref:\n\t.quad\t" INSTR_MAIN_HERE "\n";
+    s += hidden_weak("__start_" INSTR_UNIT_SECTION, "@object") + hidden_weak("__stop_" INSTR_UNIT_SECTION, "@object");
+    s += ".Linstr_late_units:\n\t.quad\t__start_" INSTR_UNIT_SECTION ", __stop_" INSTR_UNIT_SECTION "\n";
     s += ".Linstr_deferred:\n\t.byte\t0\n";
 
     s += std::string("\t.section ") + init_array + ",\"awG\",@init_array," GROUP ",comdat\n";

@@ -95,20 +95,39 @@ std::string instr_arch_bind_ctor(void)
     return s;
 }
 
+/* Then the threshold records the units' constructors sent to the unbound
+ * table: x19 walks .Linstr_late_units' array up to x20. */
 std::string instr_arch_bind_late(void)
 {
-    return "\thint\t#34\n"
-           "\tadrp\tx16, .Linstr_deferred\n"
-           "\tldrb\tw0, [x16, #:lo12:.Linstr_deferred]\n"
-           "\tcbnz\tw0, .Linstr_bind_late\n"
-           "\tret\n"
-           ".Linstr_bind_late:\n"
-           "\tstrb\twzr, [x16, #:lo12:.Linstr_deferred]\n"
-           "\tmov\tw0, #" + std::to_string(INSTR_HOOK_ABI_VERSION | INSTR_BIND_LATE) + "\n"
-           "\tb\t__instr_bind_body\n";
+    std::string s = "\thint\t#34\n"
+                    "\tadrp\tx16, .Linstr_deferred\n"
+                    "\tldrb\tw0, [x16, #:lo12:.Linstr_deferred]\n"
+                    "\tcbnz\tw0, .Linstr_bind_late\n"
+                    "\tret\n"
+                    ".Linstr_bind_late:\n"
+                    "\tstrb\twzr, [x16, #:lo12:.Linstr_deferred]\n"
+                    "\tstp\tx29, x30, [sp, #-32]!\n"
+                    "\tmov\tx29, sp\n"
+                    "\tstp\tx19, x20, [sp, #16]\n"
+                    "\tmov\tw0, #" + std::to_string(INSTR_HOOK_ABI_VERSION | INSTR_BIND_LATE) + "\n"
+                    "\tbl\t__instr_bind_body\n";
+    s += address("x16", ".Linstr_late_units");
+    s += "\tldp\tx19, x20, [x16]\n"
+         ".Linstr_bind_unit:\n"
+         "\tcmp\tx19, x20\n"
+         "\tb.hs\t.Linstr_bind_units_done\n"
+         "\tldr\tx0, [x19], #8\n"
+         "\tadrp\tx16, " + slot_sym(INSTR_SLOT_UNIT) + "\n\tldr\tx16, [x16, #:lo12:" + slot_sym(INSTR_SLOT_UNIT) +
+         "]\n\tblr\tx16\n"
+         "\tb\t.Linstr_bind_unit\n"
+         ".Linstr_bind_units_done:\n"
+         "\tldp\tx19, x20, [sp, #16]\n"
+         "\tldp\tx29, x30, [sp], #32\n"
+         "\tret\n";
+    return s;
 }
 
-/* Entered as a function (by a tail jump), bind's abi argument in w0,
+/* Entered as a function (a call or a tail jump), bind's abi argument in w0,
  * kept beside the frame record. */
 std::string instr_arch_bind_body(unsigned dlopen_flags)
 {

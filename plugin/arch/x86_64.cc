@@ -80,6 +80,8 @@ std::string instr_arch_bind_ctor(void)
            "\tret\n";
 }
 
+/* Then the threshold records the units' constructors sent to the unbound
+ * table: %rbx walks .Linstr_late_units' array up to %r12. */
 std::string instr_arch_bind_late(void)
 {
     return "\tendbr64\n"
@@ -88,11 +90,28 @@ std::string instr_arch_bind_late(void)
            "\tret\n"
            ".Linstr_bind_late:\n"
            "\tmovb\t$0, .Linstr_deferred(%rip)\n"
+           "\tpushq\t%rbx\n"
+           "\tpushq\t%r12\n"
+           "\tsubq\t$8, %rsp\n"
            "\tmovl\t$" + std::to_string(INSTR_HOOK_ABI_VERSION | INSTR_BIND_LATE) + ", %edi\n"
-           "\tjmp\t__instr_bind_body\n";
+           "\tcall\t__instr_bind_body\n"
+           "\tmovq\t.Linstr_late_units(%rip), %rbx\n"
+           "\tmovq\t.Linstr_late_units+8(%rip), %r12\n"
+           ".Linstr_bind_unit:\n"
+           "\tcmpq\t%r12, %rbx\n"
+           "\tjae\t.Linstr_bind_units_done\n"
+           "\tmovq\t(%rbx), %rdi\n"
+           "\tcall\t*" + slot_operand(INSTR_SLOT_UNIT) + "\n"
+           "\taddq\t$8, %rbx\n"
+           "\tjmp\t.Linstr_bind_unit\n"
+           ".Linstr_bind_units_done:\n"
+           "\taddq\t$8, %rsp\n"
+           "\tpopq\t%r12\n"
+           "\tpopq\t%rbx\n"
+           "\tret\n";
 }
 
-/* Entered as a function (by a tail jump), bind's abi argument in %edi,
+/* Entered as a function (a call or a tail jump), bind's abi argument in %edi,
  * kept on the stack. */
 std::string instr_arch_bind_body(unsigned dlopen_flags)
 {

@@ -58,10 +58,10 @@ done
 # tests/libc's programs whose free (and malloc) need their constructor:
 # the binding waits for main (check-defer.py), plain and instrumented.
 for variant in free malloc-free; do
-    def=""
-    [ $variant = malloc-free ] && def=-DWRAP_MALLOC
+    def="" arg=""
+    [ $variant = malloc-free ] && def=-DWRAP_MALLOC arg=-fplugin-arg-instr-threshold=2
     "aarch64-linux-gnu-gcc-$major" -O1 -g -fno-builtin $def -o "$out/defer-$variant-plain" "$src/tests/libc/defer-free.c" -ldl
-    "aarch64-linux-gnu-gcc-$major" -O1 -g -fno-builtin $def -fplugin="$plugin" -o "$out/defer-$variant-instr" \
+    "aarch64-linux-gnu-gcc-$major" -O1 -g -fno-builtin $def -fplugin="$plugin" $arg -o "$out/defer-$variant-instr" \
         "$src/tests/libc/defer-free.c" -ldl
 done
 # tests/runtime's few-calls program (check-small-dumps.py): small dumps.

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""check-defer.py PLAIN INSTR REPORT WORK [--runner CMD...] - a program whose free (or malloc
+"""check-defer.py PLAIN INSTR REPORT WORK [--threshold N] [--runner CMD...] - a program whose free (or malloc
 and free) needs its own constructor before it works (defer-free.c): built
 instrumented it runs, prints the plain build's line, and writes a dump in
 which main, work and the wrapper(s) have the program's own calls, the
 constructor's work before main is absent, and the header says that
-recording began at main (issue 38 §2); as root, as uid 65534 and as root
+recording began at main (issue 38 §2); built with threshold=N, its
+units' records, which their constructors sent before the runtime was
+loaded, are there too (-v's Left out: line); as root, as uid 65534 and as root
 in a user namespace."""
 import glob, json, os, shlex, subprocess, sys
 
@@ -14,6 +16,7 @@ from instrtest import check, exit_status, for_every_identity  # noqa: E402
 plain, instr, report, work = sys.argv[1:5]
 # --runner: what runs the programs (qemu-aarch64-static -L ..., tests/aarch64).
 runner = shlex.split(" ".join(sys.argv[sys.argv.index("--runner") + 1:])) if "--runner" in sys.argv else []
+threshold = sys.argv[sys.argv.index("--threshold") + 1] if "--threshold" in sys.argv else None
 os.makedirs(work, exist_ok=True)
 SAID = "recording began at main: the program defines its own malloc/free"
 
@@ -55,6 +58,9 @@ def case(d, prefix):
     text = subprocess.run([report, dumps[0]], capture_output=True, text=True)
     head = text.stdout.split("\n\n")[0]
     check(SAID in head, f"the report's header says recording began at main:\n{head[:800]}")
+    if threshold:
+        v = subprocess.run([report, "-v", dumps[0]], capture_output=True, text=True).stdout
+        check(f"under threshold={threshold} " in v, f"the units' threshold records reached the runtime:\n{v[:1200]}")
 
 
 check(counts["nfree"] == "3", f"the plain build frees work's 3 strings ({want!r})")
