@@ -37,7 +37,28 @@
  *   - a constructor (.init_array, priority INSTR_BIND_PRIORITY) that
  *     dlopen()s the runtime by the absolute path fixed at compile time
  *     (libinstr-rt.so next to the plugin, or -fplugin-arg-instr-runtime=PATH)
- *     and calls its INSTR_BIND_SYMBOL with the table.
+ *     and calls its INSTR_BIND_SYMBOL with the table;
+ *   - __instr_bind_late (INSTR_BIND_LATE_HOOK), called first in an
+ *     instrumented main: the same binding, when the constructor deferred it.
+ *
+ * Deferred binding.  A program that defines malloc, calloc, realloc or
+ * free itself has them called by the dynamic linker while dlopen() loads
+ * the runtime; a wrapper that reaches libc's through a pointer set in its
+ * own constructor is then called before that constructor ran (the binding
+ * runs first) and crashes.  So in a module whose main is instrumented
+ * (the unit of main defines INSTR_MAIN_HERE; the group holds a weak
+ * reference to it, 0 elsewhere) the constructor first compares, for each
+ * of the four, dlsym (RTLD_DEFAULT) with dlsym (RTLD_NEXT): a module that
+ * defines one gets two addresses (a shared allocator such as
+ * libtcmalloc.so gives the same one both ways: it is ready before any
+ * constructor of the program).  If one differs, the constructor only sets
+ * a module-local byte; main's first statement, __instr_bind_late, clears
+ * it and binds, passing INSTR_BIND_LATE in bind's abi argument so that the
+ * runtime says in the dump that recording began at main, then sends the
+ * units' threshold records (INSTR_UNIT_SECTION).  Each dlsym
+ * there finds its symbol (libc has all four): a failing dlsym would
+ * allocate its error message, to be freed later through the program's
+ * free.
  *
  * Call sites (ABI 2).  Around each call statement of an instrumented
  * function (plugin argument callsites=all|external|none) the plugin emits
@@ -103,6 +124,8 @@
 #define INSTR_SWITCH_ON "__instr_on"  /* the hook table's INSTR_SLOT_ON, by name */
 #define INSTR_HOOK_ENDING "__instr_ending" /* INSTR_SLOT_ENDING's trampoline */
 #define INSTR_BIND_SYMBOL "instr__bind"
+#define INSTR_BIND_LATE_HOOK "__instr_bind_late" /* the deferred binding, called first in main */
+#define INSTR_MAIN_HERE "__instr_main_here"      /* defined in main's unit: main is instrumented */
 #define INSTR_RUNTIME_SONAME "libinstr-rt.so"
 #define INSTR_BIND_PRIORITY 100 /* the last reserved priority: before every user constructor */
 
@@ -169,6 +192,10 @@ struct instr_site_desc {
  * The runtime turns it into a UNIT metadata record (dump-format.h), so the
  * report can say how many functions were left out and why. */
 #define INSTR_UNIT_PRIORITY (INSTR_BIND_PRIORITY + 1)
+/* The address of each unit's descriptor, also in this section: a late
+ * binding (Deferred binding, above), made after those constructors ran,
+ * sends them to the unit hook itself. */
+#define INSTR_UNIT_SECTION "instr_units"
 struct instr_unit_desc {
     uint8_t abi;          /* INSTR_HOOK_ABI_VERSION */
     uint8_t reserved[3];  /* 0 */
@@ -262,7 +289,12 @@ struct instr_count_module {
 typedef void (*instr_hook_fn)(struct instr_fn_desc *fn, void *cfa);
 
 /* The runtime's binding entry point: fills table[0..slots) with its hooks.
- * Returns 0, or -1 if abi is not supported (the table is left alone). */
+ * abi: INSTR_HOOK_ABI_VERSION in its low 8 bits, INSTR_BIND_* flags above
+ * (older modules pass none; an older runtime refuses a flag it does not
+ * know as it refuses an unknown version).  Returns 0, or -1 if abi is not
+ * supported (the table is left alone). */
+#define INSTR_BIND_ABI_MASK 0xffu
+#define INSTR_BIND_LATE 0x100u /* bound from main (deferred binding above): nothing ran recorded before */
 typedef int (*instr_bind_fn)(instr_hook_fn *table, unsigned slots, unsigned abi);
 
 #ifdef __cplusplus

@@ -23,12 +23,26 @@ std::string instr_arch_nop(void);
 /* The body of INSTR_COUNT_EARLY: the byte at the second argument set to 0,
  * return. */
 std::string instr_arch_count_early(void);
-/* The body of the binding constructor (binding-asm.cc's diagram): slot
- * INSTR_SLOT_COUNT_ARM made INSTR_HOOK_NOP, then unless getauxval
- * (AT_SECURE), dlopen(.Linstr_runtime_path, dlopen_flags), dlsym of
+/* The binding (binding-asm.cc's diagram, hook-abi.h "Deferred binding").
+ * The constructor's body: slot INSTR_SLOT_COUNT_ARM made INSTR_HOOK_NOP;
+ * then, if the word .Linstr_main_ref is not 0 and for one of the
+ * NUL-separated names at .Linstr_alloc_names (ended by an empty one)
+ * dlsym (RTLD_DEFAULT) differs from dlsym (RTLD_NEXT), the byte
+ * .Linstr_deferred set to 1 and return; else a tail jump to
+ * __instr_bind_body with INSTR_HOOK_ABI_VERSION. */
+std::string instr_arch_bind_ctor(void);
+/* The body of INSTR_BIND_LATE_HOOK: if .Linstr_deferred is set, it
+ * cleared, a call of __instr_bind_body with INSTR_HOOK_ABI_VERSION |
+ * INSTR_BIND_LATE, then slot INSTR_SLOT_UNIT called with each address of
+ * the array from .Linstr_late_units' first word to its second (the units'
+ * threshold records, INSTR_UNIT_SECTION); else return. */
+std::string instr_arch_bind_late(void);
+/* The body of __instr_bind_body, entered as a function with bind's abi
+ * argument as its first: unless getauxval (AT_SECURE),
+ * dlopen(.Linstr_runtime_path, dlopen_flags), dlsym of
  * .Linstr_bind_symbol, and the call bind(INSTR_HOOK_TABLE,
- * INSTR_SLOT_COUNT, INSTR_HOOK_ABI_VERSION); any failure returns. */
-std::string instr_arch_bind_ctor(unsigned dlopen_flags);
+ * INSTR_SLOT_COUNT, abi); any failure returns. */
+std::string instr_arch_bind_body(unsigned dlopen_flags);
 /* The body of the unit's constructor: a tail jump through slot `slot` with
  * the address of the local label .Linstr_unit as the only argument. */
 std::string instr_arch_unit_ctor(unsigned slot);

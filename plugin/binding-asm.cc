@@ -20,11 +20,25 @@
  *   __instr_hook_table: INSTR_SLOT_COUNT x .quad __instr_nop, but
  *   __instr_on:         slot INSTR_SLOT_ON, .quad 0 (switchable's flag)
  *                       slot INSTR_SLOT_COUNT_ARM, .quad __instr_count_early
+ *   .Linstr_main_ref:   .quad __instr_main_here  (weak: 0 unless main's
+ *                       unit, instrumented, defines it)
+ *   .Linstr_late_units: .quad __start_instr_units, __stop_instr_units
+ *                       (weak: the threshold units' records, 0 without)
+ *   .Linstr_deferred:   .byte 0
  *   constructor:     slot INSTR_SLOT_COUNT_ARM = __instr_nop
+ *                    if (.Linstr_main_ref && allocator_defined_here ())
+ *                        { .Linstr_deferred = 1; return; }  (hook-abi.h)
+ *                    __instr_bind_body(ABI)
+ *   __instr_bind_late: (first in main)
+ *                    if (.Linstr_deferred)
+ *                        { .Linstr_deferred = 0;
+ *                          __instr_bind_body(ABI | INSTR_BIND_LATE);
+ *                          each unit record: slot INSTR_SLOT_UNIT(record) }
+ *   __instr_bind_body(abi): (local)
  *                    if (getauxval(AT_SECURE)) return;   (see below)
  *                    h = dlopen(runtime, RTLD_NOW|RTLD_GLOBAL);
  *                    bind = dlsym(h, INSTR_BIND_SYMBOL);
- *                    bind(__instr_hook_table, INSTR_SLOT_COUNT, ABI)
+ *                    bind(__instr_hook_table, INSTR_SLOT_COUNT, abi)
  *
  * Everything is hidden, so each module binds its own table and calls to the
  * trampolines never go through a PLT.  The table starts out pointing at the
@@ -83,13 +97,28 @@ static std::string trampoline(const char *sym, unsigned slot)
            ", .-" + sym + "\n";
 }
 
-/* The constructor (plugin/arch/<cpu>.cc).  Any failure means no binding:
- * the runtime reports its own problems, and a missing runtime is a normal
- * way to run an instrumented program. */
-static std::string bind_ctor(unsigned dlopen_flags)
+/* The constructor, the late binding and the body they share
+ * (plugin/arch/<cpu>.cc).  Any failure means no binding: the runtime
+ * reports its own problems, and a missing runtime is a normal way to run
+ * an instrumented program. */
+static std::string bind_code(unsigned dlopen_flags)
 {
-    return "\t.type\t__instr_bind_ctor, @function\n__instr_bind_ctor:\n" + instr_arch_bind_ctor(dlopen_flags) +
-           "\t.size\t__instr_bind_ctor, .-__instr_bind_ctor\n";
+    return "\t.type\t__instr_bind_ctor, @function\n__instr_bind_ctor:\n" + instr_arch_bind_ctor() +
+           "\t.size\t__instr_bind_ctor, .-__instr_bind_ctor\n" + hidden_weak(INSTR_BIND_LATE_HOOK, "@function") +
+           INSTR_BIND_LATE_HOOK ":\n" + instr_arch_bind_late() + "\t.size\t" INSTR_BIND_LATE_HOOK
+           ", .-" INSTR_BIND_LATE_HOOK "\n\t.type\t__instr_bind_body, @function\n__instr_bind_body:\n" +
+           instr_arch_bind_body(dlopen_flags) + "\t.size\t__instr_bind_body, .-__instr_bind_body\n";
+}
+
+/* Defined in the unit of an instrumented main only: the binding of its
+ * module may defer to main (hook-abi.h, "Deferred binding").  Weak and
+ * hidden, as the group's reference to it. */
+std::string instr_main_here_asm(void)
+{
+    return "\t/* instr: main is instrumented in this module, see hook-abi.h */\n"
+           "\t.pushsection .rodata\n" +
+           hidden_weak(INSTR_MAIN_HERE, "@object") + INSTR_MAIN_HERE ":\n\t.byte\t1\n\t.size\t" INSTR_MAIN_HERE
+           ", 1\n\t.popsection\n";
 }
 
 /* The unit's threshold record and the constructor that hands it to the
@@ -112,6 +141,8 @@ std::string instr_unit_asm(unsigned threshold, unsigned left_out, unsigned instr
     s += "\t.string\t" + asm_string(file) + "\n";
     s += std::string("\t.section ") + init_array + ",\"aw\",@init_array\n";
     s += "\t.p2align 3\n\t.quad\t.Linstr_unit_ctor\n";
+    /* For a late binding, which sends them again (hook-abi.h). */
+    s += "\t.section " INSTR_UNIT_SECTION ",\"aw\"\n\t.p2align 3\n\t.quad\t.Linstr_unit\n";
     s += "\t.popsection\n";
     return s;
 }
@@ -144,11 +175,15 @@ std::string instr_binding_asm(const std::string &runtime_path)
     s += INSTR_COUNT_EARLY ":\n" + instr_arch_count_early() + "\t.size\t" INSTR_COUNT_EARLY ", .-" INSTR_COUNT_EARLY
          "\n";
 
-    s += bind_ctor(RTLD_NOW | RTLD_GLOBAL);
+    s += bind_code(RTLD_NOW | RTLD_GLOBAL);
 
     s += "\t.section .rodata." GROUP ",\"aG\",@progbits," GROUP ",comdat\n";
     s += ".Linstr_runtime_path:\n\t.string\t" + asm_string(runtime_path) + "\n";
     s += ".Linstr_bind_symbol:\n\t.string\t" + asm_string(INSTR_BIND_SYMBOL) + "\n";
+    /* The allocator's names, ended by an empty one: the ones the dynamic
+     * linker calls while it loads a library. */
+    s += ".Linstr_alloc_names:\n\t.string\t\"malloc\"\n\t.string\t\"calloc\"\n\t.string\t\"realloc\"\n"
+         "\t.string\t\"free\"\n\t.byte\t0\n";
 
     /* Writable: the runtime fills it in, and its initial addresses need
      * relocating in PIE and shared objects. */
@@ -166,6 +201,13 @@ std::string instr_binding_asm(const std::string &runtime_path)
             s += "\t.quad\t" INSTR_HOOK_NOP "\n";
     }
     s += "\t.size\t" INSTR_HOOK_TABLE ", " + std::to_string(8 * INSTR_SLOT_COUNT) + "\n";
+    /* A weak undefined hidden symbol is 0 at link time: no dynamic
+     * relocation, in an executable (PIE or not) or a shared object. */
+    s += hidden_weak(INSTR_MAIN_HERE, "@object");
+    s += ".Linstr_main_ref:\n\t.quad\t" INSTR_MAIN_HERE "\n";
+    s += hidden_weak("__start_" INSTR_UNIT_SECTION, "@object") + hidden_weak("__stop_" INSTR_UNIT_SECTION, "@object");
+    s += ".Linstr_late_units:\n\t.quad\t__start_" INSTR_UNIT_SECTION ", __stop_" INSTR_UNIT_SECTION "\n";
+    s += ".Linstr_deferred:\n\t.byte\t0\n";
 
     s += std::string("\t.section ") + init_array + ",\"awG\",@init_array," GROUP ",comdat\n";
     s += "\t.p2align 3\n\t.quad\t__instr_bind_ctor\n";

@@ -8,6 +8,10 @@
  * one COMDAT group) that an instrumented object carries; see hook-abi.h. */
 std::string instr_binding_asm(const std::string &runtime_path);
 
+/* The definition of INSTR_MAIN_HERE, for the unit whose main is
+ * instrumented (hook-abi.h, "Deferred binding"). */
+std::string instr_main_here_asm(void);
+
 /* The unit's threshold record (struct instr_unit_desc) and its constructor;
  * emitted after instr_binding_asm, which defines the hook table. */
 std::string instr_unit_asm(unsigned threshold, unsigned left_out, unsigned instrumented,

@@ -43,6 +43,8 @@ static void emit_binding(void *, void *)
     if ((instr_instrumented_count() == 0 && instr_left_out_count() == 0 && !instr_count_used()) || seen_error())
         return;
     fputs(instr_binding_asm(instr_opts.runtime).c_str(), asm_out_file);
+    if (instr_main_here())
+        fputs(instr_main_here_asm().c_str(), asm_out_file);
     if (instr_count_used())
         fputs(instr_count_binding_asm().c_str(), asm_out_file);
     if (instr_opts.threshold)

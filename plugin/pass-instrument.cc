@@ -29,6 +29,7 @@ static GTY(()) tree hook_landing;
 static GTY(()) tree hook_call;
 static GTY(()) tree hook_return;
 static GTY(()) tree hook_ending;
+static GTY(()) tree hook_bind_late;
 
 const struct ggc_root_tab instr_pass_gc_roots[] = {
     {&hook_enter, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
@@ -37,11 +38,13 @@ const struct ggc_root_tab instr_pass_gc_roots[] = {
     {&hook_call, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
     {&hook_return, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
     {&hook_ending, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
+    {&hook_bind_late, 1, sizeof(tree), &gt_ggc_mx_tree_node, &gt_pch_nx_tree_node},
     LAST_GGC_ROOT_TAB,
 };
 
 static unsigned instrumented_count;
 static unsigned left_out_count;
+static bool main_here;
 
 unsigned instr_instrumented_count(void)
 {
@@ -51,6 +54,11 @@ unsigned instr_instrumented_count(void)
 unsigned instr_left_out_count(void)
 {
     return left_out_count;
+}
+
+bool instr_main_here(void)
+{
+    return main_here;
 }
 
 /* skip_reason's answer for threshold=N, compared by address. */
@@ -99,6 +107,23 @@ static void build_hook_decls(void)
     /* void __instr_ending (long status) */
     hook_ending = hook_decl(INSTR_HOOK_ENDING, build_function_type_list(void_type_node, long_integer_type_node,
                                                                          NULL_TREE));
+}
+
+/* void __instr_bind_late (void): not leaf, unlike the hooks: it loads the
+ * runtime, and the dynamic linker calls the program's own malloc and free
+ * meanwhile (hook-abi.h, "Deferred binding"), which may read and write
+ * this unit's variables. */
+static tree bind_late_decl(void)
+{
+    tree decl = build_fn_decl(INSTR_BIND_LATE_HOOK, build_function_type_list(void_type_node, NULL_TREE));
+    TREE_PUBLIC(decl) = 1;
+    DECL_EXTERNAL(decl) = 1;
+    DECL_ARTIFICIAL(decl) = 1;
+    TREE_NOTHROW(decl) = 1;
+    DECL_VISIBILITY(decl) = VISIBILITY_HIDDEN;
+    DECL_VISIBILITY_SPECIFIED(decl) = 1;
+    DECL_ATTRIBUTES(decl) = tree_cons(get_identifier("nothrow"), NULL_TREE, NULL_TREE);
+    return decl;
 }
 
 /* Why a function gets no hooks, or NULL if it gets them. */
@@ -570,6 +595,29 @@ static void instrument_entry(function *fun, tree desc)
                 or_fallback(DECL_SOURCE_LOCATION(fun->decl), fun->function_start_locus));
 }
 
+/* main's first statement, before its entry hook (so that main is recorded
+ * when the binding was deferred to it): __instr_bind_late (), the binding
+ * its module's constructor left to main if the program defines its own
+ * allocator (hook-abi.h, "Deferred binding"); and the unit says main is
+ * here (instr_main_here).  Time mode only: count mode's counts before the
+ * binding are not lost, and its modules bind in the constructor as
+ * before. */
+static void instrument_main(function *fun)
+{
+    if (strcmp(IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(fun->decl)), "main") || !TREE_PUBLIC(fun->decl))
+        return;
+    if (!hook_bind_late)
+        hook_bind_late = bind_late_decl();
+    basic_block bb = single_succ(ENTRY_BLOCK_PTR_FOR_FN(fun));
+    gimple_stmt_iterator gsi = gsi_after_labels(bb);
+    gcall *call = gimple_build_call(hook_bind_late, 0);
+    gimple_set_location(call, or_fallback(DECL_SOURCE_LOCATION(fun->decl), fun->function_start_locus));
+    gsi_insert_before(&gsi, call, GSI_SAME_STMT);
+    cgraph_node::get(current_function_decl)
+        ->create_edge(cgraph_node::get_create(hook_bind_late), call, gimple_bb(call)->count);
+    main_here = true;
+}
+
 /* Every return, so every normal exit path is closed.  A call right before a
  * return is no longer in tail position once the hook sits between them. */
 static unsigned instrument_returns(function *fun, tree desc)
@@ -775,6 +823,8 @@ public:
         unsigned landings = instrument_landing_pads(fun, desc);
         unsigned exits = instrument_returns(fun, desc);
         instrument_entry(fun, desc);
+        if (!named)
+            instrument_main(fun);
         instrumented_count++;
 
         const char *name = IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(fun->decl));

@@ -22,6 +22,10 @@ unsigned instr_instrumented_count(void);
 /* Functions left out by threshold=N so far in this translation unit. */
 unsigned instr_left_out_count(void);
 
+/* Whether this unit's main is instrumented (time mode): it calls the
+ * late binding first (hook-abi.h, "Deferred binding"). */
+bool instr_main_here(void);
+
 /* The hook declarations live across passes, so the garbage collector must
  * see them (PLUGIN_REGISTER_GGC_ROOTS). */
 extern const struct ggc_root_tab instr_pass_gc_roots[];

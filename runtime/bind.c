@@ -103,12 +103,28 @@ int instr__process_init(void)
     return recording ? 0 : -1;
 }
 
+/* A module whose binding waited for main (hook-abi.h, "Deferred
+ * binding"): whatever ran before main, its constructors and theirs, is
+ * not in the dump.  Said once, in the dump's header like every note. */
+static void late_say(void)
+{
+    static int said;
+    if (__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+        return;
+    instr__say("recording began at main: the program defines its own malloc/free, so the runtime was loaded "
+               "after its constructors",
+               "", "", "; calls before main are not recorded");
+}
+
 __attribute__((visibility("default"))) int instr__bind(instr_hook_fn *table, unsigned slots,
                                                        unsigned abi)
 {
-    if (abi != INSTR_HOOK_ABI_VERSION || !table)
+    unsigned flags = abi & ~INSTR_BIND_ABI_MASK;
+    if ((abi & INSTR_BIND_ABI_MASK) != INSTR_HOOK_ABI_VERSION || (flags & ~INSTR_BIND_LATE) || !table)
         return -1;
     int on = instr__process_init() == 0;
+    if (on && (flags & INSTR_BIND_LATE))
+        late_say();
     for (unsigned i = 0; i < slots; i++)
         table[i] = i == INSTR_SLOT_ON ? (instr_hook_fn)0 : instr__hook_nop;
     if (on && slots > INSTR_SLOT_RETURN) {

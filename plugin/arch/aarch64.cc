@@ -47,17 +47,93 @@ std::string instr_arch_count_early(void)
 }
 
 /* A frame record (x29, x30), so the calls keep sp 16-byte aligned and
- * unwinders find the caller. */
-std::string instr_arch_bind_ctor(unsigned dlopen_flags)
+ * unwinders find the caller; the probe keeps the allocator's name in x19
+ * and dlsym (RTLD_DEFAULT) in x20 (callee-saved, saved under the record). */
+std::string instr_arch_bind_ctor(void)
 {
-    std::string s = "\thint\t#34\n"
-                    "\tstp\tx29, x30, [sp, #-16]!\n"
-                    "\tmov\tx29, sp\n";
+    std::string s = "\thint\t#34\n";
     /* From here on, unbound is for good: count mode's arming slot stops
      * undoing its callers' arming (hook-abi.h). */
     s += address("x17", INSTR_HOOK_NOP);
     s += "\tadrp\tx16, " + slot_sym(INSTR_SLOT_COUNT_ARM) + "\n\tstr\tx17, [x16, #:lo12:" +
          slot_sym(INSTR_SLOT_COUNT_ARM) + "]\n";
+    /* Main instrumented elsewhere, or not at all: bind now. */
+    s += "\tadrp\tx16, .Linstr_main_ref\n"
+         "\tldr\tx16, [x16, #:lo12:.Linstr_main_ref]\n"
+         "\tcbz\tx16, .Linstr_bind_now\n"
+         "\tstp\tx29, x30, [sp, #-32]!\n"
+         "\tmov\tx29, sp\n"
+         "\tstp\tx19, x20, [sp, #16]\n";
+    s += address("x19", ".Linstr_alloc_names");
+    s += ".Linstr_bind_probe:\n"
+         "\tmov\tx0, #0\n" /* RTLD_DEFAULT */
+         "\tmov\tx1, x19\n"
+         "\tbl\tdlsym\n"
+         "\tmov\tx20, x0\n"
+         "\tmov\tx0, #-1\n" /* RTLD_NEXT */
+         "\tmov\tx1, x19\n"
+         "\tbl\tdlsym\n"
+         "\tcmp\tx0, x20\n"
+         "\tb.ne\t.Linstr_bind_defer\n"
+         ".Linstr_bind_skip:\n"
+         "\tldrb\tw0, [x19], #1\n"
+         "\tcbnz\tw0, .Linstr_bind_skip\n"
+         "\tldrb\tw0, [x19]\n"
+         "\tcbnz\tw0, .Linstr_bind_probe\n"
+         "\tldp\tx19, x20, [sp, #16]\n"
+         "\tldp\tx29, x30, [sp], #32\n"
+         ".Linstr_bind_now:\n"
+         "\tmov\tw0, #" + std::to_string(INSTR_HOOK_ABI_VERSION) + "\n"
+         "\tb\t__instr_bind_body\n"
+         ".Linstr_bind_defer:\n"
+         "\tmov\tw0, #1\n"
+         "\tadrp\tx16, .Linstr_deferred\n"
+         "\tstrb\tw0, [x16, #:lo12:.Linstr_deferred]\n"
+         "\tldp\tx19, x20, [sp, #16]\n"
+         "\tldp\tx29, x30, [sp], #32\n"
+         "\tret\n";
+    return s;
+}
+
+/* Then the threshold records the units' constructors sent to the unbound
+ * table: x19 walks .Linstr_late_units' array up to x20. */
+std::string instr_arch_bind_late(void)
+{
+    std::string s = "\thint\t#34\n"
+                    "\tadrp\tx16, .Linstr_deferred\n"
+                    "\tldrb\tw0, [x16, #:lo12:.Linstr_deferred]\n"
+                    "\tcbnz\tw0, .Linstr_bind_late\n"
+                    "\tret\n"
+                    ".Linstr_bind_late:\n"
+                    "\tstrb\twzr, [x16, #:lo12:.Linstr_deferred]\n"
+                    "\tstp\tx29, x30, [sp, #-32]!\n"
+                    "\tmov\tx29, sp\n"
+                    "\tstp\tx19, x20, [sp, #16]\n"
+                    "\tmov\tw0, #" + std::to_string(INSTR_HOOK_ABI_VERSION | INSTR_BIND_LATE) + "\n"
+                    "\tbl\t__instr_bind_body\n";
+    s += address("x16", ".Linstr_late_units");
+    s += "\tldp\tx19, x20, [x16]\n"
+         ".Linstr_bind_unit:\n"
+         "\tcmp\tx19, x20\n"
+         "\tb.hs\t.Linstr_bind_units_done\n"
+         "\tldr\tx0, [x19], #8\n"
+         "\tadrp\tx16, " + slot_sym(INSTR_SLOT_UNIT) + "\n\tldr\tx16, [x16, #:lo12:" + slot_sym(INSTR_SLOT_UNIT) +
+         "]\n\tblr\tx16\n"
+         "\tb\t.Linstr_bind_unit\n"
+         ".Linstr_bind_units_done:\n"
+         "\tldp\tx19, x20, [sp, #16]\n"
+         "\tldp\tx29, x30, [sp], #32\n"
+         "\tret\n";
+    return s;
+}
+
+/* Entered as a function (a call or a tail jump), bind's abi argument in w0,
+ * kept beside the frame record. */
+std::string instr_arch_bind_body(unsigned dlopen_flags)
+{
+    std::string s = "\tstp\tx29, x30, [sp, #-32]!\n"
+                    "\tmov\tx29, sp\n"
+                    "\tstr\tw0, [sp, #16]\n";
     s += "\tmov\tx0, #" + std::to_string(AT_SECURE) + "\n"
          "\tbl\tgetauxval\n"
          "\tcbnz\tx0, .Linstr_bind_done\n";
@@ -71,10 +147,10 @@ std::string instr_arch_bind_ctor(unsigned dlopen_flags)
          "\tmov\tx16, x0\n";
     s += address("x0", INSTR_HOOK_TABLE);
     s += "\tmov\tw1, #" + std::to_string(INSTR_SLOT_COUNT) + "\n"
-         "\tmov\tw2, #" + std::to_string(INSTR_HOOK_ABI_VERSION) + "\n"
+         "\tldr\tw2, [sp, #16]\n"
          "\tblr\tx16\n"
          ".Linstr_bind_done:\n"
-         "\tldp\tx29, x30, [sp], #16\n"
+         "\tldp\tx29, x30, [sp], #32\n"
          "\tret\n";
     return s;
 }

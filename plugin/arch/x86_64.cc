@@ -34,16 +34,91 @@ std::string instr_arch_count_early(void)
 }
 
 /* Entered with %rsp 8 below a 16-byte boundary (the return address); the
- * frame keeps the calls aligned. */
-std::string instr_arch_bind_ctor(unsigned dlopen_flags)
+ * frames keep the calls aligned. */
+std::string instr_arch_bind_ctor(void)
 {
-    std::string s = "\tendbr64\n"
-                    /* From here on, unbound is for good: count mode's arming
-                     * slot stops undoing its callers' arming (hook-abi.h). */
-                    "\tleaq\t" INSTR_HOOK_NOP "(%rip), %rax\n"
-                    "\tmovq\t%rax, " + slot_operand(INSTR_SLOT_COUNT_ARM) + "\n";
+    return "\tendbr64\n"
+           /* From here on, unbound is for good: count mode's arming slot
+            * stops undoing its callers' arming (hook-abi.h). */
+           "\tleaq\t" INSTR_HOOK_NOP "(%rip), %rax\n"
+           "\tmovq\t%rax, " + slot_operand(INSTR_SLOT_COUNT_ARM) + "\n"
+           /* Main instrumented elsewhere, or not at all: bind now. */
+           "\tcmpq\t$0, .Linstr_main_ref(%rip)\n"
+           "\tje\t.Linstr_bind_now\n"
+           /* %rbx: the allocator's name, %r12: dlsym (RTLD_DEFAULT). */
+           "\tpushq\t%rbx\n"
+           "\tpushq\t%r12\n"
+           "\tsubq\t$8, %rsp\n"
+           "\tleaq\t.Linstr_alloc_names(%rip), %rbx\n"
+           ".Linstr_bind_probe:\n"
+           "\txorl\t%edi, %edi\n" /* RTLD_DEFAULT */
+           "\tmovq\t%rbx, %rsi\n"
+           "\tcall\tdlsym@PLT\n"
+           "\tmovq\t%rax, %r12\n"
+           "\tmovq\t$-1, %rdi\n" /* RTLD_NEXT */
+           "\tmovq\t%rbx, %rsi\n"
+           "\tcall\tdlsym@PLT\n"
+           "\tcmpq\t%rax, %r12\n"
+           "\tjne\t.Linstr_bind_defer\n"
+           ".Linstr_bind_skip:\n"
+           "\taddq\t$1, %rbx\n"
+           "\tcmpb\t$0, -1(%rbx)\n"
+           "\tjne\t.Linstr_bind_skip\n"
+           "\tcmpb\t$0, (%rbx)\n"
+           "\tjne\t.Linstr_bind_probe\n"
+           "\taddq\t$8, %rsp\n"
+           "\tpopq\t%r12\n"
+           "\tpopq\t%rbx\n"
+           ".Linstr_bind_now:\n"
+           "\tmovl\t$" + std::to_string(INSTR_HOOK_ABI_VERSION) + ", %edi\n"
+           "\tjmp\t__instr_bind_body\n"
+           ".Linstr_bind_defer:\n"
+           "\tmovb\t$1, .Linstr_deferred(%rip)\n"
+           "\taddq\t$8, %rsp\n"
+           "\tpopq\t%r12\n"
+           "\tpopq\t%rbx\n"
+           "\tret\n";
+}
+
+/* Then the threshold records the units' constructors sent to the unbound
+ * table: %rbx walks .Linstr_late_units' array up to %r12. */
+std::string instr_arch_bind_late(void)
+{
+    return "\tendbr64\n"
+           "\tcmpb\t$0, .Linstr_deferred(%rip)\n"
+           "\tjne\t.Linstr_bind_late\n"
+           "\tret\n"
+           ".Linstr_bind_late:\n"
+           "\tmovb\t$0, .Linstr_deferred(%rip)\n"
+           "\tpushq\t%rbx\n"
+           "\tpushq\t%r12\n"
+           "\tsubq\t$8, %rsp\n"
+           "\tmovl\t$" + std::to_string(INSTR_HOOK_ABI_VERSION | INSTR_BIND_LATE) + ", %edi\n"
+           "\tcall\t__instr_bind_body\n"
+           "\tmovq\t.Linstr_late_units(%rip), %rbx\n"
+           "\tmovq\t.Linstr_late_units+8(%rip), %r12\n"
+           ".Linstr_bind_unit:\n"
+           "\tcmpq\t%r12, %rbx\n"
+           "\tjae\t.Linstr_bind_units_done\n"
+           "\tmovq\t(%rbx), %rdi\n"
+           "\tcall\t*" + slot_operand(INSTR_SLOT_UNIT) + "\n"
+           "\taddq\t$8, %rbx\n"
+           "\tjmp\t.Linstr_bind_unit\n"
+           ".Linstr_bind_units_done:\n"
+           "\taddq\t$8, %rsp\n"
+           "\tpopq\t%r12\n"
+           "\tpopq\t%rbx\n"
+           "\tret\n";
+}
+
+/* Entered as a function (a call or a tail jump), bind's abi argument in %edi,
+ * kept on the stack. */
+std::string instr_arch_bind_body(unsigned dlopen_flags)
+{
+    std::string s;
 #ifndef INSTR_RECORD_SETUID
-    s += "\tsubq\t$8, %rsp\n"
+    const char *abi = "(%rsp)";
+    s += "\tpushq\t%rdi\n"
          "\tmovl\t$" + std::to_string(AT_SECURE) + ", %edi\n"
          "\tcall\tgetauxval@PLT\n"
          "\ttestq\t%rax, %rax\n"
@@ -59,10 +134,13 @@ std::string instr_arch_bind_ctor(unsigned dlopen_flags)
      *
      *   frame: 0(%rsp) resolved path [4096], 4096(%rsp) the path cut at
      *   its last '/' step by step [4096], 8192(%rsp) struct stat [144]
-     *   (x86-64: st_mode at 24, st_uid at 28);
+     *   (x86-64: st_mode at 24, st_uid at 28), 8344(%rsp) the saved %rbx,
+     *   8352(%rsp) bind's abi argument;
      *   %rbx: the path given to dlopen. */
-    s += "\tpushq\t%rbx\n"
-         "\tsubq\t$8336, %rsp\n"
+    const char *abi = "8352(%rsp)";
+    s += "\tpushq\t%rdi\n"
+         "\tpushq\t%rbx\n"
+         "\tsubq\t$8344, %rsp\n"
          "\tleaq\t.Linstr_runtime_path(%rip), %rbx\n"
          "\tmovl\t$" + std::to_string(AT_SECURE) + ", %edi\n"
          "\tcall\tgetauxval@PLT\n"
@@ -117,14 +195,15 @@ std::string instr_arch_bind_ctor(unsigned dlopen_flags)
          "\tje\t.Linstr_bind_done\n"
          "\tleaq\t" INSTR_HOOK_TABLE "(%rip), %rdi\n"
          "\tmovl\t$" + std::to_string(INSTR_SLOT_COUNT) + ", %esi\n"
-         "\tmovl\t$" + std::to_string(INSTR_HOOK_ABI_VERSION) + ", %edx\n"
+         "\tmovl\t" + abi + ", %edx\n"
          "\tcall\t*%rax\n"
          ".Linstr_bind_done:\n";
 #ifndef INSTR_RECORD_SETUID
     s += "\taddq\t$8, %rsp\n";
 #else
-    s += "\taddq\t$8336, %rsp\n"
-         "\tpopq\t%rbx\n";
+    s += "\taddq\t$8344, %rsp\n"
+         "\tpopq\t%rbx\n"
+         "\taddq\t$8, %rsp\n";
 #endif
     s += "\tret\n";
     return s;

@@ -3,7 +3,8 @@
 # and of the plugin for the cross compiler (cmake/aarch64-linux-gnu.cmake)
 # in OUT, then the end-to-end test programs (tests/e2e) and the survival
 # program (tests/survival, with its uninstrumented oracle) compiled with
-# them at -O0 and -O2 (the end-to-end programs in count mode too), and
+# them at -O0 and -O2 (the end-to-end programs in count mode too),
+# tests/libc's defer-free program (plain and instrumented) and
 # tests/runtime's small-dumps program; with the tools for aarch64 and the
 # plugin for arm64's own GCC where their packages are at hand
 # (check-cross-tools.sh, check-deb.sh).
@@ -53,6 +54,15 @@ for opt in O0 O2; do
         "aarch64-linux-gnu-g++-$major" "-$opt" ${flag:+"$flag"} -o "$out/survive-terminate-$variant-$opt" \
             "$src/tests/survival/survive-terminate.cpp" -pthread
     done
+done
+# tests/libc's programs whose free (and malloc) need their constructor:
+# the binding waits for main (check-defer.py), plain and instrumented.
+for variant in free malloc-free; do
+    def="" arg=""
+    [ $variant = malloc-free ] && def=-DWRAP_MALLOC arg=-fplugin-arg-instr-threshold=2
+    "aarch64-linux-gnu-gcc-$major" -O1 -g -fno-builtin $def -o "$out/defer-$variant-plain" "$src/tests/libc/defer-free.c" -ldl
+    "aarch64-linux-gnu-gcc-$major" -O1 -g -fno-builtin $def -fplugin="$plugin" $arg -o "$out/defer-$variant-instr" \
+        "$src/tests/libc/defer-free.c" -ldl
 done
 # tests/runtime's few-calls program (check-small-dumps.py): small dumps.
 "aarch64-linux-gnu-gcc-$major" -O1 -fplugin="$plugin" -o "$out/small-dumps" "$src/tests/runtime/small-dumps.c" -pthread

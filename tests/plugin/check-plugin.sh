@@ -292,6 +292,24 @@ threshold)
     "$cc" -fplugin="$plugin" "$norun" "$@" -S "$srcdir/threshold.c" -o y.s || fail "-S"
     grep -q 'Linstr_unit' y.s && fail "unit record without threshold="
     ;;
+bind-late)
+    # main's first call is the late binding, then its entry hook; no other
+    # function calls it; the unit defines __instr_main_here, which every
+    # unit's binding references (weak).
+    compile bind-late.c "$@"
+    awk '/^;; Function main /{f=1; next} /^;; Function /{f=0} f && /__instr_(bind_late|enter) \(/{print $1; exit}' \
+        ./*.instr | grep -qx '__instr_bind_late' || fail "main's first hook call is not __instr_bind_late"
+    [ "$(grep -c '__instr_bind_late ()' ./*.instr)" = 1 ] || fail "__instr_bind_late called other than once, in main"
+    "$cc" -fplugin="$plugin" "$norun" "$@" -S "$srcdir/bind-late.c" -o x.s || fail "-S"
+    grep -q '^__instr_main_here:' x.s || fail "main's unit does not define __instr_main_here"
+    # A unit without main, and count mode: the reference only.
+    for flags in -DNO_MAIN "$arg-mode=count"; do
+        "$cc" -fplugin="$plugin" "$norun" "$@" $flags -S "$srcdir/bind-late.c" -o y.s || fail "-S $flags"
+        grep -q '\.quad.__instr_main_here' y.s || fail "$flags: no reference to __instr_main_here"
+        grep -q '^__instr_main_here:' y.s && fail "$flags: __instr_main_here defined"
+        grep -q 'call.*__instr_bind_late' y.s && fail "$flags: a call of __instr_bind_late"
+    done
+    ;;
 bad-arg)
     # bad-arg <argument> <expected text>: the compile fails, naming it.
     bad=$1 want=$2

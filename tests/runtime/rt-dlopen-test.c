@@ -57,9 +57,12 @@ int main(int argc, char **argv)
         FAIL("a wrong ABI version was accepted");
     if (bind(table, INSTR_SLOT_COUNT, INSTR_HOOK_ABI_VERSION))
         FAIL("bind failed");
-    /* a second module binds the same runtime: one dump */
+    /* a second module binds the same runtime: one dump; this one from
+     * main (hook-abi.h, "Deferred binding"), which the header says */
     instr_hook_fn table2[INSTR_SLOT_COUNT];
-    if (bind(table2, INSTR_SLOT_COUNT, INSTR_HOOK_ABI_VERSION) || table2[0] != table[0])
+    if (bind(table2, INSTR_SLOT_COUNT, INSTR_HOOK_ABI_VERSION | 0x200u) != -1)
+        FAIL("an unknown bind flag was accepted");
+    if (bind(table2, INSTR_SLOT_COUNT, INSTR_HOOK_ABI_VERSION | INSTR_BIND_LATE) || table2[0] != table[0])
         FAIL("second bind differs");
     errno = 77;
     table[INSTR_SLOT_ENTER]((struct instr_fn_desc *)&f, (void *)0x9000);
@@ -74,6 +77,8 @@ int main(int argc, char **argv)
     struct td_dump d;
     if (td_read(tmpl, &d))
         FAIL("%s: %s", tmpl, d.error);
+    if (!memmem(d.h.notes, d.h.notes_len, "recording began at main", 23))
+        FAIL("the late bind is not said in the header's notes: %.*s", (int)d.h.notes_len, d.h.notes);
     char *t0 = td_text(&d, 0), *t1 = td_text(&d, 1);
     int ok = !strcmp(t0, "enter main|exit") && !strcmp(t1, "enter work|exit|end") &&
              d.h.thread_count == 2;
