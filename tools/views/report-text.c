@@ -406,8 +406,8 @@ static void no_self_line(FILE *out, const struct instr_session *s)
     if (!s->ndumps)
         return;
     for (size_t i = 0; i < s->ndumps; i++)
-        if (s->dumps[i].hdr.flags & INSTR_DUMP_SAMPLED)
-            return; /* sampled values: not the instrumented run's */
+        if (s->dumps[i].hdr.flags & (INSTR_DUMP_SAMPLED | INSTR_DUMP_NO_TRANSITIONS))
+            return; /* sampled values, or another tool's file: no instrumented run of ours */
     const char *prog = instr_basename(s->dumps[0].hdr.exe_path);
     fprintf(out, "Self %%:     none: the table ranks the instrumented run, where short functions called often "
                  "look bigger;\n"
