@@ -230,8 +230,8 @@ if [ $arch = aarch64 ]; then
     "$cc" "$opt" -c -fplugin="$plugin" "$arg-mode=count" "$srcdir/count-simd.c" -o cs.o || fail "build count-simd.c"
     "$cc" -pthread -fplugin="$plugin" "$arg-mode=count" cs-main.o cs-ref.o cs.o -o count-simd || fail "link count-simd"
     "$cc" -O2 -shared -fPIC "$srcdir/clobber-simd.c" -o clobber-simd.so -ldl || fail "build clobber-simd.c"
-    # The CPU qemu was given (tests/aarch64: one without SVE), back after
-    # each run that chose its own.
+    # The CPU qemu was given (QEMU_CPU, if any), back after each run that
+    # chose its own.
     cpu0=${QEMU_CPU-}
     restore_cpu() { if [ -n "$cpu0" ]; then export QEMU_CPU="$cpu0"; else unset QEMU_CPU; fi; }
     # armed_run PROG FUNC CPU WHAT FAILURE [VAR=VALUE...]: PROG run on qemu's
