@@ -156,7 +156,9 @@ INSTR_OUTPUT="$work/bigtls.instr" $runner ./bigtls || fail "run bigtls"
 grep -Eq '^ +8000  f ' bigtls.txt || { cat bigtls.txt; fail "bigtls.c: f is not 8000"; }
 
 # Churn: threads that end by pthread_exit or cancellation, while a signal
-# handler counts too; the program prints how many calls of f it made.
+# handler counts too; the program prints how many calls of f it made
+# (and fails if a thread ended inside a handler: its own count would be
+# off by the call it cut short, count-stress.c).
 # Three runs of each form, each under a time limit: a signal between a
 # function's arming test and the trampoline once armed a thread twice and
 # hung it; and at -O0 the -fPIC form's count was a load, an add and a
@@ -228,8 +230,8 @@ if [ $arch = aarch64 ]; then
     "$cc" "$opt" -c -fplugin="$plugin" "$arg-mode=count" "$srcdir/count-simd.c" -o cs.o || fail "build count-simd.c"
     "$cc" -pthread -fplugin="$plugin" "$arg-mode=count" cs-main.o cs-ref.o cs.o -o count-simd || fail "link count-simd"
     "$cc" -O2 -shared -fPIC "$srcdir/clobber-simd.c" -o clobber-simd.so -ldl || fail "build clobber-simd.c"
-    # The CPU qemu was given (tests/aarch64: one without SVE), back after
-    # each run that chose its own.
+    # The CPU qemu was given (QEMU_CPU, if any), back after each run that
+    # chose its own.
     cpu0=${QEMU_CPU-}
     restore_cpu() { if [ -n "$cpu0" ]; then export QEMU_CPU="$cpu0"; else unset QEMU_CPU; fi; }
     # armed_run PROG FUNC CPU WHAT FAILURE [VAR=VALUE...]: PROG run on qemu's
