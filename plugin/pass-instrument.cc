@@ -71,8 +71,9 @@ static const char naked_reason[] = "naked";
  * its own trampolines (binding-asm.cc), so calls go straight to them with no
  * PLT; nothrow so no EH edges are needed; leaf because the runtime never
  * calls back into the program, which keeps the optimiser's knowledge of the
- * TU's static variables across the call. */
-static tree hook_decl(const char *name, tree type)
+ * TU's static variables across the call (all but __instr_bind_late:
+ * bind_late_decl). */
+static tree hook_decl(const char *name, tree type, bool leaf = true)
 {
     tree decl = build_fn_decl(name, type);
     TREE_PUBLIC(decl) = 1;
@@ -81,9 +82,8 @@ static tree hook_decl(const char *name, tree type)
     TREE_NOTHROW(decl) = 1;
     DECL_VISIBILITY(decl) = VISIBILITY_HIDDEN;
     DECL_VISIBILITY_SPECIFIED(decl) = 1;
-    DECL_ATTRIBUTES(decl) =
-        tree_cons(get_identifier("leaf"), NULL_TREE,
-                  tree_cons(get_identifier("nothrow"), NULL_TREE, NULL_TREE));
+    tree attrs = tree_cons(get_identifier("nothrow"), NULL_TREE, NULL_TREE);
+    DECL_ATTRIBUTES(decl) = leaf ? tree_cons(get_identifier("leaf"), NULL_TREE, attrs) : attrs;
     return decl;
 }
 
@@ -115,15 +115,7 @@ static void build_hook_decls(void)
  * this unit's variables. */
 static tree bind_late_decl(void)
 {
-    tree decl = build_fn_decl(INSTR_BIND_LATE_HOOK, build_function_type_list(void_type_node, NULL_TREE));
-    TREE_PUBLIC(decl) = 1;
-    DECL_EXTERNAL(decl) = 1;
-    DECL_ARTIFICIAL(decl) = 1;
-    TREE_NOTHROW(decl) = 1;
-    DECL_VISIBILITY(decl) = VISIBILITY_HIDDEN;
-    DECL_VISIBILITY_SPECIFIED(decl) = 1;
-    DECL_ATTRIBUTES(decl) = tree_cons(get_identifier("nothrow"), NULL_TREE, NULL_TREE);
-    return decl;
+    return hook_decl(INSTR_BIND_LATE_HOOK, build_function_type_list(void_type_node, NULL_TREE), false);
 }
 
 /* Why a function gets no hooks, or NULL if it gets them. */
