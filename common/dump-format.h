@@ -291,7 +291,8 @@ enum instr_sample_kind {
  * The third column is the call's class: what the report counts of it
  * (SEND: a message sent; RECV: one received; WAIT: a receive when its
  * request was one; TEST: the same, never blocking; COLL: a collective,
- * numbered in its communicator). */
+ * numbered in its communicator; START: a persistent request's send, or
+ * the posting of its receive). */
 #define INSTR_MPI_CALLS(X)                                                                         \
     X(INIT, 1, OTHER, "MPI_Init")                                                                 \
     X(FINALIZE, 2, OTHER, "MPI_Finalize")                                                         \
@@ -339,13 +340,21 @@ enum instr_sample_kind {
     X(IALLGATHER, 39, OTHER, "MPI_Iallgather")                                                    \
     X(IALLTOALL, 40, OTHER, "MPI_Ialltoall")                                                      \
     X(IGATHER, 41, OTHER, "MPI_Igather")                                                          \
-    X(ISCATTER, 42, OTHER, "MPI_Iscatter")
+    X(ISCATTER, 42, OTHER, "MPI_Iscatter")                                                        \
+    /* Persistent requests: made (peer, tag, comm), then each Start is a send begun (START with  \
+       SENT: a message, as Isend) or a receive posted (START without SENT, as Irecv), with the  \
+       request number of that activation, which its Wait completes */                            \
+    X(SEND_INIT, 43, OTHER, "MPI_Send_init")                                                      \
+    X(SSEND_INIT, 44, OTHER, "MPI_Ssend_init")                                                    \
+    X(RECV_INIT, 45, OTHER, "MPI_Recv_init")                                                      \
+    X(START, 46, START, "MPI_Start")                                                              \
+    X(STARTALL, 47, START, "MPI_Startall") /* one event per request started, as Waitall */
 
 enum instr_mpi_call {
 #define INSTR_X_ENUM(name, value, cls, text) INSTR_MPI_##name = value,
     INSTR_MPI_CALLS(INSTR_X_ENUM)
 #undef INSTR_X_ENUM
-    INSTR_MPI_CALL_MAX = 42
+    INSTR_MPI_CALL_MAX = 47
 };
 
 /* Call classes (the third column above). */
@@ -356,7 +365,8 @@ enum instr_mpi_class {
     INSTR_MPI_CLASS_SENDRECV,
     INSTR_MPI_CLASS_WAIT,
     INSTR_MPI_CLASS_COLL,
-    INSTR_MPI_CLASS_TEST /* a WAIT that does not block: receives completed, no wait state */
+    INSTR_MPI_CLASS_TEST, /* a WAIT that does not block: receives completed, no wait state */
+    INSTR_MPI_CLASS_START /* a persistent request started: a SEND when it has SENT, else a receive posted */
 };
 
 /* MPI_FIELD kinds: the arg of an MPI_FIELD event, and what its value is.
@@ -385,13 +395,17 @@ enum instr_mpi_class {
                                      on every rank of it, (world rank of its rank 0 + 1) << 32 | \
                                      the communicators that rank made so far */ \
     X(RANK, 17, "rank")           /* Scan, Exscan: the caller's rank in the communicator (whose \
-                                     lower ranks it waits for) */
+                                     lower ranks it waits for) */ \
+    X(BEGAN, 18, "began")         /* the second and later events of a call that completes or \
+                                     starts several requests (Waitall, Waitsome, Testall, \
+                                     Testsome, Startall), whose own ticks are 0: the ticks from \
+                                     the call's entry to this event (a receive's wait begins there) */
 
 enum instr_mpi_field {
 #define INSTR_X_ENUM(name, value, text) INSTR_MPI_FIELD_##name = value,
     INSTR_MPI_FIELDS(INSTR_X_ENUM)
 #undef INSTR_X_ENUM
-    INSTR_MPI_FIELD_MAX = 17
+    INSTR_MPI_FIELD_MAX = 18
 };
 
 /* EXT payload shapes: arg is the first field, value the second. */

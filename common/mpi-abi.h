@@ -15,7 +15,7 @@
 #include "dump-format.h"
 
 #define INSTR_MPI_API_SYMBOL "instr__mpi_api"
-#define INSTR_MPI_API_VERSION 3u /* 2: fields up to COMM_ID; 3: up to RANK */
+#define INSTR_MPI_API_VERSION 4u /* 2: fields up to COMM_ID; 3: up to RANK; 4: up to BEGAN */
 #define INSTR_MPI_ABSENT INT64_MIN /* a field the call does not have */
 
 struct instr_mpi_api {

@@ -653,8 +653,10 @@ static void completions(struct call *c, unsigned call, const struct saved *v, co
         if (r == MPI_REQUEST_NULL)
             continue;
         struct call e = *c;
-        if (!first)
+        if (!first) {
             e.start = c->rt->tick(); /* none of the call's ticks */
+            e.f[INSTR_MPI_FIELD_BEGAN] = (int64_t)(e.start - c->start);
+        }
         completed(&e, r, &sts[i]);
         end(&e, call);
         first = 0;
@@ -1107,4 +1109,145 @@ EXPORT int MPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype, void *
         PMPI_Comm_size(comm, &size);
     return icoll(&c, INSTR_MPI_ISCATTER, rc, comm, root,
                  c.rt ? at_root(comm, root, bytes(scount, stype) * size) : -1, req);
+}
+
+/* ---- persistent requests ---------------------------------------------------------- */
+
+/* What each Start of a persistent request is: a send of its bytes to its
+ * peer, or a receive posted from it (peer -1: any). */
+#define PERSISTENT 1024
+static struct persistent {
+    MPI_Request handle;
+    int used, send, comm, peer, tag;
+    int64_t sent;
+} persistent[PERSISTENT];
+
+static void persistent_add(MPI_Request r, int send, const struct call *c, int tag, int64_t sent)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < PERSISTENT; i++)
+        if (!persistent[i].used) {
+            persistent[i] = (struct persistent){r, 1, send, (int)c->f[INSTR_MPI_FIELD_COMM],
+                                                (int)c->f[INSTR_MPI_FIELD_PEER], tag, sent};
+            break;
+        } /* a full table: that request's Starts go unrecorded */
+    pthread_mutex_unlock(&lock);
+}
+
+static int persistent_find(MPI_Request r, struct persistent *out, int drop)
+{
+    int found = 0;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < PERSISTENT && !found; i++)
+        if (persistent[i].used && persistent[i].handle == r) {
+            *out = persistent[i];
+            persistent[i].used = !drop;
+            found = 1;
+        }
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
+/* Send_init, Ssend_init, Recv_init: kept whenever the runtime is there
+ * (recording may be on at a Start though off here); recorded as calls
+ * with their peer, tag and communicator. */
+static int pinit(unsigned call, int rc, int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm,
+                 MPI_Request *req, struct call *c)
+{
+    if (c->present && rc == MPI_SUCCESS) {
+        p2p(c, comm, peer, tag);
+        int send = call != INSTR_MPI_RECV_INIT;
+        persistent_add(*req, send, c, tag, send ? bytes(count, type) : -1);
+    }
+    end(c, call);
+    return rc;
+}
+
+EXPORT int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                         MPI_Request *req)
+{
+    struct call c;
+    begin(&c);
+    return pinit(INSTR_MPI_SEND_INIT, PMPI_Send_init(buf, count, type, dest, tag, comm, req), count, type, dest, tag,
+                 comm, req, &c);
+}
+
+EXPORT int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                          MPI_Request *req)
+{
+    struct call c;
+    begin(&c);
+    return pinit(INSTR_MPI_SSEND_INIT, PMPI_Ssend_init(buf, count, type, dest, tag, comm, req), count, type, dest,
+                 tag, comm, req, &c);
+}
+
+EXPORT int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                         MPI_Request *req)
+{
+    struct call c;
+    begin(&c);
+    return pinit(INSTR_MPI_RECV_INIT, PMPI_Recv_init(buf, count, type, source, tag, comm, req), count, type, source,
+                 tag, comm, req, &c);
+}
+
+/* One request started: its fields, and a number for this activation
+ * (which the Wait that completes it names), the request table told it is
+ * an Isend's or an Irecv's. */
+static void started(struct call *c, MPI_Request r)
+{
+    struct persistent p;
+    if (!persistent_find(r, &p, 0))
+        return;
+    pthread_mutex_lock(&lock);
+    comm_fields(c, p.comm);
+    pthread_mutex_unlock(&lock);
+    c->f[INSTR_MPI_FIELD_PEER] = p.peer;
+    c->f[INSTR_MPI_FIELD_TAG] = p.tag == MPI_ANY_TAG ? -1 : p.tag;
+    if (p.send)
+        c->f[INSTR_MPI_FIELD_SENT] = p.sent;
+    c->f[INSTR_MPI_FIELD_REQUEST] =
+        request_add(r, p.send ? INSTR_MPI_ISEND : INSTR_MPI_IRECV, p.comm, p.peer, p.tag == MPI_ANY_TAG ? -1 : p.tag);
+}
+
+EXPORT int MPI_Start(MPI_Request *req)
+{
+    struct call c;
+    begin(&c);
+    MPI_Request r = req ? *req : MPI_REQUEST_NULL;
+    int rc = PMPI_Start(req);
+    if (c.rt && rc == MPI_SUCCESS)
+        started(&c, r);
+    end(&c, INSTR_MPI_START);
+    return rc;
+}
+
+/* One event per request started, the call's ticks on the first. */
+EXPORT int MPI_Startall(int n, MPI_Request reqs[])
+{
+    struct call c;
+    begin(&c);
+    int rc = PMPI_Startall(n, reqs);
+    if (!c.rt || rc != MPI_SUCCESS || n <= 0) {
+        end(&c, INSTR_MPI_STARTALL);
+        return rc;
+    }
+    for (int i = 0; i < n; i++) {
+        struct call e = c;
+        if (i) {
+            e.start = c.rt->tick();
+            e.f[INSTR_MPI_FIELD_BEGAN] = (int64_t)(e.start - c.start);
+        }
+        started(&e, reqs[i]);
+        end(&e, INSTR_MPI_STARTALL);
+    }
+    return rc;
+}
+
+EXPORT int MPI_Request_free(MPI_Request *req)
+{
+    pthread_once(&rt_once, rt_init);
+    struct persistent p;
+    if (rt && req)
+        persistent_find(*req, &p, 1);
+    return PMPI_Request_free(req);
 }

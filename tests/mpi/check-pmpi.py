@@ -40,7 +40,8 @@ SHIFT = 5000000000  # ns: rank 2's clock shift (INSTR_TEST_CLOCK_SHIFT)
 CALLS = {1: "MPI_Init", 2: "MPI_Finalize", 3: "MPI_Send", 5: "MPI_Isend", 6: "MPI_Recv", 7: "MPI_Irecv",
          9: "MPI_Wait", 10: "MPI_Waitall", 11: "MPI_Barrier", 12: "MPI_Bcast", 14: "MPI_Allreduce", 19: "clock"}
 FIELDS = {1: "peer", 2: "tag", 3: "comm", 4: "sent", 5: "received", 6: "source", 7: "rtag", 8: "root", 9: "seq",
-          10: "request", 11: "size", 12: "clock-local", 13: "clock-root", 14: "clock-rtt"}
+          10: "request", 11: "size", 12: "clock-local", 13: "clock-root", 14: "clock-rtt", 15: "code", 16: "comm-id",
+          17: "rank", 18: "began"}
 
 
 def mpi_events(binp, dump):
@@ -296,6 +297,38 @@ def check_scans(a, m, env, libdir, work):
         cm.fail("scans: flows %s\n  want %s" % (sorted(names), want_names))
     print("scans: early scan %.1f ms (Scan), %.1f ms (Exscan, reversed ranks), reduce-scatter %.1f ms" %
           tuple(by[c]["wait_at_collective_ns"] / 1e6 for c in ("MPI_Scan", "MPI_Exscan", "MPI_Reduce_scatter_block")))
+
+
+def check_persist(a, m, env, libdir, work):
+    """persist.c: messages of persistent requests (6 a rank, r+1 ints from
+    rank r to r+1) received and matched through the Waits that completed
+    each Start's activation, a late sender of about 100 ms at rank 1's
+    Waitall, the pairs and flows."""
+    n = NRANKS
+    d = job_of(a, m, env, libdir, work, "persist")
+    j = json.loads(report(a, "--view", "mpi", "--format", "json", d))["mpi"]
+    got = [(x["rank"], x["messages_sent"], x["bytes_sent"], x["messages_received"], x["bytes_received"])
+           for x in j["ranks"]]
+    want = [(r, 6, 6 * 4 * (r + 1), 6, 6 * 4 * ((r - 1) % n + 1)) for r in range(n)]
+    if got != want or j["wait_states"]["unmatched"] != 0:
+        cm.fail("persist: ranks %s, want %s; wait states %s" % (got, want, j["wait_states"]))
+    pairs = sorted((p["from"], p["to"], p["messages"], p["bytes"]) for p in j["pairs"])
+    if pairs != [(r, (r + 1) % n, 6, 6 * 4 * (r + 1)) for r in range(n)]:
+        cm.fail("persist: pairs %s" % pairs)
+    by = {}
+    for x in j["sites"]:
+        by.setdefault(x["call"], []).append(x)
+    late = sum(x["late_sender_ns"] for x in by.get("MPI_Waitall", []))
+    if not 60e6 <= late <= 250e6:
+        cm.fail("persist: late sender at the Waitall %.1f ms, want about 100\n%s" % (late / 1e6, j))
+    calls = {c: sum(x["calls"] for x in by.get(c, [])) for c in ("MPI_Send_init", "MPI_Recv_init", "MPI_Startall",
+                                                                   "MPI_Start")}
+    if calls != {"MPI_Send_init": n, "MPI_Recv_init": n, "MPI_Startall": 10 * n, "MPI_Start": 2 * n}:
+        cm.fail("persist: calls %s" % calls)
+    names = [x for x in flow_names(a, d, os.path.join(work, "persist.json")) if x.startswith("message")]
+    if sorted(names) != sorted("message %d B" % (4 * (r + 1)) for r in range(n) for _ in range(6)):
+        cm.fail("persist: flows %s" % names)
+    print("persist: 6 messages a rank, late sender at the Waitall %.1f ms" % (late / 1e6))
 
 
 def check_waits(a, m, env, libdir, work):
@@ -580,6 +613,11 @@ def main():
         if len(clocks) != (0 if r == 0 else 2) or any(sorted(c[2]) != ["clock-local", "clock-root", "clock-rtt", "peer"]
                                                       or c[2]["peer"] != 0 for c in clocks):
             cm.fail("rank %d: clock events %s" % (r, clocks))
+        # a call's later events (the Waitall's second) have none of its ticks (only those of writing
+        # it), and say how long before them the call was entered
+        began = [(c[0], c[1], c[2].pop("began")) for c in calls if "began" in c[2]]
+        if len(began) != 1 or began[0][0] != "MPI_Waitall" or not 0 <= began[0][1] <= began[0][2]:
+            cm.fail("rank %d: began fields %s, want one on the Waitall's second event" % (r, began))
         got = [(c[0], c[2]) for c in calls]
         want = expected(r)
         if got != want:
@@ -601,6 +639,7 @@ def main():
     check_polls(a, m, env, libdir, work)
     check_comms(a, m, env, libdir, work)
     check_scans(a, m, env, libdir, work)
+    check_persist(a, m, env, libdir, work)
     # a program not built with the plugin, the library linked: the calls pass through, nothing written
     plain = os.path.join(work, "msgs-plain")
     cm.run([m["cc"], "-O2", os.path.join(a.src, "msgs.c"), "-o", plain, "-L" + libdir, "-linstr-mpi-" + a.mpi,

@@ -142,7 +142,7 @@ static int has(const struct pending *p, unsigned f)
     return (p->seen >> f) & 1;
 }
 
-static int keep(struct walk *w, const struct pending *p, uint32_t site, double ns)
+static int keep(struct walk *w, const struct pending *p, uint32_t site, double ns, double began_ns)
 {
     struct instr_mpi_calls *m = w->m;
     if (m->nrecs == m->caprecs) {
@@ -159,6 +159,7 @@ static int keep(struct walk *w, const struct pending *p, uint32_t site, double n
     r->call = p->call;
     r->end = instr_axis_tick_ns(w->axis, w->dumps, w->dump, p->end_tick);
     r->start = r->end - ns * w->axis->d[w->dump].scale;
+    r->entered = r->start - began_ns * w->axis->d[w->dump].scale;
     memcpy(r->f, p->f, sizeof r->f);
     r->seen = p->seen;
     r->tid = w->tid;
@@ -179,7 +180,8 @@ static int flush(struct walk *w, struct pending *p)
     p->open = 0;
     int cls = instr_mpi_call_class(p->call);
     static const unsigned sizes[] = {INSTR_MPI_FIELD_SENT, INSTR_MPI_FIELD_RECEIVED, INSTR_MPI_FIELD_SIZE,
-                                     INSTR_MPI_FIELD_SEQ, INSTR_MPI_FIELD_COMM, INSTR_MPI_FIELD_REQUEST};
+                                     INSTR_MPI_FIELD_SEQ,  INSTR_MPI_FIELD_COMM,     INSTR_MPI_FIELD_REQUEST,
+                                     INSTR_MPI_FIELD_BEGAN};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (has(p, sizes[i]) && (p->f[sizes[i]] < 0 || p->f[sizes[i]] > (INT64_C(1) << 56)))
             p->bad = 1;
@@ -211,7 +213,8 @@ static int flush(struct walk *w, struct pending *p)
     w->m->calls++;
     w->m->time_ns += ns;
     w->rank->calls++;
-    if (keep(w, p, (uint32_t)(s - w->m->sites), ns) < 0)
+    double began = has(p, INSTR_MPI_FIELD_BEGAN) ? instr_ticks_ns(w->d, (uint64_t)p->f[INSTR_MPI_FIELD_BEGAN]) : 0;
+    if (keep(w, p, (uint32_t)(s - w->m->sites), ns, began) < 0)
         return INSTR_ENOMEM;
     if (has(p, INSTR_MPI_FIELD_SENT)) {
         uint64_t b = (uint64_t)p->f[INSTR_MPI_FIELD_SENT];
@@ -219,7 +222,7 @@ static int flush(struct walk *w, struct pending *p)
         s->bytes_calls++;
         s->bytes_min = b < s->bytes_min ? b : s->bytes_min;
         s->bytes_max = b > s->bytes_max ? b : s->bytes_max;
-        if (cls == INSTR_MPI_CLASS_SEND || cls == INSTR_MPI_CLASS_SENDRECV) {
+        if (cls == INSTR_MPI_CLASS_SEND || cls == INSTR_MPI_CLASS_SENDRECV || cls == INSTR_MPI_CLASS_START) {
             s->messages++;
             w->rank->sent_messages++;
             w->rank->sent_bytes += b;
@@ -384,7 +387,8 @@ static int pairs(struct instr_mpi_calls *m)
     for (size_t i = 0; i < m->nrecs; i++) {
         const struct instr_mpi_rec *r = &m->recs[i];
         int cls = instr_mpi_call_class(r->call);
-        n += (cls == INSTR_MPI_CLASS_SEND || cls == INSTR_MPI_CLASS_SENDRECV) && ((r->seen >> INSTR_MPI_FIELD_SENT) & 1) &&
+        n += (cls == INSTR_MPI_CLASS_SEND || cls == INSTR_MPI_CLASS_SENDRECV || cls == INSTR_MPI_CLASS_START) &&
+             ((r->seen >> INSTR_MPI_FIELD_SENT) & 1) &&
              ((r->seen >> INSTR_MPI_FIELD_PEER) & 1) && r->f[INSTR_MPI_FIELD_PEER] >= 0;
     }
     if (!n)
@@ -394,7 +398,8 @@ static int pairs(struct instr_mpi_calls *m)
     for (size_t i = 0; i < m->nrecs; i++) {
         const struct instr_mpi_rec *r = &m->recs[i];
         int cls = instr_mpi_call_class(r->call);
-        if ((cls == INSTR_MPI_CLASS_SEND || cls == INSTR_MPI_CLASS_SENDRECV) && ((r->seen >> INSTR_MPI_FIELD_SENT) & 1) &&
+        if ((cls == INSTR_MPI_CLASS_SEND || cls == INSTR_MPI_CLASS_SENDRECV || cls == INSTR_MPI_CLASS_START) &&
+            ((r->seen >> INSTR_MPI_FIELD_SENT) & 1) &&
             ((r->seen >> INSTR_MPI_FIELD_PEER) & 1) && r->f[INSTR_MPI_FIELD_PEER] >= 0)
             m->pairs[m->npairs++] = (struct instr_mpi_pair){m->ranks[r->rank].rank,
                                                             (int32_t)r->f[INSTR_MPI_FIELD_PEER], 1,

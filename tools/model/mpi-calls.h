@@ -20,6 +20,7 @@ struct instr_mpi_rec {
     uint32_t site;  /* index in m->sites before they are sorted */
     unsigned call;
     double start, end;
+    double entered; /* the call's entry: start, or for a later event of a call of several, start - BEGAN */
     int64_t f[INSTR_MPI_FIELD_MAX + 1];
     uint32_t seen;
     uint64_t tid;   /* the thread that made the call (its kernel id) */

@@ -97,9 +97,21 @@ static int same_chan(const struct chan *x, const struct chan *y)
     return x->from == y->from && x->to == y->to && x->comm == y->comm && x->tag == y->tag;
 }
 
+/* A message sent (when the record has its bytes: a persistent request's
+ * Start has them for a send only). */
 static int is_send(unsigned call)
 {
-    return call == INSTR_MPI_SEND || call == INSTR_MPI_SSEND || call == INSTR_MPI_ISEND || call == INSTR_MPI_SENDRECV;
+    return call == INSTR_MPI_SEND || call == INSTR_MPI_SSEND || call == INSTR_MPI_ISEND || call == INSTR_MPI_SENDRECV ||
+           instr_mpi_call_class(call) == INSTR_MPI_CLASS_START;
+}
+
+/* A receive posted for a later Wait: an MPI_Irecv, or the Start of a
+ * persistent receive (no bytes sent); its request names it. */
+static int is_post(const struct instr_mpi_rec *r)
+{
+    return (r->call == INSTR_MPI_IRECV ||
+            (instr_mpi_call_class(r->call) == INSTR_MPI_CLASS_START && !has(r, INSTR_MPI_FIELD_SENT))) &&
+           has(r, INSTR_MPI_FIELD_REQUEST);
 }
 
 /* A message received: by a receive, or by a Wait or Test completing an
@@ -208,7 +220,7 @@ static int late_sender_matched(struct instr_mpi_calls *m, const struct posted *p
             struct instr_mpi_rec *rcv = &m->recs[recvs[k].rec];
             rcv->partner = sends[a].rec;
             double s0 = snd->start;
-            double r0 = rcv->start;
+            double r0 = rcv->entered; /* a Waitall's later events: its entry, not their own 0 ticks */
             double r1 = rcv->end;
             if (s0 > r0 && blocks(rcv)) {
                 double w = (s0 < r1 ? s0 : r1) - r0;
@@ -236,13 +248,13 @@ static int late_sender(struct instr_mpi_calls *m)
 {
     size_t np = 0;
     for (size_t i = 0; i < m->nrecs; i++)
-        np += m->recs[i].call == INSTR_MPI_IRECV && has(&m->recs[i], INSTR_MPI_FIELD_REQUEST);
+        np += is_post(&m->recs[i]);
     struct posted *posted = malloc((np ? np : 1) * sizeof *posted);
     if (!posted)
         return INSTR_ENOMEM;
     np = 0;
     for (size_t i = 0; i < m->nrecs; i++)
-        if (m->recs[i].call == INSTR_MPI_IRECV && has(&m->recs[i], INSTR_MPI_FIELD_REQUEST))
+        if (is_post(&m->recs[i]))
             posted[np++] = (struct posted){m->recs[i].rank, m->recs[i].f[INSTR_MPI_FIELD_REQUEST], i};
     qsort(posted, np, sizeof *posted, posted_cmp);
     int rc = late_sender_matched(m, posted, np);
