@@ -211,6 +211,14 @@ subprocess.run([report, "--clear-cache"], capture_output=True, env=env)
 subprocess.run([report, dump], capture_output=True, env=env)
 subprocess.run([report, "--raw", dump], capture_output=True, env=env)
 check(len(profiles()) <= 1, f"INSTR_REPORT_CACHE_SIZE=1K keeps at most the newest ({len(profiles())})")
+subprocess.run([report, "--clear-cache"], capture_output=True, env=env)
+for bad in ("12Q", "-1", "1KB", "99999999999999999999"):
+    p = subprocess.run([report, *ARGS, dump], capture_output=True, text=True,
+                       env=dict(env, INSTR_REPORT_CACHE_SIZE=bad))
+    check(p.returncode == 0 and p.stdout.count("profile cache: INSTR_REPORT_CACHE_SIZE") == 1,
+          f"INSTR_REPORT_CACHE_SIZE={bad}: the report's one line says so ({p.returncode}: {p.stderr[-300:]})")
+    check("INSTR_REPORT_CACHE_SIZE" in p.stderr and not profiles(),
+          f"INSTR_REPORT_CACHE_SIZE={bad}: said, and nothing kept with a bound nobody asked for ({profiles()})")
 run(mine, ["--format", "json"])
 c = subprocess.run([report, "--clear-cache"], capture_output=True, text=True,
                    env=dict(os.environ, INSTR_REPORT_CACHE=mine))

@@ -175,18 +175,25 @@ static void cache_name(const struct key *k, char *name, size_t len)
              (unsigned long long)checksum(0xcbf29ce484222325ull, (const unsigned char *)k, sizeof *k));
 }
 
-/* INSTR_REPORT_CACHE_SIZE: bytes, with an optional K, M or G. */
-static uint64_t cache_cap(void)
+/* INSTR_REPORT_CACHE_SIZE: bytes, with an optional K, M or G; the default
+ * when unset.  A value that is not a size: -1, and why (the cache is not
+ * written with a bound nobody asked for). */
+static int cache_cap(uint64_t *cap, char *why, size_t whylen)
 {
     const char *v = getenv("INSTR_REPORT_CACHE_SIZE");
     char *end;
+    *cap = INSTR_PROFILE_CACHE_CAP;
     if (!v || !*v)
-        return INSTR_PROFILE_CACHE_CAP;
+        return 0;
+    errno = 0;
     unsigned long long x = strtoull(v, &end, 10);
     int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20 : *end == 'G' || *end == 'g' ? 30 : 0;
-    if (end == v || (shift && end[1]) || (!shift && *end) || x > (UINT64_MAX >> 30))
-        return INSTR_PROFILE_CACHE_CAP;
-    return (uint64_t)x << shift;
+    if (end == v || *v == '-' || errno || (shift && end[1]) || (!shift && *end) || x > (UINT64_MAX >> 30)) {
+        snprintf(why, whylen, "INSTR_REPORT_CACHE_SIZE=%.64s is not a size (bytes, with an optional K, M or G)", v);
+        return -1;
+    }
+    *cap = (uint64_t)x << shift;
+    return 0;
 }
 
 /* ---- reading: every count and index checked ---------------------------------- */
@@ -537,9 +544,12 @@ static int store(const struct instr_dump *d, int wall, const void *body, size_t 
 {
     struct key k;
     char dir[4000], name[64], tmp[128];
+    uint64_t cap;
     *why = 0;
     if (d->size < cache_min || cache_dir(dir, sizeof dir) < 0 || make_key(&k, d, wall) < 0)
         return 0;
+    if (cache_cap(&cap, why, whylen) < 0)
+        return -1;
     char *abs = realpath(d->path, NULL);
     if (!abs)
         return 0;
@@ -573,7 +583,7 @@ static int store(const struct instr_dump *d, int wall, const void *body, size_t 
                 else
                     unlinkat(dfd, tmp, 0);
             }
-            instr_private_dir_trim(dfd, CACHE_SUFFIX, cache_cap(), still_wanted, NULL, NULL);
+            instr_private_dir_trim(dfd, CACHE_SUFFIX, cap, still_wanted, NULL, NULL);
             close(dfd);
         }
     }
