@@ -241,8 +241,9 @@ def jansson_builds(cache, out, builds):
 
 def suite_once(cmd, env, cwd, d):
     """One run of the suite, dumps to d (emptied first): (wall s, CPU s of
-    its process tree, dump bytes, dumps, test cases passed).  A failing
-    suite ends the benchmark with its output."""
+    its process tree, dump bytes, dumps, test cases passed, the dumps'
+    sizes by program: json_process, test_*).  A failing suite ends the
+    benchmark with its output."""
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     os.chmod(d, 0o1777)
@@ -259,7 +260,11 @@ def suite_once(cmd, env, cwd, d):
         raise SystemExit(f"jansson's test suite failed ({' '.join(cmd)} in {cwd}):\n{text[-3000:]}")
     dumps = [os.path.join(d, f) for f in os.listdir(d) if ".instr" in f]
     passed = sum(line.count(".") for line in text.splitlines() if re.fullmatch(r"[.S]+", line))
-    return wall, ru.ru_utime + ru.ru_stime, sum(os.path.getsize(f) for f in dumps), len(dumps), passed
+    by = {}
+    for f in dumps:
+        name = os.path.basename(f).split(".")[0]
+        by.setdefault("test_*" if name.startswith("test_") else name, []).append(os.path.getsize(f))
+    return wall, ru.ru_utime + ru.ru_stime, sum(os.path.getsize(f) for f in dumps), len(dumps), passed, by
 
 
 def suite_processes(cmd, env, cwd, programs, d):
@@ -301,9 +306,10 @@ def suite(a, work, env, as_user, builds):
     sizes = {b: [] for b in builds}
     ndumps = {b: [] for b in builds}
     passed = set()
+    last = {}
     for _ in range(a.rounds):
         for b in builds:
-            wall, cpu, size, n, ok = suite_once(cmd(b), dict(run_env, top_builddir=trees[b]),
+            wall, cpu, size, n, ok, last[b] = suite_once(cmd(b), dict(run_env, top_builddir=trees[b]),
                                             os.path.join(trees[b], "test"), os.path.join(work, "run"))
             walls[b].append(wall)
             cpus[b].append(cpu)
@@ -326,6 +332,11 @@ def suite(a, work, env, as_user, builds):
         print(f"{b:7} {w:7.3f} ({min(walls[b]):.3f}-{max(walls[b]):.3f}) {w / pw:8.2f} "
               f"{c:7.3f} ({min(cpus[b]):.3f}-{max(cpus[b]):.3f}) {c / pc:8.2f} {counts[b][0]:6} {counts[b][1]:5} "
               f"{n:6g} {kb:>8} {per}")
+    for b in builds:
+        if last[b]:
+            print(f"{b}: dumps of the last round, KiB: " + "; ".join(
+                f"{k} {len(v)}, median {statistics.median(v) / 1024:.1f} ({min(v) / 1024:.1f}-{max(v) / 1024:.1f})"
+                for k, v in sorted(last[b].items())))
     return 0
 
 
