@@ -29,7 +29,8 @@ the CPU time of its whole process tree (wait4's rusage), median (min-max)
 and x plain; the processes it ran and the instrumented ones among them
 (counted once per build under strace -f, outside the timed rounds); the
 dumps per run, their mean size, and the wall and CPU time over plain per
-dump.
+dump; then the last round's dump sizes by program.  --runs and --keep do
+not apply to it; the source is kept in BUILD/real/src as run-real.py's.
 
 Each small program times its own loop (CLOCK_MONOTONIC, and the CPU time its
 children used: RUSAGE_CHILDREN), so Python's start-up is not in the
