@@ -295,12 +295,12 @@ def suite(a, work, env, as_user, builds):
         for x in dirs:
             os.chmod(os.path.join(root, x), os.stat(os.path.join(root, x)).st_mode | 0o755)
     run_env = dict(env, top_srcdir=top)
-    cmd = lambda b: [*as_user, "sh", os.path.join(top, "test", "run-suites")]
+    cmd = [*as_user, "sh", os.path.join(top, "test", "run-suites")]
+    programs = {"json_process", *(os.path.basename(c)[:-2] for c in
+                                  glob.glob(os.path.join(top, "test", "suites", "api", "test_*.c")))}
     counts = {}
     for b in builds:
-        programs = {"json_process", *(os.path.basename(c)[:-2] for c in
-                                      glob.glob(os.path.join(top, "test", "suites", "api", "test_*.c")))}
-        counts[b] = suite_processes(cmd(b), dict(run_env, top_builddir=trees[b]), os.path.join(trees[b], "test"),
+        counts[b] = suite_processes(cmd, dict(run_env, top_builddir=trees[b]), os.path.join(trees[b], "test"),
                                     programs, os.path.join(work, "run"))
     walls = {b: [] for b in builds}
     cpus = {b: [] for b in builds}
@@ -310,8 +310,8 @@ def suite(a, work, env, as_user, builds):
     last = {}
     for _ in range(a.rounds):
         for b in builds:
-            wall, cpu, size, n, ok, last[b] = suite_once(cmd(b), dict(run_env, top_builddir=trees[b]),
-                                            os.path.join(trees[b], "test"), os.path.join(work, "run"))
+            wall, cpu, size, n, ok, last[b] = suite_once(cmd, dict(run_env, top_builddir=trees[b]),
+                                                         os.path.join(trees[b], "test"), os.path.join(work, "run"))
             walls[b].append(wall)
             cpus[b].append(cpu)
             ndumps[b].append(n)
