@@ -265,7 +265,9 @@ enum instr_sample_kind {
     X(STACK_SWITCH, 10, "stack-switch", VARINT) /* stack number: the thread runs on another stack \
                                             (coroutines) from here; each stack has its own frames */ \
     X(UNSEEN, 11, "unseen", VARINT)      /* INSTR_OS_* kinds the detectors stop seeing in this thread \
-                                            from here (0: they see again what the header says) */ \
+                                            from here (sud paused), | kinds not watched yet << 8 \
+                                            (perf's event opens late: INSTR_PERF_AFTER); 0: they \
+                                            see again what the header says */ \
     X(SWITCH, 12, "switch", VARINT)      /* 1: the switchable code's hooks switched on (instr_start), \
                                             0: off (instr_stop); process-wide, written by the thread \
                                             that switched */ \

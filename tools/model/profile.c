@@ -454,11 +454,16 @@ static inline int end_frame(struct walker *w, int ends_merged_half, uint64_t tic
 static int switch_stack(struct walker *w, uint64_t id, uint64_t tick);
 static int close_saved_stacks(struct walker *w, uint64_t tick);
 
-/* The span the detectors saw less in (EXT UNSEEN) ends at tick. */
+/* The span the detectors saw less in (EXT UNSEEN: paused, or not watching
+ * yet) ends at tick. */
 static void unseen_span(struct walker *w, struct instr_pthread *th, uint64_t tick)
 {
-    if (w->unseen && tick > w->unseen_at)
-        th->unseen_ticks += tick - w->unseen_at;
+    if (tick > w->unseen_at) {
+        if (w->unseen)
+            th->unseen_ticks += tick - w->unseen_at;
+        if (w->notyet)
+            th->notyet_ticks += tick - w->unseen_at;
+    }
     w->unseen_at = tick;
 }
 
@@ -514,7 +519,9 @@ static inline __attribute__((always_inline)) int apply_event(struct walker *w, s
     case INSTR_EXT_UNSEEN:
         unseen_span(w, th, *tick);
         w->unseen = (unsigned)ev->arg & 0xffu;
+        w->notyet = (unsigned)(ev->arg >> 8) & 0xffu;
         th->unseen_kinds |= w->unseen;
+        th->notyet_kinds |= w->notyet;
         return 0;
     case INSTR_EXT_SWITCH: { /* process-wide: the windows are made after the walk */
         struct instr_switch *a = instr_grow(w->p->switches, &w->p->capswitches, w->p->nswitches + 1, sizeof *a, 16);
@@ -566,7 +573,7 @@ static int close_thread(struct walker *w, const struct instr_thread_info *ti, st
     if (prev > th->end_tick)
         th->end_tick = prev;
     unseen_span(w, th, th->end_tick);
-    w->unseen = 0;
+    w->unseen = w->notyet = 0;
     if (w->pending && (rc = resolve_pending(w, 0, 0, 0)) < 0)
         return rc;
     if (!w->depth)
@@ -615,7 +622,7 @@ static uint64_t thread_start(struct walker *w, const struct instr_thread_info *t
     w->pending = 0;
     w->cut = 0;
     w->tl_last = 0;
-    w->unseen = 0;
+    w->unseen = w->notyet = 0;
     w->thread_cut = 0;
     instr_compensator_thread(&w->comp);
     w->nsaved = 0;
@@ -679,6 +686,14 @@ static inline __attribute__((always_inline)) int walk_chunk(struct walker *w, st
             prev = tick;
             w->cut += ev.arg;
             rep->runtime_ticks += ev.arg;
+            continue;
+        }
+        if (INSTR_PROFILE_UNLIKELY(w->pending) && ev.kind == INSTR_EV_EXT && ev.ext == INSTR_EXT_UNSEEN) {
+            /* What the detectors watch changed (written after a hook's
+             * event, a CALL's too): bookkeeping, as RUNTIME, so the
+             * pending call site still looks at the next event. */
+            if ((rc = apply_event(w, th, &ev, &tick, &prev)) < 0)
+                return rc;
             continue;
         }
         if (INSTR_PROFILE_UNLIKELY(w->pending)) {

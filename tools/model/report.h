@@ -95,6 +95,11 @@ struct instr_session {
      * less than that), said under --verbose and in JSON. */
     unsigned unseen_minor_threads;
     double unseen_minor_ns, unseen_minor_life_ns; /* unseen, and those threads' lives */
+    /* Time before a backend began watching a thread (perf's event opens
+     * once the thread has run INSTR_PERF_AFTER), the kinds, the threads,
+     * and all the session's threads' time: the Unwatched: line. */
+    double notyet_ns, notyet_life_ns;
+    unsigned notyet_threads, notyet_kinds;
     double total_cpu_ns;       /* total.ci (Session CPU Inclusive) in ns */
     int wall_on;               /* profiles record Wall Inclusive (several threads; else it is EI): 1
                                   segments, 2 one process's threads merged in time order */

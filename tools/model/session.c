@@ -74,6 +74,17 @@ static int add_dump_warnings(struct instr_session *s, const struct instr_dump *d
                         ? p->threads[t].end_tick - p->threads[t].first_tick
                         : 0;
         }
+    /* Time before a backend began watching (perf opened late): the
+     * Unwatched: line, against all the threads' time. */
+    for (size_t t = 0; t < p->nthreads; t++) {
+        const struct instr_pthread *th = &p->threads[t];
+        s->notyet_life_ns += th->end_tick > th->first_tick ? instr_ticks_ns(d, th->end_tick - th->first_tick) : 0;
+        if (th->notyet_ticks) {
+            s->notyet_threads++;
+            s->notyet_ns += instr_ticks_ns(d, th->notyet_ticks);
+            s->notyet_kinds |= th->notyet_kinds;
+        }
+    }
     double pct = life ? 100.0 * (double)unseen / (double)life : 100.0;
     if (nunseen && pct < INSTR_UNSEEN_MINOR_PCT) {
         /* a brief pause (a burst at start-up): not worth a warning */

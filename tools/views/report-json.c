@@ -368,6 +368,11 @@ static void session(struct instr_json *j, const struct instr_session *s)
     instr_json_key_u64(j, "unseen_minor_threads", s->unseen_minor_threads);
     instr_json_key_num(j, "unseen_minor_pct", "%.4f",
                        s->unseen_minor_life_ns > 0 ? 100.0 * s->unseen_minor_ns / s->unseen_minor_life_ns : 0.0);
+    /* time before perf began watching the threads (INSTR_PERF_AFTER) */
+    instr_json_key_ns(j, "unwatched_ns", s->notyet_ns);
+    instr_json_key_num(j, "unwatched_pct", "%.4f",
+                       s->notyet_life_ns > 0 ? 100.0 * s->notyet_ns / s->notyet_life_ns : 0.0);
+    instr_json_key_u64(j, "unwatched_threads", s->notyet_threads);
     instr_json_key_bool(j, "application_available", !s->no_app);
     if (s->comp.known) {
         instr_json_open(j, "probe_overhead", '{', INSTR_JSON_INLINE);

@@ -211,6 +211,30 @@ static char *machine_line(const struct instr_session *s, size_t i, size_t *first
     return t;
 }
 
+/* Time before the perf backend began watching the threads (its event opens
+ * once a thread has run INSTR_PERF_AFTER): said where it is a share worth
+ * a line (as sud's pauses), always with --verbose. */
+static void unwatched_line(FILE *out, const struct instr_session *s, int verbose)
+{
+    if (!(s->notyet_ns > 0))
+        return;
+    double pct = s->notyet_life_ns > 0 ? 100.0 * s->notyet_ns / s->notyet_life_ns : 100.0;
+    if (!verbose && pct < INSTR_UNSEEN_MINOR_PCT)
+        return;
+    const char *kinds = (s->notyet_kinds & INSTR_OS_FAULT) && (s->notyet_kinds & INSTR_OS_SCHED)
+                            ? "page faults and context switches"
+                        : (s->notyet_kinds & INSTR_OS_SCHED) ? "context switches"
+                                                             : "page faults";
+    /* in ms, or in us where the threads lived under a millisecond */
+    double scale = s->notyet_life_ns < 1e6 ? 1e3 : 1e6;
+    fprintf(out, "Unwatched:  %s in %.3f of the threads' %.3f %s (%.1f%%, %u thread%s): a thread's perf event\n"
+                 "            opens once it has run INSTR_PERF_AFTER (default 1 ms; 0: at its start), so a short\n"
+                 "            process pays nothing for it; the intervals before count as Application time\n",
+            kinds, s->notyet_ns / scale, s->notyet_life_ns / scale, scale == 1e3 ? "us" : "ms", pct,
+            s->notyet_threads,
+            s->notyet_threads == 1 ? "" : "s");
+}
+
 /* The detector line, then what it sees and does not see. */
 static char *detector_block(const struct instr_session *s, size_t i, size_t *first)
 {
@@ -749,6 +773,7 @@ static int print_header(FILE *out, const struct instr_session *s, enum instr_uni
                      "briefly; under %.0f%% of a dump's threads' time is no warning)\n",
                 s->unseen_minor_life_ns > 0 ? 100.0 * s->unseen_minor_ns / s->unseen_minor_life_ns : 0.0,
                 s->unseen_minor_threads, INSTR_UNSEEN_MINOR_PCT);
+    unwatched_line(out, s, verbose);
     self_line(out, s, verbose);
     if (s->offcpu_exact && verbose)
         fprintf(out, "Off-CPU:    exact, from the thread's CPU clock read at each flagged hook "
