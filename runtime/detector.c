@@ -144,6 +144,15 @@ void instr__detector_init(void)
     }
 }
 
+unsigned instr__detector_sees_besides(unsigned id)
+{
+    unsigned sees = 0;
+    for (size_t i = 0; i < NBACKENDS; i++)
+        if (backends[i]->id != id && (instr__detector.set >> backends[i]->id & 1))
+            sees |= backends[i]->sees;
+    return sees;
+}
+
 void instr__detector_withdraw(void)
 {
     int saved = errno;
@@ -196,6 +205,10 @@ __attribute__((noinline)) unsigned instr__detector_fired(struct instr__thread *t
     bits |= sched;
     if (INSTR_UNLIKELY(t->det.on & INSTR__DET_ON_SUD_PAUSED))
         instr__sud_resume(t);
+    /* perf's event, due: opened in this stretch, which the hook cuts as the
+     * detectors' when something fired (bits), as here. */
+    if (INSTR_UNLIKELY(t->det.perf_due_ns) && bits)
+        instr__perf_late(t);
     instr__detector_rearm(t);
     /* The hook read the TSC, then this word: a switch (or signal) that
      * came between the two lies after the event's tick, in the interval

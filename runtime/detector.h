@@ -116,6 +116,11 @@ void instr__sud_resume(struct instr__thread *t);
 uint64_t instr__sud_conflicts(void);
 
 unsigned instr__perf_kinds(struct instr__thread *t, uint64_t from, uint64_t to);
+/* detector-perf.c: thread t's event, pending (t->det.perf_due_ns), opened if
+ * due: 1 if opened (or tried) now, 0 if not due.  Called at slow paths. */
+int instr__perf_late(struct instr__thread *t);
+/* What the running backends other than backend id see (INSTR_OS_*). */
+unsigned instr__detector_sees_besides(unsigned id);
 
 /* perf_event_open of an event of this thread, any CPU, close-on-exec; a
  * holds the event's own fields (the rest zero), this fills in the size,

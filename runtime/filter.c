@@ -69,8 +69,9 @@ static double ticks_per_ns(void)
     return m1 > m0 ? (double)(t1 - t0) / (double)(m1 - m0) : 1.0;
 }
 
-/* "500", "500ns", "20us", "1.5ms", "1s": ns, or -1. */
-static double parse_ns(const char *s)
+/* "500", "500ns", "20us", "1.5ms", "1s": ns, or -1 (also INSTR_PERF_AFTER's,
+ * detector-perf.c). */
+double instr__parse_ns(const char *s)
 {
     char *end;
     double v = strtod(s, &end);
@@ -105,7 +106,7 @@ static void read_min_duration(void)
     const char *e = secure_getenv("INSTR_MIN_DURATION");
     if (!e || !*e)
         return;
-    double ns = parse_ns(e);
+    double ns = instr__parse_ns(e);
     if (ns < 0) {
         instr__say("INSTR_MIN_DURATION=", e, " is not a duration (500ns, 20us, 1ms)",
                    "; every call recorded");

@@ -126,8 +126,14 @@ struct instr__det_thread {
      * paused until; the INSTR_OS_* kinds unseen now, and as last written. */
     uint32_t sud_traps;
     uint64_t sud_window_ns, sud_until_ns;
-    uint8_t unseen, unseen_written;
+    uint8_t unseen;             /* kinds a backend stopped watching (sud paused) */
+    uint8_t notyet;             /* kinds not watched yet: perf's event opens late (detector-perf.c) */
+    uint16_t unseen_written;    /* unseen | notyet << 8, as last written (EXT UNSEEN) */
+    uint64_t perf_due_ns;       /* perf's event is opened at a slow path from then on (0: not pending) */
 };
+
+/* EXT UNSEEN's argument for t: the kinds unwatched from here. */
+#define INSTR__UNSEEN_WORD(t) ((uint16_t)((t)->det.unseen | (unsigned)(t)->det.notyet << 8))
 
 /* Record-time filters (filter.c): why a call was not recorded. */
 enum { INSTR__FILTERED_DEPTH, INSTR__FILTERED_SHORT, INSTR__FILTERED_OFF, INSTR__FILTERED_KINDS };
@@ -507,6 +513,8 @@ void instr__preinit_say(void);
 
 /* log.c: the runtime's few words to the user, one line each. */
 void instr__say(const char *a, const char *b, const char *c, const char *d);
+/* filter.c: "500", "500ns", "20us", "1.5ms", "1s" in ns, or -1. */
+double instr__parse_ns(const char *s);
 
 /* sampler.c: INSTR_SAMPLE=HZ, one perf ring per thread drained on slow paths */
 struct instr__sampler;
@@ -597,6 +605,20 @@ static inline uint8_t *instr__put_sud_gap(struct instr__thread *t, uint8_t *p, u
     return p;
 }
 
+/* A backend stopped (or started) watching this thread: what the report
+ * cannot know of the intervals from here (sud's budget, perf's late start),
+ * at the thread's last tick. */
+static inline uint8_t *instr__put_unseen(struct instr__thread *t, uint8_t *p)
+{
+    if (INSTR_LIKELY(INSTR__UNSEEN_WORD(t) == t->det.unseen_written) || p + 32 > t->limit)
+        return p;
+    unsigned none = 0;
+    p = instr__put_head(t, p, t->last_tsc, &none, INSTR_EV_EXT); /* delta 0 */
+    p = instr_put_ext(p, INSTR_EXT_UNSEEN, INSTR__UNSEEN_WORD(t), 0);
+    t->det.unseen_written = INSTR__UNSEEN_WORD(t);
+    return p;
+}
+
 /* A hook whose check found the detectors fired did their slow work after
  * its tick (reading the perf ring, sud's checks, cpuclock's clock read: a
  * system call): that stretch is the detectors', cut from the interval
@@ -613,14 +635,7 @@ static inline uint8_t *instr__put_detector_gap(struct instr__thread *t, uint8_t 
     p = instr_put_ext(p, INSTR_EXT_RUNTIME, spent, 0);
     t->last_tsc = now;
     t->det.clean_ticks += spent;
-    if (INSTR_UNLIKELY(t->det.unseen != t->det.unseen_written) && p + 32 <= t->limit) {
-        /* A backend stopped (or started again) watching this thread: what
-         * the report cannot know of the intervals from here (sud's budget). */
-        p = instr__put_head(t, p, t->last_tsc, &none, INSTR_EV_EXT); /* delta 0 */
-        p = instr_put_ext(p, INSTR_EXT_UNSEEN, t->det.unseen, 0);
-        t->det.unseen_written = t->det.unseen;
-    }
-    return p;
+    return instr__put_unseen(t, p);
 }
 
 /* The runtime's own stretch since the thread's last event (a chunk

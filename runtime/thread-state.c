@@ -94,6 +94,10 @@ static int start_chunk(struct instr__thread *t)
     t->dropping = 0;
     t->pos = (uint8_t *)c + INSTR_CHUNK_HEADER_SIZE;
     t->limit = (uint8_t *)c + t->stage.csize - INSTR_EVENT_MAX_BYTES;
+    /* What the detectors do not watch (yet) holds from the chunk's start:
+     * a thread's first chunk, a fork child's, the one after a drop. */
+    t->det.unseen_written = 0;
+    t->pos = instr__put_unseen(t, t->pos);
     return 0;
 }
 
@@ -108,6 +112,24 @@ static void close_chunk(struct instr__thread *t)
 }
 
 static void chunk_next(struct instr__thread *t);
+
+/* After a chunk switch (t->pos in the new chunk, with room): perf's event,
+ * if due, is opened here, its stretch the runtime's and what the thread
+ * watches from here said (EXT UNSEEN). */
+static void perf_due(struct instr__thread *t)
+{
+    if (INSTR_LIKELY(!t->det.perf_due_ns) || t->dropping || !t->chunk)
+        return;
+    sigset_t old;
+    instr__signals_block(&old);
+    int opened = instr__perf_late(t);
+    instr__signals_restore(&old);
+    if (!opened)
+        return;
+    instr__detector_rearm(t);
+    t->pos = instr__put_runtime(t, t->pos);
+    t->pos = instr__put_unseen(t, t->pos);
+}
 
 /* Called by a hook (busy set) once t->pos >= t->limit.  Signals are
  * blocked meanwhile: a handler that interrupted the switch between unmap
@@ -144,6 +166,7 @@ void instr__chunk_next(struct instr__thread *t)
             __atomic_signal_fence(__ATOMIC_SEQ_CST);
             __atomic_store_n(&old->used_bytes, (uint32_t)(end - (uint8_t *)old - INSTR_CHUNK_HEADER_SIZE),
                              __ATOMIC_RELEASE);
+            perf_due(t);
             return;
         }
     }
@@ -151,6 +174,7 @@ void instr__chunk_next(struct instr__thread *t)
     instr__signals_block(&old);
     chunk_next(t);
     instr__signals_restore(&old);
+    perf_due(t);
 }
 
 static void chunk_next(struct instr__thread *t)

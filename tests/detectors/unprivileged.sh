@@ -12,7 +12,7 @@ chmod 755 "$work" "$work/det-test"
 mkdir "$work/tmp" && chmod 1777 "$work/tmp"
 cd "$work/tmp" || exit 1
 failed=0
-for t in syscalls nanosleep pipe signal migrate minfault other-thread clean sigmask sigmask-early sigsys-chain threads-fork; do
+for t in syscalls nanosleep pipe signal migrate minfault perf-late other-thread clean sigmask sigmask-early sigsys-chain threads-fork; do
   TMPDIR="$work/tmp" setpriv --reuid=65534 --regid=65534 --clear-groups "$work/det-test" "$t"
   rc=$?
   [ $rc = 0 ] || [ $rc = 77 ] || { echo "$t failed ($rc)"; failed=1; }

@@ -102,8 +102,15 @@ static int read_events(struct td_dump *d, uint32_t thread, const uint8_t *p, con
                        e.ext == INSTR_EXT_RUNTIME || e.ext == INSTR_EXT_UNSEEN) {
                 if (instr_get_varint(&p, end, &e.arg))
                     return fail(d, "truncated ext arg", 0);
-                if (e.ext == INSTR_EXT_UNSEEN)
-                    continue; /* what the detectors stopped seeing: not a stack event */
+                if (e.ext == INSTR_EXT_UNSEEN) {
+                    /* what the detectors stop (or start) watching: kept
+                     * apart, not a stack event */
+                    if (d->nunseen < TD_MAX_UNSEEN) {
+                        d->unseen[d->nunseen].thread = thread;
+                        d->unseen[d->nunseen++].arg = e.arg;
+                    }
+                    continue;
+                }
                 if (e.ext == INSTR_EXT_RUNTIME) {
                     /* bookkeeping, not a stack event: counted, not listed */
                     d->runtime_events++;

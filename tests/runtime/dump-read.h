@@ -35,6 +35,13 @@ struct td_dump {
     uint64_t runtime_ticks; /* the ticks they skipped */
     uint64_t runtime_offcpu_ticks; /* their flagged off-CPU ticks (left in the program's interval) */
     uint8_t runtime_bits;   /* the transition bits they carried, or-ed */
+    /* EXT UNSEEN events in file order (the first TD_MAX_UNSEEN): thread, argument. */
+#define TD_MAX_UNSEEN 16
+    struct {
+        uint32_t thread;
+        uint64_t arg;
+    } unseen[TD_MAX_UNSEEN];
+    size_t nunseen;
     /* Bits of EXT RUNTIME events not yet given to their thread's next listed
      * event: a cut (the runtime's slow path, a detector's own time) splits
      * the interval between two hooks, and the OS's part of it can end at
