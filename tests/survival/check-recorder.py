@@ -240,11 +240,15 @@ def cut_checks(a, inst, d, names, uncut, label):
     check(dropped > 0 and dropped >= (uncut[0] - got) / 2 and got + dropped <= 2 * uncut[0],
           f"{label}: the events lost are counted ({got} recorded + {dropped} dropped, uncut {uncut[0]})")
     # and the calls lost: each ENTER hook after the stop counts one (one call
-    # may be both, the hook the cut came in: seen once, 100K of file size)
+    # a thread may be both, the hook its cut came in: seen once with one
+    # thread at 100K of file size; with preempt's 8 threads recording when
+    # the limit came, up to 2 in 12 runs, more often when their chunk
+    # switches move: perf's late open)
     lost_calls = session(rep).get("dropped_calls", 0)
-    check(0 <= own_calls(rep) + lost_calls - uncut[1] <= 1,
-          f"{label}: calls recorded + calls dropped = the uncut run's ({own_calls(rep)} + {lost_calls}, "
-          f"uncut {uncut[1]})")
+    nthreads = len(rep.get("threads", [])) or 1
+    check(0 <= own_calls(rep) + lost_calls - uncut[1] <= nthreads,
+          f"{label}: calls recorded + calls dropped = the uncut run's, but for the hook each of the "
+          f"{nthreads} thread(s) was in when cut ({own_calls(rep)} + {lost_calls}, uncut {uncut[1]})")
     # one line saying the cut; a limit below the smallest dump that records
     # a thread (12K) is also said at start, before any cut
     early = [l for l in inst.instr_lines if "below the smallest dump that records a thread" in l]
