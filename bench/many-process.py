@@ -48,6 +48,7 @@ rewriting), owned by the user it runs as.
 
 Usage: bench/many-process.py --build BUILD [--runs 200] [--rounds 5]
        [--user UID] [--only exec|fork|spawn|suite] [--keep] [--before OTHER_BUILD/plugin/instr.so]
+       [--before-env VAR=VALUE ...]
 """
 import argparse, glob, os, re, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -345,6 +346,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", required=True, help="instr build directory (plugin/instr.so)")
     ap.add_argument("--before", help="another plugin (instr.so) measured in the same rounds")
+    ap.add_argument("--before-env", action="append", default=[], metavar="VAR=VALUE",
+                    help="the 'before' runs with this variable set (repeatable); without --before, the "
+                         "instrumented build again, e.g. INSTR_PERF_AFTER=0 against the default")
     ap.add_argument("--runs", type=int, default=200, help="processes per loop (default 200)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--user", type=int, help="run as this uid (setpriv; as root)")
@@ -357,8 +361,13 @@ def main():
     a = ap.parse_args()
     plugin = os.path.join(os.path.abspath(a.build), "plugin", "instr.so")
     builds = {"plain": [], "instr": [f"-fplugin={plugin}"]}
-    if a.before:
-        builds["before"] = [f"-fplugin={os.path.abspath(a.before)}"]
+    if a.before or a.before_env:
+        builds["before"] = [f"-fplugin={os.path.abspath(a.before) if a.before else plugin}"]
+    before_env = dict(v.split("=", 1) for v in a.before_env if "=" in v)
+    if len(before_env) != len(a.before_env):
+        ap.error("--before-env takes VAR=VALUE")
+    if before_env and a.only == "suite":
+        ap.error("--before-env is for the small programs, not --only suite")
     as_user = ["setpriv", f"--reuid={a.user}", f"--regid={a.user}", "--clear-groups"] if a.user is not None else []
     env = dict(os.environ, INSTR_LOG="none")
     if a.user is not None:
@@ -398,7 +407,8 @@ def main():
         for _ in range(a.rounds):
             for c, cmd in cases.items():
                 for b in builds:
-                    wall, cpu, size, count = once(as_user + cmd(b), env, os.path.join(work, "run"), a.keep)
+                    wall, cpu, size, count = once(as_user + cmd(b), dict(env, **before_env) if b == "before" else env,
+                                                  os.path.join(work, "run"), a.keep)
                     times[c, b].append(wall / a.runs / 1e6)
                     cpus[c, b].append(cpu / a.runs / 1e6)
                     if count:
