@@ -177,6 +177,18 @@ def exit_status(rc=None):
         return 1
     return 0
 
+def complete_dump_json(report, dump):
+    """instr-report --format json of dump, checked to exit 0 (a complete
+    dump): the parsed report, or None where there is none to read."""
+    import json
+    import subprocess
+    r = subprocess.run([report, "--format", "json", dump], capture_output=True, text=True)
+    check(r.returncode == 0, f"the report exits 0: a complete dump ({r.returncode}: {r.stderr.strip()[:300]})")
+    if r.returncode not in (0, 3):
+        return None
+    return json.loads(r.stdout)
+
+
 def run(cmd, ok=(0,), timeout=600, tail=None, **kw):
     """Runs cmd capturing its text output; an exit status not in ok ends
     the checker (its output, or its last tail characters, on stderr)."""
