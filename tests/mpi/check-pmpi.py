@@ -319,8 +319,13 @@ def check_persist(a, m, env, libdir, work):
     for x in j["sites"]:
         by.setdefault(x["call"], []).append(x)
     late = sum(x["late_sender_ns"] for x in by.get("MPI_Waitall", []))
-    if not 60e6 <= late <= 250e6:
-        cm.fail("persist: late sender at the Waitall %.1f ms, want about 100\n%s" % (late / 1e6, j))
+    spent = sum(x["time_ns"] for x in by.get("MPI_Waitall", []))
+    # About 100 ms, and never more than the Waitalls lasted; the other
+    # steps add their own small late senders, which oversubscribed ranks
+    # of a polling MPI (MPICH) on a loaded machine made 158 ms once in CI.
+    if not 60e6 <= late <= min(400e6, spent):
+        cm.fail("persist: late sender at the Waitall %.1f ms (the Waitalls lasted %.1f), want about 100\n%s" %
+                (late / 1e6, spent / 1e6, j))
     calls = {c: sum(x["calls"] for x in by.get(c, [])) for c in ("MPI_Send_init", "MPI_Recv_init", "MPI_Startall",
                                                                    "MPI_Start")}
     if calls != {"MPI_Send_init": n, "MPI_Recv_init": n, "MPI_Startall": 10 * n, "MPI_Start": 2 * n}:
