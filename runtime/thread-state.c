@@ -118,8 +118,8 @@ static void chunk_next(struct instr__thread *t);
  * watches from here said (EXT UNSEEN). */
 static void perf_due(struct instr__thread *t)
 {
-    if (INSTR_LIKELY(!t->det.perf_due_ns) || t->dropping || !t->chunk)
-        return;
+    if (INSTR_LIKELY(!t->det.perf_due_ns) || t->dropping || !t->chunk || instr__mono_ns() < t->det.perf_due_ns)
+        return; /* not due: no system call (the cheap switch makes none) */
     sigset_t old;
     instr__signals_block(&old);
     int opened = instr__perf_late(t);
