@@ -94,6 +94,7 @@ struct walker {
     uint64_t tl_last;    /* the last timeline tick told to the observer (observed_tick) */
     unsigned unseen;     /* INSTR_OS_* kinds unseen from unseen_at on (EXT UNSEEN), 0: none */
     unsigned notyet;     /* INSTR_OS_* kinds not watched yet from unseen_at on (EXT UNSEEN's second byte) */
+    uint64_t notyet_off; /* off-CPU ticks (cpuclock) of the intervals since unseen_at while notyet */
     uint64_t unseen_at;
     int thread_cut;      /* a chunk of this thread ended on invalid bytes: what follows its last event is not known */
     /* A call site on top whose frame the next event decides (ST_PENDING). */

@@ -210,6 +210,8 @@ static inline __attribute__((always_inline)) void charge(struct walker *w, const
     n->ee += d;
     n->po += po;
     if (INSTR_PROFILE_UNLIKELY(ev->os || n->excluded)) {
+        if (INSTR_PROFILE_UNLIKELY(w->notyet) && ev->offcpu)
+            w->notyet_off += ev->offcpu < d ? ev->offcpu : d; /* no page fault off the CPU */
         charge_flagged(w, n, ev->os, ev->bits, ev->offcpu, d);
         return;
     }
@@ -461,9 +463,12 @@ static void unseen_span(struct walker *w, struct instr_pthread *th, uint64_t tic
     if (tick > w->unseen_at) {
         if (w->unseen)
             th->unseen_ticks += tick - w->unseen_at;
-        if (w->notyet)
-            th->notyet_ticks += tick - w->unseen_at;
+        if (w->notyet) { /* on the CPU: off it, a thread takes no page fault */
+            uint64_t span = tick - w->unseen_at;
+            th->notyet_ticks += span - (w->notyet_off < span ? w->notyet_off : span);
+        }
     }
+    w->notyet_off = 0;
     w->unseen_at = tick;
 }
 
@@ -623,6 +628,7 @@ static uint64_t thread_start(struct walker *w, const struct instr_thread_info *t
     w->cut = 0;
     w->tl_last = 0;
     w->unseen = w->notyet = 0;
+    w->notyet_off = 0;
     w->thread_cut = 0;
     instr_compensator_thread(&w->comp);
     w->nsaved = 0;

@@ -136,8 +136,9 @@ struct instr_pthread {
      * paused), to the thread's end, and the kinds unseen. */
     uint64_t unseen_ticks;
     unsigned unseen_kinds;
-    /* Time before a backend began watching (EXT UNSEEN's not-yet kinds:
-     * perf's event opened late, INSTR_PERF_AFTER), and those kinds. */
+    /* Time on the CPU before a backend began watching (EXT UNSEEN's
+     * not-yet kinds: perf's event opened late, INSTR_PERF_AFTER; off-CPU
+     * time left out where cpuclock measured it), and those kinds. */
     uint64_t notyet_ticks;
     unsigned notyet_kinds;
     /* Its innermost frame still open at its last event, and that frame's

@@ -227,7 +227,7 @@ static void unwatched_line(FILE *out, const struct instr_session *s, int verbose
                                                              : "page faults";
     /* in ms, or in us where the threads lived under a millisecond */
     double scale = s->notyet_life_ns < 1e6 ? 1e3 : 1e6;
-    fprintf(out, "Unwatched:  %s in %.3f of the threads' %.3f %s (%.1f%%, %u thread%s): a thread's perf event\n"
+    fprintf(out, "Unwatched:  %s in %.3f on the CPU of the threads' %.3f %s (%.1f%%, %u thread%s): a thread's perf event\n"
                  "            opens once it has run INSTR_PERF_AFTER (default 1 ms; 0: at its start), so a short\n"
                  "            process pays nothing for it; the intervals before count as Application time\n",
             kinds, s->notyet_ns / scale, s->notyet_life_ns / scale, scale == 1e3 ? "us" : "ms", pct,
