@@ -196,12 +196,19 @@ int instr__perf_late(struct instr__thread *t)
     snprintf(why, sizeof why, "%s", fd < 0 ? strerror(errno) : !m ? "no memory for its ring" : "");
     if (fd >= 0)
         close(fd);
+    /* The self-test, at the process's first open: 0 not yet, 1 passed,
+     * -1 failed (no thread arms a ring after that, pending or not). */
     static int tested;
-    if (m && !__atomic_exchange_n(&tested, 1, __ATOMIC_RELAXED) && !faults_sampled(m)) {
+    int state = __atomic_load_n(&tested, __ATOMIC_ACQUIRE);
+    if (m && state == 0 && __atomic_exchange_n(&tested, 1, __ATOMIC_ACQ_REL) == 0) {
+        state = faults_sampled(m) ? 1 : -1;
+        __atomic_store_n(&tested, state, __ATOMIC_RELEASE);
+    }
+    if (m && state < 0) {
         munmap(m, (1 + DATA_PAGES) * PAGE);
         m = NULL;
         snprintf(why, sizeof why, "self-test failed: a page fault left no sample");
-        after_ns = UINT64_MAX / 2; /* no thread tries again */
+        after_ns = UINT64_MAX / 2; /* threads that start later do not try */
     }
     if (!m) {
         if (!__atomic_exchange_n(&late_failed, 1, __ATOMIC_RELAXED))
