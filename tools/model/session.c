@@ -62,23 +62,21 @@ static int add_dump_warnings(struct instr_session *s, const struct instr_dump *d
             return rc;
     /* Threads where a detector paused (sud over its budget, or SIGSYS
      * blocked): a note; the values stand, but the system calls of their
-     * intervals there went unseen. */
+     * intervals there went unseen.  And the time before a backend began
+     * watching (perf opened late): the Unwatched: line, against all the
+     * threads' time. */
     uint64_t unseen = 0, life = 0;
     unsigned nunseen = 0, kinds = 0;
-    for (size_t t = 0; t < p->nthreads; t++)
-        if (p->threads[t].unseen_ticks) {
-            nunseen++;
-            unseen += p->threads[t].unseen_ticks;
-            kinds |= p->threads[t].unseen_kinds;
-            life += p->threads[t].end_tick > p->threads[t].first_tick
-                        ? p->threads[t].end_tick - p->threads[t].first_tick
-                        : 0;
-        }
-    /* Time before a backend began watching (perf opened late): the
-     * Unwatched: line, against all the threads' time. */
     for (size_t t = 0; t < p->nthreads; t++) {
         const struct instr_pthread *th = &p->threads[t];
-        s->notyet_life_ns += th->end_tick > th->first_tick ? instr_ticks_ns(d, th->end_tick - th->first_tick) : 0;
+        uint64_t lived = th->end_tick > th->first_tick ? th->end_tick - th->first_tick : 0;
+        if (th->unseen_ticks) {
+            nunseen++;
+            unseen += th->unseen_ticks;
+            kinds |= th->unseen_kinds;
+            life += lived;
+        }
+        s->notyet_life_ns += instr_ticks_ns(d, lived);
         if (th->notyet_ticks) {
             s->notyet_threads++;
             s->notyet_ns += instr_ticks_ns(d, th->notyet_ticks);
